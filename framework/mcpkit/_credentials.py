@@ -1,0 +1,45 @@
+"""What an authenticator hands back: who signed in, or why the credential was refused."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = ["Authenticator", "Identity", "InvalidCredentialError", "RESERVED_PREFIXES"]
+
+#: User ids with these prefixes are minted by mcpkit itself; no token may claim one.
+RESERVED_PREFIXES = ("static:", "anon:", "local:")
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A signed-in caller as an authenticator established it."""
+
+    user_id: str
+    kind: Literal["user", "static", "local"]
+    label: str | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict)
+
+
+class InvalidCredentialError(Exception):
+    """A credential was presented but is not valid; the request gets HTTP 401.
+
+    ``reason`` is short and safe to send to the client (it never echoes the token).
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@runtime_checkable
+class Authenticator(Protocol):
+    """Turns a bearer token into an :class:`Identity`.
+
+    Return ``None`` when the token is not of this authenticator's kind (another
+    one may accept it); raise :class:`InvalidCredentialError` when it is of this
+    kind but invalid (bad signature, expired, ...).
+    """
+
+    async def authenticate(self, token: str) -> Identity | None: ...
