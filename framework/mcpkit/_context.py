@@ -1,0 +1,55 @@
+"""``ToolContext``: the base class of every tool; one instance serves one call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._caller import Caller
+    from ._clock import Clock
+
+__all__ = ["ToolContext"]
+
+#: name -> factory building the attribute for one call (contributed by plugins).
+Providers = Mapping[str, Callable[["ToolContext"], object]]
+
+
+class ToolContext:
+    """Subclass it, decorate it with ``@tool``, and write ``async def execute(self, ...)``.
+
+    Inside ``execute``: ``self.caller`` is who is calling, ``self.clock`` the
+    server's clock, ``self.tool_name`` and ``self.app_id`` where the call landed.
+    Plugins add attributes (``RememberPlugin`` adds ``self.remember``); each is
+    built on first use, so a tool pays only for what it touches.
+    """
+
+    caller: Caller
+    clock: Clock
+    tool_name: str
+    app_id: str
+
+    def __init__(self, caller: Caller, clock: Clock, tool_name: str, app_id: str, providers: Providers) -> None:
+        self.caller = caller
+        self.clock = clock
+        self.tool_name = tool_name
+        self.app_id = app_id
+        self._providers = providers
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails: build a plugin attribute lazily.
+        providers: Providers = self.__dict__.get("_providers", {})
+        factory = providers.get(name)
+        if factory is None:
+            hint = (
+                f" Plugins of this tool provide: {', '.join(sorted(providers))}."
+                if providers
+                else " This tool's app has no plugins."
+            )
+            raise AttributeError(
+                f"{type(self).__name__} has no attribute {name!r}.{hint} "
+                f"Attributes such as 'remember' come from plugins: add the plugin to the app's plugins=[...]."
+            )
+        value = factory(self)
+        self.__dict__[name] = value
+        return value

@@ -1,0 +1,32 @@
+"""Errors a tool raises on purpose, and errors in how a server is put together."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ConfigurationError", "ToolError"]
+
+_CODE = re.compile(r"^[A-Z][A-Z0-9_]{1,63}$")
+
+
+class ToolError(Exception):
+    """A failure the caller should see: the client gets an ``isError`` result.
+
+    The result's text is ``message`` and its ``_meta["mcpkit/error"]`` is
+    ``{"code": code, "message": message}``, so both the model and a program can
+    act on it. Write the message for the model: what went wrong, what to do.
+    """
+
+    def __init__(self, message: str, *, code: str = "TOOL_ERROR") -> None:
+        if not _CODE.match(code):
+            raise ValueError(f"ToolError code must be UPPER_SNAKE_CASE (like 'TICKET_NOT_FOUND'), got {code!r}")
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
+
+
+class ConfigurationError(Exception):
+    """The server's tools, apps, plugins or auth are set up wrongly; raised when ``Server`` is built."""

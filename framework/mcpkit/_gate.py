@@ -1,0 +1,106 @@
+"""The HTTP authentication gate: who is calling, or 401 — never a silent downgrade to anonymous."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Sequence
+
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ._credentials import Authenticator, Identity, InvalidCredentialError
+
+__all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
+
+logger = logging.getLogger("mcpkit.auth")
+
+#: Where the gate leaves the caller's Identity (or None) in the ASGI scope.
+IDENTITY_SCOPE_KEY = "mcpkit.identity"
+
+
+class AuthGate:
+    """ASGI middleware: checks the bearer token of every HTTP request before the MCP app sees it.
+
+    A request without credentials passes as anonymous only when the server allows
+    anonymous callers; a present but invalid credential always gets HTTP 401 with a
+    ``WWW-Authenticate`` header. The signed-in caller is also put where the SDK looks
+    for it (``scope["user"]``), so a 2025-11-25 session stays bound to the credential
+    that opened it.
+    """
+
+    def __init__(self, app: ASGIApp, authenticators: Sequence[Authenticator], *, allow_anonymous: bool) -> None:
+        self._app = app
+        self._authenticators = tuple(authenticators)
+        self._allow_anonymous = allow_anonymous
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        header = _authorization(scope)
+        if header is None:
+            if not self._allow_anonymous:
+                await _unauthorized(
+                    send, "unauthorized", "This server needs a bearer token: send 'Authorization: Bearer <token>'."
+                )
+                return
+            scope[IDENTITY_SCOPE_KEY] = None
+            await self._app(scope, receive, send)
+            return
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            await _unauthorized(send, "invalid_request", "Malformed Authorization header: expected 'Bearer <token>'.")
+            return
+        try:
+            identity = await self._authenticate(token)
+        except InvalidCredentialError as exc:
+            await _unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
+            return
+        except Exception:
+            error_id = uuid.uuid4().hex[:12]
+            logger.exception("authentication crashed [error id %s]", error_id)
+            await _respond(send, 500, {"error": "server_error", "error_description": f"Authentication failed on the server (error id {error_id})."})
+            return
+        if identity is None:
+            await _unauthorized(send, "invalid_token", "The bearer token is not a key or token this server accepts.")
+            return
+        scope[IDENTITY_SCOPE_KEY] = identity
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token="", client_id=identity.user_id, subject=identity.user_id, scopes=[])
+        )
+        await self._app(scope, receive, send)
+
+    async def _authenticate(self, token: str) -> Identity | None:
+        for authenticator in self._authenticators:
+            identity = await authenticator.authenticate(token)
+            if identity is not None:
+                return identity
+        return None
+
+
+def _authorization(scope: Scope) -> str | None:
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            return str(value.decode("latin-1"))
+    return None
+
+
+async def _unauthorized(send: Send, error: str, description: str) -> None:
+    quoted = description.replace("\\", "/").replace('"', "'")
+    challenge = f'Bearer realm="mcp", error="{error}", error_description="{quoted}"'
+    if error == "unauthorized":
+        challenge = 'Bearer realm="mcp"'
+    await _respond(send, 401, {"error": error, "error_description": description}, challenge)
+
+
+async def _respond(send: Send, status: int, body: dict[str, str], challenge: str | None = None) -> None:
+    payload = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    if challenge is not None:
+        headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})

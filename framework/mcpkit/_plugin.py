@@ -1,0 +1,68 @@
+"""``Plugin``: how code outside mcpkit adds attributes, tools, lifecycle and call hooks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._clock import Clock
+    from ._context import ToolContext
+
+__all__ = ["Plugin", "PluginSetup"]
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSetup:
+    """What a plugin learns when a server is built around it."""
+
+    server_name: str
+    app_id: str
+    app_name: str
+    tool_names: tuple[str, ...]
+    clock: Callable[[], Clock]
+
+
+class Plugin:
+    """Base class for plugins; override only what you need.
+
+    A plugin instance given to ``@app(plugins=[...])`` or ``Server(plugins=[...])``
+    is a template: every ``Server`` works on its own shallow copy, so state made
+    in :meth:`setup` or :meth:`startup` belongs to that server alone.
+
+    Call hooks run in the declared order (server plugins first, then the app's):
+    ``before_call`` outermost-first, ``after_call`` and ``on_error`` innermost-first.
+    """
+
+    def setup(self, setup: PluginSetup) -> None:
+        """Check configuration when the server is built; raise to refuse it (the error names you)."""
+
+    def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
+        """Attributes this plugin adds to every tool context: name -> factory(ctx), built on first use."""
+        return {}
+
+    def tools(self) -> Sequence[type[ToolContext]]:
+        """Tool classes this plugin contributes to its app."""
+        return ()
+
+    async def startup(self) -> None:
+        """Run when the server starts serving (open a store, a connection pool)."""
+
+    async def shutdown(self) -> None:
+        """Run when the server stops, in reverse order of startup."""
+
+    async def before_call(self, ctx: ToolContext, arguments: Mapping[str, Any]) -> None:
+        """Run before ``execute``; raise ``ToolError`` to refuse the call."""
+
+    async def after_call(self, ctx: ToolContext, result: Any) -> Any:
+        """Run after a successful ``execute``; return the (possibly replaced) result."""
+        return result
+
+    async def on_error(self, ctx: ToolContext, error: BaseException) -> None:
+        """Run when ``execute`` or a later plugin's hook raised; cannot swallow the error."""
+
+    @property
+    def plugin_name(self) -> str:
+        """How errors and logs name this plugin."""
+        return type(self).__name__

@@ -1,0 +1,232 @@
+"""``Server``: collects apps, validates them, and serves them over HTTP or stdio on the MCP SDK."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+import re
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+import anyio
+from mcp.server import Server as SDKServer
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from ._clock import Clock, SystemClock
+from ._credentials import Authenticator, Identity
+from ._decorators import app_options, tool_options
+from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
+from ._errors import ConfigurationError
+from ._gate import AuthGate
+from ._plugin import Plugin, PluginSetup
+from ._tool_spec import ToolSpec, build_tool_spec
+
+__all__ = ["Server"]
+
+logger = logging.getLogger("mcpkit")
+
+_LOCAL_USER = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class Server:
+    """Hosts apps over MCP; everything is validated here, when the server is built.
+
+    ``auth`` takes one authenticator or several (tried in order); a request
+    without credentials is refused with 401 unless ``allow_anonymous=True``.
+    ``clock`` is what the framework and plugins read time from; tests replace it.
+    """
+
+    def __init__(
+        self,
+        apps: Sequence[type[Any]],
+        *,
+        auth: Authenticator | Sequence[Authenticator] | None = None,
+        allow_anonymous: bool = False,
+        name: str = "mcpkit-server",
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        plugins: Sequence[Plugin] = (),
+        clock: Clock | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.allow_anonymous = allow_anonymous
+        self.authenticators: tuple[Authenticator, ...] = _authenticators(auth)
+        self._plugins: list[Plugin] = []
+        server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
+        bound = self._collect(apps, server_plugins)
+        self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
+        self._dispatcher = Dispatcher(bound, lambda: self.clock)
+        self._sdk = SDKServer(
+            name,
+            version=version,
+            instructions=instructions,
+            get_tool_input_schema=self._dispatcher.input_schema,
+            on_list_tools=self._dispatcher.list_tools,
+            on_call_tool=self._dispatcher.call_tool,
+        )
+
+    def __repr__(self) -> str:
+        return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"
+
+    # -- building -----------------------------------------------------------------
+
+    def _adopt(self, plugin: Plugin, where: str) -> Plugin:
+        if not isinstance(plugin, Plugin):
+            raise ConfigurationError(f"{where}: {plugin!r} is not a mcpkit.Plugin instance.")
+        own = copy.copy(plugin)
+        self._plugins.append(own)
+        return own
+
+    def _collect(self, apps: Sequence[type[Any]], server_plugins: list[Plugin]) -> dict[str, BoundTool]:
+        if not apps:
+            raise ConfigurationError("Server(apps=[...]) needs at least one @app class.")
+        bound: dict[str, BoundTool] = {}
+        owners: dict[str, str] = {}
+        app_ids: set[str] = set()
+        for app_cls in apps:
+            options = app_options(app_cls) if isinstance(app_cls, type) else None
+            if options is None:
+                raise ConfigurationError(f"{app_cls!r} is not an app: decorate the class with @app(id=..., tools=[...]).")
+            if options.id in app_ids:
+                raise ConfigurationError(f"Two apps have the id {options.id!r}; app ids must be unique in a server.")
+            app_ids.add(options.id)
+            where = f"app {options.id!r} ({app_cls.__qualname__})"
+            app_plugins = [self._adopt(p, where) for p in options.plugins]
+            tool_classes = list(options.tools)
+            for plugin in app_plugins:
+                tool_classes.extend(plugin.tools())
+            specs = [self._spec(cls, options.id, where) for cls in tool_classes]
+            for spec in specs:
+                label = f"{spec.cls.__qualname__} in {where}"
+                if spec.name in owners:
+                    raise ConfigurationError(
+                        f"Two tools are named {spec.name!r}: {owners[spec.name]} and {label}. Tool names must be unique in a server."
+                    )
+                owners[spec.name] = label
+            setup = PluginSetup(self.name, options.id, options.name, tuple(s.name for s in specs), lambda: self.clock)
+            for plugin in app_plugins:
+                _setup(plugin, setup, where)
+            for spec in specs:
+                bound[spec.name] = BoundTool.bind(spec, [*server_plugins, *app_plugins])
+        everything = PluginSetup(self.name, "", self.name, tuple(bound), lambda: self.clock)
+        for plugin in server_plugins:
+            _setup(plugin, everything, "Server(plugins=...)")
+        return bound
+
+    @staticmethod
+    def _spec(cls: type[Any], app_id: str, where: str) -> ToolSpec:
+        options = tool_options(cls) if isinstance(cls, type) else None
+        if options is None:
+            raise ConfigurationError(f"{cls!r} in {where} is not a tool: decorate it with @tool(name=..., description=...).")
+        return build_tool_spec(cls, options, app_id)
+
+    # -- serving ------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Start every plugin (in order) and stop them (in reverse) around serving."""
+        async with contextlib.AsyncExitStack() as stack:
+            for plugin in self._plugins:
+                try:
+                    await plugin.startup()
+                except Exception as exc:
+                    raise RuntimeError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
+                stack.push_async_callback(plugin.shutdown)
+            yield
+
+    def http_app(
+        self, *, host: str = "127.0.0.1", allowed_hosts: Sequence[str] | None = None, json_response: bool = False
+    ) -> Starlette:
+        """A new Starlette app serving MCP at ``/mcp``; its lifespan starts and stops the plugins.
+
+        ``host`` is where it will listen: on loopback, DNS-rebinding protection is on.
+        Behind a real hostname pass ``allowed_hosts=["mcp.example.com"]``.
+        """
+        if not self.authenticators and not self.allow_anonymous:
+            raise ConfigurationError(
+                f"Server {self.name!r} has no auth and allow_anonymous=False, so every HTTP request would get 401: "
+                "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
+            )
+        security = None
+        if allowed_hosts is not None:
+            security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=list(allowed_hosts))
+        elif host not in _LOOPBACK:
+            security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        sdk_app = self._sdk.streamable_http_app(
+            streamable_http_path="/mcp", json_response=json_response, host=host, transport_security=security
+        )
+        gate = AuthGate(sdk_app, self.authenticators, allow_anonymous=self.allow_anonymous)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(_: Starlette) -> AsyncIterator[None]:
+            async with self.running(), sdk_app.router.lifespan_context(sdk_app):
+                yield
+
+        return Starlette(routes=[Mount("/", app=gate)], lifespan=lifespan)
+
+    async def serve_stdio(self, user: str | None = None) -> None:
+        """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""
+        identity = None
+        if user is not None:
+            if not _LOCAL_USER.match(user):
+                raise ConfigurationError(
+                    f"stdio user {user!r} is not valid: use 1-64 letters, digits, '_', '-', '.' or '@'."
+                )
+            identity = Identity(user_id=f"local:{user}", kind="local", label=user)
+        token = local_connection.set(LocalConnection(identity, uuid.uuid4().hex))
+        try:
+            async with self.running(), stdio_server() as (read, write):
+                await self._sdk.run(read, write, self._sdk.create_initialization_options())
+        finally:
+            local_connection.reset(token)
+
+    def run(
+        self,
+        transport: Literal["http", "stdio"] = "http",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        user: str | None = None,
+        log_level: str = "info",
+    ) -> None:
+        """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio."""
+        if transport == "stdio":
+            anyio.run(self.serve_stdio, user)
+            return
+        if transport != "http":
+            raise ValueError(f"transport must be 'http' or 'stdio', not {transport!r}")
+        if user is not None:
+            raise ConfigurationError("user= signs in the stdio caller; over HTTP callers sign in with tokens.")
+        import uvicorn
+
+        uvicorn.run(self.http_app(host=host), host=host, port=port, log_level=log_level)
+
+
+def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tuple[Authenticator, ...]:
+    if auth is None:
+        return ()
+    candidates = tuple(auth) if isinstance(auth, Sequence) else (auth,)
+    for candidate in candidates:
+        if not callable(getattr(candidate, "authenticate", None)):
+            raise ConfigurationError(
+                f"auth={candidate!r} is not an authenticator: use StaticKeys({{...}}), JWTAuth(...) "
+                "or an object with `async def authenticate(token)`."
+            )
+    return candidates
+
+
+def _setup(plugin: Plugin, setup: PluginSetup, where: str) -> None:
+    try:
+        plugin.setup(setup)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"Plugin {plugin.plugin_name} in {where}: {exc}") from exc
+    except Exception as exc:
+        raise ConfigurationError(f"Plugin {plugin.plugin_name} in {where} refused the configuration: {exc}") from exc

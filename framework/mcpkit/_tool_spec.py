@@ -1,0 +1,134 @@
+"""``ToolSpec``: everything the server needs to list and call one tool class, built once."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict, create_model
+
+from ._context import ToolContext
+from ._decorators import ToolOptions
+from ._errors import ConfigurationError
+from ._output import Output, output_for
+
+__all__ = ["ToolSpec", "build_tool_spec"]
+
+#: MCP tool names: 1-128 characters from this set (SEP-986).
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool: its wire description, its input model and how to turn results into MCP results."""
+
+    cls: type[ToolContext]
+    name: str
+    app_id: str
+    input_model: type[BaseModel]
+    params: tuple[str, ...]
+    is_async: bool
+    output: Output
+    wire: types.Tool
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.wire.input_schema
+
+
+def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSpec:
+    """Check a ``@tool`` class and derive its schemas; raise ``ConfigurationError`` naming the class."""
+    where = f"tool class {cls.__module__}.{cls.__qualname__}"
+    if not (isinstance(cls, type) and issubclass(cls, ToolContext)):
+        raise ConfigurationError(f"{where} must subclass mcpkit.ToolContext to be a tool.")
+    if not _TOOL_NAME.match(options.name):
+        raise ConfigurationError(
+            f"{where}: tool name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
+        )
+    description = options.description or inspect.getdoc(cls) or ""
+    if not description.strip():
+        raise ConfigurationError(
+            f"{where} ({options.name!r}) has no description: pass @tool(description=...) "
+            "or give the class a docstring; the model chooses tools by their descriptions."
+        )
+    execute = cls.__dict__.get("execute") or getattr(cls, "execute", None)
+    if execute is None or execute is getattr(ToolContext, "execute", None):
+        raise ConfigurationError(f"{where} ({options.name!r}) has no execute() method; define `async def execute(self, ...)`.")
+    try:
+        hints = typing.get_type_hints(execute, include_extras=True)
+    except Exception as exc:
+        raise ConfigurationError(f"{where}: cannot resolve the annotations of execute(): {exc}") from exc
+    input_model, params = _input_model(cls, execute, hints, where)
+    try:
+        input_schema = input_model.model_json_schema(by_alias=True)
+    except Exception as exc:
+        raise ConfigurationError(f"{where}: cannot build a JSON Schema for execute()'s parameters: {exc}") from exc
+    try:
+        output = output_for(hints.get("return", inspect.Signature.empty))
+    except Exception as exc:
+        raise ConfigurationError(f"{where}: cannot build an output schema from execute()'s return annotation: {exc}") from exc
+    annotations = None
+    if any(v is not None for v in (options.read_only, options.destructive, options.idempotent, options.title)):
+        annotations = types.ToolAnnotations(
+            title=options.title,
+            read_only_hint=options.read_only,
+            destructive_hint=options.destructive,
+            idempotent_hint=options.idempotent,
+        )
+    wire = types.Tool(
+        name=options.name,
+        title=options.title,
+        description=description,
+        input_schema=input_schema,
+        output_schema=output.schema,
+        annotations=annotations,
+    )
+    return ToolSpec(
+        cls=cls,
+        name=options.name,
+        app_id=app_id,
+        input_model=input_model,
+        params=params,
+        is_async=inspect.iscoroutinefunction(execute),
+        output=output,
+        wire=wire,
+    )
+
+
+def _input_model(
+    cls: type[Any], execute: Any, hints: Mapping[str, Any], where: str
+) -> tuple[type[BaseModel], tuple[str, ...]]:
+    fields: dict[str, Any] = {}
+    signature = inspect.signature(execute)
+    for index, param in enumerate(signature.parameters.values()):
+        if index == 0:
+            continue  # self
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ConfigurationError(f"{where}: execute() cannot take *{param.name}; name each input parameter.")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ConfigurationError(f"{where}: execute() parameter {param.name!r} cannot be positional-only.")
+        if param.name.startswith("_"):
+            raise ConfigurationError(
+                f"{where}: execute() parameter {param.name!r} starts with '_'; "
+                "give it a plain name (use Field(alias=...) for a different wire name)."
+            )
+        if param.name not in hints:
+            raise ConfigurationError(
+                f"{where}: execute() parameter {param.name!r} needs a type annotation; it becomes the input schema."
+            )
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (hints[param.name], default)
+    try:
+        model = create_model(  # type: ignore[call-overload]
+            f"{cls.__name__}Input",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+    except Exception as exc:
+        raise ConfigurationError(f"{where}: execute()'s parameters do not make a valid input model: {exc}") from exc
+    return model, tuple(fields)

@@ -1,0 +1,7 @@
+"""Testing support: call tools as named users through the real stack, and move the clock."""
+
+from .._clock import ManualClock
+from ._call_as import CallAs
+from ._client import PROTOCOLS, CallerClient, ToolCallError, error_code
+
+__all__ = ["PROTOCOLS", "CallAs", "CallerClient", "ManualClock", "ToolCallError", "error_code"]

@@ -1,0 +1,80 @@
+"""``CallAs``: the ``call_as`` fixture's value — a client per named caller."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.types import ASGIApp
+
+from .._jwt_auth import JWTAuth
+from .._server import Server
+from .._static_keys import StaticKeys
+from ._client import CallerClient
+
+__all__ = ["CallAs"]
+
+
+class CallAs:
+    """``call_as("nour")`` is Nour's client (her static key); ``call_as(None)`` is an anonymous caller.
+
+    The same name gives the same client (so, on 2025-11-25, the same session) for
+    the whole test; ``fresh=True`` opens another connection.
+    """
+
+    def __init__(self, server: Server, app: ASGIApp, protocol: str) -> None:
+        self.server = server
+        self.protocol = protocol
+        self._app = app
+        self._clients: dict[tuple[str, str | None, str], CallerClient] = {}
+        self._opened: list[CallerClient] = []
+
+    def __call__(self, label: str | None, *, protocol: str | None = None, fresh: bool = False) -> CallerClient:
+        token = None if label is None else self._static_key(label)
+        return self._client(label or "anonymous", token, protocol, fresh)
+
+    def anonymous(self, *, protocol: str | None = None, fresh: bool = False) -> CallerClient:
+        """A caller that sends no credentials."""
+        return self._client("anonymous", None, protocol, fresh)
+
+    def token(self, token: str, *, protocol: str | None = None, fresh: bool = False) -> CallerClient:
+        """A caller that sends exactly this bearer token."""
+        return self._client(f"token:{token[:8]}", token, protocol, fresh)
+
+    def jwt(
+        self, sub: str, claims: Mapping[str, Any] | None = None, *, protocol: str | None = None, fresh: bool = False
+    ) -> CallerClient:
+        """A caller with a JWT for ``sub`` signed by the server's ``JWTAuth`` secret (plus ``claims``)."""
+        auth = next((a for a in self.server.authenticators if isinstance(a, JWTAuth)), None)
+        if auth is None:
+            raise LookupError("call_as.jwt() needs a JWTAuth on the server; use call_as.token(token) otherwise.")
+        token = auth.issue_token(sub, claims)
+        return self._client(f"jwt:{sub}", token, protocol, fresh)
+
+    def _static_key(self, label: str) -> str:
+        keys = [a for a in self.server.authenticators if isinstance(a, StaticKeys)]
+        for auth in keys:
+            if label in auth.labels:
+                return auth.key_for(label)
+        known = sorted(label for auth in keys for label in auth.labels)
+        raise LookupError(
+            f"call_as({label!r}): no StaticKeys label {label!r} on this server (labels: {known}). "
+            "Use call_as(None) for an anonymous caller, call_as.jwt(sub) or call_as.token(token)."
+        )
+
+    def _client(self, name: str, token: str | None, protocol: str | None, fresh: bool) -> CallerClient:
+        era = protocol or self.protocol
+        cache_key = (name, token, era)
+        client = None if fresh else self._clients.get(cache_key)
+        if client is None:
+            client = CallerClient(self._app, token, era, name)
+            self._opened.append(client)
+            if not fresh:
+                self._clients[cache_key] = client
+        return client
+
+    async def aclose(self) -> None:
+        for client in reversed(self._opened):
+            await client.aclose()
+        self._opened.clear()
+        self._clients.clear()
