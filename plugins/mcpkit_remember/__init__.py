@@ -1,0 +1,29 @@
+"""mcpkit_remember: per-caller memory for every tool (``self.remember``)."""
+
+from ._config import StoreConfig, ToolsConfig
+from ._errors import (
+    RememberConflictError,
+    RememberError,
+    RememberIdentityError,
+    RememberInvalidError,
+    RememberScopeNotAllowedError,
+    RememberStoreUnavailableError,
+)
+from ._plugin import RememberPlugin
+from ._remember import Remember
+from ._scope import SCOPES, Scope
+
+__all__ = [
+    "SCOPES",
+    "Remember",
+    "RememberConflictError",
+    "RememberError",
+    "RememberIdentityError",
+    "RememberInvalidError",
+    "RememberPlugin",
+    "RememberScopeNotAllowedError",
+    "RememberStoreUnavailableError",
+    "Scope",
+    "StoreConfig",
+    "ToolsConfig",
+]

@@ -1,0 +1,124 @@
+"""Configuration of a ``RememberPlugin``: which store, which secret, which memory tools."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcpkit import ConfigurationError
+
+from ._scope import SCOPES, Scope
+
+__all__ = ["StoreConfig", "ToolsConfig", "parse_store_url", "secret_from_env", "store_config"]
+
+StoreType = Literal["memory", "sqlite", "redis"]
+
+_TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix"}
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """Which store to use: ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``)."""
+
+    type: StoreType
+    path: str | None = None
+    url: str | None = None
+
+    def describe(self) -> str:
+        if self.type == "sqlite":
+            return f"SQLite at {self.path}"
+        if self.type == "redis":
+            return f"Redis at {_without_password(self.url or '')}"
+        return "memory (this process only)"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsConfig:
+    """The model-facing memory tools: on or off, which scopes they may use, a name prefix."""
+
+    enabled: bool = False
+    allowed_scopes: tuple[Scope, ...] = field(default=SCOPES)  # type: ignore[assignment]
+    prefix: str = ""
+
+    @classmethod
+    def parse(cls, value: ToolsConfig | Mapping[str, Any] | None) -> ToolsConfig:
+        if value is None:
+            return cls()
+        if isinstance(value, ToolsConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(f"tools= takes a dict like {{'enabled': True}} or a ToolsConfig, not {value!r}.")
+        unknown = set(value) - _TOOLS_KEYS
+        if unknown:
+            raise ConfigurationError(
+                f"tools= has unknown settings {sorted(unknown)}; the settings are enabled, allowed_scopes and prefix."
+            )
+        scopes = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
+        if isinstance(scopes, str) or not scopes:
+            raise ConfigurationError(f"tools allowed_scopes is a non-empty list of scopes like ['user'], not {scopes!r}.")
+        for scope in scopes:
+            if scope not in SCOPES:
+                raise ConfigurationError(f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}.")
+        prefix = value.get("prefix", "")
+        if not isinstance(prefix, str) or not all(c.isalnum() or c in "_-." for c in prefix):
+            raise ConfigurationError(f"tools prefix {prefix!r} may hold only letters, digits, '_', '-' and '.'.")
+        return cls(bool(value.get("enabled", False)), tuple(dict.fromkeys(scopes)), prefix)
+
+
+def parse_store_url(text: str) -> StoreConfig:
+    """``memory``, ``redis://host:port/db`` (or ``rediss://``), ``sqlite:///relative.db`` or ``sqlite:////abs.db``."""
+    value = text.strip()
+    if value == "memory":
+        return StoreConfig("memory")
+    if value.startswith(("redis://", "rediss://", "unix://")):
+        return StoreConfig("redis", url=value)
+    if value.startswith("sqlite:///"):
+        path = value[len("sqlite:///") :]
+        if not path or path == ":memory:":
+            raise ConfigurationError(
+                f"Store {text!r} names no database file: use sqlite:///relative/file.db or sqlite:////absolute/file.db."
+            )
+        return StoreConfig("sqlite", path=path)
+    raise ConfigurationError(
+        f"Unknown store {text!r}: use 'memory', 'redis://HOST:PORT/DB', "
+        "'sqlite:///relative/file.db' or 'sqlite:////absolute/file.db'."
+    )
+
+
+def store_config(type: str | None, url: str | None, path: str | None) -> StoreConfig:
+    """The store from ``init()`` arguments, else ``REMEMBER_STORE``, else memory."""
+    if type is None:
+        if url is not None or path is not None:
+            raise ConfigurationError("RememberPlugin.init(url=/path=) needs type='redis' or type='sqlite'.")
+        env = os.environ.get("REMEMBER_STORE", "").strip()
+        return parse_store_url(env) if env else StoreConfig("memory")
+    if type == "memory":
+        return StoreConfig("memory")
+    if type == "sqlite":
+        if not path:
+            if url and url.startswith("sqlite:///"):
+                return parse_store_url(url)
+            raise ConfigurationError("RememberPlugin.init(type='sqlite') needs path='file.db' (or url='sqlite:///file.db').")
+        return StoreConfig("sqlite", path=str(path))
+    if type == "redis":
+        if not url:
+            raise ConfigurationError("RememberPlugin.init(type='redis') needs url='redis://HOST:PORT/DB'.")
+        return parse_store_url(url)
+    raise ConfigurationError(f"RememberPlugin.init(type={type!r}): the store types are 'memory', 'sqlite' and 'redis'.")
+
+
+def secret_from_env() -> str | None:
+    """``REMEMBER_SECRET``, where an empty value counts as unset."""
+    value = os.environ.get("REMEMBER_SECRET", "")
+    return value if value.strip() else None
+
+
+def _without_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user + ':***@' if user else '***@'}{host}"

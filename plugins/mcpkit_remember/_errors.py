@@ -1,0 +1,71 @@
+"""The errors ``self.remember`` raises; each reaches the client as an error result with its code."""
+
+from __future__ import annotations
+
+from mcpkit import ToolError
+
+__all__ = [
+    "RememberConflictError",
+    "RememberError",
+    "RememberIdentityError",
+    "RememberInvalidError",
+    "RememberScopeNotAllowedError",
+    "RememberStoreUnavailableError",
+]
+
+
+class RememberError(ToolError):
+    """Base class of every remember error."""
+
+
+class RememberIdentityError(RememberError):
+    """The scope needs a caller identity this request does not have (code ``REMEMBER_IDENTITY_REQUIRED``)."""
+
+    def __init__(self, scope: str, why: str) -> None:
+        super().__init__(
+            f"Cannot use {scope} scope: {why}. Authenticate the request (a bearer token or key), "
+            "or use global scope if the value really is shared by every caller.",
+            code="REMEMBER_IDENTITY_REQUIRED",
+        )
+        self.scope = scope
+
+
+class RememberScopeNotAllowedError(RememberError):
+    """A memory tool was asked for a scope its configuration does not allow (``REMEMBER_SCOPE_NOT_ALLOWED``)."""
+
+    def __init__(self, scope: str | None, allowed: tuple[str, ...], defaulted: bool) -> None:
+        asked = f"the default scope {scope!r}" if defaulted else f"scope {scope!r}"
+        names = ", ".join(repr(s) for s in allowed)
+        super().__init__(
+            f"This server does not allow {asked} for memory tools. Allowed scopes: {names}. "
+            f"Call again with scope set to one of them, for example scope={allowed[0]!r}.",
+            code="REMEMBER_SCOPE_NOT_ALLOWED",
+        )
+        self.allowed = allowed
+
+
+class RememberInvalidError(RememberError):
+    """A key, value, scope, ttl or cursor breaks a rule (``REMEMBER_INVALID``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="REMEMBER_INVALID")
+
+
+class RememberStoreUnavailableError(RememberError):
+    """The store cannot be reached right now (``REMEMBER_STORE_UNAVAILABLE``); the server keeps serving."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The memory store is unavailable right now, so nothing was read or changed. Try again in a moment.",
+            code="REMEMBER_STORE_UNAVAILABLE",
+        )
+
+
+class RememberConflictError(RememberError):
+    """An atomic update lost every retry to concurrent writers (``REMEMBER_CONFLICT``)."""
+
+    def __init__(self, key: str, attempts: int) -> None:
+        super().__init__(
+            f"The value {key!r} changed under {attempts} attempts to update it; too many writers at once. Try again.",
+            code="REMEMBER_CONFLICT",
+        )

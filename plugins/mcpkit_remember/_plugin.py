@@ -1,0 +1,205 @@
+"""``RememberPlugin``: gives every tool of its app ``self.remember``, backed by one store per server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, ToolContext
+
+from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
+from ._keyring import Keyring
+from ._remember import Remember, RememberPolicy
+from ._store import Store
+from ._tools import memory_tools
+from ._vault import Vault
+
+__all__ = ["RememberPlugin"]
+
+logger = logging.getLogger("mcpkit.remember")
+
+#: How often expired values are deleted from stores that do not expire them by themselves.
+PURGE_INTERVAL = 300.0
+
+
+class RememberPlugin(Plugin):
+    """Per-caller memory for every tool; build it with :meth:`RememberPlugin.init`."""
+
+    def __init__(
+        self,
+        store: StoreConfig | None = None,
+        *,
+        default_ttl: float | None = None,
+        secret: str | Sequence[str] | None = None,
+        max_value_bytes: int = 65536,
+        tools: ToolsConfig | Mapping[str, Any] | None = None,
+        redis_prefix: str = "mcpkit:remember:",
+    ) -> None:
+        if default_ttl is not None and (isinstance(default_ttl, bool) or default_ttl <= 0):
+            raise ConfigurationError(f"default_ttl is a positive number of seconds or None, not {default_ttl!r}.")
+        if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
+            raise ConfigurationError(f"max_value_bytes is a positive whole number of bytes, not {max_value_bytes!r}.")
+        self._store_config = store
+        self.default_ttl = None if default_ttl is None else float(default_ttl)
+        self._secret = [secret] if isinstance(secret, str) else (list(secret) if secret is not None else None)
+        self.max_value_bytes = max_value_bytes
+        self.tools_config = ToolsConfig.parse(tools)
+        self._redis_prefix = redis_prefix
+        self._clock: Callable[[], Clock] = SystemClock
+        self._policy: RememberPolicy | None = None
+        self._store: Store | None = None
+        self._keyring: Keyring | None = None
+        self._purger: asyncio.Task[None] | None = None
+
+    @classmethod
+    def init(
+        cls,
+        type: str | None = None,
+        *,
+        url: str | None = None,
+        path: str | os.PathLike[str] | None = None,
+        default_ttl: float | None = None,
+        secret: str | Sequence[str] | None = None,
+        max_value_bytes: int = 65536,
+        tools: ToolsConfig | Mapping[str, Any] | None = None,
+        redis_prefix: str = "mcpkit:remember:",
+    ) -> RememberPlugin:
+        """The plugin with a ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``) store.
+
+        Without ``type`` the store comes from ``REMEMBER_STORE`` (default: memory);
+        without ``secret``, from ``REMEMBER_SECRET`` (several, comma-separated: the first
+        encrypts, the others are still read during a rotation).
+        """
+        config = store_config(type, url, None if path is None else os.fspath(path))
+        return cls(
+            config,
+            default_ttl=default_ttl,
+            secret=secret,
+            max_value_bytes=max_value_bytes,
+            tools=tools,
+            redis_prefix=redis_prefix,
+        )
+
+    @property
+    def store_config(self) -> StoreConfig:
+        return self._store_config or store_config(None, None, None)
+
+    def setup(self, setup: PluginSetup) -> None:
+        self._store_config = self.store_config
+        self._clock = setup.clock
+        secrets = self._secret or _split(secret_from_env())
+        if secrets:
+            self._keyring = Keyring(secrets)
+        elif self._store_config.type == "redis":
+            raise ConfigurationError(
+                "The Redis store needs a secret shared by every server instance: set REMEMBER_SECRET "
+                "(or RememberPlugin.init(secret=...)), for example to the output of "
+                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
+            )
+        elif self._store_config.type == "memory":
+            self._keyring = Keyring.ephemeral()
+        self._store = _make_store(self._store_config, self._redis_prefix)
+
+    def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
+        return {"remember": self.remember_for}
+
+    def remember_for(self, ctx: ToolContext, tool_name: str | None = None) -> Remember:
+        """The ``self.remember`` of one call (``tool_name`` overrides the tool scope's owner)."""
+        if self._policy is None:
+            raise RuntimeError("RememberPlugin has not started: the server's lifespan (startup) has not run.")
+        return Remember(self._policy, ctx.caller, tool_name or ctx.tool_name)
+
+    def tools(self) -> Sequence[type[ToolContext]]:
+        return memory_tools(self) if self.tools_config.enabled else ()
+
+    async def startup(self) -> None:
+        if self._store is None:
+            raise RuntimeError("RememberPlugin.startup() before the server was built")
+        config = self.store_config
+        if self._keyring is None:  # sqlite without a configured secret
+            self._keyring = Keyring(_split(_secret_file(Path(config.path or ""))))
+        await self._store.open()
+        self._policy = RememberPolicy(Vault(self._store, self._keyring), self._clock, self.default_ttl, self.max_value_bytes)
+        if config.type != "redis":
+            self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
+        logger.info("remember store: %s", config.describe())
+
+    async def shutdown(self) -> None:
+        if self._purger is not None:
+            self._purger.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._purger
+            self._purger = None
+        self._policy = None
+        if self._store is not None:
+            await self._store.close()
+
+    @property
+    def keyring(self) -> Keyring:
+        if self._keyring is None:
+            raise RuntimeError("RememberPlugin has not started")
+        return self._keyring
+
+    async def _purge_forever(self) -> None:
+        while True:
+            await asyncio.sleep(PURGE_INTERVAL)
+            if self._store is None:
+                return
+            try:
+                removed = await self._store.purge_expired(self._clock().now())
+            except Exception:
+                logger.exception("deleting expired remembered values failed; will try again")
+            else:
+                if removed:
+                    logger.debug("deleted %d expired remembered values", removed)
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip() for part in value.split(",")] if value else []
+
+
+def _make_store(config: StoreConfig, redis_prefix: str) -> Store:
+    if config.type == "sqlite":
+        from ._sqlite_store import SQLiteStore
+
+        return SQLiteStore(config.path or "")
+    if config.type == "redis":
+        from ._redis_store import RedisStore
+
+        return RedisStore(config.url or "", prefix=redis_prefix)
+    from ._memory_store import MemoryStore
+
+    return MemoryStore()
+
+
+def _secret_file(database: Path) -> str:
+    """The secret kept beside a SQLite database (mode 0600), made on first use."""
+    path = database.with_name(database.name + ".secret")
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    import secrets
+
+    secret = secrets.token_urlsafe(32)
+    draft = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(secret + "\n")
+    try:
+        os.link(draft, path)  # atomic: a second instance either wins or reads the whole file
+    except FileExistsError:
+        return path.read_text().strip()
+    finally:
+        draft.unlink()
+    logger.warning(
+        "REMEMBER_SECRET is not set: created a secret for the SQLite store at %s (mode 0600). "
+        "Keep it with the database; without it the stored values cannot be read.",
+        path,
+    )
+    return secret

@@ -1,0 +1,175 @@
+"""``Remember``: the ``self.remember`` of one tool call — values kept per caller, per scope."""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import logging
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+from mcpkit import Caller, Clock
+
+from ._errors import RememberConflictError, RememberInvalidError, RememberStoreUnavailableError
+from ._scope import Place, Scope, check_scope, place_for
+from ._store import StoreUnavailableError
+from ._values import check_key, check_ttl, encode_value
+from ._vault import Vault
+
+__all__ = ["Remember", "RememberPolicy"]
+
+logger = logging.getLogger("mcpkit.remember")
+
+_UPDATE_ATTEMPTS = 32
+
+
+class RememberPolicy:
+    """What one plugin instance shares with every call: the vault, the clock and the limits."""
+
+    def __init__(
+        self, vault: Vault, clock: Callable[[], Clock], default_ttl: float | None, max_value_bytes: int
+    ) -> None:
+        self.vault = vault
+        self.clock = clock
+        self.default_ttl = default_ttl
+        self.max_value_bytes = max_value_bytes
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    try:
+        yield
+    except StoreUnavailableError as exc:
+        logger.warning("remember store unavailable: %s", exc)
+        raise RememberStoreUnavailableError() from None
+
+
+class Remember:
+    """Values kept for the caller across calls. ``scope`` defaults to ``"session"``.
+
+    ``user`` keeps a value for the signed-in caller; ``session`` for the session
+    (the signed-in caller on 2026-07-28, which has no sessions); ``tool`` like
+    session, but only this tool sees it; ``global`` for every caller.
+    """
+
+    __slots__ = ("_caller", "_policy", "_tool")
+
+    def __init__(self, policy: RememberPolicy, caller: Caller, tool_name: str) -> None:
+        self._policy = policy
+        self._caller = caller
+        self._tool = tool_name
+
+    @property
+    def user_id(self) -> str | None:
+        """The caller's resolved identity (None when anonymous); it never comes from tool arguments."""
+        return self._caller.user_id
+
+    def _place(self, scope: object) -> Place:
+        return place_for(check_scope(scope), self._caller, self._tool)
+
+    def _deadline(self, ttl: object, now: float) -> float | None:
+        seconds = check_ttl(ttl)
+        if seconds is None:
+            seconds = self._policy.default_ttl
+        return None if seconds is None else now + seconds
+
+    async def set(self, key: str, value: Any, *, scope: Scope = "session", ttl: float | None = None) -> None:
+        """Keep ``value`` (any JSON value) under ``key``; ``ttl`` in seconds, else the plugin's default_ttl."""
+        place = self._place(scope)
+        check_key(key)
+        text = encode_value(key, value, self._policy.max_value_bytes)
+        now = self._policy.clock().now()
+        with _store_errors():
+            await self._policy.vault.write(place, key, text, self._deadline(ttl, now), now)
+
+    async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
+        """The value under ``key``, or ``default`` when there is none (or it expired)."""
+        place = self._place(scope)
+        check_key(key)
+        with _store_errors():
+            found = await self._policy.vault.read(place, key, self._policy.clock().now())
+        return default if found is None else found.value
+
+    async def forget(self, key: str, *, scope: Scope = "session") -> bool:
+        """Delete the value now; True when there was one."""
+        place = self._place(scope)
+        check_key(key)
+        with _store_errors():
+            return await self._policy.vault.delete(place, key, self._policy.clock().now())
+
+    async def knows(self, key: str, *, scope: Scope = "session") -> bool:
+        """Whether a value is kept under ``key``."""
+        place = self._place(scope)
+        check_key(key)
+        with _store_errors():
+            return await self._policy.vault.exists(place, key, self._policy.clock().now())
+
+    async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
+        """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case)."""
+        place = self._place(scope)
+        if not isinstance(pattern, str):
+            raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r}.")
+        with _store_errors():
+            keys = await self._policy.vault.keys(place, self._policy.clock().now())
+        if pattern == "*":
+            return keys
+        return [key for key in keys if fnmatch.fnmatchcase(key, pattern)]
+
+    async def forget_all(self, *, scope: Scope = "session") -> int:
+        """Delete everything this caller has in ``scope``; returns how many values went."""
+        place = self._place(scope)
+        with _store_errors():
+            return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
+
+    async def increment(
+        self, key: str, by: int | float = 1, *, scope: Scope = "session", ttl: float | None = None
+    ) -> int | float:
+        """Atomically add ``by`` to the number under ``key`` (missing counts as 0); returns the new number."""
+        if isinstance(by, bool) or not isinstance(by, int | float):
+            raise RememberInvalidError(f"increment(by=...) takes a number, not {by!r}.")
+
+        def add(current: Any) -> int | float:
+            if isinstance(current, bool) or not isinstance(current, int | float):
+                raise RememberInvalidError(f"Cannot increment {key!r}: it holds {type(current).__name__}, not a number.")
+            return current + by
+
+        result: int | float = await self.update(key, add, scope=scope, default=0, ttl=ttl)
+        return result
+
+    async def update(
+        self,
+        key: str,
+        fn: Callable[[Any], Any],
+        *,
+        scope: Scope = "session",
+        default: Any = None,
+        ttl: float | None = None,
+    ) -> Any:
+        """Atomically replace the value with ``fn(current)`` (``default`` when missing); returns the new value.
+
+        ``fn`` may run more than once when other writers race; keep it free of side effects.
+        Without ``ttl`` an existing value keeps its deadline.
+        """
+        place = self._place(scope)
+        check_key(key)
+        check_ttl(ttl)
+        vault = self._policy.vault
+        with _store_errors():
+            for attempt in range(_UPDATE_ATTEMPTS):
+                now = self._policy.clock().now()
+                found = await vault.read(place, key, now)
+                new = fn(default if found is None else found.value)
+                if inspect.isawaitable(new):
+                    new = await new
+                text = encode_value(key, new, self._policy.max_value_bytes)
+                if ttl is not None or found is None:
+                    deadline = self._deadline(ttl, now)
+                else:
+                    deadline = found.expires_at
+                if await vault.swap(place, key, found, text, deadline, now):
+                    return new
+                await anyio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise RememberConflictError(key, _UPDATE_ATTEMPTS)

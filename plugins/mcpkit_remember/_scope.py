@@ -1,0 +1,56 @@
+"""Scopes: which identity owns a value, from the server-verified caller — never from tool arguments."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from mcpkit import Caller
+
+from ._errors import RememberIdentityError, RememberInvalidError
+
+__all__ = ["SCOPES", "Place", "Scope", "check_scope", "place_for"]
+
+Scope = Literal["user", "session", "tool", "global"]
+SCOPES: tuple[str, ...] = get_args(Scope)
+
+_GLOBAL_IDENTITY = json.dumps(["g"])
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a scope's values live for one caller: the owning identity and the bucket.
+
+    ``identity`` is JSON text (``["u", user_id]``, ``["s", session_id]`` or ``["g"]``),
+    so no user id, session id or ':' inside one can make two identities equal.
+    """
+
+    identity: str
+    bucket: str
+
+
+def check_scope(scope: object) -> Scope:
+    if scope not in SCOPES:
+        raise RememberInvalidError(f"Unknown scope {scope!r}; use one of {', '.join(SCOPES)}.")
+    return scope  # type: ignore[return-value]
+
+
+def place_for(scope: Scope, caller: Caller, tool_name: str) -> Place:
+    """The place of ``scope`` for this caller and tool, or RememberIdentityError."""
+    if scope == "global":
+        return Place(_GLOBAL_IDENTITY, "global")
+    if scope == "user":
+        if caller.user_id is None:
+            raise RememberIdentityError("user", "the caller is anonymous, so there is no user to keep values for")
+        return Place(json.dumps(["u", caller.user_id]), "user")
+    bucket = "session" if scope == "session" else f"tool.{tool_name}"
+    if caller.session_id is not None:
+        return Place(json.dumps(["s", caller.session_id]), bucket)
+    if caller.user_id is not None:
+        return Place(json.dumps(["u", caller.user_id]), bucket)
+    raise RememberIdentityError(
+        scope,
+        f"the caller is anonymous and this {caller.protocol_version} request has no session "
+        "(2026-07-28 requests have none; session and tool values follow the signed-in caller)",
+    )

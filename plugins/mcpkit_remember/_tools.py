@@ -1,0 +1,106 @@
+"""The model-facing memory tools: remember_this, recall, forget and list_memories."""
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from mcpkit import ToolContext, tool
+from pydantic import Field
+
+from ._cursor import Cursors
+from ._errors import RememberScopeNotAllowedError
+from ._scope import Scope, place_for
+from ._values import MAX_KEY_LENGTH
+
+if TYPE_CHECKING:
+    from ._plugin import RememberPlugin
+    from ._remember import Remember
+
+__all__ = ["memory_tools"]
+
+Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")]
+ScopeArg = Annotated[
+    Literal["user", "session", "tool", "global"] | None,
+    Field(description="Where to keep it; defaults to session."),
+]
+Ttl = Annotated[float | None, Field(gt=0, description="Forget it after this many seconds; omit to keep it.")]
+Pattern = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="Glob over keys: * any, ? one.")]
+Limit = Annotated[int, Field(ge=1, le=200, description="At most this many keys per page.")]
+CursorArg = Annotated[str | None, Field(description="nextCursor from the previous page.")]
+
+_SCOPES_2026 = (
+    "Scopes under MCP 2026-07-28: user keeps it for the signed-in user across sessions, conversations and clients; "
+    "session keeps it for the signed-in caller across their conversations (on older, session-based connections, "
+    "for the session); tool is like session but only these memory tools see it; global is shared with every caller."
+)
+_ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
+
+
+def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
+    """Build the four tool classes for one plugin (their names carry its prefix)."""
+    config = plugin.tools_config
+    prefix = config.prefix
+    names = {base: prefix + base for base in ("remember_this", "recall", "forget", "list_memories")}
+    shared = f"{prefix}memory"  # the four tools share one tool-scope bucket
+    allowed = config.allowed_scopes
+    scopes_note = "" if len(allowed) == 4 else f" This server allows only: {', '.join(allowed)}."
+
+    def describe(base: str, what: str) -> str:
+        see = ", ".join(name for other, name in names.items() if other != base)
+        return f"{what} {_SCOPES_2026}{scopes_note} Related tools: {see}. {_ANONYMOUS}"
+
+    def cursors() -> Cursors:
+        if "signer" not in signer:
+            signer["signer"] = Cursors(plugin.keyring.derive_key("list_memories cursor"))
+        return signer["signer"]
+
+    signer: dict[str, Cursors] = {}
+
+    def open_scope(ctx: ToolContext, scope: Scope | None) -> "tuple[Remember, Scope]":
+        chosen: Scope = scope or "session"
+        if chosen not in allowed:
+            raise RememberScopeNotAllowedError(chosen, allowed, defaulted=scope is None)
+        return plugin.remember_for(ctx, shared), chosen
+
+    @tool(name=names["remember_this"], description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."))
+    class RememberThis(ToolContext):
+        async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> dict[str, Any]:
+            remember, chosen = open_scope(self, scope)
+            await remember.set(key, value, scope=chosen, ttl=ttl)
+            return {"key": key, "scope": chosen, "remembered": True}
+
+    @tool(name=names["recall"], description=describe("recall", f"Recall the value remembered under a key with {names['remember_this']}."))
+    class Recall(ToolContext):
+        async def execute(self, key: Key, scope: ScopeArg = None) -> dict[str, Any]:
+            remember, chosen = open_scope(self, scope)
+            missing = object()
+            value = await remember.get(key, scope=chosen, default=missing)
+            if value is missing:
+                return {"key": key, "scope": chosen, "found": False, "value": None}
+            return {"key": key, "scope": chosen, "found": True, "value": value}
+
+    @tool(name=names["forget"], description=describe("forget", "Forget the value remembered under a key."))
+    class Forget(ToolContext):
+        async def execute(self, key: Key, scope: ScopeArg = None) -> dict[str, Any]:
+            remember, chosen = open_scope(self, scope)
+            return {"key": key, "scope": chosen, "forgotten": await remember.forget(key, scope=chosen)}
+
+    @tool(name=names["list_memories"], description=describe("list_memories", "List the keys remembered in a scope, a page at a time."))
+    class ListMemories(ToolContext):
+        async def execute(
+            self, scope: ScopeArg = None, pattern: Pattern = "*", limit: Limit = 50, cursor: CursorArg = None
+        ) -> dict[str, Any]:
+            remember, chosen = open_scope(self, scope)
+            place = place_for(chosen, self.caller, shared)
+            owner = plugin.keyring.owner_for(place.identity)
+            after = None if cursor is None else cursors().read(cursor, owner, place.bucket)
+            keys = await remember.list(scope=chosen, pattern=pattern)
+            if after is not None:
+                keys = [key for key in keys if key > after]
+            page = keys[:limit]
+            more = len(keys) > limit
+            return {
+                "scope": chosen,
+                "keys": page,
+                "nextCursor": cursors().make(owner, place.bucket, page[-1]) if more else None,
+            }
+
+    return [RememberThis, Recall, Forget, ListMemories]

@@ -1,0 +1,118 @@
+"""``Vault``: a store behind encryption — sealing, owner hashing, rotation fallback, unreadable values."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ._keyring import Keyring, UndecryptableError
+from ._scope import Place
+from ._store import Store
+from ._values import decode, seal_text
+
+__all__ = ["Found", "Vault"]
+
+logger = logging.getLogger("mcpkit.remember")
+
+_WARNED_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A value read back: the decoded value, and the exact bytes a compare-and-set must match."""
+
+    value: Any
+    data: bytes
+    expires_at: float | None
+
+
+class Vault:
+    """Reads and writes values for places; everything a store holds is sealed and hashed."""
+
+    def __init__(self, store: Store, keyring: Keyring) -> None:
+        self.store = store
+        self.keyring = keyring
+        self._warned: set[tuple[str, str]] = set()
+
+    async def read(self, place: Place, key: str, now: float) -> Found | None:
+        """The live value at ``place``/``key``; an entry under an older secret is moved under the first."""
+        owners = self.keyring.owners_for(place.identity)
+        for index, owner in enumerate(owners):
+            entry = await self.store.get(owner, place.bucket, key, now)
+            if entry is None:
+                continue
+            try:
+                opened = self.keyring.open(owner, place.bucket, key, entry.data)
+            except UndecryptableError as exc:
+                self._warn(owner, place.bucket, exc)
+                return None
+            _, value = decode(opened.plaintext)
+            if index == 0 and not opened.stale:
+                return Found(value, entry.data, entry.expires_at)
+            data = self.keyring.seal(owners[0], place.bucket, key, opened.plaintext)
+            if await self.store.swap(owners[0], place.bucket, key, None, data, entry.expires_at, now):
+                await self.store.delete(owner, place.bucket, key, now)
+                return Found(value, data, entry.expires_at)
+            return await self.read(place, key, now)  # a newer value landed under the first secret
+        return None
+
+    def seal(self, place: Place, key: str, value_json: str) -> bytes:
+        owner = self.keyring.owner_for(place.identity)
+        return self.keyring.seal(owner, place.bucket, key, seal_text(place.identity, value_json))
+
+    async def write(self, place: Place, key: str, value_json: str, expires_at: float | None, now: float) -> None:
+        owners = self.keyring.owners_for(place.identity)
+        await self.store.put(owners[0], place.bucket, key, self.seal(place, key, value_json), expires_at, now)
+        for stale in owners[1:]:
+            await self.store.delete(stale, place.bucket, key, now)
+
+    async def swap(
+        self, place: Place, key: str, expected: Found | None, value_json: str, expires_at: float | None, now: float
+    ) -> bool:
+        """Compare-and-set against what ``read`` returned (None: nothing was there)."""
+        owner = self.keyring.owner_for(place.identity)
+        data = self.seal(place, key, value_json)
+        return await self.store.swap(
+            owner, place.bucket, key, None if expected is None else expected.data, data, expires_at, now
+        )
+
+    async def delete(self, place: Place, key: str, now: float) -> bool:
+        existed = False
+        for owner in self.keyring.owners_for(place.identity):
+            existed = await self.store.delete(owner, place.bucket, key, now) or existed
+        return existed
+
+    async def exists(self, place: Place, key: str, now: float) -> bool:
+        """Whether a readable value is there (one that fails to decrypt counts as missing, as in ``read``)."""
+        return await self.read(place, key, now) is not None
+
+    async def keys(self, place: Place, now: float) -> list[str]:
+        owners = self.keyring.owners_for(place.identity)
+        if len(owners) == 1:
+            return await self.store.keys(owners[0], place.bucket, now)
+        found: set[str] = set()
+        for owner in owners:
+            found.update(await self.store.keys(owner, place.bucket, now))
+        return sorted(found)
+
+    async def delete_bucket(self, place: Place, now: float) -> int:
+        total = 0
+        for owner in self.keyring.owners_for(place.identity):
+            total += await self.store.delete_bucket(owner, place.bucket, now)
+        return total
+
+    def _warn(self, owner: str, bucket: str, exc: UndecryptableError) -> None:
+        if (owner, bucket) in self._warned:
+            return
+        if len(self._warned) >= _WARNED_LIMIT:
+            self._warned.clear()
+        self._warned.add((owner, bucket))
+        logger.warning(
+            "a remembered value in %s scope (owner %s…) cannot be read and is treated as missing: %s. "
+            "Did REMEMBER_SECRET change? Keep the old secret after the new one (REMEMBER_SECRET=new,old) "
+            "until `mcpkit remember rotate` has run.",
+            bucket,
+            owner[:8],
+            exc,
+        )
