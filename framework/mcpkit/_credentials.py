@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["Authenticator", "Identity", "InvalidCredentialError", "RESERVED_PREFIXES"]
+__all__ = ["RESERVED_PREFIXES", "Authenticator", "Identity", "InvalidCredentialError"]
 
 #: User ids with these prefixes are minted by mcpkit itself; no token may claim one.
 RESERVED_PREFIXES = ("static:", "anon:", "local:")

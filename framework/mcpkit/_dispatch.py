@@ -109,9 +109,9 @@ class Dispatcher:
                 await plugin.before_call(instance, arguments)
             kwargs = validated.__dict__
             if spec.is_async:
-                value = await instance.execute(**kwargs)  # type: ignore[attr-defined]
+                value = await instance.execute(**kwargs)
             else:
-                value = await anyio.to_thread.run_sync(functools.partial(instance.execute, **kwargs))  # type: ignore[attr-defined]
+                value = await anyio.to_thread.run_sync(functools.partial(instance.execute, **kwargs))
             for plugin in bound.after:
                 value = await plugin.after_call(instance, value)
             return spec.output.convert(value)

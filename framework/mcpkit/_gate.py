@@ -63,7 +63,14 @@ class AuthGate:
         except Exception:
             error_id = uuid.uuid4().hex[:12]
             logger.exception("authentication crashed [error id %s]", error_id)
-            await _respond(send, 500, {"error": "server_error", "error_description": f"Authentication failed on the server (error id {error_id})."})
+            await _respond(
+                send,
+                500,
+                {
+                    "error": "server_error",
+                    "error_description": f"Authentication failed on the server (error id {error_id}).",
+                },
+            )
             return
         if identity is None:
             await _unauthorized(send, "invalid_token", "The bearer token is not a key or token this server accepts.")

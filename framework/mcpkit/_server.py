@@ -94,7 +94,9 @@ class Server:
         for app_cls in apps:
             options = app_options(app_cls) if isinstance(app_cls, type) else None
             if options is None:
-                raise ConfigurationError(f"{app_cls!r} is not an app: decorate the class with @app(id=..., tools=[...]).")
+                raise ConfigurationError(
+                    f"{app_cls!r} is not an app: decorate the class with @app(id=..., tools=[...])."
+                )
             if options.id in app_ids:
                 raise ConfigurationError(f"Two apps have the id {options.id!r}; app ids must be unique in a server.")
             app_ids.add(options.id)
@@ -108,7 +110,8 @@ class Server:
                 label = f"{spec.cls.__qualname__} in {where}"
                 if spec.name in owners:
                     raise ConfigurationError(
-                        f"Two tools are named {spec.name!r}: {owners[spec.name]} and {label}. Tool names must be unique in a server."
+                        f"Two tools are named {spec.name!r}: {owners[spec.name]} and {label}. "
+                        "Tool names must be unique in a server."
                     )
                 owners[spec.name] = label
             setup = PluginSetup(self.name, options.id, options.name, tuple(s.name for s in specs), lambda: self.clock)
@@ -125,7 +128,9 @@ class Server:
     def _spec(cls: type[Any], app_id: str, where: str) -> ToolSpec:
         options = tool_options(cls) if isinstance(cls, type) else None
         if options is None:
-            raise ConfigurationError(f"{cls!r} in {where} is not a tool: decorate it with @tool(name=..., description=...).")
+            raise ConfigurationError(
+                f"{cls!r} in {where} is not a tool: decorate it with @tool(name=..., description=...)."
+            )
         return build_tool_spec(cls, options, app_id)
 
     # -- serving ------------------------------------------------------------------
@@ -157,7 +162,9 @@ class Server:
             )
         security = None
         if allowed_hosts is not None:
-            security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=list(allowed_hosts))
+            security = TransportSecuritySettings(
+                enable_dns_rebinding_protection=True, allowed_hosts=list(allowed_hosts)
+            )
         elif host not in _LOOPBACK:
             security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         sdk_app = self._sdk.streamable_http_app(

@@ -58,7 +58,9 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         )
     execute = cls.__dict__.get("execute") or getattr(cls, "execute", None)
     if execute is None or execute is getattr(ToolContext, "execute", None):
-        raise ConfigurationError(f"{where} ({options.name!r}) has no execute() method; define `async def execute(self, ...)`.")
+        raise ConfigurationError(
+            f"{where} ({options.name!r}) has no execute() method; define `async def execute(self, ...)`."
+        )
     try:
         hints = typing.get_type_hints(execute, include_extras=True)
     except Exception as exc:
@@ -71,7 +73,9 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
     try:
         output = output_for(hints.get("return", inspect.Signature.empty))
     except Exception as exc:
-        raise ConfigurationError(f"{where}: cannot build an output schema from execute()'s return annotation: {exc}") from exc
+        raise ConfigurationError(
+            f"{where}: cannot build an output schema from execute()'s return annotation: {exc}"
+        ) from exc
     annotations = None
     if any(v is not None for v in (options.read_only, options.destructive, options.idempotent, options.title)):
         annotations = types.ToolAnnotations(
@@ -124,7 +128,7 @@ def _input_model(
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (hints[param.name], default)
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{cls.__name__}Input",
             __config__=ConfigDict(extra="forbid"),
             **fields,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcpkit import ConfigurationError
@@ -39,7 +39,7 @@ class ToolsConfig:
     """The model-facing memory tools: on or off, which scopes they may use, a name prefix."""
 
     enabled: bool = False
-    allowed_scopes: tuple[Scope, ...] = field(default=SCOPES)  # type: ignore[assignment]
+    allowed_scopes: tuple[Scope, ...] = SCOPES
     prefix: str = ""
 
     @classmethod
@@ -57,10 +57,14 @@ class ToolsConfig:
             )
         scopes = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
         if isinstance(scopes, str) or not scopes:
-            raise ConfigurationError(f"tools allowed_scopes is a non-empty list of scopes like ['user'], not {scopes!r}.")
+            raise ConfigurationError(
+                f"tools allowed_scopes is a non-empty list of scopes like ['user'], not {scopes!r}."
+            )
         for scope in scopes:
             if scope not in SCOPES:
-                raise ConfigurationError(f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}.")
+                raise ConfigurationError(
+                    f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
+                )
         prefix = value.get("prefix", "")
         if not isinstance(prefix, str) or not all(c.isalnum() or c in "_-." for c in prefix):
             raise ConfigurationError(f"tools prefix {prefix!r} may hold only letters, digits, '_', '-' and '.'.")
@@ -100,7 +104,9 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
         if not path:
             if url and url.startswith("sqlite:///"):
                 return parse_store_url(url)
-            raise ConfigurationError("RememberPlugin.init(type='sqlite') needs path='file.db' (or url='sqlite:///file.db').")
+            raise ConfigurationError(
+                "RememberPlugin.init(type='sqlite') needs path='file.db' (or url='sqlite:///file.db')."
+            )
         return StoreConfig("sqlite", path=str(path))
     if type == "redis":
         if not url:

@@ -32,4 +32,4 @@ class Cursors:
             raise RememberInvalidError(
                 "The cursor belongs to another caller or scope; call list_memories without a cursor for this scope."
             )
-        return data[2]
+        return str(data[2])

@@ -19,12 +19,15 @@ from ._store import Store
 from ._tools import memory_tools
 from ._vault import Vault
 
-__all__ = ["RememberPlugin"]
+__all__ = ["RememberPlugin", "keyring_from", "make_store"]
 
 logger = logging.getLogger("mcpkit.remember")
 
 #: How often expired values are deleted from stores that do not expire them by themselves.
 PURGE_INTERVAL = 300.0
+
+#: Secrets shorter than this are refused: owner hashes could be guessed offline from a copy of the store.
+MIN_SECRET_LENGTH = 16
 
 
 class RememberPlugin(Plugin):
@@ -94,7 +97,7 @@ class RememberPlugin(Plugin):
         self._clock = setup.clock
         secrets = self._secret or _split(secret_from_env())
         if secrets:
-            self._keyring = Keyring(secrets)
+            self._keyring = keyring_from(secrets)
         elif self._store_config.type == "redis":
             raise ConfigurationError(
                 "The Redis store needs a secret shared by every server instance: set REMEMBER_SECRET "
@@ -103,7 +106,7 @@ class RememberPlugin(Plugin):
             )
         elif self._store_config.type == "memory":
             self._keyring = Keyring.ephemeral()
-        self._store = _make_store(self._store_config, self._redis_prefix)
+        self._store = make_store(self._store_config, self._redis_prefix)
 
     def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
         return {"remember": self.remember_for}
@@ -124,7 +127,9 @@ class RememberPlugin(Plugin):
         if self._keyring is None:  # sqlite without a configured secret
             self._keyring = Keyring(_split(_secret_file(Path(config.path or ""))))
         await self._store.open()
-        self._policy = RememberPolicy(Vault(self._store, self._keyring), self._clock, self.default_ttl, self.max_value_bytes)
+        self._policy = RememberPolicy(
+            Vault(self._store, self._keyring), self._clock, self.default_ttl, self.max_value_bytes
+        )
         if config.type != "redis":
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
         logger.info("remember store: %s", config.describe())
@@ -159,11 +164,25 @@ class RememberPlugin(Plugin):
                     logger.debug("deleted %d expired remembered values", removed)
 
 
+def keyring_from(secrets: Sequence[str]) -> Keyring:
+    """A keyring from configured secrets, refusing ones too short to resist guessing."""
+    for position, secret in enumerate(secrets, start=1):
+        if len(secret) < MIN_SECRET_LENGTH:
+            raise ConfigurationError(
+                f"REMEMBER_SECRET item #{position} has {len(secret)} characters; use at least {MIN_SECRET_LENGTH} "
+                "random ones, e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
+            )
+    try:
+        return Keyring(secrets)
+    except ValueError as exc:
+        raise ConfigurationError(f"REMEMBER_SECRET: {exc}") from None
+
+
 def _split(value: str | None) -> list[str]:
     return [part.strip() for part in value.split(",")] if value else []
 
 
-def _make_store(config: StoreConfig, redis_prefix: str) -> Store:
+def make_store(config: StoreConfig, redis_prefix: str) -> Store:
     if config.type == "sqlite":
         from ._sqlite_store import SQLiteStore
 

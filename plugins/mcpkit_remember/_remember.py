@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
+
 from mcpkit import Caller, Clock
 
 from ._errors import RememberConflictError, RememberInvalidError, RememberStoreUnavailableError
@@ -133,7 +134,9 @@ class Remember:
 
         def add(current: Any) -> int | float:
             if isinstance(current, bool) or not isinstance(current, int | float):
-                raise RememberInvalidError(f"Cannot increment {key!r}: it holds {type(current).__name__}, not a number.")
+                raise RememberInvalidError(
+                    f"Cannot increment {key!r}: it holds {type(current).__name__}, not a number."
+                )
             return current + by
 
         result: int | float = await self.update(key, add, scope=scope, default=0, ttl=ttl)
@@ -165,10 +168,8 @@ class Remember:
                 if inspect.isawaitable(new):
                     new = await new
                 text = encode_value(key, new, self._policy.max_value_bytes)
-                if ttl is not None or found is None:
-                    deadline = self._deadline(ttl, now)
-                else:
-                    deadline = found.expires_at
+                keep = found is not None and ttl is None  # an update without a ttl keeps the deadline
+                deadline = found.expires_at if keep and found is not None else self._deadline(ttl, now)
                 if await vault.swap(place, key, found, text, deadline, now):
                     return new
                 await anyio.sleep(random.uniform(0, 0.002 * (attempt + 1)))

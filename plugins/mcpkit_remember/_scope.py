@@ -13,7 +13,7 @@ from ._errors import RememberIdentityError, RememberInvalidError
 __all__ = ["SCOPES", "Place", "Scope", "check_scope", "place_for"]
 
 Scope = Literal["user", "session", "tool", "global"]
-SCOPES: tuple[str, ...] = get_args(Scope)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 _GLOBAL_IDENTITY = json.dumps(["g"])
 
@@ -33,7 +33,7 @@ class Place:
 def check_scope(scope: object) -> Scope:
     if scope not in SCOPES:
         raise RememberInvalidError(f"Unknown scope {scope!r}; use one of {', '.join(SCOPES)}.")
-    return scope  # type: ignore[return-value]
+    return scope
 
 
 def place_for(scope: Scope, caller: Caller, tool_name: str) -> Place:

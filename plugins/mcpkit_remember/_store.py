@@ -54,9 +54,7 @@ class Store(Protocol):
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         """The live entry at this address, or None."""
 
-    async def put(
-        self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float
-    ) -> None:
+    async def put(self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float) -> None:
         """Store ``data`` at this address, replacing whatever was there."""
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:

@@ -2,8 +2,9 @@
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcpkit import ToolContext, tool
 from pydantic import Field
+
+from mcpkit import ToolContext, tool
 
 from ._cursor import Cursors
 from ._errors import RememberScopeNotAllowedError
@@ -16,7 +17,9 @@ if TYPE_CHECKING:
 
 __all__ = ["memory_tools"]
 
-Key = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")]
+Key = Annotated[
+    str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")
+]
 ScopeArg = Annotated[
     Literal["user", "session", "tool", "global"] | None,
     Field(description="Where to keep it; defaults to session."),
@@ -60,14 +63,20 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
             raise RememberScopeNotAllowedError(chosen, allowed, defaulted=scope is None)
         return plugin.remember_for(ctx, shared), chosen
 
-    @tool(name=names["remember_this"], description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."))
+    @tool(
+        name=names["remember_this"],
+        description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."),
+    )
     class RememberThis(ToolContext):
         async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> dict[str, Any]:
             remember, chosen = open_scope(self, scope)
             await remember.set(key, value, scope=chosen, ttl=ttl)
             return {"key": key, "scope": chosen, "remembered": True}
 
-    @tool(name=names["recall"], description=describe("recall", f"Recall the value remembered under a key with {names['remember_this']}."))
+    @tool(
+        name=names["recall"],
+        description=describe("recall", f"Recall the value remembered under a key with {names['remember_this']}."),
+    )
     class Recall(ToolContext):
         async def execute(self, key: Key, scope: ScopeArg = None) -> dict[str, Any]:
             remember, chosen = open_scope(self, scope)
@@ -83,7 +92,10 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
             remember, chosen = open_scope(self, scope)
             return {"key": key, "scope": chosen, "forgotten": await remember.forget(key, scope=chosen)}
 
-    @tool(name=names["list_memories"], description=describe("list_memories", "List the keys remembered in a scope, a page at a time."))
+    @tool(
+        name=names["list_memories"],
+        description=describe("list_memories", "List the keys remembered in a scope, a page at a time."),
+    )
     class ListMemories(ToolContext):
         async def execute(
             self, scope: ScopeArg = None, pattern: Pattern = "*", limit: Limit = 50, cursor: CursorArg = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -14,8 +15,10 @@ from ._holder import Holder
 
 try:
     import pytest_asyncio
+
+    HAVE_PYTEST_ASYNCIO = True
 except ImportError:  # pragma: no cover - exercised only without the dev extra
-    pytest_asyncio = None
+    HAVE_PYTEST_ASYNCIO = False
 
 
 @pytest.fixture
@@ -39,14 +42,14 @@ def mcp_protocol(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-if pytest_asyncio is not None:
+if HAVE_PYTEST_ASYNCIO:
 
     @pytest_asyncio.fixture
     async def mcpkit_app(mcpkit_server: Server, clock: ManualClock) -> AsyncIterator[object]:
         """The server's real HTTP app, running (plugins started), with its clock set to ``clock``."""
         mcpkit_server.clock = clock
         app = mcpkit_server.http_app()
-        holder: Holder[None] = Holder(lambda: app.router.lifespan_context(app))
+        holder: Holder[Any] = Holder(lambda: app.router.lifespan_context(app))
         await holder.open()
         try:
             yield app

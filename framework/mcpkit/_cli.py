@@ -1,0 +1,113 @@
+"""The ``mcpkit`` command: ``mcpkit run TARGET``, plus subcommands that installed plugins add."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from ._server import Server
+
+__all__ = ["load_server", "main"]
+
+#: Entry point group: each entry is ``register(subparsers)`` adding a subcommand.
+CLI_GROUP = "mcpkit.cli"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "handler"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except CommandError as exc:
+        print(f"mcpkit: {exc}", file=sys.stderr)
+        return 1
+
+
+class CommandError(Exception):
+    """A command failed in a way the user can fix; printed without a traceback."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcpkit",
+        description="Run mcpkit MCP servers and manage what their tools remember.",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    run = commands.add_parser(
+        "run",
+        help="serve a Server over streamable HTTP (default) or stdio",
+        description="Serve TARGET, a `package.module:attr` or `path/to/file.py:attr` naming a mcpkit Server "
+        "(or a function returning one). HTTP listens on loopback unless --host says otherwise.",
+    )
+    run.add_argument("target", help="package.module:attr or path/to/file.py:attr")
+    run.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    run.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    run.add_argument("--stdio", action="store_true", help="serve one client over stdin/stdout instead of HTTP")
+    run.add_argument("--user", help="with --stdio: sign the local person in as user id local:USER")
+    run.add_argument("--log-level", default="info", help="uvicorn log level (default: info)")
+    run.set_defaults(handler=_run)
+    for entry in entry_points(group=CLI_GROUP):
+        entry.load()(commands)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    server = load_server(args.target)
+    if args.stdio:
+        server.run("stdio", user=args.user)
+    else:
+        if args.user:
+            raise CommandError("--user signs in the stdio caller; use it with --stdio.")
+        server.run("http", host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
+def load_server(target: str) -> Server:
+    """Import ``module:attr`` or ``file.py:attr`` and return the Server it names (calling a factory)."""
+    location, sep, attr = target.rpartition(":")
+    if not sep or not location or not attr:
+        raise CommandError(f"TARGET {target!r} must look like package.module:server or path/to/file.py:server.")
+    module = _import(location)
+    try:
+        found: Any = getattr(module, attr)
+    except AttributeError:
+        raise CommandError(f"{location} has no attribute {attr!r}.") from None
+    if not isinstance(found, Server) and callable(found):
+        found = found()
+    if not isinstance(found, Server):
+        raise CommandError(f"{target} is {type(found).__name__}, not a mcpkit Server (or a function returning one).")
+    return found
+
+
+def _import(location: str) -> Any:
+    if location.endswith(".py") or os.sep in location or "/" in location:
+        path = Path(location).resolve()
+        if not path.is_file():
+            raise CommandError(f"No such file: {location}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise CommandError(f"Cannot import {location}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        sys.path.insert(0, str(path.parent))
+        spec.loader.exec_module(module)
+        return module
+    sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as exc:
+        raise CommandError(f"Cannot import module {location!r}: {exc}") from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""``mcpkit remember rotate`` and ``mcpkit remember purge``: operator commands over a store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from mcpkit import ConfigurationError
+
+from ._config import StoreConfig, parse_store_url, secret_from_env
+from ._keyring import Keyring, UndecryptableError
+from ._plugin import keyring_from, make_store
+from ._store import Store, StoreUnavailableError
+from ._values import decode
+
+__all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
+
+
+@dataclass
+class RotationReport:
+    """What ``rotate`` did: moved under the first secret, already there, unreadable, expired and skipped."""
+
+    rotated: int = 0
+    current: int = 0
+    unreadable: int = 0
+    expired: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"rotated {self.rotated}, already current {self.current}, "
+            f"unreadable {self.unreadable}, expired {self.expired}"
+        )
+
+
+@dataclass
+class PurgeReport:
+    """What ``purge`` deleted for one user id."""
+
+    user_id: str
+    deleted: int
+
+    def __str__(self) -> str:
+        return f"deleted {self.deleted} values kept under user id {self.user_id!r}"
+
+
+async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
+    """Rewrite every entry sealed under an older secret under the first one."""
+    report = RotationReport()
+    records = [record async for record in store.scan()]
+    for record in records:
+        entry = record.entry
+        if not entry.live(now):
+            report.expired += 1
+            continue
+        try:
+            opened = keyring.open(record.owner, record.bucket, record.key, entry.data)
+        except UndecryptableError:
+            report.unreadable += 1
+            continue
+        if not opened.stale:
+            report.current += 1
+            continue
+        identity, _ = decode(opened.plaintext)
+        owner = keyring.owner_for(identity)
+        data = keyring.seal(owner, record.bucket, record.key, opened.plaintext)
+        # A value written meanwhile under the first secret is newer: keep it, drop the old one.
+        await store.swap(owner, record.bucket, record.key, None, data, entry.expires_at, now)
+        await store.delete(record.owner, record.bucket, record.key, now)
+        report.rotated += 1
+    return report
+
+
+async def purge_user(store: Store, keyring: Keyring, user_id: str) -> PurgeReport:
+    """Delete everything kept under ``user_id`` (user scope, and session/tool scope on 2026-07-28)."""
+    deleted = 0
+    for owner in keyring.owners_for(json.dumps(["u", user_id])):
+        deleted += await store.delete_owner(owner)
+    return PurgeReport(user_id, deleted)
+
+
+_PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
+
+
+def register(commands: Any) -> None:
+    """Add ``mcpkit remember ...`` to the mcpkit command."""
+    remember = commands.add_parser(
+        "remember",
+        help="manage what RememberPlugin stores keep",
+        description="Operator commands for a RememberPlugin store. Secrets come from REMEMBER_SECRET "
+        "(for SQLite without it, from the secret file beside the database).",
+    )
+    actions = remember.add_subparsers(title="actions", metavar="ACTION")
+    rotate_cmd = actions.add_parser(
+        "rotate",
+        help="rewrite every value under the first secret of REMEMBER_SECRET",
+        description="With REMEMBER_SECRET=new,old set, rewrite every entry sealed under an older secret under "
+        "the new one, then report counts. Afterwards the old secrets can be removed.",
+    )
+    rotate_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    rotate_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    rotate_cmd.set_defaults(handler=_rotate_command)
+    purge_cmd = actions.add_parser(
+        "purge",
+        help="delete everything kept under one user id",
+        description="Delete every value kept under USER_ID in every scope keyed by it, and report the count.",
+    )
+    purge_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    purge_cmd.add_argument("--user", required=True, metavar="USER_ID", help="a JWT sub, static:<hash> or local:NAME")
+    purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    purge_cmd.set_defaults(handler=_purge_command)
+    remember.set_defaults(handler=lambda _: remember.print_help() or 2)
+
+
+def _open(url: str, redis_prefix: str) -> tuple[StoreConfig, Store, Keyring]:
+    config = parse_store_url(url)
+    if config.type == "memory":
+        raise ConfigurationError("The memory store lives inside one server process; there is nothing to manage here.")
+    secrets = [part.strip() for part in (secret_from_env() or "").split(",") if part.strip()]
+    if not secrets and config.type == "sqlite":
+        secret_file = Path(config.path or "").with_name(Path(config.path or "").name + ".secret")
+        if secret_file.is_file():
+            secrets = [secret_file.read_text().strip()]
+    if not secrets:
+        raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
+    return config, make_store(config, redis_prefix), keyring_from(secrets)
+
+
+def _rotate_command(args: argparse.Namespace) -> int:
+    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time()))
+
+
+def _purge_command(args: argparse.Namespace) -> int:
+    return _execute(args, lambda store, keyring: purge_user(store, keyring, args.user))
+
+
+def _execute(args: argparse.Namespace, action: Any) -> int:
+    try:
+        config, store, keyring = _open(args.store, args.redis_prefix)
+    except ConfigurationError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 1
+
+    async def go() -> Any:
+        await store.open()
+        try:
+            return await action(store, keyring)
+        finally:
+            await store.close()
+
+    try:
+        report = anyio.run(go)
+    except StoreUnavailableError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 1
+    print(f"{config.describe()}: {report}")
+    return 0
