@@ -3,21 +3,23 @@
 from ._caller import Caller
 from ._clock import Clock, ManualClock, SystemClock
 from ._context import ToolContext
-from ._credentials import Authenticator, Identity, InvalidCredentialError
+from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._decorators import app, tool
 from ._errors import ConfigurationError, ToolError
-from ._jwt_auth import JWTAuth
+from ._jwt_auth import JWKSUnavailableError, JWTAuth
 from ._plugin import Plugin, PluginSetup
 from ._server import Server
 from ._static_keys import StaticKeys
 
 __all__ = [
+    "AuthUnavailableError",
     "Authenticator",
     "Caller",
     "Clock",
     "ConfigurationError",
     "Identity",
     "InvalidCredentialError",
+    "JWKSUnavailableError",
     "JWTAuth",
     "ManualClock",
     "Plugin",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["RESERVED_PREFIXES", "Authenticator", "Identity", "InvalidCredentialError"]
+__all__ = ["RESERVED_PREFIXES", "AuthUnavailableError", "Authenticator", "Identity", "InvalidCredentialError"]
 
 #: User ids with these prefixes are minted by mcpkit itself; no token may claim one.
 RESERVED_PREFIXES = ("static:", "anon:", "local:")
@@ -31,6 +31,10 @@ class InvalidCredentialError(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class AuthUnavailableError(Exception):
+    """The authenticator cannot decide right now (its identity provider is unreachable): HTTP 503."""
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ._credentials import Authenticator, Identity, InvalidCredentialError
+from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 
 __all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
 
@@ -60,6 +60,18 @@ class AuthGate:
         except InvalidCredentialError as exc:
             await _unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
             return
+        except AuthUnavailableError:
+            logger.warning("authentication unavailable", exc_info=True)
+            await _respond(
+                send,
+                503,
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": "Sign-in cannot be checked right now; retry.",
+                },
+                extra=[(b"retry-after", b"5")],
+            )
+            return
         except Exception:
             error_id = uuid.uuid4().hex[:12]
             logger.exception("authentication crashed [error id %s]", error_id)
@@ -104,9 +116,16 @@ async def _unauthorized(send: Send, error: str, description: str) -> None:
     await _respond(send, 401, {"error": error, "error_description": description}, challenge)
 
 
-async def _respond(send: Send, status: int, body: dict[str, str], challenge: str | None = None) -> None:
+async def _respond(
+    send: Send,
+    status: int,
+    body: dict[str, str],
+    challenge: str | None = None,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     payload = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    headers.extend(extra or [])
     if challenge is not None:
         headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -1,0 +1,418 @@
+"""JSON Web Tokens: callers signed in by an identity provider, verified with PyJWT."""
+
+from __future__ import annotations
+
+import binascii
+import json
+import math
+import re
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
+from urllib.parse import urlparse
+
+import anyio.to_thread
+import jwt
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from jwt import PyJWK, PyJWKClient
+from jwt.exceptions import (
+    DecodeError,
+    ExpiredSignatureError,
+    ImmatureSignatureError,
+    InvalidAlgorithmError,
+    InvalidAudienceError,
+    InvalidIssuedAtError,
+    InvalidIssuerError,
+    InvalidSignatureError,
+    InvalidSubjectError,
+    MissingRequiredClaimError,
+    PyJWKClientConnectionError,
+    PyJWKClientError,
+    PyJWTError,
+)
+from jwt.utils import base64url_decode
+
+from ._credentials import RESERVED_PREFIXES, AuthUnavailableError, Identity, InvalidCredentialError
+
+__all__ = ["JWKSUnavailableError", "JWTAuth"]
+
+PublicKey: TypeAlias = rsa.RSAPublicKey | ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey | ed448.Ed448PublicKey
+
+#: HMAC algorithms and the shortest secret each accepts: the hash size (RFC 7518 section 3.2).
+HMAC_MIN_SECRET_BYTES = {"HS256": 32, "HS384": 48, "HS512": 64}
+#: Curves the ECDSA algorithms are defined on.
+_EC_CURVES: dict[str, type[ec.EllipticCurve]] = {
+    "ES256": ec.SECP256R1,
+    "ES256K": ec.SECP256K1,
+    "ES384": ec.SECP384R1,
+    "ES512": ec.SECP521R1,
+    "ES521": ec.SECP521R1,
+}
+ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", *_EC_CURVES, "EdDSA")
+_JWT_SHAPE = re.compile(r"([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
+_LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+_JWKS_TIMEOUT_SECONDS = 10.0
+_NO_SUBJECT = "token has no usable subject (sub)"
+
+
+class JWKSUnavailableError(AuthUnavailableError):
+    """The JWKS endpoint could not be read: a server-side outage, not the caller's fault (answer 503)."""
+
+
+class JWTAuth:
+    """Accepts JWT bearer tokens signed with a shared secret, a public key, or a key from a JWKS URL.
+
+    A token that is not shaped like a JWT (three base64url segments whose first decodes to a JSON
+    object) is left to other authenticators. ``exp``, ``nbf`` and ``iat`` are honoured when present,
+    with ``leeway`` seconds of slack. A token carrying ``aud`` is refused unless ``audience`` is
+    configured and matches (RFC 7519 section 4.1.3; MCP servers must only accept tokens meant for
+    them). The ``sub`` claim becomes the user id and must not use a prefix mcpkit reserves.
+    """
+
+    def __init__(
+        self,
+        *,
+        secret: str | bytes | None = None,
+        public_key: str | bytes | None = None,
+        jwks_url: str | None = None,
+        algorithms: Sequence[str] | None = None,
+        issuer: str | None = None,
+        audience: str | Sequence[str] | None = None,
+        leeway: float = 0,
+        jwks_cache_seconds: float = 300,
+        jwks_refresh_cooldown: float = 30,
+    ) -> None:
+        given = [
+            name
+            for name, v in (("secret", secret), ("public_key", public_key), ("jwks_url", jwks_url))
+            if v is not None
+        ]
+        if len(given) != 1:
+            raise ValueError(
+                "JWTAuth needs exactly one of secret= (a shared HMAC secret), public_key= (a PEM public "
+                "key) or jwks_url= (your identity provider's JWKS endpoint); "
+                f"got {' and '.join(given) or 'none'}"
+            )
+        self._algorithms = _check_algorithms(algorithms, given[0])
+        self._issuer = _check_issuer(issuer)
+        self._audience = _check_audience(audience)
+        self._leeway = _check_seconds("leeway", leeway, allow_zero=True)
+        self._key: bytes | PublicKey | _JWKSKeys
+        if secret is not None:
+            self._key = _check_secret(secret, self._algorithms)
+        elif public_key is not None:
+            key = _load_public_key(public_key)
+            self._algorithms = _algorithms_for_key(key, self._algorithms, explicit=algorithms is not None)
+            self._key = key
+        else:
+            assert jwks_url is not None
+            self._key = _JWKSKeys(
+                _check_jwks_url(jwks_url),
+                cache_seconds=_check_seconds("jwks_cache_seconds", jwks_cache_seconds, allow_zero=False),
+                refresh_cooldown=_check_seconds("jwks_refresh_cooldown", jwks_refresh_cooldown, allow_zero=True),
+            )
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The signature algorithms this authenticator accepts."""
+        return self._algorithms
+
+    async def authenticate(self, token: str) -> Identity | None:
+        """The caller named by a valid token's ``sub``; ``None`` for a token that is not a JWT."""
+        header = _jwt_header(token)
+        if header is None:
+            return None
+        if header.get("alg") not in self._algorithms:
+            raise InvalidCredentialError("token algorithm is not accepted")
+        key: bytes | PublicKey | PyJWK
+        if isinstance(self._key, _JWKSKeys):
+            key = await self._key.key_for(header.get("kid"))
+        else:
+            key = self._key
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=list(self._algorithms),
+                issuer=self._issuer,
+                audience=self._audience,
+                leeway=self._leeway,
+            )
+        except PyJWTError as exc:
+            raise InvalidCredentialError(_reason(exc, audience_configured=self._audience is not None)) from exc
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject.strip():
+            raise InvalidCredentialError(_NO_SUBJECT)
+        if subject.lower().startswith(RESERVED_PREFIXES):
+            raise InvalidCredentialError("token subject uses a prefix reserved by the server")
+        name = claims.get("name")
+        label = name if isinstance(name, str) and name else None
+        return Identity(user_id=subject, kind="user", label=label, claims=claims)
+
+    def issue_token(self, sub: str, claims: Mapping[str, Any] | None = None, *, expires_in: float = 3600) -> str:
+        """A token this authenticator accepts, for tests and local tools (only with ``secret=``).
+
+        It carries ``sub``, ``iat``, ``exp`` and the configured ``iss``/``aud``; ``claims`` add to or override them.
+        """
+        if not isinstance(self._key, bytes):
+            raise TypeError(
+                "JWTAuth.issue_token needs secret=; with public_key= or jwks_url= tokens come from the "
+                "holder of the private key (your identity provider)"
+            )
+        now = int(time.time())
+        payload: dict[str, Any] = {"sub": sub, "iat": now, "exp": now + int(expires_in)}
+        if self._issuer is not None:
+            payload["iss"] = self._issuer
+        if self._audience is not None:
+            payload["aud"] = self._audience
+        payload.update(claims or {})
+        return jwt.encode(payload, self._key, algorithm=self._algorithms[0])
+
+    def __repr__(self) -> str:
+        if isinstance(self._key, bytes):
+            source = "secret=<hidden>"
+        elif isinstance(self._key, _JWKSKeys):
+            source = f"jwks_url={self._key.url!r}"
+        else:
+            source = f"public_key=<{_describe(self._key)}>"
+        extras = "".join(
+            f", {name}={value!r}"
+            for name, value in (
+                ("issuer", self._issuer),
+                ("audience", self._audience),
+                ("leeway", self._leeway),
+            )
+            if value
+        )
+        return f"JWTAuth({source}, algorithms={list(self._algorithms)!r}{extras})"
+
+
+class _JWKSKeys:
+    """Signing keys from a JWKS URL: the key set is cached, and fetched in a worker thread."""
+
+    def __init__(self, url: str, *, cache_seconds: float, refresh_cooldown: float) -> None:
+        self.url = url
+        # Only the key-set cache (it expires, so keys removed upstream stop verifying); PyJWT's
+        # per-kid LRU cache never expires and would keep honouring a revoked key.
+        self._client = PyJWKClient(
+            url,
+            cache_keys=False,
+            cache_jwk_set=True,
+            lifespan=cache_seconds,
+            timeout=_JWKS_TIMEOUT_SECONDS,
+            cooldown_duration=refresh_cooldown,
+        )
+        self._lock = threading.Lock()
+
+    async def key_for(self, kid: object) -> PyJWK:
+        """The signing key named ``kid``, from the cache when fresh, otherwise fetched off the event loop."""
+        if not isinstance(kid, str) or not kid:
+            raise InvalidCredentialError("token has no key id (kid)")
+        cached = self._cached(kid)
+        if cached is not None:
+            return cached
+        return await anyio.to_thread.run_sync(self._fetch, kid)
+
+    def _cached(self, kid: str) -> PyJWK | None:
+        cache = self._client.jwk_set_cache
+        jwk_set = cache.get() if cache is not None else None
+        if jwk_set is None:
+            return None
+        return next((k for k in jwk_set.keys if k.key_id == kid and k.public_key_use in ("sig", None)), None)
+
+    def _fetch(self, kid: str) -> PyJWK:
+        """Blocking: read the key set (one thread at a time), refreshing once for an unknown kid."""
+        with self._lock:
+            try:
+                key = self._client.match_kid(self._client.get_signing_keys(), kid)
+                return key if key is not None else self._refetch(kid)
+            except PyJWKClientConnectionError as exc:
+                raise JWKSUnavailableError(f"JWTAuth could not fetch signing keys from {self.url}: {exc}") from exc
+            except (PyJWTError, ValueError, OSError) as exc:
+                raise JWKSUnavailableError(f"JWTAuth could not read signing keys from {self.url}: {exc}") from exc
+
+    def _refetch(self, kid: str) -> PyJWK:
+        """Fetch the key set again for an unknown kid (key rotation), unless the cooldown forbids it.
+
+        The cooldown means tokens with made-up kids cannot make us hammer the identity provider.
+        """
+        try:
+            return self._client.get_signing_key(kid)
+        except PyJWKClientConnectionError:
+            raise
+        except PyJWKClientError as exc:
+            raise InvalidCredentialError("token signing key (kid) is not known") from exc
+
+
+def _jwt_header(token: str) -> dict[str, Any] | None:
+    """The decoded JOSE header if ``token`` is shaped like a JWT, else ``None``."""
+    shape = _JWT_SHAPE.fullmatch(token)
+    if shape is None:
+        return None
+    try:
+        header = json.loads(base64url_decode(shape.group(1)))
+    except (ValueError, binascii.Error, RecursionError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def _reason(exc: PyJWTError, *, audience_configured: bool) -> str:
+    """A short reason safe to send to the client: never the token, never PyJWT's own message."""
+    if isinstance(exc, InvalidSignatureError):
+        return "token signature is invalid"
+    if isinstance(exc, ExpiredSignatureError):
+        return "token has expired"
+    if isinstance(exc, ImmatureSignatureError):
+        return "token is not yet valid"
+    if isinstance(exc, InvalidAudienceError):
+        return "token audience is not accepted" if audience_configured else "token names an audience (aud)"
+    if isinstance(exc, InvalidIssuerError):
+        return "token issuer is not accepted"
+    if isinstance(exc, MissingRequiredClaimError) and exc.claim in ("aud", "iss"):
+        return f"token has no {exc.claim} claim"
+    if isinstance(exc, InvalidSubjectError):
+        return _NO_SUBJECT
+    if isinstance(exc, InvalidAlgorithmError):
+        return "token algorithm is not accepted"
+    if isinstance(exc, InvalidIssuedAtError | DecodeError):
+        return "token is malformed"
+    return "token is invalid"
+
+
+def _check_algorithms(algorithms: Sequence[str] | None, source: str) -> tuple[str, ...]:
+    """Refuse unsigned tokens, unknown names and any mix that invites algorithm confusion."""
+    if isinstance(algorithms, str):
+        raise ValueError(f"JWTAuth: algorithms must be a list, e.g. algorithms=[{algorithms!r}]")
+    if algorithms is None:
+        return ("HS256",) if source == "secret" else ("RS256", "ES256")
+    chosen = tuple(dict.fromkeys(algorithms))
+    if not chosen:
+        raise ValueError("JWTAuth: algorithms is empty; leave it out for the default or list at least one")
+    if any(not isinstance(alg, str) or alg.lower() == "none" for alg in chosen):
+        raise ValueError("JWTAuth never accepts unsigned tokens; remove 'none' from algorithms")
+    unknown = [alg for alg in chosen if alg not in HMAC_MIN_SECRET_BYTES and alg not in ASYMMETRIC_ALGORITHMS]
+    if unknown:
+        known = ", ".join([*HMAC_MIN_SECRET_BYTES, *ASYMMETRIC_ALGORITHMS])
+        raise ValueError(f"JWTAuth: unknown algorithm(s) {unknown}; choose from {known}")
+    hmac = [alg for alg in chosen if alg in HMAC_MIN_SECRET_BYTES]
+    asymmetric = [alg for alg in chosen if alg not in HMAC_MIN_SECRET_BYTES]
+    if hmac and asymmetric:
+        raise ValueError(
+            f"JWTAuth: algorithms mixes HMAC {hmac} with public-key {asymmetric} (algorithm confusion: "
+            "one key would be read both ways); use HS* with secret=, or RS*/PS*/ES*/EdDSA with "
+            "public_key= or jwks_url="
+        )
+    if source == "secret" and asymmetric:
+        raise ValueError(
+            f"JWTAuth: secret= verifies HMAC tokens (HS256, HS384, HS512), not {asymmetric}; "
+            "pass public_key= or jwks_url= for public-key algorithms"
+        )
+    if source != "secret" and hmac:
+        raise ValueError(
+            f"JWTAuth: {hmac} need a shared secret, but {source}= was given (algorithm confusion); "
+            "use RS256, ES256, PS256 or EdDSA, or pass secret= instead"
+        )
+    return chosen
+
+
+def _check_secret(secret: str | bytes, algorithms: tuple[str, ...]) -> bytes:
+    """The secret as bytes, refused when shorter than the hash of the strongest configured algorithm."""
+    if not isinstance(secret, str | bytes):
+        raise ValueError(f"JWTAuth: secret must be str or bytes, not {type(secret).__name__}")
+    raw = secret.encode() if isinstance(secret, str) else bytes(secret)
+    if b"-----BEGIN" in raw:
+        raise ValueError("JWTAuth: secret looks like a PEM key; pass a public key as public_key= instead")
+    strongest = max(algorithms, key=HMAC_MIN_SECRET_BYTES.__getitem__)
+    needed = HMAC_MIN_SECRET_BYTES[strongest]
+    if len(raw) < needed:
+        raise ValueError(
+            f"JWTAuth: secret is {len(raw)} bytes but {strongest} needs at least {needed} (RFC 7518 "
+            "section 3.2); generate one with secrets.token_urlsafe(64)"
+        )
+    return raw
+
+
+def _load_public_key(pem: str | bytes) -> PublicKey:
+    """Parse a PEM public key, saying what to pass when it is something else."""
+    raw = pem.encode() if isinstance(pem, str) else pem
+    try:
+        key = load_pem_public_key(raw)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        raise ValueError(
+            "JWTAuth: public_key is not a PEM public key ('-----BEGIN PUBLIC KEY-----'); pass the public "
+            "half of the signing key, never the private key"
+        ) from None
+    if not isinstance(
+        key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey | ed448.Ed448PublicKey
+    ):
+        raise ValueError(f"JWTAuth: public_key is a {type(key).__name__}; use an RSA, EC or Ed25519/Ed448 key")
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < 2048:
+        raise ValueError(f"JWTAuth: public_key is a {key.key_size}-bit RSA key; use at least 2048 bits")
+    return key
+
+
+def _algorithms_for_key(key: PublicKey, algorithms: tuple[str, ...], *, explicit: bool) -> tuple[str, ...]:
+    """Keep the algorithms this key can verify; refuse an explicit choice it cannot."""
+    fitting = tuple(alg for alg in algorithms if _fits(key, alg))
+    misfits = [alg for alg in algorithms if alg not in fitting]
+    if fitting and not (explicit and misfits):
+        return fitting
+    suggestion = [alg for alg in ASYMMETRIC_ALGORITHMS if _fits(key, alg)][:1]
+    raise ValueError(f"JWTAuth: public_key ({_describe(key)}) cannot verify {misfits}; pass algorithms={suggestion}")
+
+
+def _fits(key: PublicKey, algorithm: str) -> bool:
+    if algorithm.startswith(("RS", "PS")):
+        return isinstance(key, rsa.RSAPublicKey)
+    if algorithm == "EdDSA":
+        return isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey)
+    return isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, _EC_CURVES[algorithm])
+
+
+def _describe(key: PublicKey) -> str:
+    if isinstance(key, rsa.RSAPublicKey):
+        return f"RSA {key.key_size}-bit"
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        return f"EC {key.curve.name}"
+    return "Ed25519" if isinstance(key, ed25519.Ed25519PublicKey) else "Ed448"
+
+
+def _check_jwks_url(url: str) -> str:
+    """An https URL (plain http only for loopback, where nobody can tamper with the keys in transit)."""
+    if not isinstance(url, str):
+        raise ValueError(f"JWTAuth: jwks_url must be a string URL, not {type(url).__name__}")
+    parsed = urlparse(url)
+    if not parsed.hostname or not (
+        parsed.scheme == "https" or (parsed.scheme == "http" and parsed.hostname in _LOOPBACK_HOSTS)
+    ):
+        raise ValueError(f"JWTAuth: jwks_url must be an https:// URL (http:// only for localhost); got {url!r}")
+    return url
+
+
+def _check_issuer(issuer: str | None) -> str | None:
+    if issuer is not None and (not isinstance(issuer, str) or not issuer):
+        raise ValueError(f"JWTAuth: issuer must be a non-empty string or None; got {issuer!r}")
+    return issuer
+
+
+def _check_audience(audience: str | Sequence[str] | None) -> str | list[str] | None:
+    if audience is None or (isinstance(audience, str) and audience):
+        return audience
+    values = [] if isinstance(audience, str) else list(audience)
+    if not values or any(not isinstance(value, str) or not value for value in values):
+        raise ValueError(
+            f"JWTAuth: audience must be a non-empty string or list of them (the identifier your identity "
+            f"provider puts in 'aud' for this server); got {audience!r}"
+        )
+    return values
+
+
+def _check_seconds(name: str, value: float, *, allow_zero: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"JWTAuth: {name} must be a number of seconds; got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"JWTAuth: {name} must be {'>= 0' if allow_zero else '> 0'} seconds; got {value!r}")
+    return float(value)

@@ -1,0 +1,91 @@
+"""Static API keys: a fixed set of shared bearer tokens, each with a label for logs and tests."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+
+from ._credentials import Identity
+
+__all__ = ["StaticKeys"]
+
+#: Shorter keys are refused at construction; they are too easy to guess.
+MIN_KEY_LENGTH = 8
+
+
+def _digest(secret: str) -> bytes:
+    """SHA-256 of a key or presented token (lone surrogates pass through rather than crash)."""
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
+
+
+class StaticKeys:
+    """Accepts a bearer token equal to one of the configured keys, e.g. ``StaticKeys({"nour": key})``.
+
+    Everyone holding a key signs in as the same caller, ``"static:" + sha256(key)[:32 hex]``:
+    the user id never contains the key, and changing the key gives a new caller.
+
+    Comparison is constant-time with respect to the keys: the presented token is hashed and its
+    SHA-256 digest looked up in a dict keyed by the digests of the configured keys. Any timing the
+    lookup leaks is about digests, which an attacker cannot steer towards a key without a preimage;
+    unlike a loop of ``hmac.compare_digest`` the cost does not grow with the number of keys.
+    """
+
+    def __init__(self, keys: Mapping[str, str]) -> None:
+        if not isinstance(keys, Mapping) or not keys:
+            got = "an empty mapping" if isinstance(keys, Mapping) else f"a {type(keys).__name__}"
+            raise ValueError(
+                f'StaticKeys needs a non-empty mapping of label to key, e.g. StaticKeys({{"nour": key}}); got {got}'
+            )
+        self._keys: dict[str, str] = {}
+        self._by_digest: dict[bytes, Identity] = {}
+        for label, key in keys.items():
+            _check_entry(label, key)
+            digest = _digest(key)
+            clash = self._by_digest.get(digest)
+            if clash is not None:
+                raise ValueError(
+                    f"StaticKeys: labels {clash.label!r} and {label!r} have the same key; "
+                    "give each label its own key (they would sign in as the same caller)"
+                )
+            self._keys[label] = key
+            self._by_digest[digest] = Identity(
+                user_id="static:" + digest.hex()[:32], kind="static", label=label, claims={}
+            )
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The configured labels, in the order given."""
+        return tuple(self._keys)
+
+    def key_for(self, label: str) -> str:
+        """The key configured under ``label`` (for test fixtures that need to present it)."""
+        try:
+            return self._keys[label]
+        except KeyError:
+            known = ", ".join(repr(known) for known in self._keys)
+            raise KeyError(f"StaticKeys has no key labelled {label!r}; known labels: {known}") from None
+
+    async def authenticate(self, token: str) -> Identity | None:
+        """The caller for a configured key, or ``None`` so another authenticator may try the token."""
+        return self._by_digest.get(_digest(token))
+
+    def __repr__(self) -> str:
+        return f"StaticKeys(labels={list(self._keys)!r})"
+
+
+def _check_entry(label: object, key: object) -> None:
+    """Refuse a label or key that could not work, saying which label and what to do."""
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"StaticKeys: every label must be a non-empty string; got {label!r}")
+    if not isinstance(key, str):
+        raise ValueError(f"StaticKeys: the key for {label!r} must be a string, not {type(key).__name__}")
+    if len(key) < MIN_KEY_LENGTH:
+        raise ValueError(
+            f"StaticKeys: the key for {label!r} is {len(key)} characters; use at least {MIN_KEY_LENGTH} "
+            "(for example secrets.token_urlsafe(32))"
+        )
+    if any(char.isspace() for char in key):
+        raise ValueError(
+            f"StaticKeys: the key for {label!r} contains whitespace and could not be sent as a bearer "
+            "token; use URL-safe characters (for example secrets.token_urlsafe(32))"
+        )
