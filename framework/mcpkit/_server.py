@@ -107,21 +107,20 @@ class Server:
                 tool_classes.extend(plugin.tools())
             specs = [self._spec(cls, options.id, where) for cls in tool_classes]
             for spec in specs:
-                label = f"{spec.cls.__qualname__} in {where}"
-                if spec.name in owners:
-                    raise ConfigurationError(
-                        f"Two tools are named {spec.name!r}: {owners[spec.name]} and {label}. "
-                        "Tool names must be unique in a server."
-                    )
-                owners[spec.name] = label
+                _claim(owners, spec, f"{spec.cls.__qualname__} in {where}")
             setup = PluginSetup(self.name, options.id, options.name, tuple(s.name for s in specs), lambda: self.clock)
             for plugin in app_plugins:
                 _setup(plugin, setup, where)
             for spec in specs:
                 bound[spec.name] = BoundTool.bind(spec, [*server_plugins, *app_plugins])
+        where = "Server(plugins=...)"
+        contributed = [self._spec(cls, "", where) for plugin in server_plugins for cls in plugin.tools()]
+        for spec in contributed:
+            _claim(owners, spec, f"{spec.cls.__qualname__} from {where}")
+            bound[spec.name] = BoundTool.bind(spec, server_plugins)
         everything = PluginSetup(self.name, "", self.name, tuple(bound), lambda: self.clock)
         for plugin in server_plugins:
-            _setup(plugin, everything, "Server(plugins=...)")
+            _setup(plugin, everything, where)
         return bound
 
     @staticmethod
@@ -228,6 +227,15 @@ def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tup
                 "or an object with `async def authenticate(token)`."
             )
     return candidates
+
+
+def _claim(owners: dict[str, str], spec: ToolSpec, label: str) -> None:
+    """Record who owns a tool name; a second owner is a configuration error naming both."""
+    if spec.name in owners:
+        raise ConfigurationError(
+            f"Two tools are named {spec.name!r}: {owners[spec.name]} and {label}. Tool names must be unique."
+        )
+    owners[spec.name] = label
 
 
 def _setup(plugin: Plugin, setup: PluginSetup, where: str) -> None:

@@ -78,7 +78,8 @@ class RememberPlugin(Plugin):
         without ``secret``, from ``REMEMBER_SECRET`` (several, comma-separated: the first
         encrypts, the others are still read during a rotation).
         """
-        config = store_config(type, url, None if path is None else os.fspath(path))
+        # Without a type, REMEMBER_STORE is read when the server is built, not at import.
+        config = None if type is None and url is None and path is None else store_config(type, url, _path(path))
         return cls(
             config,
             default_ttl=default_ttl,
@@ -162,6 +163,10 @@ class RememberPlugin(Plugin):
             else:
                 if removed:
                     logger.debug("deleted %d expired remembered values", removed)
+
+
+def _path(path: str | os.PathLike[str] | None) -> str | None:
+    return None if path is None else os.fspath(path)
 
 
 def keyring_from(secrets: Sequence[str]) -> Keyring:
