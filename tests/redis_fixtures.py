@@ -1,0 +1,136 @@
+"""Redis for tests: the machine's shared server under a throwaway prefix, or a private one to stop and start.
+
+Without Redis the tests that need it skip, with the reason; under ``CI=true`` they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+import redis
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+START_TIMEOUT_SECONDS = 10.0
+
+
+def _missing(reason: str) -> NoReturn:
+    """Skip locally; fail in CI, where a missing Redis means a broken pipeline."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
+    pytest.skip(reason)
+
+
+def _answers(url: str) -> bool:
+    client = redis.Redis.from_url(url, socket_connect_timeout=1.0, socket_timeout=1.0)
+    try:
+        return bool(client.ping())
+    except (redis.ConnectionError, redis.TimeoutError, OSError):
+        return False
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The shared test Redis (env ``MCPKIT_TEST_REDIS_URL``, else the local default)."""
+    url = os.environ.get("MCPKIT_TEST_REDIS_URL", DEFAULT_REDIS_URL)
+    if not _answers(url):
+        _missing(f"no Redis answers at {url}; start one or set MCPKIT_TEST_REDIS_URL")
+    return url
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; every key under it is deleted afterwards."""
+    prefix = f"mcpkit-test:{uuid.uuid4().hex}:"
+    yield prefix
+    client = redis.Redis.from_url(redis_url)
+    try:
+        names = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        if names:
+            client.delete(*names)
+    finally:
+        client.close()
+
+
+class PrivateRedis:
+    """A ``redis-server`` this test started on a loopback port; stop and start it at will."""
+
+    def __init__(self, binary: str, port: int, directory: Path) -> None:
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self._binary = binary
+        self._directory = directory
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start (again) on the same port and wait until it answers PING."""
+        if self._process is not None:
+            return
+        command = [self._binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "no", "--dir", str(self._directory)]
+        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not _answers(self.url):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server did not come up on port {self.port}")
+            time.sleep(0.02)
+
+    def freeze(self) -> None:
+        """Suspend the server (SIGSTOP): connections stay open but nothing answers."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Resume a frozen server (SIGCONT)."""
+        os.kill(self.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        """Terminate the server this object started (by its PID) and wait for it to exit."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        os.kill(process.pid, signal.SIGCONT)  # a frozen server could not act on SIGTERM
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    @property
+    def pid(self) -> int:
+        if self._process is None:
+            raise RuntimeError("the private redis-server is not running")
+        return self._process.pid
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    """A fresh ``redis-server`` of this test's own, always stopped at teardown."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        _missing("redis-server is not on PATH")
+    server = PrivateRedis(binary, _free_port(), tmp_path)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,237 @@
+"""What is particular to the Redis store: round trips, key layout, expiry of its indexes, outages."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+import redis
+from redis.asyncio.connection import AbstractConnection
+from redis.crc import key_slot
+
+from mcpkit_remember._redis_store import RedisStore
+from mcpkit_remember._store import Entry, StoreUnavailableError
+from redis_fixtures import PrivateRedis
+from stores._counter import increment, read
+
+OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+
+@pytest.fixture
+async def store(redis_url: str, redis_prefix: str) -> AsyncIterator[RedisStore]:
+    opened = RedisStore(redis_url, prefix=redis_prefix)
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+def raw(redis_url: str) -> Iterator[redis.Redis]:
+    """A plain synchronous client, to look at what the store wrote."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+class RoundTrips:
+    """Counts the writes of packed commands to Redis: one per round trip (a pipeline is one write)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[bytes] = []
+        send = AbstractConnection.send_packed_command
+
+        async def counting(connection: AbstractConnection, command: Any, *args: Any, **kwargs: Any) -> None:
+            self.sent.append(command if isinstance(command, bytes) else b"".join(command))
+            await send(connection, command, *args, **kwargs)
+
+        monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+
+    @property
+    def count(self) -> int:
+        return len(self.sent)
+
+    async def of(self, call: Any) -> int:
+        before = self.count
+        await call
+        return self.count - before
+
+
+def names(client: redis.Redis, prefix: str) -> list[str]:
+    return sorted(name.decode() for name in client.scan_iter(match=f"{prefix}*", count=1000))
+
+
+async def test_each_operation_is_one_round_trip(store: RedisStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = time.time()
+    await store.put(OWNER, "user", "warm", b"v", None, now)  # the connection exists before counting
+    trips = RoundTrips(monkeypatch)
+    assert await trips.of(store.put(OWNER, "user", "k", b"1", now + DAY, now)) == 1
+    assert await trips.of(store.get(OWNER, "user", "k", now)) == 1
+    assert await trips.of(store.exists(OWNER, "user", "k", now)) == 1
+    assert await trips.of(store.swap(OWNER, "user", "k", b"1", b"2", None, now)) == 1
+    assert await trips.of(store.swap(OWNER, "user", "k", b"1", b"3", None, now)) == 1
+    assert await trips.of(store.swap(OWNER, "user", "new", None, b"3", None, now)) == 1
+    assert await trips.of(store.keys(OWNER, "user", now)) == 1
+    assert await trips.of(store.delete(OWNER, "user", "k", now)) == 1
+    assert await trips.of(store.delete_bucket(OWNER, "user", now)) == 1
+    assert await trips.of(store.delete_owner(OWNER)) == 1
+
+
+async def test_open_pings_and_loads_the_scripts_in_one_round_trip(
+    redis_url: str, redis_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = RedisStore(redis_url, prefix=redis_prefix)
+    trips = RoundTrips(monkeypatch)
+    await store.open()
+    try:
+        loads = [sent for sent in trips.sent if b"SCRIPT" in sent]
+        assert len(loads) == 1
+        assert loads[0].startswith(b"*1\r\n$4\r\nPING\r\n")
+        assert loads[0].count(b"SCRIPT") == 7
+        assert await trips.of(store.swap(OWNER, "user", "k", None, b"1", None, time.time())) == 1
+    finally:
+        await store.close()
+
+
+async def test_bucket_and_owner_operations_never_walk_the_keyspace(private_redis: PrivateRedis) -> None:
+    store, now = RedisStore(private_redis.url), time.time()
+    await store.open()
+    admin = redis.Redis.from_url(private_redis.url)
+    try:
+        for number in range(20):
+            await store.put(OWNER, "user", f"k{number}", b"v", now + number, now)
+        admin.config_resetstat()
+        assert len(await store.keys(OWNER, "user", now + 10)) == 9
+        assert await store.delete_bucket(OWNER, "user", now + 10) == 9
+        await store.put(OWNER, "tool.t", "k", b"v", None, now)
+        assert await store.delete_owner(OWNER) == 1
+        stats = admin.info("commandstats")
+        assert {"cmdstat_zrangebyscore", "cmdstat_evalsha"} <= stats.keys()
+        assert not {"cmdstat_scan", "cmdstat_keys"} & stats.keys()
+    finally:
+        admin.close()
+        await store.close()
+
+
+async def test_every_key_of_an_owner_shares_one_hash_tag(
+    store: RedisStore, raw: redis.Redis, redis_prefix: str
+) -> None:
+    now = time.time()
+    for bucket in ["user", "session", "global", "tool.search"]:
+        await store.put(OWNER, bucket, "k:{x}", b"v", now + DAY, now)
+    await store.put("someone-else", "user", "k", b"v", None, now)
+    mine = [name for name in names(raw, redis_prefix) if name.startswith(f"{redis_prefix}{{{OWNER}}}:")]
+    assert len(mine) == 4 + 4 + 1  # values, bucket indexes, the owner's bucket set
+    assert {key_slot(name.encode()) for name in mine} == {key_slot(OWNER.encode())}
+    assert f"{redis_prefix}{{{OWNER}}}:v:user:k:{{x}}" in mine
+
+
+async def test_a_value_past_the_framework_deadline_reads_missing_though_redis_still_has_it(
+    store: RedisStore, raw: redis.Redis, redis_prefix: str
+) -> None:
+    now = time.time()
+    await store.put(OWNER, "user", "k", b"v", now + HOUR, now)
+    assert await store.get(OWNER, "user", "k", now + 2 * HOUR) is None
+    assert raw.exists(f"{redis_prefix}{{{OWNER}}}:v:user:k")
+    assert 0 < raw.pttl(f"{redis_prefix}{{{OWNER}}}:v:user:k") <= HOUR * 1000
+
+
+async def test_indexes_expire_with_their_longest_value_and_leave_nothing_behind(
+    store: RedisStore, raw: redis.Redis, redis_prefix: str
+) -> None:
+    now = time.time()
+    base = f"{redis_prefix}{{{OWNER}}}"
+    await store.put(OWNER, "user", "short", b"v", now + HOUR, now)
+    await store.put(OWNER, "user", "long", b"v", now + DAY, now)
+    await store.put(OWNER, "session", "k", b"v", now + HOUR, now)
+    longest = raw.pexpiretime(f"{base}:v:user:long")
+    assert raw.pexpiretime(f"{base}:i:user") == longest
+    assert raw.pexpiretime(f"{base}:b") == longest
+    assert all(raw.pttl(name) > 0 for name in names(raw, redis_prefix))
+
+    await store.put(OWNER, "tool.t", "forever", b"v", None, now)
+    assert raw.pttl(f"{base}:i:tool.t") == -1
+    assert raw.pttl(f"{base}:b") == -1
+    assert await store.delete(OWNER, "tool.t", "forever", now)
+    assert raw.pexpiretime(f"{base}:b") == longest
+
+    assert await store.delete_bucket(OWNER, "user", now) == 2
+    assert await store.delete(OWNER, "session", "k", now)
+    assert names(raw, redis_prefix) == []
+
+
+async def test_invalid_names_are_refused(store: RedisStore) -> None:
+    now = time.time()
+    with pytest.raises(ValueError, match="':'"):
+        await store.put(OWNER, "tool:x", "k", b"v", None, now)
+    with pytest.raises(ValueError, match="owner"):
+        await store.get("a{b", "user", "k", now)
+    with pytest.raises(ValueError, match="owner"):
+        await store.delete_owner("")
+    with pytest.raises(ValueError, match="prefix"):
+        RedisStore("redis://127.0.0.1:6379/0", prefix="app:{x}:")
+
+
+async def test_two_stores_on_one_prefix_lose_no_increments(redis_url: str, redis_prefix: str) -> None:
+    now = time.time()
+    first, second = RedisStore(redis_url, prefix=redis_prefix), RedisStore(redis_url, prefix=redis_prefix)
+    await first.open()
+    await second.open()
+    try:
+        racers = [increment(store, OWNER, "counter", 40, now) for store in (first, second) for _ in range(4)]
+        lost = await asyncio.gather(*racers)
+        assert await read(second, OWNER, "counter", now) == 8 * 40
+        assert sum(lost) > 0
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_opening_an_unreachable_redis_names_it_without_the_password(private_redis: PrivateRedis) -> None:
+    private_redis.stop()
+    url = private_redis.url.replace("redis://", "redis://:hunter2@")
+    with pytest.raises(StoreUnavailableError) as raised:
+        await RedisStore(url).open()
+    message = str(raised.value)
+    assert message.startswith(f"Redis at {private_redis.url} is unreachable: ")
+    assert "hunter2" not in message
+
+
+async def test_an_outage_raises_quickly_and_heals_when_redis_returns(private_redis: PrivateRedis) -> None:
+    store, now = RedisStore(private_redis.url), time.time()
+    await store.open()
+    try:
+        await store.put(OWNER, "user", "k", b"v", None, now)
+        private_redis.stop()
+        for call in (store.get(OWNER, "user", "k", now), store.swap(OWNER, "user", "k", b"v", b"w", None, now)):
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailableError, match=f"Redis at {private_redis.url} is unreachable"):
+                await call
+            assert time.monotonic() - started < 1.5
+        private_redis.start()  # empty again: it keeps nothing on disk
+        assert await store.get(OWNER, "user", "k", now) is None
+        assert await store.swap(OWNER, "user", "k", None, b"back", None, now)
+        assert await store.get(OWNER, "user", "k", now) == Entry(b"back", None)
+    finally:
+        await store.close()
+
+
+async def test_a_redis_that_stops_answering_times_out_instead_of_hanging(private_redis: PrivateRedis) -> None:
+    store, now = RedisStore(private_redis.url), time.time()
+    await store.open()
+    try:
+        await store.put(OWNER, "user", "k", b"v", None, now)
+        private_redis.freeze()
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailableError, match="unreachable"):
+            await store.get(OWNER, "user", "k", now)
+        assert time.monotonic() - started < 5
+        private_redis.thaw()
+        assert await store.get(OWNER, "user", "k", now) == Entry(b"v", None)
+    finally:
+        private_redis.thaw()
+        await store.close()
