@@ -1,0 +1,62 @@
+"""The help-desk demo: the "Remembering Across Calls" tutorial as an mcpkit server.
+
+Run it with ``python -m helpdesk`` or ``mcpkit run helpdesk:server``; build one in
+code (or in tests) with ``create_server()``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mcpkit import Server
+
+from ._apps import HELP_DESK_TOOLS, assistant_app, help_desk_app
+from ._banner import GetBanner, SetBanner
+from ._drafts import DRAFT_TTL, GetDraft, SaveDraft, SendReply
+from ._keys import DEMO_KEYS, KEYS_VARIABLE, AgentKeys, load_keys, parse_keys
+from ._server import create_server
+from ._signature import DEFAULT_SIGNATURE, DraftReply, SetSignature
+from ._startup import client_snippet, connect_url, startup_message
+from ._tickets import QUEUE, CurrentTicket, NextTicket, WorkOn
+
+__all__ = [
+    "DEFAULT_SIGNATURE",
+    "DEMO_KEYS",
+    "DRAFT_TTL",
+    "HELP_DESK_TOOLS",
+    "KEYS_VARIABLE",
+    "QUEUE",
+    "AgentKeys",
+    "CurrentTicket",
+    "DraftReply",
+    "GetBanner",
+    "GetDraft",
+    "NextTicket",
+    "SaveDraft",
+    "SendReply",
+    "SetBanner",
+    "SetSignature",
+    "WorkOn",
+    "assistant_app",
+    "client_snippet",
+    "connect_url",
+    "create_server",
+    "help_desk_app",
+    "load_keys",
+    "parse_keys",
+    "server",
+    "startup_message",
+]
+
+
+def __getattr__(name: str) -> Server:
+    """``helpdesk.server`` (for ``mcpkit run helpdesk:server``), built on first use, not at import.
+
+    It reads ``HELPDESK_KEYS`` and ``REMEMBER_STORE`` then, prints nothing, and opens
+    nothing until it serves; importing ``helpdesk`` stays cheap and cannot fail on them.
+    """
+    if name != "server":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = create_server(os.environ.get("REMEMBER_STORE") or None)
+    globals()["server"] = built
+    return built

@@ -1,0 +1,69 @@
+"""``python -m helpdesk``: serve the help desk over streamable HTTP and say how to connect."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from mcpkit import ConfigurationError
+from mcpkit_remember._config import parse_store_url
+
+from ._keys import KEYS_VARIABLE, load_keys
+from ._server import create_server
+from ._startup import startup_message
+
+__all__ = ["main"]
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m helpdesk",
+        description=(
+            "Serve the mcpkit help-desk demo over MCP streamable HTTP at http://HOST:PORT/mcp. "
+            f'Agents sign in with static keys from {KEYS_VARIABLE}="nour=KEY,sam=KEY"; without it the demo '
+            "keys nour-demo-key and sam-demo-key are used. Stored values are encrypted with REMEMBER_SECRET "
+            "(for SQLite without it, a secret file is made beside the database)."
+        ),
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument(
+        "--store",
+        default=os.environ.get("REMEMBER_STORE") or "memory",
+        help=(
+            "where tools remember things: memory (lost on restart), sqlite:///relative.db, "
+            "sqlite:////absolute/path.db or redis://HOST:PORT/DB (needs REMEMBER_SECRET). "
+            "Default: $REMEMBER_STORE if set, else memory"
+        ),
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        store = parse_store_url(args.store)
+        keys = load_keys()
+        server = create_server(args.store, keys.keys)
+    except ConfigurationError as exc:
+        print(f"helpdesk: {exc}", file=sys.stderr)
+        return 2
+    print(startup_message(args.host, args.port, store, keys), flush=True)
+    server.run(transport="http", host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

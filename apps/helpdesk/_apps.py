@@ -1,0 +1,58 @@
+"""The two apps the help desk serves: "help-desk" (the agents' tools) and "assistant" (memory tools)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpkit import ToolContext, app
+from mcpkit_remember import RememberPlugin, StoreConfig
+
+from ._banner import GetBanner, SetBanner
+from ._drafts import GetDraft, SaveDraft, SendReply
+from ._signature import DraftReply, SetSignature
+from ._tickets import CurrentTicket, NextTicket, WorkOn
+
+__all__ = ["HELP_DESK_TOOLS", "assistant_app", "help_desk_app"]
+
+#: Every tool of the "help-desk" app, in the order the tutorial introduces them.
+HELP_DESK_TOOLS: tuple[type[ToolContext], ...] = (
+    SetSignature,
+    DraftReply,
+    SetBanner,
+    GetBanner,
+    WorkOn,
+    CurrentTicket,
+    NextTicket,
+    SaveDraft,
+    GetDraft,
+    SendReply,
+)
+
+
+def _remember(store: StoreConfig, tools: dict[str, Any] | None = None) -> RememberPlugin:
+    return RememberPlugin.init(type=store.type, url=store.url, path=store.path, tools=tools)
+
+
+def help_desk_app(store: StoreConfig) -> type[Any]:
+    """The "help-desk" app, remembering in ``store``."""
+
+    @app(id="help-desk", name="Help Desk", tools=HELP_DESK_TOOLS, plugins=[_remember(store)])
+    class HelpDeskApp:
+        """Signatures, a banner, tickets and reply drafts for support agents."""
+
+        __qualname__ = "HelpDeskApp"  # errors name the app, not this factory
+
+    return HelpDeskApp
+
+
+def assistant_app(store: StoreConfig, memory_prefix: str = "") -> type[Any]:
+    """The "assistant" app: no tools of its own, the model-facing memory tools limited to user scope."""
+    tools = {"enabled": True, "allowed_scopes": ["user"], "prefix": memory_prefix}
+
+    @app(id="assistant", name="Assistant", plugins=[_remember(store, tools)])
+    class AssistantApp:
+        """Lets the model keep notes for the signed-in agent (remember_this, recall, forget, list_memories)."""
+
+        __qualname__ = "AssistantApp"
+
+    return AssistantApp

@@ -1,0 +1,57 @@
+"""Reply drafts: kept per agent (user scope) for a day, and forgotten once the reply is sent."""
+
+from __future__ import annotations
+
+from typing import NotRequired
+
+from typing_extensions import TypedDict
+
+from mcpkit import ToolContext, tool
+
+from ._tickets import TicketId
+
+__all__ = ["DRAFT_TTL", "GetDraft", "SaveDraft", "SendReply"]
+
+#: How long a draft is kept, in seconds: there tomorrow morning, gone next month.
+DRAFT_TTL = 24 * 60 * 60
+
+
+def _key(ticket_id: str) -> str:
+    return f"draft:{ticket_id}"
+
+
+class SavedResult(TypedDict):
+    saved: str
+
+
+class DraftResult(TypedDict):
+    draft: str | None
+
+
+class SendResult(TypedDict):
+    sent: bool
+    text: NotRequired[str]
+
+
+@tool(name="save_draft", description="Save a reply draft for a ticket. Drafts are kept for a day.")
+class SaveDraft(ToolContext):
+    async def execute(self, ticket_id: TicketId, text: str) -> SavedResult:
+        await self.remember.set(_key(ticket_id), text, scope="user", ttl=DRAFT_TTL)
+        return {"saved": ticket_id}
+
+
+@tool(name="get_draft", description="Your reply draft for a ticket, if you have one.")
+class GetDraft(ToolContext):
+    async def execute(self, ticket_id: TicketId) -> DraftResult:
+        return {"draft": await self.remember.get(_key(ticket_id), scope="user", default=None)}
+
+
+@tool(name="send_reply", description="Send your reply draft for a ticket to the customer.")
+class SendReply(ToolContext):
+    async def execute(self, ticket_id: TicketId) -> SendResult:
+        key = _key(ticket_id)
+        draft = await self.remember.get(key, scope="user")
+        # forget() says whether the draft was still there, so two sends at once send it once.
+        if not draft or not await self.remember.forget(key, scope="user"):
+            return {"sent": False}
+        return {"sent": True, "text": draft}

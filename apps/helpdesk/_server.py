@@ -1,0 +1,35 @@
+"""``create_server``: the help desk's two apps on one server, with the agents' static keys."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from mcpkit import Server, StaticKeys
+from mcpkit_remember._config import parse_store_url
+
+from ._apps import assistant_app, help_desk_app
+from ._keys import load_keys
+
+__all__ = ["SERVER_NAME", "create_server"]
+
+SERVER_NAME = "helpdesk"
+
+
+def create_server(
+    store: str | None = None, keys: Mapping[str, str] | None = None, *, memory_prefix: str = ""
+) -> Server:
+    """A new help-desk server; nothing is opened or printed until it serves.
+
+    ``store`` is ``memory`` (the default, as in the tutorial), ``sqlite:///relative.db``,
+    ``sqlite:////absolute.db`` or ``redis://HOST:PORT/DB``; both apps use it. ``keys``
+    maps agent labels to static keys (default: ``HELPDESK_KEYS``, else the demo keys).
+    ``memory_prefix`` goes in front of the assistant's memory tool names, like ``memory_recall``.
+    """
+    config = parse_store_url(store or "memory")
+    agent_keys = load_keys().keys if keys is None else keys
+    return Server(
+        [help_desk_app(config), assistant_app(config, memory_prefix)],
+        auth=StaticKeys(agent_keys),
+        allow_anonymous=True,
+        name=SERVER_NAME,
+    )

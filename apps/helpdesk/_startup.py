@@ -1,0 +1,82 @@
+"""What ``python -m helpdesk`` prints on start: where it listens, what it uses, how to connect."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from mcpkit_remember import StoreConfig
+
+from ._keys import KEYS_VARIABLE, AgentKeys
+
+__all__ = ["client_snippet", "connect_url", "startup_message"]
+
+_WILDCARD = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
+
+
+def connect_url(host: str, port: int) -> str:
+    """The URL a client on this machine connects to (a wildcard bind is reached on loopback)."""
+    shown = _WILDCARD.get(host, host)
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/mcp"
+
+
+def client_snippet(url: str, key: str) -> str:
+    """A short script that calls ``draft_reply`` through the official ``mcp`` client with a bearer key."""
+    call = '{"ticketId": "T-1", "text": "Hello"}'
+    lines = [
+        "import asyncio, httpx2, mcp",
+        "from mcp.client.streamable_http import streamable_http_client",
+        f"async def main(url={url!r}, key={key!r}):",
+        '    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}) as http:',
+        "        async with mcp.Client(streamable_http_client(url, http_client=http)) as client:",
+        f'            print((await client.call_tool("draft_reply", {call})).structured_content)',
+        "asyncio.run(main())",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _keys_line(keys: AgentKeys) -> str:
+    if keys.demo:
+        pairs = ", ".join(f"{label} = {key}" for label, key in keys.keys.items())
+        return (
+            f"Keys: {KEYS_VARIABLE} is not set, so the demo keys are in use: {pairs}. They are public; "
+            f'set {KEYS_VARIABLE}="nour=KEY,sam=KEY" before serving anyone real.'
+        )
+    return f"Keys: from {KEYS_VARIABLE}, for {', '.join(keys.keys)}."
+
+
+def _secret_line(store: StoreConfig) -> str:
+    if os.environ.get("REMEMBER_SECRET", "").strip():
+        return "Values are encrypted with REMEMBER_SECRET."
+    if store.type == "sqlite":
+        return (
+            f"Values are encrypted with the secret in {store.path}.secret (made on first start); "
+            "keep it with the database, or set REMEMBER_SECRET."
+        )
+    return "Values are encrypted with a secret made up for this process."
+
+
+def startup_message(host: str, port: int, store: StoreConfig, keys: AgentKeys) -> str:
+    """The lines printed before serving."""
+    url = connect_url(host, port)
+    label = next(iter(keys.keys))
+    key = keys.keys[label] if keys.demo else f"<key for {label} from {KEYS_VARIABLE}>"
+    snippet = textwrap.indent(client_snippet(url, key), "      ")
+    lines = [
+        f"Help desk MCP server at {url}",
+        f"Store: {store.describe()}. {_secret_line(store)}",
+        _keys_line(keys),
+        "Callers without a key are anonymous: they can read and set the banner (global scope), not user scope.",
+        "",
+        f"Connect as {label} with a real MCP client:",
+        "  - the MCP Inspector: run `npx @modelcontextprotocol/inspector`, choose the transport",
+        f"    Streamable HTTP, the URL {url}, and add the header",
+        f"    Authorization: Bearer {key}",
+        "  - the mcp Python client:",
+        snippet.rstrip("\n"),
+        "",
+        "Stop with Ctrl+C.",
+    ]
+    return "\n".join(lines)
