@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from mcpkit import ConfigurationError
-from mcpkit_remember._config import parse_store_url
+from mcpkit_remember import parse_store_url
 
 from ._keys import KEYS_VARIABLE, load_keys
 from ._server import create_server

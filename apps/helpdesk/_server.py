@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mcpkit import Server, StaticKeys
-from mcpkit_remember._config import parse_store_url
+from mcpkit_remember import parse_store_url
 
 from ._apps import assistant_app, help_desk_app
 from ._keys import load_keys

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,6 +22,8 @@ class PluginSetup:
     app_name: str
     tool_names: tuple[str, ...]
     clock: Callable[[], Clock]
+    #: One dict per server, for plugins to share resources (e.g. one in-process store).
+    shared: dict[str, Any] = field(default_factory=dict)
 
 
 class Plugin:

@@ -90,6 +90,7 @@ class Server:
             raise ConfigurationError("Server(apps=[...]) needs at least one @app class.")
         bound: dict[str, BoundTool] = {}
         owners: dict[str, str] = {}
+        shared: dict[str, Any] = {}
         app_ids: set[str] = set()
         for app_cls in apps:
             options = app_options(app_cls) if isinstance(app_cls, type) else None
@@ -108,7 +109,9 @@ class Server:
             specs = [self._spec(cls, options.id, where) for cls in tool_classes]
             for spec in specs:
                 _claim(owners, spec, f"{spec.cls.__qualname__} in {where}")
-            setup = PluginSetup(self.name, options.id, options.name, tuple(s.name for s in specs), lambda: self.clock)
+            setup = PluginSetup(
+                self.name, options.id, options.name, tuple(s.name for s in specs), lambda: self.clock, shared
+            )
             for plugin in app_plugins:
                 _setup(plugin, setup, where)
             for spec in specs:
@@ -118,7 +121,7 @@ class Server:
         for spec in contributed:
             _claim(owners, spec, f"{spec.cls.__qualname__} from {where}")
             bound[spec.name] = BoundTool.bind(spec, server_plugins)
-        everything = PluginSetup(self.name, "", self.name, tuple(bound), lambda: self.clock)
+        everything = PluginSetup(self.name, "", self.name, tuple(bound), lambda: self.clock, shared)
         for plugin in server_plugins:
             _setup(plugin, everything, where)
         return bound

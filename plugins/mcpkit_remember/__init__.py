@@ -1,6 +1,6 @@
 """mcpkit_remember: per-caller memory for every tool (``self.remember``)."""
 
-from ._config import StoreConfig, ToolsConfig
+from ._config import StoreConfig, ToolsConfig, parse_store_url
 from ._errors import (
     RememberConflictError,
     RememberError,
@@ -26,4 +26,5 @@ __all__ = [
     "Scope",
     "StoreConfig",
     "ToolsConfig",
+    "parse_store_url",
 ]

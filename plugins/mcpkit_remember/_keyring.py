@@ -198,9 +198,7 @@ class Keyring:
         try:
             plaintext = self._aeads(index, owner).decrypt(nonce, body, header + _address(owner, bucket, key))
         except InvalidTag:
-            raise UndecryptableError(
-                "authentication", "authentication failed (value moved or corrupted?)"
-            ) from None
+            raise UndecryptableError("authentication", "authentication failed (value moved or corrupted?)") from None
         return Opened(plaintext, stale=index != 0)
 
     def _hash_identity(self, identity: str) -> tuple[str, ...]:

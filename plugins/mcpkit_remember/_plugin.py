@@ -16,7 +16,7 @@ from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
 from ._store import Store
-from ._tools import memory_tools
+from ._tools import NOTES_NAMESPACE, memory_tools
 from ._vault import Vault
 
 __all__ = ["RememberPlugin", "keyring_from", "make_store"]
@@ -106,17 +106,28 @@ class RememberPlugin(Plugin):
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
             )
         elif self._store_config.type == "memory":
-            self._keyring = Keyring.ephemeral()
-        self._store = make_store(self._store_config, self._redis_prefix)
+            self._keyring = setup.shared.setdefault("mcpkit_remember.keyring", Keyring.ephemeral())
+        if self._store_config.type == "memory":  # one in-process store per server, as with SQLite or Redis
+            self._store = setup.shared.setdefault("mcpkit_remember.memory", make_store(self._store_config, ""))
+        else:
+            self._store = make_store(self._store_config, self._redis_prefix)
 
     def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
         return {"remember": self.remember_for}
 
-    def remember_for(self, ctx: ToolContext, tool_name: str | None = None) -> Remember:
-        """The ``self.remember`` of one call (``tool_name`` overrides the tool scope's owner)."""
+    def remember_for(self, ctx: ToolContext) -> Remember:
+        """The ``self.remember`` of one call."""
+        return Remember(self._started(), ctx.caller, ctx.tool_name)
+
+    def notes_for(self, ctx: ToolContext) -> Remember:
+        """What the model-facing memory tools use: buckets of their own, so the model never
+        overwrites a value the server's tools keep (and the four tools share one tool scope)."""
+        return Remember(self._started(), ctx.caller, None, NOTES_NAMESPACE)
+
+    def _started(self) -> RememberPolicy:
         if self._policy is None:
             raise RuntimeError("RememberPlugin has not started: the server's lifespan (startup) has not run.")
-        return Remember(self._policy, ctx.caller, tool_name or ctx.tool_name)
+        return self._policy
 
     def tools(self) -> Sequence[type[ToolContext]]:
         return memory_tools(self) if self.tools_config.enabled else ()

@@ -56,12 +56,13 @@ class Remember:
     session, but only this tool sees it; ``global`` for every caller.
     """
 
-    __slots__ = ("_caller", "_policy", "_tool")
+    __slots__ = ("_caller", "_namespace", "_policy", "_tool")
 
-    def __init__(self, policy: RememberPolicy, caller: Caller, tool_name: str) -> None:
+    def __init__(self, policy: RememberPolicy, caller: Caller, tool_name: str | None, namespace: str = "") -> None:
         self._policy = policy
         self._caller = caller
         self._tool = tool_name
+        self._namespace = namespace
 
     @property
     def user_id(self) -> str | None:
@@ -69,7 +70,7 @@ class Remember:
         return self._caller.user_id
 
     def _place(self, scope: object) -> Place:
-        return place_for(check_scope(scope), self._caller, self._tool)
+        return place_for(check_scope(scope), self._caller, self._tool, self._namespace)
 
     def _deadline(self, ttl: object, now: float) -> float | None:
         seconds = check_ttl(ttl)

@@ -10,7 +10,7 @@ from mcpkit import Caller
 
 from ._errors import RememberIdentityError, RememberInvalidError
 
-__all__ = ["SCOPES", "Place", "Scope", "check_scope", "place_for"]
+__all__ = ["SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
 
 Scope = Literal["user", "session", "tool", "global"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -30,21 +30,33 @@ class Place:
     bucket: str
 
 
+def usable(scope: Scope, caller: Caller) -> bool:
+    """Whether this caller has the identity ``scope`` needs."""
+    if scope == "global" or caller.user_id is not None:
+        return True
+    return scope != "user" and caller.session_id is not None
+
+
 def check_scope(scope: object) -> Scope:
     if scope not in SCOPES:
         raise RememberInvalidError(f"Unknown scope {scope!r}; use one of {', '.join(SCOPES)}.")
     return scope
 
 
-def place_for(scope: Scope, caller: Caller, tool_name: str) -> Place:
-    """The place of ``scope`` for this caller and tool, or RememberIdentityError."""
+def place_for(scope: Scope, caller: Caller, tool_name: str | None, namespace: str = "") -> Place:
+    """The place of ``scope`` for this caller and tool, or RememberIdentityError.
+
+    ``tool_name`` None gives one tool bucket for the namespace (the memory tools share it);
+    ``namespace`` keeps a family of buckets apart (``memory.`` for the model-facing tools).
+    """
     if scope == "global":
-        return Place(_GLOBAL_IDENTITY, "global")
+        return Place(_GLOBAL_IDENTITY, namespace + "global")
     if scope == "user":
         if caller.user_id is None:
             raise RememberIdentityError("user", "the caller is anonymous, so there is no user to keep values for")
-        return Place(json.dumps(["u", caller.user_id]), "user")
-    bucket = "session" if scope == "session" else f"tool.{tool_name}"
+        return Place(json.dumps(["u", caller.user_id]), namespace + "user")
+    base = "session" if scope == "session" else ("tool" if tool_name is None else f"tool.{tool_name}")
+    bucket = namespace + base
     if caller.session_id is not None:
         return Place(json.dumps(["s", caller.session_id]), bucket)
     if caller.user_id is not None:

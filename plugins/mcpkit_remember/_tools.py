@@ -3,13 +3,16 @@
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, tool
 
 from ._cursor import Cursors
-from ._errors import RememberScopeNotAllowedError
-from ._scope import Scope, place_for
+from ._errors import RememberIdentityError, RememberScopeNotAllowedError
+from ._scope import Scope, place_for, usable
 from ._values import MAX_KEY_LENGTH
+
+NOTES_NAMESPACE = "memory."
 
 if TYPE_CHECKING:
     from ._plugin import RememberPlugin
@@ -34,6 +37,33 @@ _SCOPES_2026 = (
     "session keeps it for the signed-in caller across their conversations (on older, session-based connections, "
     "for the session); tool is like session but only these memory tools see it; global is shared with every caller."
 )
+
+
+class Remembered(TypedDict):
+    key: str
+    scope: str
+    remembered: bool
+
+
+class Recalled(TypedDict):
+    key: str
+    scope: str
+    found: bool
+    value: Any
+
+
+class Forgotten(TypedDict):
+    key: str
+    scope: str
+    forgotten: bool
+
+
+class Listed(TypedDict):
+    scope: str
+    keys: list[str]
+    nextCursor: str | None
+
+
 _ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
 
 
@@ -42,7 +72,6 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     config = plugin.tools_config
     prefix = config.prefix
     names = {base: prefix + base for base in ("remember_this", "recall", "forget", "list_memories")}
-    shared = f"{prefix}memory"  # the four tools share one tool-scope bucket
     allowed = config.allowed_scopes
     scopes_note = "" if len(allowed) == 4 else f" This server allows only: {', '.join(allowed)}."
 
@@ -60,15 +89,19 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     def open_scope(ctx: ToolContext, scope: Scope | None) -> "tuple[Remember, Scope]":
         chosen: Scope = scope or "session"
         if chosen not in allowed:
+            if not any(usable(s, ctx.caller) for s in allowed):  # another scope would not help: say what would
+                raise RememberIdentityError(
+                    allowed[0], f"the caller is anonymous, and these memory tools allow only {', '.join(allowed)}"
+                )
             raise RememberScopeNotAllowedError(chosen, allowed, defaulted=scope is None)
-        return plugin.remember_for(ctx, shared), chosen
+        return plugin.notes_for(ctx), chosen
 
     @tool(
         name=names["remember_this"],
         description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."),
     )
     class RememberThis(ToolContext):
-        async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> dict[str, Any]:
+        async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
             remember, chosen = open_scope(self, scope)
             await remember.set(key, value, scope=chosen, ttl=ttl)
             return {"key": key, "scope": chosen, "remembered": True}
@@ -78,7 +111,7 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
         description=describe("recall", f"Recall the value remembered under a key with {names['remember_this']}."),
     )
     class Recall(ToolContext):
-        async def execute(self, key: Key, scope: ScopeArg = None) -> dict[str, Any]:
+        async def execute(self, key: Key, scope: ScopeArg = None) -> Recalled:
             remember, chosen = open_scope(self, scope)
             missing = object()
             value = await remember.get(key, scope=chosen, default=missing)
@@ -88,7 +121,7 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
 
     @tool(name=names["forget"], description=describe("forget", "Forget the value remembered under a key."))
     class Forget(ToolContext):
-        async def execute(self, key: Key, scope: ScopeArg = None) -> dict[str, Any]:
+        async def execute(self, key: Key, scope: ScopeArg = None) -> Forgotten:
             remember, chosen = open_scope(self, scope)
             return {"key": key, "scope": chosen, "forgotten": await remember.forget(key, scope=chosen)}
 
@@ -99,9 +132,9 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     class ListMemories(ToolContext):
         async def execute(
             self, scope: ScopeArg = None, pattern: Pattern = "*", limit: Limit = 50, cursor: CursorArg = None
-        ) -> dict[str, Any]:
+        ) -> Listed:
             remember, chosen = open_scope(self, scope)
-            place = place_for(chosen, self.caller, shared)
+            place = place_for(chosen, self.caller, None, NOTES_NAMESPACE)
             owner = plugin.keyring.owner_for(place.identity)
             after = None if cursor is None else cursors().read(cursor, owner, place.bucket)
             keys = await remember.list(scope=chosen, pattern=pattern)
