@@ -97,6 +97,14 @@ def _import(location: str) -> Any:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
             raise CommandError(f"Cannot import {location}")
+        loaded = sys.modules.get(path.stem)
+        if loaded is not None and getattr(loaded, "__file__", None) == str(path):
+            return loaded
+        if loaded is not None:
+            raise CommandError(
+                f"{location}: a module named {path.stem!r} is already imported; rename the file "
+                "(or run it as package.module:attr)."
+            )
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
         sys.path.insert(0, str(path.parent))

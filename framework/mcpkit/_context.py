@@ -41,11 +41,8 @@ class ToolContext:
         providers: Providers = self.__dict__.get("_providers", {})
         factory = providers.get(name)
         if factory is None:
-            hint = (
-                f" Plugins of this tool provide: {', '.join(sorted(providers))}."
-                if providers
-                else " This tool's app has no plugins."
-            )
+            given = sorted(f"{type(getattr(f, '__self__', f)).__name__} adds {n!r}" for n, f in providers.items())
+            hint = f" Its plugins: {'; '.join(given)}." if given else " No plugin adds attributes to it."
             raise AttributeError(
                 f"{type(self).__name__} has no attribute {name!r}.{hint} "
                 f"Attributes such as 'remember' come from plugins: add the plugin to the app's plugins=[...]."

@@ -19,7 +19,7 @@ from ._caller import STATELESS_PROTOCOL, Caller
 from ._clock import Clock
 from ._context import ToolContext
 from ._credentials import Identity
-from ._errors import ToolError
+from ._errors import ConfigurationError, ToolError
 from ._gate import IDENTITY_SCOPE_KEY
 from ._plugin import Plugin
 from ._results import error_result
@@ -46,26 +46,38 @@ local_connection: ContextVar[LocalConnection | None] = ContextVar("mcpkit_local_
 
 @dataclass(frozen=True, slots=True)
 class BoundTool:
-    """A tool spec with the plugins that wrap it, their hooks picked out once."""
+    """A tool spec with the plugins that wrap it (outermost first) and which hooks each overrides."""
 
     spec: ToolSpec
     providers: Mapping[str, Callable[[ToolContext], object]]
-    before: tuple[Plugin, ...]
-    after: tuple[Plugin, ...]
-    on_error: tuple[Plugin, ...]
+    plugins: tuple[Plugin, ...]
+    before: tuple[bool, ...]
+    after: tuple[bool, ...]
+    on_error: tuple[bool, ...]
+    hooked: bool
 
     @classmethod
     def bind(cls, spec: ToolSpec, plugins: Sequence[Plugin]) -> BoundTool:
         providers: dict[str, Callable[[ToolContext], object]] = {}
+        givers: dict[str, str] = {}
         for plugin in plugins:
-            providers.update(plugin.attributes())
-        return cls(
-            spec=spec,
-            providers=providers,
-            before=tuple(p for p in plugins if _overrides(p, "before_call")),
-            after=tuple(p for p in reversed(plugins) if _overrides(p, "after_call")),
-            on_error=tuple(p for p in reversed(plugins) if _overrides(p, "on_error")),
-        )
+            for name, factory in plugin.attributes().items():
+                if name in givers:
+                    raise ConfigurationError(
+                        f"Plugins {givers[name]} and {plugin.plugin_name} both add the attribute {name!r} "
+                        f"to tool {spec.name!r}; each attribute can come from one plugin only."
+                    )
+                if name.startswith("_") or name in ToolContext.__annotations__ or hasattr(spec.cls, name):
+                    raise ConfigurationError(
+                        f"Plugin {plugin.plugin_name} adds the attribute {name!r}, which tool class "
+                        f"{spec.cls.__qualname__} already has (or which is private); the plugin's would never be seen."
+                    )
+                givers[name] = plugin.plugin_name
+                providers[name] = factory
+        before = tuple(_overrides(p, "before_call") for p in plugins)
+        after = tuple(_overrides(p, "after_call") for p in plugins)
+        on_error = tuple(_overrides(p, "on_error") for p in plugins)
+        return cls(spec, providers, tuple(plugins), before, after, on_error, any(before + after + on_error))
 
 
 def _overrides(plugin: Plugin, hook: str) -> bool:
@@ -101,34 +113,63 @@ class Dispatcher:
         arguments = params.arguments or {}
         try:
             validated = spec.input_model.model_validate(arguments)
+            instance = spec.cls(_caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))
-        instance = spec.cls(_caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        except Exception:
+            return _internal_error(spec.name)
+        if not bound.hooked:
+            try:
+                return spec.output.convert(await _execute(spec, instance, validated.__dict__))
+            except ToolError as exc:
+                return error_result(exc.code, exc.message)
+            except Exception:
+                return _internal_error(spec.name)
+        return await self._call_wrapped(bound, instance, arguments, validated.__dict__)
+
+    async def _call_wrapped(
+        self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]
+    ) -> types.CallToolResult:
+        """Run the plugins' hooks around ``execute``; an error is told to the plugins still wrapping the call."""
+        plugins = bound.plugins
+        inside = 0  # plugins[:inside] have run before_call and not yet after_call
         try:
-            for plugin in bound.before:
-                await plugin.before_call(instance, arguments)
-            kwargs = validated.__dict__
-            if spec.is_async:
-                value = await instance.execute(**kwargs)
-            else:
-                value = await anyio.to_thread.run_sync(functools.partial(instance.execute, **kwargs))
-            for plugin in bound.after:
-                value = await plugin.after_call(instance, value)
-            return spec.output.convert(value)
+            for index, plugin in enumerate(plugins):
+                if bound.before[index]:
+                    await plugin.before_call(instance, arguments)
+                inside = index + 1
+            value = await _execute(bound.spec, instance, kwargs)
+            for index in range(len(plugins) - 1, -1, -1):
+                inside = index
+                if bound.after[index]:
+                    value = await plugins[index].after_call(instance, value)
+            return bound.spec.output.convert(value)
         except Exception as exc:
-            for plugin in bound.on_error:
-                try:
-                    await plugin.on_error(instance, exc)
-                except Exception:
-                    logger.exception("plugin %s failed in on_error for tool %r", plugin.plugin_name, spec.name)
+            for index in range(inside - 1, -1, -1):
+                if bound.on_error[index]:
+                    try:
+                        await plugins[index].on_error(instance, exc)
+                    except Exception:
+                        logger.exception("plugin %s failed in on_error", plugins[index].plugin_name)
             if isinstance(exc, ToolError):
                 return error_result(exc.code, exc.message)
-            error_id = uuid.uuid4().hex[:12]
-            logger.exception("tool %r raised an unexpected exception [error id %s]", spec.name, error_id)
-            return error_result(
-                "INTERNAL_ERROR",
-                f"The tool {spec.name!r} failed on the server (error id {error_id}); the server log has the details.",
-            )
+            return _internal_error(bound.spec.name)
+
+
+async def _execute(spec: ToolSpec, instance: ToolContext, kwargs: dict[str, Any]) -> Any:
+    if spec.is_async:
+        return await instance.execute(**kwargs)
+    return await anyio.to_thread.run_sync(functools.partial(instance.execute, **kwargs))
+
+
+def _internal_error(tool_name: str) -> types.CallToolResult:
+    """Log the exception being handled under a short id; tell the client only the id."""
+    error_id = uuid.uuid4().hex[:12]
+    logger.exception("tool %r raised an unexpected exception [error id %s]", tool_name, error_id)
+    return error_result(
+        "INTERNAL_ERROR",
+        f"The tool {tool_name!r} failed on the server (error id {error_id}); the server log has the details.",
+    )
 
 
 def _caller(ctx: ServerRequestContext[Any, Any]) -> Caller:

@@ -50,7 +50,8 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         raise ConfigurationError(
             f"{where}: tool name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
         )
-    description = options.description or inspect.getdoc(cls) or ""
+    own_doc = cls.__dict__.get("__doc__")
+    description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
         raise ConfigurationError(
             f"{where} ({options.name!r}) has no description: pass @tool(description=...) "
@@ -120,6 +121,11 @@ def _input_model(
             raise ConfigurationError(
                 f"{where}: execute() parameter {param.name!r} starts with '_'; "
                 "give it a plain name (use Field(alias=...) for a different wire name)."
+            )
+        if hasattr(BaseModel, param.name):
+            raise ConfigurationError(
+                f"{where}: execute() parameter {param.name!r} is a name pydantic reserves; rename it and keep the "
+                f"wire name with Annotated[..., Field(alias={param.name!r})]."
             )
         if param.name not in hints:
             raise ConfigurationError(

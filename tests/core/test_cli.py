@@ -1,0 +1,278 @@
+"""The ``mcpkit`` command: help, clear errors for bad targets, a real uvicorn server and stdio, both eras."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from core._support import LEGACY, MODERN, NOUR_KEY, bearer, static_user_id
+from mcpkit import Server
+from mcpkit._cli import load_server, main
+
+ERAS = [MODERN, LEGACY]
+
+SERVER_FILE = textwrap.dedent(
+    f'''
+    """A tiny server for the CLI tests."""
+
+    from mcpkit import Server, StaticKeys, ToolContext, app, tool
+
+
+    @tool(name="whoami", description="Who is calling.")
+    class WhoAmI(ToolContext):
+        async def execute(self) -> dict:
+            caller = self.caller
+            return {{
+                "user_id": caller.user_id,
+                "kind": caller.kind,
+                "label": caller.label,
+                "session_id": caller.session_id,
+                "protocol_version": caller.protocol_version,
+            }}
+
+
+    @app(id="cli", tools=[WhoAmI])
+    class CliApp:
+        pass
+
+
+    server = Server([CliApp], name="cli-test", auth=StaticKeys({{"nour": "{NOUR_KEY}"}}))
+
+
+    def make_server():
+        return Server([CliApp], name="from-factory", allow_anonymous=True)
+
+
+    def make_nothing():
+        return "not a server"
+
+
+    not_a_server = 42
+    '''
+)
+
+
+@pytest.fixture
+def server_file(tmp_path: Path) -> Path:
+    path = tmp_path / "cli_test_server.py"
+    path.write_text(SERVER_FILE)
+    return path
+
+
+@pytest.fixture
+def isolated_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """``mcpkit run`` imports user files in-process; undo its sys.path and sys.modules changes."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+# -- help and errors (in-process) ----------------------------------------------------------------
+
+
+def test_mcpkit_help_explains_the_run_command() -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "mcpkit"), "--help"], capture_output=True, text=True, timeout=30
+    )
+
+    assert done.returncode == 0
+    assert "usage: mcpkit" in done.stdout
+    assert "run" in done.stdout
+
+
+def test_mcpkit_run_help_explains_target_host_port_stdio_and_user(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--help"])
+
+    out = capsys.readouterr().out
+    assert exited.value.code == 0
+    for word in ("package.module:attr", "path/to/file.py:attr", "--host", "--port", "--stdio", "--user", "127.0.0.1"):
+        assert word in out
+
+
+def test_mcpkit_without_a_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: mcpkit" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("isolated_imports")
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("no_colon_here", "must look like package.module:server or path/to/file.py:server"),
+        ("{file}:", "must look like"),
+        ("missing_dir/nowhere.py:server", "No such file: missing_dir/nowhere.py"),
+        ("{file}:nothing", "has no attribute 'nothing'"),
+        ("{file}:not_a_server", "is int, not a mcpkit Server"),
+        ("{file}:make_nothing", "is str, not a mcpkit Server"),
+        ("surely_no_such_module_xyz:server", "Cannot import module 'surely_no_such_module_xyz'"),
+    ],
+)
+def test_mcpkit_run_with_a_bad_target_says_what_is_wrong_and_exits_1(
+    target: str, expected: str, server_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["run", target.format(file=server_file)])
+
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("mcpkit: ")
+    assert expected in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.usefixtures("isolated_imports")
+def test_mcpkit_run_refuses_user_without_stdio(server_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", f"{server_file}:server", "--user", "nour"])
+
+    assert code == 1
+    assert "--user signs in the stdio caller" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("isolated_imports")
+def test_a_target_may_be_a_file_attribute_or_a_factory(server_file: Path) -> None:
+    assert load_server(f"{server_file}:server").name == "cli-test"
+    assert load_server(f"{server_file}:make_server").name == "from-factory"
+
+
+@pytest.mark.usefixtures("isolated_imports")
+def test_a_target_may_be_a_module_on_the_current_directory(server_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(server_file.parent)
+
+    server = load_server("cli_test_server:server")
+
+    assert isinstance(server, Server)
+    assert server.name == "cli-test"
+
+
+# -- a real uvicorn subprocess on 127.0.0.1 -------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float = 15.0) -> None:
+    """Poll the port of a real process (no clock to move here: the process is real)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"mcpkit run exited with {process.returncode} before listening")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"mcpkit run did not listen on 127.0.0.1:{port} within {timeout}s")
+
+
+@pytest.fixture(scope="module")
+def uvicorn_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    path = tmp_path_factory.mktemp("cli") / "cli_test_server.py"
+    path.write_text(SERVER_FILE)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit._cli", "run", f"{path}:server", "--port", str(port), "--log-level", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_until_listening(process, port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_mcpkit_run_serves_http_on_loopback_to_the_official_client_with_a_bearer_key(
+    uvicorn_url: str, era: str
+) -> None:
+    http = httpx2.AsyncClient(headers=bearer(NOUR_KEY), timeout=10)
+    mode = MODERN if era == MODERN else "legacy"
+    async with http, Client(streamable_http_client(uvicorn_url, http_client=http), mode=mode) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("whoami", {})
+
+    assert [t.name for t in tools.tools] == ["whoami"]
+    assert result.structured_content is not None
+    caller = result.structured_content
+    assert caller["user_id"] == static_user_id(NOUR_KEY)
+    assert caller["label"] == "nour"
+    assert caller["protocol_version"] == era
+    assert (caller["session_id"] is None) == (era == MODERN)
+
+
+async def test_mcpkit_run_over_http_refuses_a_request_without_a_key(uvicorn_url: str) -> None:
+    async with httpx2.AsyncClient(timeout=10) as http:
+        response = await http.post(uvicorn_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="mcp"'
+
+
+# -- stdio ---------------------------------------------------------------------------------------
+
+
+def stdio_params(server_file: Path, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "mcpkit._cli", "run", f"{server_file}:server", "--stdio", *extra]
+    )
+
+
+async def whoami_twice_over_stdio(server_file: Path, era: str, *extra: str) -> list[dict[str, Any]]:
+    """Start ``mcpkit run --stdio`` as a subprocess, call ``whoami`` twice on one connection in ``era``."""
+    mode = MODERN if era == MODERN else "legacy"
+    callers = []
+    async with Client(stdio_params(server_file, *extra), mode=mode) as client:
+        for _ in range(2):
+            result = await client.call_tool("whoami", {})
+            assert result.structured_content is not None, result
+            callers.append(result.structured_content)
+    return callers
+
+
+# Each test starts one process per era, concurrently: importing the SDK dominates the time.
+
+
+async def test_stdio_with_user_signs_in_the_local_person_with_one_session_in_both_eras(server_file: Path) -> None:
+    per_era = await asyncio.gather(*(whoami_twice_over_stdio(server_file, era, "--user", "nour") for era in ERAS))
+
+    for era, (first, second) in zip(ERAS, per_era, strict=True):
+        assert first["user_id"] == "local:nour"
+        assert first["kind"] == "local"
+        assert first["label"] == "nour"
+        assert first["protocol_version"] == era
+        assert first["session_id"] is not None
+        assert second["session_id"] == first["session_id"]
+        assert second["user_id"] == "local:nour"
+
+
+async def test_stdio_without_user_is_anonymous_in_both_eras(server_file: Path) -> None:
+    per_era = await asyncio.gather(*(whoami_twice_over_stdio(server_file, era) for era in ERAS))
+
+    for era, (first, _) in zip(ERAS, per_era, strict=True):
+        assert first["user_id"] is None
+        assert first["kind"] == "anonymous"
+        assert first["protocol_version"] == era
