@@ -42,6 +42,21 @@ class ToolsConfig:
     allowed_scopes: tuple[Scope, ...] = SCOPES
     prefix: str = ""
 
+    def __post_init__(self) -> None:
+        scopes = self.allowed_scopes
+        if isinstance(scopes, str) or not scopes:
+            raise ConfigurationError(
+                f"tools allowed_scopes is a non-empty list of scopes like ['user'], not {scopes!r}."
+            )
+        for scope in scopes:
+            if scope not in SCOPES:
+                raise ConfigurationError(
+                    f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
+                )
+        if not isinstance(self.prefix, str) or not all(c.isalnum() or c in "_-." for c in self.prefix):
+            raise ConfigurationError(f"tools prefix {self.prefix!r} may hold only letters, digits, '_', '-' and '.'.")
+        object.__setattr__(self, "allowed_scopes", tuple(dict.fromkeys(scopes)))
+
     @classmethod
     def parse(cls, value: ToolsConfig | Mapping[str, Any] | None) -> ToolsConfig:
         if value is None:
@@ -55,20 +70,10 @@ class ToolsConfig:
             raise ConfigurationError(
                 f"tools= has unknown settings {sorted(unknown)}; the settings are enabled, allowed_scopes and prefix."
             )
-        scopes = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
-        if isinstance(scopes, str) or not scopes:
-            raise ConfigurationError(
-                f"tools allowed_scopes is a non-empty list of scopes like ['user'], not {scopes!r}."
-            )
-        for scope in scopes:
-            if scope not in SCOPES:
-                raise ConfigurationError(
-                    f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
-                )
-        prefix = value.get("prefix", "")
-        if not isinstance(prefix, str) or not all(c.isalnum() or c in "_-." for c in prefix):
-            raise ConfigurationError(f"tools prefix {prefix!r} may hold only letters, digits, '_', '-' and '.'.")
-        return cls(bool(value.get("enabled", False)), tuple(dict.fromkeys(scopes)), prefix)
+        scopes: Any = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
+        if not isinstance(scopes, str):
+            scopes = tuple(scopes)
+        return cls(bool(value.get("enabled", False)), scopes, value.get("prefix", ""))
 
 
 def parse_store_url(text: str) -> StoreConfig:

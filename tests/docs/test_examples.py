@@ -32,7 +32,8 @@ PAGES = [page for page in [README, *sorted(DOCS.rglob("*.md"))] if blocks_of(pag
 
 
 def run_block(block: Block, namespace: dict[str, object]) -> None:
-    code = compile(block.source, f"{block.page.name}:{block.line}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    where = f"{block.page.name}:{block.line}"
+    code = compile(block.source, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     if code.co_flags & inspect.CO_COROUTINE:
         asyncio.run(eval(code, namespace))
     else:
