@@ -6,8 +6,7 @@ import fnmatch
 import inspect
 import logging
 import random
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -39,13 +38,19 @@ class RememberPolicy:
         self.max_value_bytes = max_value_bytes
 
 
-@contextmanager
-def _store_errors() -> Iterator[None]:
-    try:
-        yield
-    except StoreUnavailableError as exc:
-        logger.warning("remember store unavailable: %s", exc)
-        raise RememberStoreUnavailableError() from None
+class _StoreErrors:
+    """``with _store_errors:`` turns an unreachable store into the error the client sees."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, StoreUnavailableError):
+            logger.warning("remember store unavailable: %s", exc)
+            raise RememberStoreUnavailableError() from None
+
+
+_store_errors = _StoreErrors()
 
 
 class Remember:
@@ -84,14 +89,14 @@ class Remember:
         check_key(key)
         text = encode_value(key, value, self._policy.max_value_bytes)
         now = self._policy.clock().now()
-        with _store_errors():
+        with _store_errors:
             await self._policy.vault.write(place, key, text, self._deadline(ttl, now), now)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
         place = self._place(scope)
         check_key(key)
-        with _store_errors():
+        with _store_errors:
             found = await self._policy.vault.read(place, key, self._policy.clock().now())
         return default if found is None else found.value
 
@@ -99,14 +104,14 @@ class Remember:
         """Delete the value now; True when there was one."""
         place = self._place(scope)
         check_key(key)
-        with _store_errors():
+        with _store_errors:
             return await self._policy.vault.delete(place, key, self._policy.clock().now())
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:
         """Whether a value is kept under ``key``."""
         place = self._place(scope)
         check_key(key)
-        with _store_errors():
+        with _store_errors:
             return await self._policy.vault.exists(place, key, self._policy.clock().now())
 
     async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
@@ -114,7 +119,7 @@ class Remember:
         place = self._place(scope)
         if not isinstance(pattern, str):
             raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r}.")
-        with _store_errors():
+        with _store_errors:
             keys = await self._policy.vault.keys(place, self._policy.clock().now())
         if pattern == "*":
             return keys
@@ -123,7 +128,7 @@ class Remember:
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""
         place = self._place(scope)
-        with _store_errors():
+        with _store_errors:
             return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
 
     async def increment(
@@ -161,7 +166,7 @@ class Remember:
         check_key(key)
         check_ttl(ttl)
         vault = self._policy.vault
-        with _store_errors():
+        with _store_errors:
             for attempt in range(_UPDATE_ATTEMPTS):
                 now = self._policy.clock().now()
                 found = await vault.read(place, key, now)

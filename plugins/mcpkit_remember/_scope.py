@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, get_args
 
 from mcpkit import Caller
@@ -30,6 +31,12 @@ class Place:
     bucket: str
 
 
+@lru_cache(maxsize=4096)
+def _identity(kind: str, value: str) -> str:
+    """JSON text of an identity; cached, since the same callers come back call after call."""
+    return json.dumps([kind, value])
+
+
 def usable(scope: Scope, caller: Caller) -> bool:
     """Whether this caller has the identity ``scope`` needs."""
     if scope == "global" or caller.user_id is not None:
@@ -54,13 +61,13 @@ def place_for(scope: Scope, caller: Caller, tool_name: str | None, namespace: st
     if scope == "user":
         if caller.user_id is None:
             raise RememberIdentityError("user", "the caller is anonymous, so there is no user to keep values for")
-        return Place(json.dumps(["u", caller.user_id]), namespace + "user")
+        return Place(_identity("u", caller.user_id), namespace + "user")
     base = "session" if scope == "session" else ("tool" if tool_name is None else f"tool.{tool_name}")
     bucket = namespace + base
     if caller.session_id is not None:
-        return Place(json.dumps(["s", caller.session_id]), bucket)
+        return Place(_identity("s", caller.session_id), bucket)
     if caller.user_id is not None:
-        return Place(json.dumps(["u", caller.user_id]), bucket)
+        return Place(_identity("u", caller.user_id), bucket)
     raise RememberIdentityError(
         scope,
         f"the caller is anonymous and this {caller.protocol_version} request has no session "

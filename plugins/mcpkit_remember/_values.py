@@ -6,11 +6,16 @@ import json
 import math
 from typing import Any
 
+import pydantic_core
+
 from ._errors import RememberInvalidError
 
-__all__ = ["MAX_KEY_LENGTH", "check_key", "check_ttl", "decode", "encode_value", "seal_text"]
+__all__ = ["MAX_KEY_LENGTH", "check_key", "check_ttl", "decode", "decode_value", "encode_value", "seal_text"]
 
 MAX_KEY_LENGTH = 256
+
+#: One encoder, built once: json.dumps() with options builds a new one on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def check_key(key: object) -> str:
@@ -36,7 +41,7 @@ def check_ttl(ttl: object) -> float | None:
 def encode_value(key: str, value: Any, limit: int) -> str:
     """The value as JSON text, checked against ``limit`` bytes."""
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise RememberInvalidError(
             f"The value for {key!r} is not JSON ({exc}); store strings, numbers, booleans, null, lists and objects."
@@ -50,11 +55,19 @@ def encode_value(key: str, value: Any, limit: int) -> str:
 
 
 def seal_text(identity: str, value_json: str) -> bytes:
-    """The plaintext sealed in the store: the owner identity (for rotation) and the value."""
-    return f"[{identity},{value_json}]".encode()
+    """The plaintext sealed in the store: the owner identity (for rotation), a newline, the value.
+
+    Identities are JSON text, which never holds a raw newline, so the first one separates them.
+    """
+    return f"{identity}\n{value_json}".encode()
 
 
 def decode(plaintext: bytes) -> tuple[str, Any]:
     """(identity, value) from a sealed plaintext."""
-    identity, value = json.loads(plaintext)
-    return json.dumps(identity), value
+    identity, _, value = plaintext.partition(b"\n")
+    return identity.decode(), pydantic_core.from_json(value)
+
+
+def decode_value(plaintext: bytes) -> Any:
+    """Only the value of a sealed plaintext (the read path needs nothing else)."""
+    return pydantic_core.from_json(plaintext[plaintext.index(b"\n") + 1 :])

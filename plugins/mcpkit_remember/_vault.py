@@ -9,7 +9,7 @@ from typing import Any
 from ._keyring import Keyring, UndecryptableError
 from ._scope import Place
 from ._store import Store
-from ._values import decode, seal_text
+from ._values import decode_value, seal_text
 
 __all__ = ["Found", "Vault"]
 
@@ -47,7 +47,7 @@ class Vault:
             except UndecryptableError as exc:
                 self._warn(owner, place.bucket, exc)
                 return None
-            _, value = decode(opened.plaintext)
+            value = decode_value(opened.plaintext)
             if index == 0 and not opened.stale:
                 return Found(value, entry.data, entry.expires_at)
             data = self.keyring.seal(owners[0], place.bucket, key, opened.plaintext)
