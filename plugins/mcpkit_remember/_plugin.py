@@ -17,6 +17,7 @@ from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
 from ._store import Store
 from ._tools import NOTES_NAMESPACE, memory_tools
+from ._values import MAX_TTL
 from ._vault import Vault
 
 __all__ = ["RememberPlugin", "keyring_from", "make_store"]
@@ -43,8 +44,13 @@ class RememberPlugin(Plugin):
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
     ) -> None:
-        if default_ttl is not None and (isinstance(default_ttl, bool) or default_ttl <= 0):
-            raise ConfigurationError(f"default_ttl is a positive number of seconds or None, not {default_ttl!r}.")
+        if default_ttl is not None and (
+            isinstance(default_ttl, bool) or not isinstance(default_ttl, int | float) or not 0 < default_ttl <= MAX_TTL
+        ):
+            raise ConfigurationError(
+                f"default_ttl is a number of seconds above 0 and at most {MAX_TTL:,} (100 years), or None; "
+                f"not {default_ttl!r:.40}."
+            )
         if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
             raise ConfigurationError(f"max_value_bytes is a positive whole number of bytes, not {max_value_bytes!r}.")
         self._store_config = store

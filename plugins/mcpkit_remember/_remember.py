@@ -14,6 +14,7 @@ import anyio
 from mcpkit import Caller, Clock
 
 from ._errors import RememberConflictError, RememberInvalidError, RememberStoreUnavailableError
+from ._locks import KeyedLocks
 from ._scope import Place, Scope, check_scope, place_for
 from ._store import StoreUnavailableError
 from ._values import check_key, check_ttl, encode_value
@@ -23,7 +24,8 @@ __all__ = ["Remember", "RememberPolicy"]
 
 logger = logging.getLogger("mcpkit.remember")
 
-_UPDATE_ATTEMPTS = 32
+#: Compare-and-set attempts before giving up; only writers in other processes make them fail.
+_UPDATE_ATTEMPTS = 64
 
 
 class RememberPolicy:
@@ -36,6 +38,7 @@ class RememberPolicy:
         self.clock = clock
         self.default_ttl = default_ttl
         self.max_value_bytes = max_value_bytes
+        self.updates = KeyedLocks()
 
 
 class _StoreErrors:
@@ -166,17 +169,19 @@ class Remember:
         check_key(key)
         check_ttl(ttl)
         vault = self._policy.vault
-        with _store_errors:
-            for attempt in range(_UPDATE_ATTEMPTS):
-                now = self._policy.clock().now()
-                found = await vault.read(place, key, now)
-                new = fn(default if found is None else found.value)
-                if inspect.isawaitable(new):
-                    new = await new
-                text = encode_value(key, new, self._policy.max_value_bytes)
-                keep = found is not None and ttl is None  # an update without a ttl keeps the deadline
-                deadline = found.expires_at if keep and found is not None else self._deadline(ttl, now)
-                if await vault.swap(place, key, found, text, deadline, now):
-                    return new
-                await anyio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        async with self._policy.updates.hold((place, key)):
+            with _store_errors:
+                for attempt in range(_UPDATE_ATTEMPTS):
+                    now = self._policy.clock().now()
+                    found = await vault.read(place, key, now)
+                    new = fn(default if found is None else found.value)
+                    if inspect.isawaitable(new):
+                        new = await new
+                    text = encode_value(key, new, self._policy.max_value_bytes)
+                    keep = found is not None and ttl is None  # an update without a ttl keeps the deadline
+                    deadline = found.expires_at if keep and found is not None else self._deadline(ttl, now)
+                    if await vault.swap(place, key, found, text, deadline, now):
+                        return new
+                    # Another process wrote first: back off a little (jittered, growing) and read again.
+                    await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

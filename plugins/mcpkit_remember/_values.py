@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pydantic_core
 
 from ._errors import RememberInvalidError
 
-__all__ = ["MAX_KEY_LENGTH", "check_key", "check_ttl", "decode", "decode_value", "encode_value", "seal_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_KEY_LENGTH",
+    "MAX_TTL",
+    "check_key",
+    "check_ttl",
+    "decode",
+    "decode_value",
+    "encode_value",
+    "seal_text",
+]
 
 MAX_KEY_LENGTH = 256
+
+#: The longest ttl, in seconds (100 years): far beyond any real use, and within every store's range.
+MAX_TTL = 3_155_760_000
+
+#: How deeply a value may nest lists and objects: every store and decoder handles this depth.
+MAX_DEPTH = 64
 
 #: One encoder, built once: json.dumps() with options builds a new one on every call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -33,8 +48,11 @@ def check_key(key: object) -> str:
 def check_ttl(ttl: object) -> float | None:
     if ttl is None:
         return None
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
-        raise RememberInvalidError(f"ttl is a positive number of seconds (or None to keep the value), not {ttl!r}.")
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl <= MAX_TTL or ttl != ttl:
+        raise RememberInvalidError(
+            f"ttl is a number of seconds above 0 and at most {MAX_TTL:,} (100 years), or None to keep the value; "
+            f"got {ttl!r:.40}."
+        )
     return float(ttl)
 
 
@@ -46,12 +64,33 @@ def encode_value(key: str, value: Any, limit: int) -> str:
         raise RememberInvalidError(
             f"The value for {key!r} is not JSON ({exc}); store strings, numbers, booleans, null, lists and objects."
         ) from None
-    size = len(text.encode())
+    try:
+        size = len(text.encode())
+    except UnicodeEncodeError:
+        raise RememberInvalidError(
+            f"The value for {key!r} holds text that is not valid Unicode (a lone surrogate); send valid UTF-8 text."
+        ) from None
     if size > limit:
         raise RememberInvalidError(
             f"The value for {key!r} is {size:,} bytes as JSON; the limit is {limit:,} bytes (max_value_bytes)."
         )
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        raise RememberInvalidError(f"The value for {key!r} nests lists and objects more than {MAX_DEPTH} levels deep.")
     return text
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in ``value`` (stops counting past MAX_DEPTH)."""
+    deepest, level = 0, [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                return depth
+            children = item.values() if isinstance(item, dict) else item
+            level.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def seal_text(identity: str, value_json: str) -> bytes:
