@@ -1,0 +1,43 @@
+"""Fixtures: a server with a RememberPlugin on every store (memory, SQLite in tmp_path, a real Redis)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import Server
+from mcpkit_remember import RememberPlugin
+from remember.support import SECRET, STORES, build_server
+
+
+@pytest.fixture(params=STORES)
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store_options(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """``RememberPlugin.init`` arguments for the store under test; several servers may share them."""
+    if store_kind == "memory":
+        return {"type": "memory"}
+    if store_kind == "sqlite":
+        return {"type": "sqlite", "path": tmp_path / "remember.db"}
+    return {
+        "type": "redis",
+        "url": request.getfixturevalue("redis_url"),
+        "redis_prefix": request.getfixturevalue("redis_prefix"),
+    }
+
+
+@pytest.fixture
+def mcpkit_server(store_options: dict[str, Any]) -> Server:
+    return build_server(RememberPlugin.init(**store_options, secret=SECRET))
+
+
+@pytest.fixture(autouse=True)
+def _no_remember_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests set REMEMBER_STORE / REMEMBER_SECRET themselves when they mean to."""
+    monkeypatch.delenv("REMEMBER_STORE", raising=False)
+    monkeypatch.delenv("REMEMBER_SECRET", raising=False)

@@ -1,0 +1,118 @@
+"""Limits on keys, values, scopes and ttls: REMEMBER_INVALID with a message naming the limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcpkit.testing import CallAs, ToolCallError
+from mcpkit_remember._values import MAX_DEPTH, MAX_TTL
+from remember.support import KEYS, NEW, mem, post_tool_call, refused
+from remember.tools import MISSING
+
+
+@pytest.fixture
+def store_kind() -> str:
+    """Limits are checked before any store is touched: the memory store is enough here."""
+    return "memory"
+
+
+def assert_invalid(error: Any, *fragments: str) -> None:
+    assert error.code == "REMEMBER_INVALID", error
+    for fragment in fragments:
+        assert fragment in error.message, (fragment, error.message)
+
+
+async def test_a_value_over_max_value_bytes_is_refused_naming_the_limit(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    limit = 65536
+    fits = "x" * (limit - 2)  # the JSON text adds two quotes
+    await mem(nour, "set", key="big", value=fits, scope="user")
+    assert await mem(nour, "get", key="big", scope="user") == fits
+
+    error = await refused(nour, "set", key="big", value=fits + "x", scope="user")
+    assert_invalid(error, "65,536", "max_value_bytes")
+    assert await mem(nour, "get", key="big", scope="user") == fits
+
+    error = await refused(nour, "set", key="wide", value="é" * (limit // 2), scope="user")  # bytes, not characters
+    assert_invalid(error, "max_value_bytes")
+
+
+async def test_an_update_that_grows_a_value_over_the_limit_is_refused(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    await mem(nour, "set", key="list", value=["x" * 65000], scope="user")
+    error = await refused(nour, "append", key="list", item="y" * 1000, scope="user")
+    assert_invalid(error, "max_value_bytes")
+    assert await mem(nour, "get", key="list", scope="user") == ["x" * 65000]
+
+
+async def test_bad_keys_are_refused_naming_the_rule(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    cases = {
+        "": "empty",
+        "k" * 257: "256",
+        "line\nbreak": "control characters",
+        "tab\there": "control characters",
+        "nul\x00": "control characters",
+        "esc\x1b[0m": "control characters",
+        "del\x7f": "control characters",
+    }
+    for key, fragment in cases.items():
+        for op in ("set", "get", "knows", "forget", "increment", "append"):
+            assert_invalid(await refused(nour, op, key=key, value=1, item=1, scope="user"), fragment)
+        assert await mem(nour, "list", scope="user") == []
+    error = await refused(nour, "set", key=42, value=1, scope="user")
+    assert_invalid(error, "string")
+    await mem(nour, "set", key="k" * 256, value="ok", scope="user")  # 256 is allowed
+
+
+async def test_a_value_that_is_not_json_is_refused(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    for kind in ("nan", "inf", "nested_nan", "set", "object", "bytes"):
+        with pytest.raises(ToolCallError) as refusal:
+            await nour.call("set_unjsonable", {"kind": kind})
+        assert_invalid(refusal.value, "not JSON")
+    assert await mem(nour, "get", key="weird", scope="global") == MISSING
+
+
+async def test_an_unknown_scope_is_refused_naming_the_scopes(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    for scope in ("Global", "users", "", "tool.mem", None, 1):
+        for op in ("set", "get", "list", "forget_all"):
+            error = await refused(nour, op, key="k", value=1, scope=scope)
+            assert_invalid(error, "scope", "user, session, tool, global")
+
+
+async def test_a_bad_ttl_is_refused(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    for ttl in (0, -1, -0.5, "60", True, [60], {"seconds": 60}, MAX_TTL + 1, 1e17, 10**400):
+        for op in ("set", "increment", "append"):
+            error = await refused(nour, op, key="k", value=1, item=1, scope="user", ttl=ttl)
+            assert_invalid(error, "ttl", "above 0 and at most 3,155,760,000 (100 years)")
+    assert await mem(nour, "knows", key="k", scope="user") is False
+
+
+async def test_a_bad_list_pattern_is_refused(call_as: CallAs) -> None:
+    assert_invalid(await refused(call_as("nour"), "list", scope="user", pattern=["*"]), "pattern")
+
+
+@pytest.mark.parametrize("mcp_protocol", [NEW])
+async def test_a_value_with_a_lone_surrogate_sent_by_a_client_is_refused(call_as: CallAs, mcpkit_app: object) -> None:
+    await mem(call_as("nour"), "knows", key="k", scope="user")  # the server is up
+    arguments = {"op": "set", "key": "k", "value": "half \ud800 a pair", "scope": "user"}
+    response = await post_tool_call(mcpkit_app, KEYS["nour"], NEW, arguments)
+    assert response.status_code == 200
+    assert '"code":"REMEMBER_INVALID"' in response.text
+    assert "lone surrogate" in response.text
+
+
+async def test_a_value_nested_deeper_than_the_limit_is_refused(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    value: Any = "bottom"
+    for _ in range(MAX_DEPTH):
+        value = [value]
+    await mem(nour, "set", key="deep", value=value, scope="user")
+    assert await mem(nour, "get", key="deep", scope="user") == value
+    assert_invalid(await refused(nour, "set", key="deeper", value=[value], scope="user"), f"{MAX_DEPTH} levels deep")
+    assert_invalid(await refused(nour, "append", key="deep", item=value, scope="user"), "levels deep")

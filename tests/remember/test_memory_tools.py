@@ -1,0 +1,299 @@
+"""The model-facing memory tools: remember_this, recall, forget, list_memories (names, scopes, descriptions, paging)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from mcpkit import Server
+from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
+from mcpkit_remember import RememberPlugin
+from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem
+from remember.tools import MISSING, TOOLS
+
+FOUR = ("remember_this", "recall", "forget", "list_memories")
+APP_TOOLS = ("mem", "mem_twin", "set_unjsonable", "whoami", "ping")
+ENDING = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
+
+
+def memory_server(
+    store_options: dict[str, Any], tools: dict[str, Any], *, with_app_tools: bool = False, secret: str = SECRET
+) -> Server:
+    plugin = RememberPlugin.init(**store_options, secret=secret, tools={"enabled": True, **tools})
+    return build_server(plugin, TOOLS if with_app_tools else ())
+
+
+def flip_first(text: str) -> str:
+    """``text`` with its first base64 character changed (all six bits of it carry data)."""
+    return ("B" if text[0] == "A" else "A") + text[1:]
+
+
+async def refusal(client: CallerClient, name: str, arguments: dict[str, Any]) -> ToolCallError:
+    with pytest.raises(ToolCallError) as refused:
+        await client.call(name, arguments)
+    return refused.value
+
+
+@pytest.fixture
+def store_kind() -> str:
+    """The tools sit on self.remember, which runs on every store elsewhere; memory keeps these fast."""
+    return "memory"
+
+
+class TestEnabled:
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {}, with_app_tools=True)
+
+    async def test_the_plugin_adds_the_four_tools_beside_the_apps_own(self, call_as: CallAs) -> None:
+        names = [listed.name for listed in await call_as("nour").list_tools()]
+        assert sorted(names) == sorted([*FOUR, *APP_TOOLS])
+
+    async def test_remember_recall_forget_round_trip_for_nour_and_not_for_sam(
+        self, call_as: CallAs, mcp_protocol: str
+    ) -> None:
+        nour, sam = call_as("nour"), call_as("sam")
+        stored = await nour.call("remember_this", {"key": "timezone", "value": {"tz": "Europe/Paris"}, "scope": "user"})
+        assert stored == {"key": "timezone", "scope": "user", "remembered": True}
+        assert await nour.call("recall", {"key": "timezone", "scope": "user"}) == {
+            "key": "timezone",
+            "scope": "user",
+            "found": True,
+            "value": {"tz": "Europe/Paris"},
+        }
+        assert (await sam.call("recall", {"key": "timezone", "scope": "user"}))["found"] is False
+        assert (await sam.call("forget", {"key": "timezone", "scope": "user"}))["forgotten"] is False
+        assert (await nour.call("forget", {"key": "timezone", "scope": "user"}))["forgotten"] is True
+        assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["found"] is False
+
+    async def test_the_scope_defaults_to_session(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        assert (await nour.call("remember_this", {"key": "ticket", "value": "T-1"}))["scope"] == "session"
+        assert (await nour.call("recall", {"key": "ticket", "scope": "session"}))["value"] == "T-1"
+        assert (await nour.call("recall", {"key": "ticket", "scope": "user"}))["found"] is False
+        assert (await nour.call("list_memories", {}))["keys"] == ["ticket"]
+
+    async def test_the_four_tools_share_one_tool_scope(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        await nour.call("remember_this", {"key": "k", "value": 1, "scope": "tool"})
+        assert (await nour.call("recall", {"key": "k", "scope": "tool"}))["value"] == 1
+        assert (await nour.call("list_memories", {"scope": "tool"}))["keys"] == ["k"]
+        assert (await nour.call("forget", {"key": "k", "scope": "tool"}))["forgotten"] is True
+
+    async def test_the_models_notes_never_touch_the_values_the_servers_tools_keep(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        for scope in ("user", "session", "tool", "global"):
+            await mem(nour, "set", key="signature", value=f"setting {scope}", scope=scope)
+            await nour.call("remember_this", {"key": "signature", "value": f"note {scope}", "scope": scope})
+            assert await mem(nour, "get", key="signature", scope=scope) == f"setting {scope}"
+            assert (await nour.call("recall", {"key": "signature", "scope": scope}))["value"] == f"note {scope}"
+            await nour.call("forget", {"key": "signature", "scope": scope})
+            assert await mem(nour, "get", key="signature", scope=scope) == f"setting {scope}"
+
+    async def test_global_notes_are_shared_and_anonymous_callers_with_a_session_keep_notes(
+        self, call_as: CallAs, mcp_protocol: str
+    ) -> None:
+        await call_as("nour").call("remember_this", {"key": "banner", "value": "Outage", "scope": "global"})
+        assert (await call_as(None).call("recall", {"key": "banner", "scope": "global"}))["value"] == "Outage"
+        anonymous = call_as(None)
+        if mcp_protocol == OLD:
+            await anonymous.call("remember_this", {"key": "k", "value": 1})
+            assert (await anonymous.call("recall", {"key": "k"}))["value"] == 1
+        else:
+            error = await refusal(anonymous, "remember_this", {"key": "k", "value": 1})
+            assert error.code == "REMEMBER_IDENTITY_REQUIRED"
+        assert (await refusal(anonymous, "recall", {"key": "k", "scope": "user"})).code == "REMEMBER_IDENTITY_REQUIRED"
+
+    async def test_bad_arguments_are_refused(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        assert (await refusal(nour, "remember_this", {"key": "", "value": 1})).code == "INVALID_INPUT"
+        assert (await refusal(nour, "remember_this", {"key": "k", "value": 1, "scope": "planet"})).code == (
+            "INVALID_INPUT"
+        )
+        assert (await refusal(nour, "remember_this", {"key": "k", "value": 1, "ttl": 0})).code == "INVALID_INPUT"
+        error = await refusal(nour, "remember_this", {"key": "a\nb", "value": 1})
+        assert error.code == "REMEMBER_INVALID"
+        error = await refusal(nour, "remember_this", {"key": "k", "value": "x" * 70000})
+        assert error.code == "REMEMBER_INVALID"
+        assert "max_value_bytes" in error.message
+
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_a_note_expires_after_its_ttl(self, call_as: CallAs, clock: Any) -> None:
+        nour = call_as("nour")
+        await nour.call("remember_this", {"key": "k", "value": 1, "scope": "user", "ttl": 60})
+        clock.advance(60)
+        assert (await nour.call("recall", {"key": "k", "scope": "user"}))["found"] is False
+        assert (await nour.call("list_memories", {"scope": "user"}))["keys"] == []
+
+
+class TestDescriptions:
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {"prefix": "memory_"})
+
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_descriptions_say_what_each_scope_keeps_and_end_with_the_anonymous_rule(
+        self, call_as: CallAs
+    ) -> None:
+        listed = {tool.name: tool.description or "" for tool in await call_as("nour").list_tools()}
+        assert sorted(listed) == sorted(f"memory_{base}" for base in FOUR)
+        for name, description in listed.items():
+            assert description.endswith(ENDING), name
+            assert "2026-07-28" in description
+            for scope in ("user keeps", "session keeps", "tool is like session", "global is shared"):
+                assert scope in description, (name, scope)
+            others = [f"memory_{base}" for base in FOUR if f"memory_{base}" != name]
+            for other in others:
+                assert other in description, (name, other)
+            # every mention of another tool uses its prefixed name
+            assert re.findall(r"(?<![\w.])(remember_this|recall|forget|list_memories)\b", description) == [], name
+
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_prefixed_tools_work_under_their_new_names(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        await nour.call("memory_remember_this", {"key": "k", "value": "v", "scope": "user"})
+        assert (await nour.call("memory_recall", {"key": "k", "scope": "user"}))["value"] == "v"
+        assert (await nour.call("memory_list_memories", {"scope": "user"}))["keys"] == ["k"]
+        assert (await nour.call("memory_forget", {"key": "k", "scope": "user"}))["forgotten"] is True
+        with pytest.raises(ToolCallError) as unknown:
+            await nour.call("recall", {"key": "k", "scope": "user"})
+        assert unknown.value.code == "UNKNOWN_TOOL"
+
+
+class TestAllowedScopes:
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {"allowed_scopes": ["user", "global"]})
+
+    async def test_other_scopes_and_the_defaulted_one_are_refused_naming_the_allowed_ones(
+        self, call_as: CallAs
+    ) -> None:
+        nour = call_as("nour")
+        for name, arguments in [
+            ("remember_this", {"key": "k", "value": 1}),
+            ("recall", {"key": "k"}),
+            ("forget", {"key": "k"}),
+            ("list_memories", {}),
+        ]:
+            for scope in (None, "session", "tool"):
+                error = await refusal(nour, name, arguments if scope is None else {**arguments, "scope": scope})
+                assert error.code == "REMEMBER_SCOPE_NOT_ALLOWED"
+                assert "'user', 'global'" in error.message
+                assert ("default scope 'session'" in error.message) is (scope is None)
+        assert (await nour.call("remember_this", {"key": "k", "value": 1, "scope": "user"}))["remembered"]
+        assert (await nour.call("recall", {"key": "k", "scope": "user"}))["value"] == 1
+
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_descriptions_name_the_allowed_scopes(self, call_as: CallAs) -> None:
+        for tool in await call_as("nour").list_tools():
+            assert "allows only: user, global" in (tool.description or "")
+            assert (tool.description or "").endswith(ENDING)
+
+    async def test_an_anonymous_caller_may_still_use_an_allowed_global_scope(self, call_as: CallAs) -> None:
+        anonymous = call_as(None)
+        assert (await anonymous.call("remember_this", {"key": "k", "value": 1, "scope": "global"}))["remembered"]
+        assert (await refusal(anonymous, "recall", {"key": "k", "scope": "user"})).code == "REMEMBER_IDENTITY_REQUIRED"
+
+
+class TestUserOnly:
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {"allowed_scopes": ["user"]})
+
+    async def test_an_anonymous_caller_is_told_to_authenticate(self, call_as: CallAs) -> None:
+        for name in FOUR:
+            arguments = {"key": "k", "value": 1} if name == "remember_this" else {"key": "k"}
+            error = await refusal(call_as(None), name, {} if name == "list_memories" else arguments)
+            assert error.code == "REMEMBER_IDENTITY_REQUIRED"
+            assert "Authenticate" in error.message
+
+
+class TestPaging:
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {})
+
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_an_app_that_lists_no_tools_gets_exactly_the_four(self, call_as: CallAs) -> None:
+        assert [listed.name for listed in await call_as("nour").list_tools()] == list(FOUR)
+
+    async def test_list_memories_pages_with_an_opaque_cursor(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        keys = [f"office:{city}" for city in ("berlin", "lagos", "lima", "oslo", "paris")]
+        for key in [*keys, "other"]:
+            await nour.call("remember_this", {"key": key, "value": True, "scope": "user"})
+
+        pages, cursor = [], None
+        while True:
+            arguments: dict[str, Any] = {"scope": "user", "pattern": "office:*", "limit": 2}
+            if cursor is not None:
+                arguments["cursor"] = cursor
+            page = await nour.call("list_memories", arguments)
+            pages.append(page["keys"])
+            cursor = page["nextCursor"]
+            if cursor is None:
+                break
+        assert pages == [keys[0:2], keys[2:4], keys[4:]]
+        everything = await nour.call("list_memories", {"scope": "user", "limit": 200})
+        assert everything == {"scope": "user", "keys": [*keys, "other"], "nextCursor": None}
+
+    async def first_cursor(self, nour: CallerClient, scope: str = "user") -> str:
+        for number in range(3):
+            await nour.call("remember_this", {"key": f"k{number}", "value": number, "scope": scope})
+        page = await nour.call("list_memories", {"scope": scope, "limit": 1})
+        assert page["keys"] == ["k0"]
+        cursor: str = page["nextCursor"]
+        return cursor
+
+    async def test_a_tampered_cursor_is_refused(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        cursor = await self.first_cursor(nour)
+        payload, _, signature = cursor.rpartition(".")
+        for tampered in (
+            flip_first(payload) + "." + signature,  # the data changed, the signature kept
+            payload + "." + flip_first(signature),  # the signature changed
+            cursor[1:],
+            "not-a-cursor",
+        ):
+            error = await refusal(nour, "list_memories", {"scope": "user", "cursor": tampered})
+            assert error.code == "REMEMBER_INVALID"
+            assert "cursor" in error.message
+
+    async def test_sam_cannot_use_nours_cursor(self, call_as: CallAs) -> None:
+        cursor = await self.first_cursor(call_as("nour"))
+        await call_as("sam").call("remember_this", {"key": "k9", "value": 9, "scope": "user"})
+        error = await refusal(call_as("sam"), "list_memories", {"scope": "user", "cursor": cursor})
+        assert error.code == "REMEMBER_INVALID"
+        assert "another caller or scope" in error.message
+
+    async def test_a_cursor_from_another_scope_is_refused(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        cursor = await self.first_cursor(nour, scope="user")
+        for scope in ("session", "tool", "global"):
+            error = await refusal(nour, "list_memories", {"scope": scope, "cursor": cursor})
+            assert error.code == "REMEMBER_INVALID"
+        assert (await nour.call("list_memories", {"scope": "user", "cursor": cursor}))["keys"] == ["k1", "k2"]
+
+    async def test_a_cursor_from_a_server_with_another_secret_is_refused(self, call_as: CallAs) -> None:
+        cursor = await self.first_cursor(call_as("nour"))
+        other = memory_server({"type": "memory"}, {}, secret=SECRET_B)
+        async with running(other, protocol=call_as.protocol) as elsewhere:
+            await self.first_cursor(elsewhere("nour"))
+            error = await refusal(elsewhere("nour"), "list_memories", {"scope": "user", "cursor": cursor})
+        assert error.code == "REMEMBER_INVALID"
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("mcp_protocol", [NEW])
+async def test_memory_tools_on_every_store(store_options: dict[str, Any], call_as: CallAs) -> None:
+    nour = call_as("nour")
+    await nour.call("remember_this", {"key": "timezone", "value": "Europe/Paris", "scope": "user"})
+    assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["value"] == "Europe/Paris"
+    assert await mem(nour, "get", key="timezone", scope="user") == MISSING
+
+
+@pytest.fixture
+def mcpkit_server(store_options: dict[str, Any]) -> Server:
+    return memory_server(store_options, {}, with_app_tools=True)
