@@ -1,12 +1,13 @@
 """mcpkit: MCP tool servers whose tools are classes and remember things per caller."""
 
+from typing import TYPE_CHECKING, Any
+
 from ._caller import Caller
 from ._clock import Clock, ManualClock, SystemClock
 from ._context import ToolContext
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._decorators import app, tool
 from ._errors import ConfigurationError, ToolError
-from ._jwt_auth import JWKSUnavailableError, JWTAuth
 from ._plugin import Plugin, PluginSetup
 from ._server import Server
 from ._static_keys import StaticKeys
@@ -34,3 +35,15 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from ._jwt_auth import JWKSUnavailableError, JWTAuth
+
+
+def __getattr__(name: str) -> Any:
+    # PyJWT (with cryptography's X.509 stack) takes ~60 ms to import: only servers using JWTs pay it.
+    if name in ("JWTAuth", "JWKSUnavailableError"):
+        from . import _jwt_auth
+
+        return getattr(_jwt_auth, name)
+    raise AttributeError(f"module 'mcpkit' has no attribute {name!r}")
