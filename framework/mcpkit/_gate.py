@@ -17,6 +17,9 @@ __all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
 
 logger = logging.getLogger("mcpkit.auth")
 
+#: How many callers' SDK user objects a gate keeps before starting afresh.
+_SDK_USERS_KEPT = 4096
+
 #: Where the gate leaves the caller's Identity (or None) in the ASGI scope.
 IDENTITY_SCOPE_KEY = "mcpkit.identity"
 
@@ -35,6 +38,7 @@ class AuthGate:
         self._app = app
         self._authenticators = tuple(authenticators)
         self._allow_anonymous = allow_anonymous
+        self._users: dict[str, AuthenticatedUser] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -88,10 +92,18 @@ class AuthGate:
             await _unauthorized(send, "invalid_token", "The bearer token is not a key or token this server accepts.")
             return
         scope[IDENTITY_SCOPE_KEY] = identity
-        scope["user"] = AuthenticatedUser(
-            AccessToken(token="", client_id=identity.user_id, subject=identity.user_id, scopes=[])
-        )
+        scope["user"] = self._sdk_user(identity.user_id)
         await self._app(scope, receive, send)
+
+    def _sdk_user(self, user_id: str) -> AuthenticatedUser:
+        """The SDK's view of the caller (it binds sessions to it); the same few callers come back, so keep them."""
+        user = self._users.get(user_id)
+        if user is None:
+            if len(self._users) >= _SDK_USERS_KEPT:
+                self._users.clear()
+            user = AuthenticatedUser(AccessToken(token="", client_id=user_id, subject=user_id, scopes=[]))
+            self._users[user_id] = user
+        return user
 
     async def _authenticate(self, token: str) -> Identity | None:
         for authenticator in self._authenticators:

@@ -15,7 +15,6 @@ from mcp.server import Server as SDKServer
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.routing import Mount
 
 from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
@@ -174,14 +173,18 @@ class Server:
         sdk_app = self._sdk.streamable_http_app(
             streamable_http_path="/mcp", json_response=json_response, host=host, transport_security=security
         )
-        gate = AuthGate(sdk_app, self.authenticators, allow_anonymous=self.allow_anonymous)
+        # The SDK's app is the one served: the gate goes in front of its routes, and the lifespan
+        # starts the plugins around the SDK's own (its session manager).
+        sdk_app.add_middleware(AuthGate, authenticators=self.authenticators, allow_anonymous=self.allow_anonymous)
+        sdk_lifespan = sdk_app.router.lifespan_context
 
         @contextlib.asynccontextmanager
-        async def lifespan(_: Starlette) -> AsyncIterator[None]:
-            async with self.running(), sdk_app.router.lifespan_context(sdk_app):
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with self.running(), sdk_lifespan(app):
                 yield
 
-        return Starlette(routes=[Mount("/", app=gate)], lifespan=lifespan)
+        sdk_app.router.lifespan_context = lifespan
+        return sdk_app
 
     async def serve_stdio(self, user: str | None = None) -> None:
         """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""

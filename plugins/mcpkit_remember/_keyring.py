@@ -79,6 +79,7 @@ def _expand(prk: bytes, info: bytes, length: int) -> bytes:
 _LENGTHS = struct.Struct(">III").pack
 
 
+@lru_cache(maxsize=DEFAULT_CACHE_SIZE)
 def _address(owner: str, bucket: str, key: str) -> bytes:
     """The (owner, bucket, key) address as unambiguous bytes: each part length-prefixed."""
     o = owner.encode("utf-8", "surrogatepass")

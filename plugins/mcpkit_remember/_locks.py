@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable
 from types import TracebackType
-
-import anyio
 
 __all__ = ["KeyedLocks"]
 
@@ -40,7 +39,7 @@ class _Held:
     def __init__(self, owner: KeyedLocks, key: Hashable) -> None:
         self.owner = owner
         self.key = key
-        self.lock = anyio.Lock()
+        self.lock = asyncio.Lock()  # mcpkit serves on asyncio; its uncontended acquire never yields
         self.users = 0
 
     async def __aenter__(self) -> None:

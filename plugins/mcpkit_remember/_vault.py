@@ -57,13 +57,13 @@ class Vault:
             return await self.read(place, key, now)  # a newer value landed under the first secret
         return None
 
-    def seal(self, place: Place, key: str, value_json: str) -> bytes:
-        owner = self.keyring.owner_for(place.identity)
+    def _seal(self, owner: str, place: Place, key: str, value_json: str) -> bytes:
         return self.keyring.seal(owner, place.bucket, key, seal_text(place.identity, value_json))
 
     async def write(self, place: Place, key: str, value_json: str, expires_at: float | None, now: float) -> None:
         owners = self.keyring.owners_for(place.identity)
-        await self.store.put(owners[0], place.bucket, key, self.seal(place, key, value_json), expires_at, now)
+        data = self._seal(owners[0], place, key, value_json)
+        await self.store.put(owners[0], place.bucket, key, data, expires_at, now)
         for stale in owners[1:]:
             await self.store.delete(stale, place.bucket, key, now)
 
@@ -72,7 +72,7 @@ class Vault:
     ) -> bool:
         """Compare-and-set against what ``read`` returned (None: nothing was there)."""
         owner = self.keyring.owner_for(place.identity)
-        data = self.seal(place, key, value_json)
+        data = self._seal(owner, place, key, value_json)
         return await self.store.swap(
             owner, place.bucket, key, None if expected is None else expected.data, data, expires_at, now
         )
