@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
@@ -187,7 +188,7 @@ def _caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
     if session_id is not None:
         anonymous_id = f"anon:{uuid.uuid5(_ANON_NAMESPACE, session_id).hex}"
     else:
-        anonymous_id = f"anon:{uuid.uuid4().hex}"
+        anonymous_id = f"anon:{os.urandom(16).hex()}"
     if identity is None:
         return Caller(None, "anonymous", None, {}, session_id, version, anonymous_id)
     return Caller(identity.user_id, identity.kind, identity.label, identity.claims, session_id, version, anonymous_id)
