@@ -1,0 +1,354 @@
+"""``python -m bench``: every server side by side under load, the micro-benchmarks, targets, and the report.
+
+Full run (about 12-15 minutes): ``python -m bench``. Development: ``python -m bench --quick`` (about 2).
+Writes ``docs/benchmarks.md``, ``docs/img/benchmarks.png`` and ``bench/results/latest.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.cases import CASES, like_for_like, server_specs
+from bench.checks import official_client_call, post_check, pre_check
+from bench.imports import import_costs
+from bench.page import render
+from bench.procs import ROOT, TASKSET, ServerProcess, pinned
+from bench.report import evaluate_targets, summarise, write_chart
+
+SERVER_CPU, CLIENT_CPU = 0, 1
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+RESULTS = ROOT / "bench" / "results"
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="one short round and small micro sizes (~2 min)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, quick 1)")
+    parser.add_argument("--warmup", type=float, help="seconds of warm-up per run (default 1, quick 0.5)")
+    parser.add_argument("--duration", type=float, help="measured seconds per run (default 3, quick 1.5)")
+    parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--skip-micro", action="store_true")
+    parser.add_argument("--skip-imports", action="store_true")
+    parser.add_argument(
+        "--profile",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="py-spy profiles of the bare SDK and mcpkit (memory): when a server target fails (auto)",
+    )
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md and the chart")
+    parser.add_argument("--render", metavar="JSON", help="only rewrite the page and chart from a saved results file")
+    args = parser.parse_args(argv)
+    args.rounds = args.rounds or (1 if args.quick else 5)
+    args.warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 1.0)
+    args.duration = args.duration or (1.5 if args.quick else 3.0)
+    return args
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "absent"
+
+
+def _redis_info() -> dict[str, Any]:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        return dict(client.info("server"))
+    finally:
+        client.close()
+
+
+def _git() -> str:
+    """HEAD's short hash, with "+ uncommitted library changes" when framework/, plugins/ or apps/ differ."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "framework", "plugins", "apps", "pyproject.toml"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return "unknown"
+    return head.stdout.strip() + (" + uncommitted library changes" if dirty.stdout.strip() else "")
+
+
+def machine(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
+    import sqlite3
+
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "unknown",
+    )
+    versions = {
+        name: _version(name)
+        for name in (
+            "mcpkit",
+            "mcp",
+            "mcp-types",
+            "fastmcp",
+            "starlette",
+            "uvicorn",
+            "h11",
+            "pydantic",
+            "cryptography",
+            "redis",
+        )
+    }
+    versions["redis-server"] = str(_redis_info().get("redis_version", "?"))
+    versions["sqlite"] = sqlite3.sqlite_version
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "python -m bench" + "".join(f" {shlex.quote(a)}" for a in argv),
+        "commit": _git(),
+        "python_executable": sys.executable,
+        "mode": "quick" if args.quick else "full",
+        "nproc": os.cpu_count(),
+        "cpu_model": model,
+        "kernel": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "versions": versions,
+        "loadavg_start": " ".join(f"{v:.2f}" for v in os.getloadavg()),
+        "pinning": "taskset -c N" if TASKSET else "os.sched_setaffinity",
+        "server_cpu": SERVER_CPU,
+        "client_cpu": CLIENT_CPU,
+        "rounds": args.rounds,
+        "warmup_s": args.warmup,
+        "duration_s": args.duration,
+    }
+
+
+def run_client(job: dict[str, Any]) -> dict[str, Any]:
+    command, _ = pinned(CLIENT_CPU, [sys.executable, "-m", "bench.client"])
+    timeout = job["warmup"] + job["duration"] + 120
+    done = subprocess.run(command, cwd=ROOT, input=json.dumps(job), capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        return {"calls": 0, "errors": [f"client exited {done.returncode}: {done.stderr[-500:]}"]} | _EMPTY
+    return json.loads(done.stdout)
+
+
+_EMPTY: dict[str, Any] = {
+    key: float("nan")
+    for key in (
+        "window_s",
+        "calls_per_s",
+        "p50_ms",
+        "p99_ms",
+        "server_cpu_ms_per_call",
+        "server_busy",
+        "client_cpu_ms_per_call",
+    )
+} | {"extra_cpu_ms_per_call": {}, "per_user_calls": {}, "last": {}}
+
+
+def verify_with_official_client(servers: dict[str, ServerProcess], cases: list[Any]) -> None:
+    for name, server in servers.items():
+        tool = next(case.tool for case in cases if case.server == name)
+        if tool == "increment":
+            got = official_client_call(server.port, "increment", {})
+            assert isinstance(got.get("count"), int), got
+        else:
+            official_client_call(server.port, "set_signature", {"signature": "official client"})
+            got = official_client_call(server.port, "draft_reply", {"ticketId": "T-1", "text": "hello"})
+            assert str(got.get("reply", "")).endswith("official client"), got
+        print(f"  official mcp client -> {name}: ok ({got})", flush=True)
+
+
+def run_load(args: argparse.Namespace, cases: list[Any], servers: dict[str, ServerProcess]) -> dict[str, Any]:
+    redis_pid = int(_redis_info().get("process_id", 0))
+    load: dict[str, dict[str, list[dict[str, Any]]]] = {case.name: {"1": [], "16": []} for case in cases}
+    for round_no in range(args.rounds):
+        for concurrency in (1, 16):
+            for case in cases:
+                server = servers[case.server]
+                tag = f"r{round_no}c{concurrency}"
+                expected, problems = pre_check(case, server.port, tag)
+                extra = {"redis-server": redis_pid} if case.server == "mcpkit-redis" and redis_pid else {}
+                job = {
+                    "port": server.port,
+                    "server_pid": server.pid,
+                    "tool": case.tool,
+                    "concurrency": concurrency,
+                    "warmup": args.warmup,
+                    "duration": args.duration,
+                    "max_calls": 200_000,
+                    "expected": expected,
+                    "tag": tag,
+                    "extra_pids": extra,
+                }
+                result = run_client(job)
+                problems += post_check(case, server.port, expected, result)
+                result.update(round=round_no, problems=problems)
+                for heavy in ("per_user_calls", "last"):
+                    result.pop(heavy, None)
+                load[case.name][str(concurrency)].append(result)
+                status = "ok" if not problems else f"CHECK FAILED: {problems[:2]}"
+                print(
+                    f"  round {round_no + 1}/{args.rounds} c={concurrency:<2} {case.name:<19}"
+                    f" {result['calls_per_s']:7.0f} calls/s  p50 {result['p50_ms']:6.2f} ms"
+                    f"  server {result['server_cpu_ms_per_call']:.3f} ms/call"
+                    f" (busy {result['server_busy'] * 100:3.0f} %)  {status}",
+                    flush=True,
+                )
+    return load
+
+
+def clean_redis(prefix: str) -> int:
+    from bench.micro import clean_redis as clean
+
+    return clean(prefix)
+
+
+def run_micro(args: argparse.Namespace) -> dict[str, Any]:
+    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", "bench.micro"])
+    command += extra + (["--quick"] if args.quick else [])
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        return {"error": done.stderr[-1000:]}
+    return json.loads(done.stdout)
+
+
+def findings_for(results: dict[str, Any]) -> list[str]:
+    """Plain sentences for each failed target, from the profiles and micro-benchmarks of this run."""
+    out: list[str] = []
+    failed = {t["target"].split(",")[0] for t in results["targets"] if t["result"] == "FAIL"}
+    profiles = results.get("profiles", {})
+    kit, sdk = profiles.get("mcpkit-memory", {}), profiles.get(like_for_like()["mcpkit-memory"], {})
+    if any(name.startswith(("CPU/call", "calls/s")) for name in failed) and "parts" in kit and "parts" in sdk:
+        owners = [p for p in kit["parts"] if not p.startswith("incl.")]
+        diffs = sorted(((kit["ms_per_call"][p] - sdk["ms_per_call"].get(p, 0.0), p) for p in owners), reverse=True)
+        gap = kit["server_cpu_ms_per_call"] - sdk["server_cpu_ms_per_call"]
+        out.append(
+            f"- Server CPU per call while profiled: mcpkit {kit['server_cpu_ms_per_call']:.3f} ms, bare SDK"
+            f" {sdk['server_cpu_ms_per_call']:.3f} ms (same json_response; gap {gap:+.3f} ms)."
+            " Parts where mcpkit spends more than the SDK (ms/call): "
+            + "; ".join(f"{p} {d:+.3f}" for d, p in diffs if d > 0.01)
+            + ". Parts where it spends less: "
+            + "; ".join(f"{p} {d:+.3f}" for d, p in reversed(diffs) if d < -0.01)
+            + f". All of mcpkit_remember (inclusive): {kit['ms_per_call']['incl. all of mcpkit_remember']:.3f} ms;"
+            f" Dispatcher.call_tool (inclusive): {kit['ms_per_call']['incl. mcpkit Dispatcher.call_tool']:.3f} ms;"
+            f" the SDK's MCPServer tool call (inclusive): {sdk['ms_per_call']['incl. SDK MCPServer tool call']:.3f} ms."
+        )
+    pairs = results.get("micro", {}).get("pairs", {})
+    pair, share = pairs.get("set+get memory/on"), pairs.get("keyring seal+open")
+    if any(name.startswith("set+get") for name in failed) and pair and share:
+        off = pairs.get("set+get memory/off", {})
+        out.append(
+            f"- set+get, memory store (best runs): {pair['min_us']:.1f} us with encryption,"
+            f" {off.get('min_us', float('nan')):.1f} us with the bench's pass-through keyring; one AES-GCM seal+open"
+            f" on its own {share['min_us']:.1f} us. The function-level split is in the micro-benchmark section"
+            " (cProfile of the pair)."
+        )
+    return out
+
+
+def write_docs(results: dict[str, Any]) -> list[str]:
+    meta = results["meta"]
+    findings = findings_for(results)
+    write_chart(
+        results["summary"],
+        ROOT / "docs" / "img" / "benchmarks.png",
+        f"mcpkit benchmarks, {meta['date']} ({meta['mode']}), one uvicorn worker on one core",
+    )
+    (ROOT / "docs" / "benchmarks.md").write_text(render(results, findings))
+    return findings
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse(argv)
+    if args.render:
+        results = json.loads(Path(args.render).read_text())
+        results["targets"] = evaluate_targets(results["summary"], results.get("micro", {}), results.get("imports", {}))
+        write_docs(results)
+        print(f"rewrote docs/benchmarks.md and docs/img/benchmarks.png from {args.render}")
+        return 0
+    started = time.monotonic()
+    os.sched_setaffinity(0, {CLIENT_CPU})
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    log = RESULTS / "servers.log"
+    log.write_text("")
+    meta = machine(args, argv)
+    print(f"mcpkit bench ({meta['mode']}): {meta['nproc']} cores, {meta['cpu_model']}, load {meta['loadavg_start']}")
+    wanted = set(args.cases.split(",")) if args.cases else None
+    cases = [case for case in CASES if wanted is None or case.name in wanted]
+    tmp = tempfile.mkdtemp(prefix="mcpkit-bench-")
+    prefix = f"mcpkit-bench:{uuid.uuid4().hex[:12]}:"
+    specs = server_specs(tmp, REDIS_URL, prefix)
+    servers: dict[str, ServerProcess] = {}
+    results: dict[str, Any] = {"meta": meta}
+    try:
+        for name in dict.fromkeys(case.server for case in cases):
+            spec = specs[name]
+            server = ServerProcess(spec.kind, spec.options, SERVER_CPU, log)
+            servers[name] = server
+            server.start()
+            affinity = server.affinity()
+            if affinity != {SERVER_CPU}:
+                raise RuntimeError(f"server {name} runs on cores {affinity}, not {{{SERVER_CPU}}}")
+            print(f"  started {name} (pid {server.pid}, port {server.port}, cores {sorted(affinity)})", flush=True)
+        verify_with_official_client(servers, cases)
+        results["load"] = run_load(args, cases, servers)
+    finally:
+        for server in servers.values():
+            server.stop()
+        results["redis_keys_cleaned"] = clean_redis(prefix)
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["summary"] = summarise(results["load"])
+    if not args.skip_micro:
+        print("  micro-benchmarks ...", flush=True)
+        results["micro"] = run_micro(args)
+    if not args.skip_imports:
+        print("  import times ...", flush=True)
+        results["imports"] = import_costs(3 if args.quick else 7, SERVER_CPU)
+    results["targets"] = evaluate_targets(results["summary"], results.get("micro", {}), results.get("imports", {}))
+    server_failed = any(
+        t["result"] == "FAIL" and t["target"].startswith(("CPU/call", "calls/s")) for t in results["targets"]
+    )
+    if args.profile == "always" or (args.profile == "auto" and server_failed):
+        from bench.profiling import profile_server
+
+        sdk_name = like_for_like()["mcpkit-memory"]
+        print(f"  profiling {sdk_name} and mcpkit-memory with py-spy ...", flush=True)
+        results["profiles"] = {}
+        for name in (sdk_name, "mcpkit-memory"):
+            spec = specs[name]
+            results["profiles"][name] = profile_server(
+                name, spec.kind, spec.options, 6.0 if args.quick else 15.0, RESULTS, SERVER_CPU, CLIENT_CPU
+            )
+    meta["loadavg_end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    meta["commit_end"] = _git()
+    meta["elapsed_s"] = time.monotonic() - started
+    (RESULTS / ("quick.json" if args.quick else "latest.json")).write_text(json.dumps(results, indent=1))
+    findings = findings_for(results) if args.no_docs else write_docs(results)
+    from bench.report import load_table, targets_table
+
+    print("\n".join(["", *load_table(results["summary"]), "", *targets_table(results["targets"]), "", *findings]))
+    print(f"\nwrote docs/benchmarks.md, docs/img/benchmarks.png in {meta['elapsed_s'] / 60:.1f} minutes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
