@@ -19,7 +19,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, hmac
@@ -54,8 +54,7 @@ class UndecryptableError(Exception):
         self.reason: Reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
+class Opened(NamedTuple):
     """An opened value; ``stale`` means an older secret sealed it, so rewrite it under the primary."""
 
     plaintext: bytes
@@ -169,9 +168,9 @@ class Keyring:
         """The owner (32 hex chars) that stores see for ``identity``, keyed by the primary secret."""
         return self._owners(identity)[0]
 
-    def owners_for(self, identity: str) -> list[str]:
+    def owners_for(self, identity: str) -> tuple[str, ...]:
         """The owner of ``identity`` under each secret, primary first (reads fall back along it)."""
-        return list(self._owners(identity))
+        return self._owners(identity)
 
     def derive_key(self, purpose: str) -> bytes:
         """A 32-byte key for another use (signing cursors, say), derived from the primary secret."""

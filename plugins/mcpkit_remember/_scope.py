@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from mcpkit import Caller
 
@@ -19,8 +18,7 @@ SCOPES: tuple[Scope, ...] = get_args(Scope)
 _GLOBAL_IDENTITY = json.dumps(["g"])
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
+class Place(NamedTuple):
     """Where a scope's values live for one caller: the owning identity and the bucket.
 
     ``identity`` is JSON text (``["u", user_id]``, ``["s", session_id]`` or ``["g"]``),

@@ -10,14 +10,12 @@ clock), so every store expires values identically and tests can move time.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 __all__ = ["Entry", "Record", "Store", "StoreUnavailableError"]
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
     """A stored value: its opaque bytes and its deadline (None: kept until forgotten)."""
 
     data: bytes
@@ -28,8 +26,7 @@ class Entry:
         return self.expires_at is None or self.expires_at > now
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One entry with its full address, as ``scan()`` yields it."""
 
     owner: str

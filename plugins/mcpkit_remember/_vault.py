@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._keyring import Keyring, UndecryptableError
 from ._scope import Place
@@ -18,8 +17,7 @@ logger = logging.getLogger("mcpkit.remember")
 _WARNED_LIMIT = 10_000
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(NamedTuple):
     """A value read back: the decoded value, and the exact bytes a compare-and-set must match."""
 
     value: Any

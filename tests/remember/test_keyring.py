@@ -106,7 +106,7 @@ def test_after_rotation_an_old_value_opens_at_its_old_owner_and_is_stale() -> No
 
     rotated = Keyring([NEW, OLD])
     owners = rotated.owners_for(NOUR)
-    assert owners == [rotated.owner_for(NOUR), old_owner]
+    assert owners == (rotated.owner_for(NOUR), old_owner)
     assert rotated.open(owners[1], "user", "theme", sealed) == Opened(b'"dark"', stale=True)
 
 
