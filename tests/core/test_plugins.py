@@ -534,3 +534,36 @@ async def test_each_server_gets_its_own_copy_of_a_plugin() -> None:
     assert id(template) not in (state_one["plugin"], state_two["plugin"])
     assert not hasattr(template, "server_name")
     assert not hasattr(template, "started")
+
+
+class _Sharing(Plugin):
+    """Records the per-server ``shared`` dict it was set up with."""
+
+    def setup(self, setup: PluginSetup) -> None:
+        self.pool = setup.shared.setdefault("pool", object())
+
+
+def test_plugins_of_one_server_share_setup_shared_and_another_server_gets_its_own() -> None:
+    @tool(name="shared_a", description="A.")
+    class ToolA(ToolContext):
+        async def execute(self) -> str:
+            return "a"
+
+    @tool(name="shared_b", description="B.")
+    class ToolB(ToolContext):
+        async def execute(self) -> str:
+            return "b"
+
+    @app(id="first", tools=[ToolA], plugins=[_Sharing()])
+    class First: ...
+
+    @app(id="second", tools=[ToolB], plugins=[_Sharing()])
+    class Second: ...
+
+    one = Server([First, Second], allow_anonymous=True)
+    two = Server([First, Second], allow_anonymous=True)
+    pools_one = {id(p.pool) for p in one._plugins if isinstance(p, _Sharing)}
+    pools_two = {id(p.pool) for p in two._plugins if isinstance(p, _Sharing)}
+    assert len(pools_one) == 1
+    assert len(pools_two) == 1
+    assert pools_one != pools_two
