@@ -59,9 +59,7 @@ def test_each_seal_uses_a_fresh_nonce(keyring: Keyring) -> None:
         ("nour-owner", "usert", "heme"),
     ],
 )
-def test_a_value_moved_to_another_address_does_not_open(
-    keyring: Keyring, owner: str, bucket: str, key: str
-) -> None:
+def test_a_value_moved_to_another_address_does_not_open(keyring: Keyring, owner: str, bucket: str, key: str) -> None:
     sealed = keyring.seal("nour-owner", "user", "theme", b'"dark"')
     with pytest.raises(UndecryptableError, match=r"authentication failed \(value moved or corrupted\?\)"):
         keyring.open(owner, bucket, key, sealed)
@@ -278,9 +276,7 @@ def test_any_address_and_value_round_trip(owner: str, bucket: str, key: str, pla
     address=st.tuples(st.text(max_size=8), st.text(max_size=8), st.text(max_size=8)),
     other=st.tuples(st.text(max_size=8), st.text(max_size=8), st.text(max_size=8)),
 )
-def test_any_other_address_refuses_the_value(
-    address: tuple[str, str, str], other: tuple[str, str, str]
-) -> None:
+def test_any_other_address_refuses_the_value(address: tuple[str, str, str], other: tuple[str, str, str]) -> None:
     assume(address != other)
     sealed = _ROTATED.seal(*address, b"secret value")
     with pytest.raises(UndecryptableError):

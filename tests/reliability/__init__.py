@@ -1,0 +1,1 @@
+"""Proof under fire: real processes, outages, hostile callers; each test records the figures it measured."""
