@@ -1,0 +1,128 @@
+"""The MCP conformance suite's "everything server", written as a mcpkit user would write it.
+
+The official suite (``@modelcontextprotocol/conformance``) calls fixed tool names
+(``test_simple_text``, ``test_image_content``, ...). This server offers every one
+that mcpkit's public API can serve; ``expected-failures.yaml`` beside it lists
+the scenarios that need what mcpkit does not offer (resources, prompts, messages
+sent while a tool runs, multi-round-trip results, hand-written schemas). Run it with
+
+    python -m mcpkit run tests/conformance/server.py:server --port 3001
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcpkit import Server, ToolContext, ToolError, app, tool
+
+#: A 1x1 PNG and a tiny WAV file, base64-encoded.
+PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+WAV_BASE64 = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+
+def _content(*blocks: types.ContentBlock) -> types.CallToolResult:
+    return types.CallToolResult(content=list(blocks))
+
+
+def _image() -> types.ImageContent:
+    return types.ImageContent(type="image", data=PNG_BASE64, mime_type="image/png")
+
+
+@tool(name="test_simple_text", description="Tests simple text content response.")
+class SimpleText(ToolContext):
+    async def execute(self) -> str:
+        return "This is a simple text response for testing."
+
+
+@tool(name="test_image_content", description="Tests image content response.")
+class ImageContent(ToolContext):
+    async def execute(self) -> types.CallToolResult:
+        return _content(_image())
+
+
+@tool(name="test_audio_content", description="Tests audio content response.")
+class AudioContent(ToolContext):
+    async def execute(self) -> types.CallToolResult:
+        return _content(types.AudioContent(type="audio", data=WAV_BASE64, mime_type="audio/wav"))
+
+
+@tool(name="test_embedded_resource", description="Tests embedded resource content response.")
+class EmbeddedResource(ToolContext):
+    async def execute(self) -> types.CallToolResult:
+        resource = types.TextResourceContents(
+            uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+        )
+        return _content(types.EmbeddedResource(type="resource", resource=resource))
+
+
+@tool(name="test_multiple_content_types", description="Tests a response with text, image and resource content.")
+class MultipleContentTypes(ToolContext):
+    async def execute(self) -> types.CallToolResult:
+        resource = types.TextResourceContents(
+            uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}'
+        )
+        return _content(
+            types.TextContent(type="text", text="Multiple content types test:"),
+            _image(),
+            types.EmbeddedResource(type="resource", resource=resource),
+        )
+
+
+@tool(name="test_error_handling", description="Tests error response handling: always fails.")
+class ErrorHandling(ToolContext):
+    async def execute(self) -> str:
+        raise ToolError("This tool intentionally returns an error for testing")
+
+
+class address(BaseModel):  # lower case: the suite looks for "$defs.address", and pydantic names defs by class
+    """A postal address; ``$anchor`` is a JSON Schema 2020-12 keyword the suite checks survives."""
+
+    model_config = ConfigDict(json_schema_extra={"$anchor": "addressDef"})
+
+    street: str | None = None
+    city: str | None = None
+
+
+@tool(name="json_schema_2020_12_tool", description="Tool with JSON Schema 2020-12 features.")
+class JsonSchema202012(ToolContext):
+    async def execute(
+        self,
+        name: str | None = None,
+        address: address | None = None,
+        contact_method: Annotated[Literal["phone", "email"] | None, Field(alias="contactMethod")] = None,
+        phone: str | None = None,
+        email: str | None = None,
+    ) -> str:
+        return "ok"
+
+
+@tool(name="test_custom_headers", description="Echoes a region that clients also send as the Mcp-Param-Region header.")
+class CustomHeaders(ToolContext):
+    async def execute(
+        self, region: Annotated[str, Field(description="Where to run.", json_schema_extra={"x-mcp-header": "Region"})]
+    ) -> str:
+        return f"region={region}"
+
+
+@app(
+    id="everything",
+    name="Conformance everything server",
+    tools=[
+        SimpleText,
+        ImageContent,
+        AudioContent,
+        EmbeddedResource,
+        MultipleContentTypes,
+        ErrorHandling,
+        JsonSchema202012,
+        CustomHeaders,
+    ],
+)
+class EverythingApp:
+    """The tools the conformance scenarios call."""
+
+
+server = Server([EverythingApp], name="mcpkit-conformance", allow_anonymous=True)

@@ -1,0 +1,129 @@
+"""The official MCP conformance suite against a mcpkit server, once per protocol era.
+
+``tests/conformance/run.py`` installs the pinned suite and Node 22 from npm (cached),
+serves ``tests/conformance/server.py`` as a real process and judges the results
+against ``tests/conformance/expected-failures.yaml``. Without npm or the registry the
+era tests skip locally and fail under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, NoReturn
+
+import pytest
+
+from reliability.figures import Figures
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN = ROOT / "tests" / "conformance" / "run.py"
+#: npm install (at most 300 s on a cold cache) plus the server and the suite (at most 240 s).
+TIMEOUT_SECONDS = 600
+EXIT_UNAVAILABLE = 3
+
+
+def _missing(reason: str) -> NoReturn:
+    """Skip locally; fail in CI, where a missing npm or registry means a broken pipeline."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
+    pytest.skip(reason)
+
+
+def _runner() -> ModuleType:
+    """``tests/conformance/run.py`` as a module (it is a script, outside any package)."""
+    name = "mcpkit_conformance_run"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, RUN)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the class is built
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.mark.parametrize("spec_version", ["2026-07-28", "2025-11-25"])
+def test_the_official_suite_finds_no_unexpected_failure(spec_version: str, figures: Figures) -> None:
+    try:
+        done = subprocess.run(
+            [sys.executable, str(RUN), "--spec-version", spec_version],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the conformance run for {spec_version} took over {TIMEOUT_SECONDS}s")
+    try:
+        summary: dict[str, Any] = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"run.py printed no JSON summary (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
+    if done.returncode == EXIT_UNAVAILABLE:
+        _missing(f"the conformance suite cannot run here: {summary['unavailable']}")
+    assert "error" not in summary, summary["error"]
+
+    expected: dict[str, str] = summary["expected_failures"]
+    figures.record(
+        inputs=summary["total"],
+        detail=(
+            f"{summary['conformance']} on Node {summary['node'].lstrip('v')}, protocol {spec_version}: "
+            f"{summary['passed']} of {summary['total']} scenarios pass whole, {len(expected)} fail as expected "
+            f"(features mcpkit does not offer); {summary['checks']['passed']} checks passed"
+        ),
+    )
+    figures.attach(
+        "conformance",
+        {
+            "spec_version": spec_version,
+            "total": summary["total"],
+            "passed": summary["passed"],
+            "expected_failures": expected,
+            "unexpected": summary["unexpected"],
+        },
+    )
+    assert summary["unexpected"] == [], f"unexpected failures:\n{summary.get('transcript_tail', '')}"
+    assert summary["stale"] == [], f"listed as expected failures but now passing: {summary['stale']}"
+    assert summary["server_tracebacks"] == 0, "the fixture server logged a traceback during the run"
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_expected_failure_gives_its_reason() -> None:
+    entries = _runner().read_expected_failures(RUN.parent / "expected-failures.yaml")
+
+    assert entries, "the expected-failures file lists nothing"
+    assert all(reason.strip() for reason in entries.values())
+
+
+def test_results_are_judged_as_the_suite_judges_its_baseline() -> None:
+    def check(check_id: str, status: str) -> dict[str, str]:
+        return {"id": check_id, "status": status}
+
+    results = {
+        "tools-list": [check("tools-list", "SUCCESS"), check("wire-schema-valid", "SUCCESS")],
+        "resources-list": [check("resources-list", "FAILURE")],
+        "caching": [check("prompts-hints", "FAILURE"), check("tools-hints", "SUCCESS")],
+        "sep-2164": [check("error-code", "WARNING"), check("note", "INFO")],
+        "retried": [check("step", "SUCCESS"), check("step", "FAILURE")],
+        "fixed": [check("now-passes", "SUCCESS")],
+    }
+    expected = {
+        "resources-list": "no resources",
+        "caching:prompts-hints": "no prompts",
+        "fixed": "was broken",
+        "tools-list:tools-list": "was broken too",
+    }
+
+    outcome = _runner().judge(results, expected)
+
+    assert outcome.expected == {"resources-list": "no resources", "caching": "no prompts (check prompts-hints)"}
+    assert outcome.unexpected == ["retried", "sep-2164"]  # a warning fails; a repeated id takes its worst status
+    assert outcome.stale == ["fixed", "tools-list:tools-list"]
+    assert outcome.scenarios["tools-list"]["verdict"] == "passed"
+    assert outcome.scenarios["caching"]["verdict"] == "expected"
