@@ -44,6 +44,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-imports", action="store_true")
     parser.add_argument(
+        "--skip-instructions", action="store_true", help="skip the callgrind instruction counts (about 3 minutes)"
+    )
+    parser.add_argument(
         "--profile",
         choices=["auto", "always", "never"],
         default="auto",
@@ -281,7 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.render:
         results = json.loads(Path(args.render).read_text())
-        results["targets"] = evaluate_targets(results["summary"], results.get("micro", {}), results.get("imports", {}))
+        results["targets"] = evaluate_targets(
+            results["summary"], results.get("micro", {}), results.get("imports", {}), results.get("instructions")
+        )
         write_docs(results)
         print(f"rewrote docs/benchmarks.md and docs/img/benchmarks.png from {args.render}")
         return 0
@@ -323,7 +328,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_imports:
         print("  import times ...", flush=True)
         results["imports"] = import_costs(3 if args.quick else 7, SERVER_CPU)
-    results["targets"] = evaluate_targets(results["summary"], results.get("micro", {}), results.get("imports", {}))
+    if not args.skip_instructions:
+        from bench.instructions import available, count_all
+
+        if available():
+            print("  instructions per call (callgrind) ...", flush=True)
+            results["instructions"] = count_all({case.server: specs[case.server] for case in cases})
+        else:
+            print("  valgrind not installed: no instruction counts", flush=True)
+    results["targets"] = evaluate_targets(
+        results["summary"], results.get("micro", {}), results.get("imports", {}), results.get("instructions")
+    )
     server_failed = any(
         t["result"] == "FAIL" and t["target"].startswith(("CPU/call", "calls/s")) for t in results["targets"]
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.cases import CASES
 from bench.report import load_table, targets_table
 
 __all__ = ["render"]
@@ -107,6 +108,31 @@ def _profile(profiles: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _instructions(counted: dict[str, Any]) -> list[str]:
+    if not counted:
+        return []
+    labels = {case.name: case.label for case in CASES}
+    floor = counted.get("floor", {}).get("instructions_per_call")
+    lines = [
+        "## Instructions per call (callgrind, the server app alone)",
+        "",
+        "The same `tools/call` driven straight into each server's ASGI app in one process (no uvicorn, no"
+        " sockets, no client; `bench/asgi_driver.py`), counted by `valgrind --tool=callgrind` over "
+        f"{counted[next(iter(counted))]['calls'][1] - counted[next(iter(counted))]['calls'][0]} calls after"
+        " 100 warm-up calls. Instruction counts do not move with the machine's load the way CPU time does,"
+        " so they show the servers' own difference without the noise; uvicorn and h11, which cost every"
+        " server the same, are left out.",
+        "",
+        "| case | instructions per call | x floor |",
+        "|---|---:|---:|",
+    ]
+    for name, row in counted.items():
+        per_call = row["instructions_per_call"]
+        relative = f"{per_call / floor:.2f}" if floor else "-"
+        lines.append(f"| {labels.get(name, name)} | {per_call / 1e6:.3f} M | {relative} |")
+    return [*lines, ""]
+
+
 def render(results: dict[str, Any], findings: list[str]) -> str:
     meta = results["meta"]
     micro = results.get("micro", {})
@@ -160,6 +186,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         "",
         "![server CPU per call and calls per second](img/benchmarks.png)",
         "",
+        *_instructions(results.get("instructions", {})),
         "## Micro-benchmarks (in-process, one core)",
         "",
         '`set+get` is one `await remember.set("note", v, scope="user")` plus one `get` of a 100-character'

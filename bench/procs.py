@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ROOT", "ServerProcess", "pinned"]
+__all__ = ["ROOT", "ServerProcess", "child_env", "pinned"]
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKSET = shutil.which("taskset")
@@ -26,7 +26,7 @@ def pinned(cpu: int, argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, ["--cpu", str(cpu)]
 
 
-def _env() -> dict[str, str]:
+def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.setdefault("FASTMCP_LOG_LEVEL", "WARNING")
@@ -50,7 +50,7 @@ class ServerProcess:
         command, extra = pinned(self.cpu, [sys.executable, "-m", "bench.serve", self.kind])
         command += ["--options", json.dumps(self.options), *extra]
         with self.log.open("ab") as log:
-            self._proc = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=log)
+            self._proc = subprocess.Popen(command, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=log)
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()
         if not line:

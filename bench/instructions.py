@@ -1,0 +1,69 @@
+"""Instructions per ``tools/call`` in each server's own ASGI app, counted by callgrind.
+
+Wall-clock and CPU-time figures on a shared two-core machine move by tens of percent
+from run to run; an instruction count does not (valgrind counts what the program
+executes, whatever else the machine is doing). Each server runs ``bench.asgi_driver``
+twice under ``valgrind --tool=callgrind``, counting only its ``FEW`` and ``MANY``
+measured calls; the difference divided by ``MANY - FEW`` is the cost of one call, with
+the constant cost of switching the count on and off taken out.
+uvicorn and h11 are left out (the driver calls the app directly), so these are the
+parts in which the servers differ.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from bench.cases import ServerSpec
+from bench.procs import ROOT, child_env
+
+__all__ = ["CASES", "available", "count_all"]
+
+FEW, MANY = 50, 250
+#: Cases measured (names as in bench.cases); each needs only in-process state.
+CASES = ("floor", "sdk", "sdk-json", "fastmcp", "mcpkit-memory", "mcpkit-memory-alt")
+_COLLECTED = re.compile(rb"Collected : (\d+)")
+
+
+def available() -> bool:
+    return shutil.which("valgrind") is not None and shutil.which("callgrind_control") is not None
+
+
+def _instructions(spec: ServerSpec, calls: int) -> int:
+    command = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        "--instr-atstart=no",
+        sys.executable,
+        "-m",
+        "bench.asgi_driver",
+        spec.kind,
+        json.dumps(spec.options),
+        str(calls),
+        "--callgrind-toggle",
+    ]
+    done = subprocess.run(command, cwd=ROOT, env=child_env(), capture_output=True, timeout=1800, check=False)
+    found = _COLLECTED.search(done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"{spec.name}: callgrind run failed ({done.returncode}): {done.stderr[-800:]!r}")
+    return int(found.group(1))
+
+
+def _per_call(spec: ServerSpec) -> dict[str, Any]:
+    few, many = _instructions(spec, FEW), _instructions(spec, MANY)
+    return {"instructions_per_call": (many - few) / (MANY - FEW), "calls": [FEW, MANY], "totals": [few, many]}
+
+
+def count_all(specs: dict[str, ServerSpec], workers: int = 2) -> dict[str, Any]:
+    """case -> instructions per call (two cases at a time: callgrind's counts do not depend on sharing a core)."""
+    wanted = [name for name in CASES if name in specs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        counted = dict(zip(wanted, pool.map(lambda name: _per_call(specs[name]), wanted), strict=True))
+    return counted
