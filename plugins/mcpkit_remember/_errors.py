@@ -52,13 +52,21 @@ class RememberInvalidError(RememberError):
 
 
 class RememberStoreUnavailableError(RememberError):
-    """The store cannot be reached right now (``REMEMBER_STORE_UNAVAILABLE``); the server keeps serving."""
+    """The store cannot be reached right now (``REMEMBER_STORE_UNAVAILABLE``); the server keeps serving.
 
-    def __init__(self) -> None:
+    ``maybe_applied``: a write timed out after it was sent, so the store may still have made the change.
+    """
+
+    def __init__(self, *, maybe_applied: bool = False) -> None:
         super().__init__(
-            "The memory store is unavailable right now, so nothing was read or changed. Try again in a moment.",
+            "The memory store is unavailable right now: it did not answer in time, so this change may or may not "
+            "have been made. Check before trying again if making it twice would matter (an increment would count "
+            "twice)."
+            if maybe_applied
+            else "The memory store is unavailable right now, so nothing was read or changed. Try again in a moment.",
             code="REMEMBER_STORE_UNAVAILABLE",
         )
+        self.maybe_applied = maybe_applied
 
 
 class RememberConflictError(RememberError):

@@ -183,7 +183,7 @@ class RedisStore:
         *args: str | bytes,
     ) -> Any:
         args = (self._base(owner), bucket, repr(float(now)), *args)
-        with self._reaching():
+        with self._reaching(writing=script != "KEYS"):
             return await self._scripts[script](keys=keys, args=args, client=self._redis)
 
     async def _records(self, names: list[bytes]) -> list[Record]:
@@ -245,12 +245,18 @@ class RedisStore:
         return self._client
 
     @contextmanager
-    def _reaching(self) -> Iterator[None]:
-        """Turn connection failures into StoreUnavailableError naming the (redacted) URL."""
+    def _reaching(self, *, writing: bool = False) -> Iterator[None]:
+        """Turn connection failures into StoreUnavailableError naming the (redacted) URL.
+
+        A write that timed out was sent: Redis may still run it (a frozen Redis does, from its socket
+        buffer, once it thaws), so the error says the change may have been made.
+        """
         try:
             yield
         except _UNREACHABLE as exc:
-            raise StoreUnavailableError(f"Redis at {self._where} is unreachable: {exc}") from exc
+            maybe_applied = writing and isinstance(exc, redis_errors.TimeoutError | TimeoutError)
+            message = f"Redis at {self._where} is unreachable: {exc}"
+            raise StoreUnavailableError(message, maybe_applied=maybe_applied) from exc
 
 
 def _unpack(raw: bytes) -> Entry | None:

@@ -50,7 +50,7 @@ class _StoreErrors:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if isinstance(exc, StoreUnavailableError):
             logger.warning("remember store unavailable: %s", exc)
-            raise RememberStoreUnavailableError() from None
+            raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
 
 
 _store_errors = _StoreErrors()

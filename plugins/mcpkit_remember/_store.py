@@ -36,7 +36,14 @@ class Record(NamedTuple):
 
 
 class StoreUnavailableError(Exception):
-    """The store could not be reached (e.g. Redis is down); the call may be retried later."""
+    """The store could not be reached (e.g. Redis is down); the call may be retried later.
+
+    ``maybe_applied``: a write was sent but no answer came in time, so the store may still apply it.
+    """
+
+    def __init__(self, message: str, *, maybe_applied: bool = False) -> None:
+        super().__init__(message)
+        self.maybe_applied = maybe_applied
 
 
 class Store(Protocol):
