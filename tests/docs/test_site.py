@@ -27,3 +27,10 @@ def test_every_page_the_readme_links_exists() -> None:
     assert links, "the README links no docs pages"
     missing = [link for link in links if not (ROOT / link).is_file()]
     assert not missing, f"README links missing pages: {missing}"
+
+
+def test_the_errors_page_gives_the_number_of_update_attempts_the_code_makes() -> None:
+    from mcpkit_remember._remember import _UPDATE_ATTEMPTS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "errors.md").read_text()
+    assert f"lost {_UPDATE_ATTEMPTS} attempts in a row" in page
