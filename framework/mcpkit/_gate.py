@@ -55,9 +55,16 @@ class AuthGate:
             await self._app(scope, receive, send)
             return
         scheme, _, token = header.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            await _unauthorized(send, "invalid_request", "Malformed Authorization header: expected 'Bearer <token>'.")
+        # RFC 6750: "Bearer" 1*SP token. Nothing else is trimmed: a key with a trailing tab or
+        # no-break space is not the key (str.strip() would have made it one).
+        token = token.lstrip(" ")
+        if scheme.lower() != "bearer" or not token or " " in token or not token.isprintable():
+            await _unauthorized(
+                send,
+                "invalid_request",
+                "Malformed Authorization header: expected 'Bearer <token>', with no whitespace or control "
+                "characters in the token.",
+            )
             return
         try:
             identity = await self._authenticate(token)

@@ -23,6 +23,7 @@ from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
 from ._errors import ConfigurationError
 from ._gate import AuthGate
 from ._plugin import Plugin, PluginSetup
+from ._protocol_errors import ProtocolErrorMask
 from ._tool_spec import ToolSpec, build_tool_spec
 
 __all__ = ["Server"]
@@ -173,8 +174,10 @@ class Server:
         sdk_app = self._sdk.streamable_http_app(
             streamable_http_path="/mcp", json_response=json_response, host=host, transport_security=security
         )
-        # The SDK's app is the one served: the gate goes in front of its routes, and the lifespan
-        # starts the plugins around the SDK's own (its session manager).
+        # The SDK's app is the one served: the gate goes in front of its routes (then the mask that
+        # keeps pydantic's text out of the SDK's 400s), and the lifespan starts the plugins around
+        # the SDK's own (its session manager).
+        sdk_app.add_middleware(ProtocolErrorMask)
         sdk_app.add_middleware(AuthGate, authenticators=self.authenticators, allow_anonymous=self.allow_anonymous)
         sdk_lifespan = sdk_app.router.lifespan_context
 

@@ -15,7 +15,7 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, 
 from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
-from ._store import Store
+from ._store import Store, StoreUnavailableError
 from ._tools import NOTES_NAMESPACE, memory_tools
 from ._values import MAX_TTL
 from ._vault import Vault
@@ -26,6 +26,9 @@ logger = logging.getLogger("mcpkit.remember")
 
 #: How often expired values are deleted from stores that do not expire them by themselves.
 PURGE_INTERVAL = 300.0
+
+#: How long the start may spend checking that the secret opens the stored values.
+SECRET_CHECK_SECONDS = 1.0
 
 #: Secrets shorter than this are refused: owner hashes could be guessed offline from a copy of the store.
 MIN_SECRET_LENGTH = 16
@@ -145,9 +148,13 @@ class RememberPlugin(Plugin):
         if self._keyring is None:  # sqlite without a configured secret
             self._keyring = Keyring(_split(_secret_file(Path(config.path or ""))))
         await self._store.open()
-        self._policy = RememberPolicy(
-            Vault(self._store, self._keyring), self._clock, self.default_ttl, self.max_value_bytes
-        )
+        vault = Vault(self._store, self._keyring)
+        try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
+            async with asyncio.timeout(SECRET_CHECK_SECONDS):
+                await vault.check_secret(config.describe())
+        except (TimeoutError, StoreUnavailableError):
+            logger.info("skipped checking which secret sealed the stored values (%s)", config.describe())
+        self._policy = RememberPolicy(vault, self._clock, self.default_ttl, self.max_value_bytes)
         if config.type != "redis":
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
         logger.info("remember store: %s", config.describe())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, NamedTuple
 
-from ._keyring import Keyring, UndecryptableError
+from ._keyring import HEADER_BYTES, Keyring, UndecryptableError
 from ._scope import Place
 from ._store import Store
 from ._values import decode_value, seal_text
@@ -15,6 +15,9 @@ __all__ = ["Found", "Vault"]
 logger = logging.getLogger("mcpkit.remember")
 
 _WARNED_LIMIT = 10_000
+
+#: How many stored values ``check_secret`` looks at when the server starts.
+SECRET_SAMPLE = 32
 
 
 class Found(NamedTuple):
@@ -99,6 +102,40 @@ class Vault:
         for owner in self.keyring.owners_for(place.identity):
             total += await self.store.delete_bucket(owner, place.bucket, now)
         return total
+
+    async def check_secret(self, where: str, sample: int = SECRET_SAMPLE) -> None:
+        """Warn when the first values in the store were sealed with a secret this keyring lacks.
+
+        A wrong secret also hashes every owner differently, so no read ever meets such a value:
+        without this look the store would just seem empty, and nothing would say why.
+        """
+        looked, foreign = 0, set[str]()
+        records = self.store.scan()
+        try:
+            async for record in records:
+                looked += 1
+                try:
+                    self.keyring.open(record.owner, record.bucket, record.key, record.entry.data)
+                except UndecryptableError as exc:
+                    if exc.reason == "unknown_key":
+                        foreign.add(bytes(record.entry.data[1:HEADER_BYTES]).hex())
+                if looked >= sample:
+                    break
+        finally:
+            close = getattr(records, "aclose", None)  # an async generator: end its scan now
+            if close is not None:
+                await close()
+        if foreign:
+            logger.warning(
+                "The remember store (%s) holds values sealed with a secret this server was not given "
+                "(key id %s, in the first %d values looked at); they read as missing. Did REMEMBER_SECRET "
+                "change? Set the secret that wrote them, or keep it after the new one (REMEMBER_SECRET=new,old) "
+                "until `mcpkit remember rotate` has run. This server's key ids: %s.",
+                where,
+                ", ".join(sorted(foreign)),
+                looked,
+                ", ".join(self.keyring.key_ids),
+            )
 
     def _warn(self, owner: str, bucket: str, exc: UndecryptableError) -> None:
         if (owner, bucket) in self._warned:

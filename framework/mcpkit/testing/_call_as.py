@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,8 +49,15 @@ class CallAs:
         auth = next((a for a in self.server.authenticators if isinstance(a, JWTAuth)), None)
         if auth is None:
             raise LookupError("call_as.jwt() needs a JWTAuth on the server; use call_as.token(token) otherwise.")
-        token = auth.issue_token(sub, claims)
-        return self._client(f"jwt:{sub}", token, protocol, fresh)
+        name = f"jwt:{sub}" if not claims else f"jwt:{sub}:{json.dumps(dict(claims), sort_keys=True, default=str)}"
+        era = protocol or self.protocol
+        # The same sub (and claims) is the same client, even once a second has passed and a token issued
+        # now would differ (its iat and exp): on 2025-11-25 it keeps its session.
+        if not fresh:
+            for (cached_name, _, cached_era), client in self._clients.items():
+                if (cached_name, cached_era) == (name, era):
+                    return client
+        return self._client(name, auth.issue_token(sub, claims), protocol, fresh)
 
     def _static_key(self, label: str) -> str:
         keys = [a for a in self.server.authenticators if isinstance(a, StaticKeys)]
