@@ -83,6 +83,8 @@ class MemoryStore:
         now: float,
     ) -> bool:
         current = self._live(owner, bucket, key, now)
+        if current is not None and current.data == data:
+            return True
         if (None if current is None else current.data) != expected:
             return False
         self._owners.setdefault(owner, {}).setdefault(bucket, {})[key] = Entry(data, expires_at)

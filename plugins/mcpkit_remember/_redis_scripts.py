@@ -116,6 +116,9 @@ SWAP = (
     _HELPERS
     + """
 local current = redis.call('GET', KEYS[1])
+if current == ARGV[5] then
+  return 1  -- this very swap, replayed by the client's retry after a dropped connection: it landed
+end
 if live(current) then
   if ARGV[8] == '0' or string.sub(current, 9) ~= ARGV[9] then
     return 0

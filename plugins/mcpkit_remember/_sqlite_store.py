@@ -57,9 +57,10 @@ _SWAP_ABSENT = """INSERT INTO remember_entries (owner, bucket, key, data, expire
     VALUES (:owner, :bucket, :key, :data, :expires_at)
     ON CONFLICT (owner, bucket, key) DO UPDATE
     SET data = excluded.data, expires_at = excluded.expires_at
-    WHERE remember_entries.expires_at IS NOT NULL AND remember_entries.expires_at <= :now"""
+    WHERE remember_entries.expires_at IS NOT NULL AND remember_entries.expires_at <= :now
+        OR remember_entries.data = :data"""
 _SWAP_EQUAL = f"""UPDATE remember_entries SET data = :data, expires_at = :expires_at
-    WHERE {_AT} AND data = :expected AND {_LIVE}"""
+    WHERE {_AT} AND (data = :expected AND {_LIVE} OR data = :data)"""
 _SCAN_FIRST = """SELECT owner, bucket, key, data, expires_at FROM remember_entries
     ORDER BY owner, bucket, key LIMIT :limit"""
 _SCAN_NEXT = """SELECT owner, bucket, key, data, expires_at FROM remember_entries

@@ -89,7 +89,9 @@ class Store(Protocol):
         """Atomically store ``data`` if the live entry's bytes equal ``expected``.
 
         ``expected=None`` means "no live entry". Returns False, changing nothing,
-        when another writer got there first.
+        when another writer got there first. When the entry already holds ``data``,
+        returns True: that is this swap replayed (a client retrying after a dropped
+        connection), and sealed values carry a fresh nonce, so no other write has them.
         """
 
     def scan(self) -> AsyncIterator[Record]:

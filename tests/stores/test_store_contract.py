@@ -173,6 +173,18 @@ async def test_swap_from_bytes_fails_on_absent_and_expired_entries(store: Store,
     assert await store.get(OWNER, "user", "stale", now + DAY) is None
 
 
+async def test_a_replayed_swap_finds_its_own_bytes_and_reports_success(store: Store, now: float) -> None:
+    # A client that lost the reply (a dropped connection) sends the same swap again: it must not
+    # report a conflict, or an update would run its function twice (an increment counting two).
+    assert await store.swap(OWNER, "user", "k", None, b"one", None, now)
+    assert await store.swap(OWNER, "user", "k", None, b"one", None, now)
+    assert await store.swap(OWNER, "user", "k", b"one", b"two", now + HOUR, now)
+    assert await store.swap(OWNER, "user", "k", b"one", b"two", now + HOUR, now)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"two", now + HOUR)
+    assert not await store.swap(OWNER, "user", "k", b"one", b"three", None, now)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"two", now + HOUR)
+
+
 async def test_racing_increments_through_swap_lose_nothing(store: Store, now: float) -> None:
     lost = await asyncio.gather(*(increment(store, OWNER, "counter", 25, now) for _ in range(16)))
     assert await read(store, OWNER, "counter", now) == 16 * 25
