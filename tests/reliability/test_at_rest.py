@@ -299,7 +299,7 @@ async def test_the_store_holds_no_value_user_id_or_session_id_in_any_form(
         inputs=len(secrets),
         calls=SLOTS * 2,
         leaks=len(leaks),
-        detail=f"{type(disk).__name__[:-4]}: {len(secrets)} values, user ids, session ids and keys of 4 callers "
+        detail=f"{type(disk).__name__[:-4]}: {len(secrets)} values, user ids, session ids and bearer keys of 4 callers "
         "(static keys, JWT, anonymous; both eras) searched raw, as UTF-16, hex and base64 in every byte at rest",
     )
     assert not leaks, leaks
