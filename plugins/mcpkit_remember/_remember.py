@@ -41,16 +41,25 @@ class RememberPolicy:
         self.updates = KeyedLocks()
 
 
+def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
+    """The error the client sees for an unreachable store (logged with the store's own message)."""
+    logger.warning("remember store unavailable: %s", exc)
+    return RememberStoreUnavailableError(maybe_applied=exc.maybe_applied)
+
+
 class _StoreErrors:
-    """``with _store_errors:`` turns an unreachable store into the error the client sees."""
+    """``with _store_errors:`` turns an unreachable store into the error the client sees.
+
+    ``set`` and ``get``, the hottest paths, use ``try``/``except`` with ``_unavailable`` instead:
+    a ``with`` costs two Python calls per operation, a ``try`` nothing until it catches.
+    """
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if isinstance(exc, StoreUnavailableError):
-            logger.warning("remember store unavailable: %s", exc)
-            raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
+            raise _unavailable(exc) from None
 
 
 _store_errors = _StoreErrors()
@@ -64,13 +73,14 @@ class Remember:
     session, but only this tool sees it; ``global`` for every caller.
     """
 
-    __slots__ = ("_caller", "_namespace", "_policy", "_tool")
+    __slots__ = ("_caller", "_namespace", "_places", "_policy", "_tool")
 
     def __init__(self, policy: RememberPolicy, caller: Caller, tool_name: str | None, namespace: str = "") -> None:
         self._policy = policy
         self._caller = caller
         self._tool = tool_name
         self._namespace = namespace
+        self._places: dict[str, Place] = {}  # scope -> place: the caller and tool are fixed for this call
 
     @property
     def user_id(self) -> str | None:
@@ -78,7 +88,12 @@ class Remember:
         return self._caller.user_id
 
     def _place(self, scope: object) -> Place:
-        return place_for(check_scope(scope), self._caller, self._tool, self._namespace)
+        place = self._places.get(scope) if isinstance(scope, str) else None
+        if place is None:  # first use of this scope in this call (or not a scope at all: check_scope says so)
+            checked = check_scope(scope)
+            place = place_for(checked, self._caller, self._tool, self._namespace)
+            self._places[checked] = place
+        return place
 
     def _deadline(self, ttl: object, now: float) -> float | None:
         seconds = check_ttl(ttl)
@@ -92,15 +107,19 @@ class Remember:
         check_key(key)
         text = encode_value(key, value, self._policy.max_value_bytes)
         now = self._policy.clock().now()
-        with _store_errors:
+        try:
             await self._policy.vault.write(place, key, text, self._deadline(ttl, now), now)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
         place = self._place(scope)
         check_key(key)
-        with _store_errors:
+        try:
             found = await self._policy.vault.read(place, key, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
         return default if found is None else found.value
 
     async def forget(self, key: str, *, scope: Scope = "session") -> bool:
