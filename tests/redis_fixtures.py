@@ -49,18 +49,23 @@ def redis_url() -> str:
     return url
 
 
-@pytest.fixture
-def redis_prefix(redis_url: str) -> Iterator[str]:
-    """A key prefix of this test's own; every key under it is deleted afterwards."""
-    prefix = f"mcpkit-test:{uuid.uuid4().hex}:"
-    yield prefix
-    client = redis.Redis.from_url(redis_url)
+def delete_prefix(url: str, prefix: str) -> None:
+    """Delete every key under ``prefix`` in the Redis at ``url``."""
+    client = redis.Redis.from_url(url)
     try:
         names = list(client.scan_iter(match=f"{prefix}*", count=1000))
         if names:
             client.delete(*names)
     finally:
         client.close()
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; every key under it is deleted afterwards."""
+    prefix = f"mcpkit-test:{uuid.uuid4().hex}:"
+    yield prefix
+    delete_prefix(redis_url, prefix)
 
 
 class PrivateRedis:

@@ -16,7 +16,6 @@ from typing import Any
 
 import httpx2
 import mcp_types
-import redis
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -32,7 +31,6 @@ __all__ = [
     "Tally",
     "call",
     "connected",
-    "delete_prefix",
     "fleet_env",
     "log_tracebacks",
     "one_call",
@@ -129,14 +127,3 @@ def text_of(result: mcp_types.CallToolResult) -> str:
 def log_tracebacks(*servers: ServerProcess) -> int:
     """How many tracebacks the servers' logs hold (an unexpected exception logs one)."""
     return sum(server.log().count("Traceback (most recent call last)") for server in servers)
-
-
-def delete_prefix(url: str, prefix: str) -> None:
-    """Delete every key under ``prefix`` in the Redis at ``url``."""
-    client = redis.Redis.from_url(url)
-    try:
-        names = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if names:
-            client.delete(*names)
-    finally:
-        client.close()

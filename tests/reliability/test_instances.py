@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from redis_fixtures import delete_prefix
 from reliability.figures import Figures
 from reliability.fleet_client import (
     ERAS,
@@ -22,7 +23,6 @@ from reliability.fleet_client import (
     Tally,
     call,
     connected,
-    delete_prefix,
     fleet_env,
     log_tracebacks,
     one_call,
