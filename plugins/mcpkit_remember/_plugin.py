@@ -15,7 +15,7 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, 
 from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
-from ._store import Store, StoreUnavailableError
+from ._store import Store
 from ._tools import NOTES_NAMESPACE, memory_tools
 from ._values import MAX_TTL
 from ._vault import Vault
@@ -152,8 +152,12 @@ class RememberPlugin(Plugin):
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
             async with asyncio.timeout(SECRET_CHECK_SECONDS):
                 await vault.check_secret(config.describe())
-        except (TimeoutError, StoreUnavailableError):
-            logger.info("skipped checking which secret sealed the stored values (%s)", config.describe())
+        except Exception as exc:  # a timeout, an outage, a Redis ACL without SCAN, ...
+            logger.info(
+                "skipped checking which secret sealed the stored values (%s): %s",
+                config.describe(),
+                type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
+            )
         self._policy = RememberPolicy(vault, self._clock, self.default_ttl, self.max_value_bytes)
         if config.type != "redis":
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())

@@ -9,9 +9,12 @@ script may build the names of that owner's other keys itself. Names, from
 - ``base:i:<bucket>`` a ZSET of the bucket's keys scored by deadline (``inf``);
   it expires with its longest-lived member;
 - ``base:b`` a SET of the owner's bucket names; it expires with its
-  longest-lived index.
+  longest-lived index;
+- ``base:s:<sha1 of the value's name><sha1 of the written bytes>`` a marker that a swap was applied, kept
+  for ``SWAP_MARKER_MS``: a swap resent after a dropped connection finds it and
+  reports success instead of a conflict, even if another writer came in between.
 
-The ``v``/``i``/``b`` markers keep a value's name from ever equalling an index's,
+The ``v``/``i``/``b``/``s`` markers keep a value's name from ever equalling an index's,
 whatever the bucket and key. Writes also drop the bucket's expired values, so
 nothing outlives its deadline by much even when the clock runs ahead of Redis.
 Needs Redis 6.2 or newer (``SET ... PXAT``).
@@ -22,6 +25,9 @@ Every script takes ``ARGV[1] = base``, ``ARGV[2] = bucket``, ``ARGV[3] = now``.
 from __future__ import annotations
 
 __all__ = ["DELETE", "DELETE_BUCKET", "DELETE_OWNER", "KEYS", "PURGE", "PUT", "SWAP"]
+
+#: How long a swap's "applied" marker lives: far longer than a reconnect and resend take.
+SWAP_MARKER_MS = 10_000
 
 _HELPERS = """
 local base, bucket, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -115,10 +121,11 @@ return 1
 SWAP = (
     _HELPERS
     + """
-local current = redis.call('GET', KEYS[1])
-if current == ARGV[5] then
-  return 1  -- this very swap, replayed by the client's retry after a dropped connection: it landed
+local done = base .. ':s:' .. redis.sha1hex(KEYS[1]) .. redis.sha1hex(ARGV[5])
+if redis.call('EXISTS', done) == 1 then
+  return 1  -- this very swap, resent by the client after a dropped connection: it was applied
 end
+local current = redis.call('GET', KEYS[1])
 if live(current) then
   if ARGV[8] == '0' or string.sub(current, 9) ~= ARGV[9] then
     return 0
@@ -127,6 +134,9 @@ elseif ARGV[8] == '1' then
   return 0
 end
 write()
+redis.call('SET', done, '1', 'PX', """
+    + str(SWAP_MARKER_MS)
+    + """)
 return 1
 """
 )

@@ -248,15 +248,25 @@ class RedisStore:
     def _reaching(self, *, writing: bool = False) -> Iterator[None]:
         """Turn connection failures into StoreUnavailableError naming the (redacted) URL.
 
-        A write that timed out was sent: Redis may still run it (a frozen Redis does, from its socket
-        buffer, once it thaws), so the error says the change may have been made.
+        A write that failed after it was sent may have run (a frozen Redis runs it from its socket
+        buffer once it thaws; a dropped connection may drop only the reply), so the error then says
+        the change may have been made. Only a write for which no connection could be made did not.
         """
         try:
             yield
         except _UNREACHABLE as exc:
-            maybe_applied = writing and isinstance(exc, redis_errors.TimeoutError | TimeoutError)
+            maybe_applied = writing and not _never_sent(exc)
             message = f"Redis at {self._where} is unreachable: {exc}"
             raise StoreUnavailableError(message, maybe_applied=maybe_applied) from exc
+
+
+def _never_sent(exc: BaseException) -> bool:
+    """Whether a failed command cannot have reached Redis: no connection could be made for it.
+
+    Any other failure (a timeout, a connection dropped after the command was written) may
+    come after Redis ran it.
+    """
+    return "connecting to" in str(exc)
 
 
 def _unpack(raw: bytes) -> Entry | None:

@@ -47,24 +47,6 @@ def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
     return RememberStoreUnavailableError(maybe_applied=exc.maybe_applied)
 
 
-class _StoreErrors:
-    """``with _store_errors:`` turns an unreachable store into the error the client sees.
-
-    ``set`` and ``get``, the hottest paths, use ``try``/``except`` with ``_unavailable`` instead:
-    a ``with`` costs two Python calls per operation, a ``try`` nothing until it catches.
-    """
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
-        if isinstance(exc, StoreUnavailableError):
-            raise _unavailable(exc) from None
-
-
-_store_errors = _StoreErrors()
-
-
 class Remember:
     """Values kept for the caller across calls. ``scope`` defaults to ``"session"``.
 
@@ -126,23 +108,29 @@ class Remember:
         """Delete the value now; True when there was one."""
         place = self._place(scope)
         check_key(key)
-        with _store_errors:
+        try:
             return await self._policy.vault.delete(place, key, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:
         """Whether a value is kept under ``key``."""
         place = self._place(scope)
         check_key(key)
-        with _store_errors:
+        try:
             return await self._policy.vault.exists(place, key, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
 
     async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
         """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case)."""
         place = self._place(scope)
         if not isinstance(pattern, str):
             raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r}.")
-        with _store_errors:
+        try:
             keys = await self._policy.vault.keys(place, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
         if pattern == "*":
             return keys
         return [key for key in keys if fnmatch.fnmatchcase(key, pattern)]
@@ -150,8 +138,10 @@ class Remember:
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""
         place = self._place(scope)
-        with _store_errors:
+        try:
             return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
 
     async def increment(
         self, key: str, by: int | float = 1, *, scope: Scope = "session", ttl: float | None = None
@@ -189,7 +179,7 @@ class Remember:
         check_ttl(ttl)
         vault = self._policy.vault
         async with self._policy.updates.hold((place, key)):
-            with _store_errors:
+            try:
                 for attempt in range(_UPDATE_ATTEMPTS):
                     now = self._policy.clock().now()
                     found = await vault.read(place, key, now)
@@ -203,4 +193,6 @@ class Remember:
                         return new
                     # Another process wrote first: back off a little (jittered, growing) and read again.
                     await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+            except StoreUnavailableError as exc:
+                raise _unavailable(exc) from None
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

@@ -9,6 +9,7 @@ prose around it is edited by hand.
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
@@ -26,6 +27,25 @@ HEADERS = (
     ("leaks", "Leaks"),
     ("internal_errors", "Internal errors"),
 )
+
+
+def recording_tests() -> dict[str, list[str]]:
+    """Test file (as pytest names it) -> the test functions in it that take the ``figures`` fixture."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(Path(__file__).resolve().parent.glob("test_*.py")):
+        for node in ast.parse(path.read_text()).body:
+            is_test = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
+            if is_test and any(arg.arg == "figures" for arg in node.args.args):
+                found.setdefault(path.relative_to(ROOT).as_posix(), []).append(node.name)
+    return found
+
+
+def missing_rows(document: dict[str, Any]) -> list[str]:
+    """``file::test`` of each recording test that has no row in ``document`` (a partial run, say)."""
+    present = {(row["test"].split("::", 1)[0], _name(row["test"]).split("[", 1)[0]) for row in document["tests"]}
+    return [
+        f"{path}::{name}" for path, names in recording_tests().items() for name in names if (path, name) not in present
+    ]
 
 
 def _cell(value: Any) -> str:
@@ -97,6 +117,14 @@ def render(document: dict[str, Any]) -> str:
 def main(argv: list[str]) -> int:
     source = Path(argv[0]) if argv else ROOT / "build" / "reliability.json"
     document = json.loads(source.read_text())
+    missing = missing_rows(document)
+    if missing:
+        print(
+            f"{source} lacks {len(missing)} test(s) that record figures, e.g. {missing[:3]}: it comes from a partial"
+            " run. Run `pytest tests/reliability` (the whole folder) first.",
+            file=sys.stderr,
+        )
+        return 2
     page = PAGE.read_text()
     if START not in page or END not in page:
         print(f"{PAGE} has no {START} ... {END} markers; add them where the figures belong", file=sys.stderr)

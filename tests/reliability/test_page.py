@@ -2,33 +2,32 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 from reliability.figures import Figures
-from reliability.page import END, PAGE, START, render
+from reliability.page import END, PAGE, START, missing_rows, recording_tests, render
 
 HERE = Path(__file__).resolve().parent
 
 
-def recording_tests() -> list[str]:
-    """Names of the test functions here that take the ``figures`` fixture."""
-    names = []
-    for path in sorted(HERE.glob("test_*.py")):
-        for node in ast.parse(path.read_text()).body:
-            is_test = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")
-            if is_test and any(arg.arg == "figures" for arg in node.args.args):
-                names.append(node.name)
-    return names
-
-
-def test_every_test_that_records_figures_has_a_row_on_the_page() -> None:
-    page = PAGE.read_text()
-    generated = page.split(START, 1)[1].split(END, 1)[0]
-    missing = [name for name in recording_tests() if f"`{name}" not in generated]
+def test_every_test_that_records_figures_has_a_row_on_the_page_under_its_file() -> None:
+    generated = PAGE.read_text().split(START, 1)[1].split(END, 1)[0]
+    sections = {part.split("`", 1)[0]: part for part in generated.split("\n### `")[1:] if part.startswith("tests/")}
+    missing = [
+        f"{path}::{name}"
+        for path, names in recording_tests().items()
+        for name in names
+        if f"| `{name}`" not in sections.get(path, "") and f"| `{name}[" not in sections.get(path, "")
+    ]
     assert not missing, f"run `pytest tests/reliability` then `python tests/reliability/page.py`; missing: {missing}"
+
+
+def test_the_page_refuses_the_figures_of_a_partial_run() -> None:
+    assert missing_rows({"tests": []})  # nothing recorded: every recording test is missing
+    rows = [{"test": f"{path}::{name}[x]"} for path, names in recording_tests().items() for name in names]
+    assert missing_rows({"tests": rows}) == []
 
 
 def test_the_page_shows_each_row_with_its_figures_and_the_conformance_summary() -> None:

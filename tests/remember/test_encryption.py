@@ -13,6 +13,7 @@ import redis
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
+from mcpkit_remember._vault import Vault
 from remember.support import (
     NEW,
     OLD,
@@ -331,3 +332,19 @@ def test_an_unknown_remember_store_is_refused_naming_the_forms(value: str, monke
     with pytest.raises(Exception, match="sqlite:///") as refusal:
         build_server(RememberPlugin.init())
     assert type(refusal.value).__name__ == "ConfigurationError"
+
+
+async def test_a_failing_look_at_the_stored_values_never_stops_the_start(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def no_scan_allowed(self: Vault, where: str, sample: int = 32) -> None:
+        raise redis.exceptions.NoPermissionError("this user has no permissions to run the 'scan' command")
+
+    monkeypatch.setattr(Vault, "check_secret", no_scan_allowed)
+    server = build_server(RememberPlugin.init(type="memory", secret=SECRET))
+    with caplog.at_level(logging.INFO, logger="mcpkit.remember"):
+        async with running(server) as call_as:
+            assert await mem(call_as("nour"), "set", key="k", value=1, scope="user") is True
+            assert await mem(call_as("nour"), "get", key="k", scope="user") == 1
+    assert "skipped checking which secret sealed the stored values" in caplog.text
+    assert "no permissions to run the 'scan' command" in caplog.text

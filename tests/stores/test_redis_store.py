@@ -12,6 +12,7 @@ import redis
 from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
 
+from mcpkit_remember._redis_scripts import SWAP_MARKER_MS
 from mcpkit_remember._redis_store import RedisStore
 from mcpkit_remember._store import Entry, StoreUnavailableError
 from redis_fixtures import PrivateRedis
@@ -235,3 +236,48 @@ async def test_a_redis_that_stops_answering_times_out_instead_of_hanging(private
     finally:
         private_redis.thaw()
         await store.close()
+
+
+async def test_a_swap_resent_after_a_lost_reply_succeeds_even_when_another_write_came_between(
+    store: RedisStore,
+) -> None:
+    # The reply to a swap that ran is lost with its connection; before the client resends the same
+    # script, another writer lands. The resend must report success (it was applied), not a conflict
+    # that would make update() run its function a second time.
+    now = time.time()
+    assert await store.swap(OWNER, "user", "k", None, b"mine", None, now)
+    await store.put(OWNER, "user", "k", b"theirs", None, now)
+    assert await store.swap(OWNER, "user", "k", None, b"mine", None, now)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"theirs", None)
+
+
+async def test_a_swaps_applied_marker_is_short_lived_and_names_no_value(
+    store: RedisStore, raw: redis.Redis, redis_prefix: str
+) -> None:
+    now = time.time()
+    assert await store.swap(OWNER, "user", "k", None, b"secret-bytes", None, now)
+    markers = [name for name in names(raw, redis_prefix) if ":s:" in name]
+    assert len(markers) == 1
+    assert 0 < raw.pttl(markers[0]) <= SWAP_MARKER_MS
+    assert "secret" not in markers[0]
+    assert key_slot(markers[0].encode()) == key_slot(OWNER.encode())
+
+
+@pytest.mark.parametrize(
+    ("error", "writing", "maybe_applied"),
+    [
+        (redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused."), True, False),
+        (redis.exceptions.TimeoutError("Timeout connecting to server"), True, False),
+        (redis.exceptions.ConnectionError("Connection closed by server."), True, True),
+        (redis.exceptions.TimeoutError("Timeout reading from 127.0.0.1:6379"), True, True),
+        (redis.exceptions.ConnectionError("Connection closed by server."), False, False),
+        (redis.exceptions.TimeoutError("Timeout reading from 127.0.0.1:6379"), False, False),
+    ],
+)
+def test_only_a_write_that_may_have_reached_redis_says_it_may_have_been_applied(
+    error: Exception, writing: bool, maybe_applied: bool
+) -> None:
+    store = RedisStore("redis://127.0.0.1:1/0")
+    with pytest.raises(StoreUnavailableError) as caught, store._reaching(writing=writing):
+        raise error
+    assert caught.value.maybe_applied is maybe_applied
