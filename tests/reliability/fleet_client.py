@@ -99,8 +99,8 @@ class Tally:
             self.codes[code] = self.codes.get(code, 0) + 1
             if code == "INTERNAL_ERROR":
                 self.internal_errors += 1
-            raise AssertionError(f"error result {code}: {_text(result)}")
-        assert result.structured_content is not None, _text(result)
+            raise AssertionError(f"error result {code}: {text_of(result)}")
+        assert result.structured_content is not None, text_of(result)
         return dict(result.structured_content)
 
     def code_of(self, result: mcp_types.CallToolResult) -> str | None:
@@ -115,13 +115,9 @@ class Tally:
         return code
 
 
-def _text(result: mcp_types.CallToolResult) -> str:
-    return "".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
-
-
 def text_of(result: mcp_types.CallToolResult) -> str:
     """The text blocks of a result, joined."""
-    return _text(result)
+    return "".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
 
 
 def log_tracebacks(*servers: ServerProcess) -> int:

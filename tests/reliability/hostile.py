@@ -14,8 +14,8 @@ from pydantic import Field
 
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit_remember import RememberPlugin
+from reliability.callers import LEGACY, MODERN
 
-MODERN, LEGACY = "2026-07-28", "2025-11-25"
 NOUR_KEY = "nour-input-key-0123456789abcdef"
 MAX_VALUE_BYTES = 1024
 BODY_LIMIT = 4 * 1024 * 1024  # the SDK's StreamableHTTPSessionManager default, which http_app() keeps
@@ -171,14 +171,17 @@ async def post(
     return Sent(int(response.status_code), response.content, dict(response.headers))
 
 
-async def open_session(http: httpx2.AsyncClient) -> str:
+async def open_session(http: httpx2.AsyncClient, authorization: str | bytes = f"Bearer {NOUR_KEY}") -> str:
+    """A 2025-11-25 session (``initialize``, then ``notifications/initialized``) opened with ``authorization``."""
     init = envelope(
         "initialize", {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}}
     )
-    opened = await post(http, json.dumps(init).encode(), era_headers(LEGACY, None))
+    headers: dict[str, str | bytes] = {**era_headers(LEGACY, None), "Authorization": authorization}
+    opened = await post(http, json.dumps(init).encode(), headers)
     assert opened.status == 200, opened.body
     session_id = opened.headers["mcp-session-id"]
-    done = await post(http, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', era_headers(LEGACY, session_id))
+    headers = {**era_headers(LEGACY, session_id), "Authorization": authorization}
+    done = await post(http, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
     assert done.status == 202, done.body
     return session_id
 
@@ -198,7 +201,10 @@ async def a_normal_call_succeeds(http: httpx2.AsyncClient, era: str, session_id:
 
 
 @asynccontextmanager
-async def serving(server: Server, base_url: str = "http://127.0.0.1:8000") -> AsyncIterator[httpx2.AsyncClient]:
+async def serving_in_process(
+    server: Server, base_url: str = "http://127.0.0.1:8000"
+) -> AsyncIterator[httpx2.AsyncClient]:
+    """The server's real HTTP app with its lifespan running, and a raw client with no default headers."""
     asgi = server.http_app()
     transport = httpx2.ASGITransport(app=asgi)
     async with asgi.router.lifespan_context(asgi), httpx2.AsyncClient(transport=transport, base_url=base_url) as http:

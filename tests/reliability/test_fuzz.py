@@ -13,11 +13,10 @@ from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reliability.callers import LEGACY, MODERN
 from reliability.figures import Figures
 from reliability.hostile import (
-    LEGACY,
     META,
-    MODERN,
     TOOLS,
     Sent,
     a_normal_call_succeeds,
@@ -26,7 +25,7 @@ from reliability.hostile import (
     make_server,
     open_session,
     post,
-    serving,
+    serving_in_process,
     wire_problems,
 )
 
@@ -156,7 +155,10 @@ def test_fuzzed_json_rpc_bodies_never_get_a_5xx_an_internal_error_or_exception_t
     tried: list[Fuzzed] = []
     statuses: dict[int, int] = {}
     caplog.set_level("ERROR")
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(serving(make_server())) as http:
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(serving_in_process(make_server())) as http,
+    ):
         session_id = portal.call(open_session, http)
 
         @settings(

@@ -14,8 +14,7 @@ import hashlib
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import httpx2
@@ -26,14 +25,15 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
 from mcpkit_remember import RememberPlugin
+from reliability.callers import LEGACY, MODERN, static_user_id
 from reliability.figures import Figures
+from reliability.hostile import ACCEPT, META, open_session, serving_in_process, wire
 
-MODERN, LEGACY = "2026-07-28", "2025-11-25"
 ISSUER, AUDIENCE = "https://id.example.test", "mcpkit-reliability"
 NOUR_KEY = "nour-static-key-0123456789abcdef"
+NOUR_USER_ID = static_user_id(NOUR_KEY)
 SAM_KEY = "sam-static-key-fedcba9876543210"
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-NOW = int(time.time())
+JSON_POST = {**ACCEPT, "Content-Type": "application/json"}
 
 
 @tool(name="reach", description="Notes who reached it: the sensor for credentials that got through.")
@@ -72,6 +72,12 @@ def attacker_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
+@pytest.fixture
+def now() -> int:
+    """The time tokens are made for: read as each test starts, so a long run cannot outlast their 10 minutes."""
+    return int(time.time())
+
+
 def public_pem(key: rsa.RSAPrivateKey) -> str:
     public = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return public.decode()
@@ -81,9 +87,9 @@ def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def claims(**changes: Any) -> dict[str, Any]:
-    """Claims the server accepts, with ``changes`` applied (a value of None removes the claim)."""
-    good = {"sub": "nour", "iss": ISSUER, "aud": AUDIENCE, "iat": NOW, "exp": NOW + 600}
+def claims(now: int, **changes: Any) -> dict[str, Any]:
+    """Claims the server accepts at ``now``, with ``changes`` applied (a value of None removes the claim)."""
+    good = {"sub": "nour", "iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + 600}
     good.update(changes)
     return {name: value for name, value in good.items() if value is not None}
 
@@ -100,52 +106,50 @@ def forged(header: Mapping[str, Any], payload: Mapping[str, Any], hmac_key: byte
     return f"{signing_input}.{b64(hmac.new(hmac_key, signing_input.encode(), hashlib.sha256).digest())}"
 
 
-def hostile_jwts(idp: rsa.RSAPrivateKey, attacker: rsa.RSAPrivateKey) -> dict[str, str]:
+def hostile_jwts(idp: rsa.RSAPrivateKey, attacker: rsa.RSAPrivateKey, now: int) -> dict[str, str]:
     """Every way the issue names (and a few more) to get a JWT past a server that holds an RS256 public key."""
-    valid = signed(idp, claims())
+    valid = signed(idp, claims(now))
     header, payload, signature = valid.split(".")
     attacker_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(attacker.public_key()))
     nested_header = b64(b"[" * 10_000 + b"]" * 10_000)
+    as_admin = b64(json.dumps(claims(now, sub="admin")).encode())
+    extended = b64(json.dumps(claims(now, exp=now + 10**9)).encode())
     return {
-        "alg none": forged({"alg": "none", "typ": "JWT"}, claims()),
-        "alg NONE": forged({"alg": "NONE", "typ": "JWT"}, claims()),
-        "alg none, the real signature kept": f"{forged({'alg': 'none'}, claims())}{signature}",
-        "HS256 keyed with the server's public key": forged({"alg": "HS256"}, claims(), public_pem(idp).encode()),
-        "signed by another RSA key": signed(attacker, claims()),
-        "another key, announced in a jwk header": signed(attacker, claims(), {"jwk": attacker_jwk}),
+        "alg none": forged({"alg": "none", "typ": "JWT"}, claims(now)),
+        "alg NONE": forged({"alg": "NONE", "typ": "JWT"}, claims(now)),
+        "alg none, the real signature kept": f"{forged({'alg': 'none'}, claims(now))}{signature}",
+        "HS256 keyed with the server's public key": forged({"alg": "HS256"}, claims(now), public_pem(idp).encode()),
+        "signed by another RSA key": signed(attacker, claims(now)),
+        "another key, announced in a jwk header": signed(attacker, claims(now), {"jwk": attacker_jwk}),
         "another key, announced by jku and kid": signed(
-            attacker, claims(), {"jku": "http://127.0.0.1:1/k", "kid": "x"}
+            attacker, claims(now), {"jku": "http://127.0.0.1:1/k", "kid": "x"}
         ),
-        "expired": signed(idp, claims(exp=NOW - 120)),
-        "not yet valid (nbf)": signed(idp, claims(nbf=NOW + 600)),
-        "issued in the future (iat)": signed(idp, claims(iat=NOW + 600)),
-        "wrong issuer": signed(idp, claims(iss="https://evil.example.test")),
-        "no issuer": signed(idp, claims(iss=None)),
-        "wrong audience": signed(idp, claims(aud="another-service")),
-        "no audience": signed(idp, claims(aud=None)),
-        "missing sub": signed(idp, claims(sub=None)),
-        "empty sub": signed(idp, claims(sub="  ")),
-        "numeric sub": signed(idp, claims(sub=42)),
-        "sub posing as a static key's caller": signed(idp, claims(sub=f"static:{static_hash(NOUR_KEY)}")),
-        "sub posing as an anonymous caller": signed(idp, claims(sub="anon:0b4f3c8e6a434c369b1e2d2f6f3f7a10")),
-        "exp that is not a number": signed(idp, claims(exp="tomorrow")),
-        "tampered payload (sub changed)": f"{header}.{b64(json.dumps(claims(sub='admin')).encode())}.{signature}",
-        "tampered payload (exp extended)": f"{header}.{b64(json.dumps(claims(exp=NOW + 10**9)).encode())}.{signature}",
+        "expired": signed(idp, claims(now, exp=now - 120)),
+        "not yet valid (nbf)": signed(idp, claims(now, nbf=now + 600)),
+        "issued in the future (iat)": signed(idp, claims(now, iat=now + 600)),
+        "wrong issuer": signed(idp, claims(now, iss="https://evil.example.test")),
+        "no issuer": signed(idp, claims(now, iss=None)),
+        "wrong audience": signed(idp, claims(now, aud="another-service")),
+        "no audience": signed(idp, claims(now, aud=None)),
+        "missing sub": signed(idp, claims(now, sub=None)),
+        "empty sub": signed(idp, claims(now, sub="  ")),
+        "numeric sub": signed(idp, claims(now, sub=42)),
+        "sub posing as a static key's caller": signed(idp, claims(now, sub=NOUR_USER_ID)),
+        "sub posing as an anonymous caller": signed(idp, claims(now, sub="anon:0b4f3c8e6a434c369b1e2d2f6f3f7a10")),
+        "exp that is not a number": signed(idp, claims(now, exp="tomorrow")),
+        "tampered payload (sub changed)": f"{header}.{as_admin}.{signature}",
+        "tampered payload (exp extended)": f"{header}.{extended}.{signature}",
         "tampered header (alg swapped to HS256)": f"{b64(json.dumps({'alg': 'HS256'}).encode())}.{payload}.{signature}",
         "truncated signature": valid[: -len(signature) // 2],
         "signature removed": f"{header}.{payload}.",
         "truncated to two segments": f"{header}.{payload}",
         "truncated mid-payload": valid[: len(header) + 1 + len(payload) // 2],
         "four segments": f"{valid}.{signature}",
-        "oversized header (64 KiB), another key": signed(attacker, claims(), {"kid": "k" * 65_536}),
+        "oversized header (64 KiB), another key": signed(attacker, claims(now), {"kid": "k" * 65_536}),
         "oversized header segment (64 KiB) of garbage": f"{'A' * 65_536}.{payload}.{signature}",
         "header nested 10,000 levels deep": f"{nested_header}.{payload}.{signature}",
         "header that is not JSON": f"{b64(b'not json at all')}.{payload}.{signature}",
     }
-
-
-def static_hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 #: Mangled versions of Nour's real key, as raw header bytes after "Bearer " (what is on the wire).
@@ -170,8 +174,8 @@ HOSTILE_KEYS: dict[str, bytes] = {
     "the key in upper case": NOUR_KEY.upper().encode(),
     "the key with its first letter capitalised": NOUR_KEY.capitalize().encode(),
     "the key with a Cyrillic o (UTF-8)": NOUR_KEY.replace("o", "\u043e", 1).encode(),
-    "the key's SHA-256 (its user id)": static_hash(NOUR_KEY).encode(),
-    "the key's user id with its prefix": f"static:{static_hash(NOUR_KEY)}".encode(),
+    "the key's SHA-256 (its user id)": NOUR_USER_ID.removeprefix("static:").encode(),
+    "the key's user id with its prefix": NOUR_USER_ID.encode(),
 }
 
 #: Authorization headers whose scheme part is wrong, with Nour's real key.
@@ -198,25 +202,8 @@ def make_server(idp: rsa.RSAPrivateKey) -> Server:
     )
 
 
-@asynccontextmanager
-async def serving(server: Server) -> AsyncIterator[httpx2.AsyncClient]:
-    """The server's real HTTP app with its lifespan running, and a raw client with no default headers."""
-    asgi = server.http_app()
-    transport = httpx2.ASGITransport(app=asgi)
-    async with (
-        asgi.router.lifespan_context(asgi),
-        httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http,
-    ):
-        yield http
-
-
 def authorization(credential: bytes | None) -> dict[str, str | bytes]:
     return {} if credential is None else {"Authorization": credential}
-
-
-def wire(headers: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
-    """Headers as the bytes sent (str as Latin-1, bytes as they are: the credentials are raw bytes)."""
-    return [(k.encode(), v if isinstance(v, bytes) else v.encode("latin-1")) for k, v in headers.items()]
 
 
 def bearer(token: str | bytes) -> bytes:
@@ -226,10 +213,9 @@ def bearer(token: str | bytes) -> bytes:
 async def modern_call(
     http: httpx2.AsyncClient, credential: bytes | None, tool_name: str = "reach", arguments: Any = None
 ) -> httpx2.Response:
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-    params = {"name": tool_name, "arguments": arguments or {}, "_meta": meta}
+    params = {"name": tool_name, "arguments": arguments or {}, "_meta": META}
     headers: dict[str, str | bytes] = {
-        **ACCEPT,
+        **JSON_POST,
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": "tools/call",
         "Mcp-Name": tool_name,
@@ -246,22 +232,7 @@ async def legacy_initialize(http: httpx2.AsyncClient, credential: bytes | None) 
         "method": "initialize",
         "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "hostile", "version": "1"}},
     }
-    return await http.post("/mcp", content=json.dumps(body), headers=wire({**ACCEPT, **authorization(credential)}))
-
-
-async def open_session(http: httpx2.AsyncClient, credential: bytes) -> str:
-    opened = await legacy_initialize(http, credential)
-    assert opened.status_code == 200, opened.text
-    session_id = opened.headers["mcp-session-id"]
-    done = await http.post(
-        "/mcp",
-        content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        headers=wire(
-            {**ACCEPT, **authorization(credential), "Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY}
-        ),
-    )
-    assert done.status_code == 202, done.text
-    return session_id
+    return await http.post("/mcp", content=json.dumps(body), headers=wire({**JSON_POST, **authorization(credential)}))
 
 
 async def legacy_call(
@@ -273,7 +244,7 @@ async def legacy_call(
         "method": "tools/call",
         "params": {"name": tool_name, "arguments": arguments or {}},
     }
-    headers = {**ACCEPT, **authorization(credential), "Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY}
+    headers = {**JSON_POST, **authorization(credential), "Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY}
     return await http.post("/mcp", content=json.dumps(body), headers=wire(headers))
 
 
@@ -303,13 +274,13 @@ def _fresh_sensor() -> None:
 
 
 async def test_hostile_jwts_get_401_in_both_eras_and_none_reaches_a_tool(
-    idp_key: rsa.RSAPrivateKey, attacker_key: rsa.RSAPrivateKey, figures: Figures
+    idp_key: rsa.RSAPrivateKey, attacker_key: rsa.RSAPrivateKey, now: int, figures: Figures
 ) -> None:
-    tokens = hostile_jwts(idp_key, attacker_key)
+    tokens = hostile_jwts(idp_key, attacker_key, now)
     failures: dict[str, list[str]] = {}
     calls = 0
-    async with serving(make_server(idp_key)) as http:
-        nour_jwt = bearer(signed(idp_key, claims()))
+    async with serving_in_process(make_server(idp_key)) as http:
+        nour_jwt = bearer(signed(idp_key, claims(now)))
         session_id = await open_session(http, nour_jwt)
         for name, token in tokens.items():
             credential = bearer(token)
@@ -346,7 +317,7 @@ async def test_mangled_static_keys_and_schemes_get_401_in_both_eras_and_none_rea
     credentials = {name: bearer(key) for name, key in HOSTILE_KEYS.items()} | HOSTILE_SCHEMES
     failures: dict[str, list[str]] = {}
     calls = 0
-    async with serving(make_server(idp_key)) as http:
+    async with serving_in_process(make_server(idp_key)) as http:
         session_id = await open_session(http, bearer(NOUR_KEY))
         for name, credential in credentials.items():
             for era, response in [
@@ -362,7 +333,7 @@ async def test_mangled_static_keys_and_schemes_get_401_in_both_eras_and_none_rea
 
         assert (await modern_call(http, bearer(NOUR_KEY))).status_code == 200
         assert (await legacy_call(http, session_id, bearer(NOUR_KEY))).status_code == 200
-    assert Reach.callers[leaks:] == [f"static:{static_hash(NOUR_KEY)}"] * 2
+    assert Reach.callers[leaks:] == [NOUR_USER_ID] * 2
 
     figures.record(
         inputs=len(credentials),
@@ -376,28 +347,25 @@ async def test_mangled_static_keys_and_schemes_get_401_in_both_eras_and_none_rea
 
 
 async def test_a_2025_11_25_session_cannot_be_taken_over_with_another_callers_credential(
-    idp_key: rsa.RSAPrivateKey, attacker_key: rsa.RSAPrivateKey, figures: Figures
+    idp_key: rsa.RSAPrivateKey, attacker_key: rsa.RSAPrivateKey, now: int, figures: Figures
 ) -> None:
     nour = bearer(NOUR_KEY)
     intruders: dict[str, tuple[bytes | None, int]] = {
         "Sam's valid key": (bearer(SAM_KEY), 404),
-        "a valid JWT whose sub is nour": (bearer(signed(idp_key, claims())), 404),
-        "a valid JWT whose sub is Nour's static user id": (
-            bearer(signed(idp_key, claims(sub=f"static:{static_hash(NOUR_KEY)}"))),
-            401,
-        ),
+        "a valid JWT whose sub is nour": (bearer(signed(idp_key, claims(now))), 404),
+        "a valid JWT whose sub is Nour's static user id": (bearer(signed(idp_key, claims(now, sub=NOUR_USER_ID))), 401),
         "no credentials (anonymous callers are allowed)": (None, 404),
         "Nour's key with a trailing no-break space": (nour + b"\xa0", 401),
         "Nour's key in upper case": (bearer(NOUR_KEY.upper()), 401),
-        "an expired JWT for nour": (bearer(signed(idp_key, claims(exp=NOW - 60))), 401),
+        "an expired JWT for nour": (bearer(signed(idp_key, claims(now, exp=now - 60))), 401),
         "an HS256 JWT keyed with the public key": (
-            bearer(forged({"alg": "HS256"}, claims(), public_pem(idp_key).encode())),
+            bearer(forged({"alg": "HS256"}, claims(now), public_pem(idp_key).encode())),
             401,
         ),
     }
     failures: dict[str, str] = {}
     attempts = 0
-    async with serving(make_server(idp_key)) as http:
+    async with serving_in_process(make_server(idp_key)) as http:
         session_id = await open_session(http, nour)
         stored = await legacy_call(http, session_id, nour, "draft", {"text": "Dear customer, Nour"})
         assert stored.json()["result"]["structuredContent"] == {"draft": "Dear customer, Nour"}

@@ -18,12 +18,11 @@ from typing import Any
 
 import httpx2
 
+from reliability.callers import LEGACY, MODERN
 from reliability.figures import Figures
 from reliability.hostile import (
     BODY_LIMIT,
-    LEGACY,
     MAX_VALUE_BYTES,
-    MODERN,
     TESTS_DIR,
     Sent,
     a_normal_call_succeeds,
@@ -34,11 +33,11 @@ from reliability.hostile import (
     open_session,
     post,
     raw_tool_call,
-    serving,
+    serving_in_process,
     tool_call,
     wire_problems,
 )
-from reliability.processes import serving as serving_process
+from reliability.processes import serving
 
 # -- the hand-made cases -----------------------------------------------------------------------------------------------
 
@@ -263,7 +262,7 @@ async def test_hand_made_hostile_requests_get_a_clear_refusal_in_both_eras_and_t
 ) -> None:
     failures: dict[str, list[str]] = {}
     tried = internals = 0
-    async with serving(make_server()) as http:
+    async with serving_in_process(make_server()) as http:
         session_id = await open_session(http)
         for era in (MODERN, LEGACY):
             for hostile in CASES:
@@ -286,7 +285,7 @@ async def test_hand_made_hostile_requests_get_a_clear_refusal_in_both_eras_and_t
 
 
 async def test_a_2025_11_25_body_that_is_not_json_rpc_gets_fixed_text_not_pydantics_error() -> None:
-    async with serving(make_server()) as http:
+    async with serving_in_process(make_server()) as http:
         session_id = await open_session(http)
         headers = era_headers(LEGACY, session_id)
         cut_off = await post(http, b'{"jsonrpc":"2.0",', headers)
@@ -314,7 +313,7 @@ async def test_a_real_mcpkit_run_process_refuses_hostile_bytes_with_4xx_and_keep
     failures: dict[str, list[str]] = {}
     tried = internals = 0
     target = "reliability.hostile:make_server"  # the very server of the in-process tests
-    with serving_process(target, cwd=tmp_path, env={"PYTHONPATH": pythonpath}) as process:
+    with serving(target, cwd=tmp_path, env={"PYTHONPATH": pythonpath}) as process:
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{process.port}", timeout=30) as http:
             session_id = await open_session(http)
             for era in (MODERN, LEGACY):

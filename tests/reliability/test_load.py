@@ -37,12 +37,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from mcpkit import JWTAuth
+from reliability.callers import LEGACY, MODERN
 from reliability.figures import Figures
 from reliability.load_server import JWT_SECRET, MISSING, REDIS_PREFIX_ENV, static_keys
 from reliability.processes import ServerProcess, serving
 
 CALLS = 100
-NEW, OLD = "2026-07-28", "2025-11-25"
 SEED = 20261128
 SECRET = "load-test-remember-secret-0123456789"
 TARGET = f"{Path(__file__).with_name('load_server.py')}:create_server"
@@ -50,6 +50,7 @@ REFUSED = "REMEMBER_IDENTITY_REQUIRED"
 COUNTER = "count"  #: each private place's counter: only ever incremented
 HITS = "hits"  #: the global counter every caller increments
 IDLE_SECONDS = 2.0  #: a raw connection idle this long is replaced (uvicorn closes idle ones after 5 s)
+POST_SECONDS = 60.0  #: one raw POST's upper bound: a stuck server fails the test instead of hanging the suite
 
 #: JWT subjects that a naive ``scope:user:key`` layout, or sloppy escaping, would make meet: ``j00`` + key
 #: ``note:0`` against ``j00:note`` + key ``0``, JSON framing, URL escapes, glob characters, lookalike unicode.
@@ -160,15 +161,19 @@ def the_callers() -> list[Caller]:
     callers = []
     issuer = JWTAuth(secret=JWT_SECRET)
     for i, (label, key) in enumerate(static_keys().items()):
-        callers.append(Caller(f"static-{label}", "static", (NEW, OLD)[i % 2], key, SIGNED_IN_PLACES, ()))
+        callers.append(Caller(f"static-{label}", "static", (MODERN, LEGACY)[i % 2], key, SIGNED_IN_PLACES, ()))
     for i, sub in enumerate(JWT_SUBS):
-        callers.append(Caller(f"jwt-{sub}", "jwt", (NEW, OLD)[i % 2], issuer.issue_token(sub), SIGNED_IN_PLACES, ()))
+        callers.append(
+            Caller(f"jwt-{sub}", "jwt", (MODERN, LEGACY)[i % 2], issuer.issue_token(sub), SIGNED_IN_PLACES, ())
+        )
     for i in range(16):
         if i % 2:  # 2025-11-25: the session gives session and tool scope an identity; user scope refuses
-            callers.append(Caller(f"anon-{i:02d}", "anonymous", OLD, None, (SESSION, TOOL_MEM, TOOL_TWIN), ("user",)))
+            callers.append(
+                Caller(f"anon-{i:02d}", "anonymous", LEGACY, None, (SESSION, TOOL_MEM, TOOL_TWIN), ("user",))
+            )
         else:  # 2026-07-28: no session, no user: only global
-            callers.append(Caller(f"anon-{i:02d}", "anonymous", NEW, None, (), ("user", "session", "tool")))
-    for i, caller in enumerate(c for c in callers if c.era == OLD):
+            callers.append(Caller(f"anon-{i:02d}", "anonymous", MODERN, None, (), ("user", "session", "tool")))
+    for i, caller in enumerate(c for c in callers if c.era == LEGACY):
         caller.official = i % 2 == 0
     return callers
 
@@ -194,7 +199,7 @@ class Wire:
     """
 
     META: ClassVar[dict[str, Any]] = {
-        "io.modelcontextprotocol/protocolVersion": NEW,
+        "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientInfo": {"name": "load", "version": "0"},
         "io.modelcontextprotocol/clientCapabilities": {},
     }
@@ -213,8 +218,8 @@ class Wire:
 
     async def __aenter__(self) -> Wire:
         self._streams = await asyncio.open_connection("127.0.0.1", self.port)
-        if self.era == OLD:
-            hello = {"protocolVersion": OLD, "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}}
+        if self.era == LEGACY:
+            hello = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "load", "version": "0"}}
             status, headers, _ = await self._post(self._message("initialize", hello), "")
             assert status == 200, f"initialize answered {status}"
             assert "mcp-session-id" in headers, f"initialize gave no session: {headers}"
@@ -233,6 +238,17 @@ class Wire:
         return json.dumps({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}).encode()
 
     async def _post(self, body: bytes, extra_headers: str) -> tuple[int, dict[str, str], bytes]:
+        """Send one POST and read its answer, within POST_SECONDS (else the test fails, naming the request)."""
+        try:
+            async with asyncio.timeout(POST_SECONDS):
+                return await self._exchange(body, extra_headers)
+        except TimeoutError:
+            raise AssertionError(
+                f"the server on port {self.port} did not answer within {POST_SECONDS:.0f} s "
+                f"({self.era} POST): {body[:160]!r}"
+            ) from None
+
+    async def _exchange(self, body: bytes, extra_headers: str) -> tuple[int, dict[str, str], bytes]:
         assert self._streams is not None, "open the wire with async with"
         if self._streams[0].at_eof() or time.monotonic() - self._used > IDLE_SECONDS:
             # As HTTP clients do: uvicorn closes connections idle for 5 s (a session outlives its connection).
@@ -249,7 +265,7 @@ class Wire:
     async def send(self, tool: str, arguments: dict[str, Any]) -> Reply:
         params: dict[str, Any] = {"name": tool, "arguments": arguments}
         extra_headers = ""
-        if self.era == NEW:
+        if self.era == MODERN:
             params["_meta"] = self.META
             extra_headers = f"Mcp-Method: tools/call\r\nMcp-Name: {tool}\r\n"
         status, _, answer = await self._post(self._message("tools/call", params), extra_headers)
@@ -464,7 +480,7 @@ async def test_64_callers_never_read_each_other_and_lose_nothing(
         detail=(
             f"{store_kind} store behind a real `mcpkit run` process on 127.0.0.1. {kinds['static']} static-key, "
             f"{kinds['jwt']} JWT (subs with ':', JSON framing, %-escapes, globs, backslashes, lookalike unicode) "
-            f"and {kinds['anonymous']} anonymous callers; {eras[NEW]} on 2026-07-28, {eras[OLD]} on 2025-11-25 "
+            f"and {kinds['anonymous']} anonymous callers; {eras[MODERN]} on 2026-07-28, {eras[LEGACY]} on 2025-11-25 "
             f"sessions ({official} through the official mcp Client, the rest raw POSTs). {load_calls} calls at once "
             f"in {seconds:.1f} s ({ops}), then {ledger.calls - load_calls} checking calls; {ledger.refused} "
             f"refused as docs/scopes.md says; the global counter took {total} increments from all callers."
