@@ -41,6 +41,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, help="seconds of warm-up per run (default 1, quick 0.5)")
     parser.add_argument("--duration", type=float, help="measured seconds per run (default 3, quick 1.5)")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument(
+        "--pairs", type=int, help="back-to-back mcpkit/SDK pairs for the CPU target (default 12, quick 2; 0: none)"
+    )
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-imports", action="store_true")
     parser.add_argument(
@@ -58,6 +61,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.warmup = args.warmup if args.warmup is not None else (0.5 if args.quick else 1.0)
     args.duration = args.duration or (1.5 if args.quick else 3.0)
+    args.pairs = args.pairs if args.pairs is not None else (2 if args.quick else 12)
+    args.pair_duration = 1.5 if args.quick else 2.0
     return args
 
 
@@ -178,43 +183,77 @@ def verify_with_official_client(servers: dict[str, ServerProcess], cases: list[A
         print(f"  official mcp client -> {name}: ok ({got})", flush=True)
 
 
+def measure(
+    case: Any, server: ServerProcess, concurrency: int, warmup: float, duration: float, tag: str, redis_pid: int
+) -> dict[str, Any]:
+    """One closed-loop run of ``case``, checked before and after; the client's result with its problems."""
+    expected, problems = pre_check(case, server.port, tag)
+    extra = {"redis-server": redis_pid} if case.server == "mcpkit-redis" and redis_pid else {}
+    job = {
+        "port": server.port,
+        "server_pid": server.pid,
+        "tool": case.tool,
+        "concurrency": concurrency,
+        "warmup": warmup,
+        "duration": duration,
+        "max_calls": 200_000,
+        "expected": expected,
+        "tag": tag,
+        "extra_pids": extra,
+    }
+    result = run_client(job)
+    problems += post_check(case, server.port, expected, result)
+    result["problems"] = problems
+    for heavy in ("per_user_calls", "last"):
+        result.pop(heavy, None)
+    return result
+
+
+def _line(label: str, case: Any, result: dict[str, Any]) -> str:
+    problems = result["problems"]
+    status = "ok" if not problems else f"CHECK FAILED: {problems[:2]}"
+    return (
+        f"  {label} {case.name:<19} {result['calls_per_s']:7.0f} calls/s  p50 {result['p50_ms']:6.2f} ms"
+        f"  server {result['server_cpu_ms_per_call']:.3f} ms/call (busy {result['server_busy'] * 100:3.0f} %)  {status}"
+    )
+
+
 def run_load(args: argparse.Namespace, cases: list[Any], servers: dict[str, ServerProcess]) -> dict[str, Any]:
     redis_pid = int(_redis_info().get("process_id", 0))
     load: dict[str, dict[str, list[dict[str, Any]]]] = {case.name: {"1": [], "16": []} for case in cases}
     for round_no in range(args.rounds):
         for concurrency in (1, 16):
             for case in cases:
-                server = servers[case.server]
                 tag = f"r{round_no}c{concurrency}"
-                expected, problems = pre_check(case, server.port, tag)
-                extra = {"redis-server": redis_pid} if case.server == "mcpkit-redis" and redis_pid else {}
-                job = {
-                    "port": server.port,
-                    "server_pid": server.pid,
-                    "tool": case.tool,
-                    "concurrency": concurrency,
-                    "warmup": args.warmup,
-                    "duration": args.duration,
-                    "max_calls": 200_000,
-                    "expected": expected,
-                    "tag": tag,
-                    "extra_pids": extra,
-                }
-                result = run_client(job)
-                problems += post_check(case, server.port, expected, result)
-                result.update(round=round_no, problems=problems)
-                for heavy in ("per_user_calls", "last"):
-                    result.pop(heavy, None)
+                result = measure(case, servers[case.server], concurrency, args.warmup, args.duration, tag, redis_pid)
+                result["round"] = round_no
                 load[case.name][str(concurrency)].append(result)
-                status = "ok" if not problems else f"CHECK FAILED: {problems[:2]}"
-                print(
-                    f"  round {round_no + 1}/{args.rounds} c={concurrency:<2} {case.name:<19}"
-                    f" {result['calls_per_s']:7.0f} calls/s  p50 {result['p50_ms']:6.2f} ms"
-                    f"  server {result['server_cpu_ms_per_call']:.3f} ms/call"
-                    f" (busy {result['server_busy'] * 100:3.0f} %)  {status}",
-                    flush=True,
-                )
+                print(_line(f"round {round_no + 1}/{args.rounds} c={concurrency:<2}", case, result), flush=True)
     return load
+
+
+def run_pairs(args: argparse.Namespace, cases: list[Any], servers: dict[str, ServerProcess]) -> dict[str, Any]:
+    """mcpkit, the bare SDK and FastMCP back to back at c=16 (A B C, then C B A, ...), for the ratio targets.
+
+    The load rounds put other cases between them, and this shared machine changes speed by up to
+    1.8x from one minute to the next; runs seconds apart, in alternating order, see the same machine.
+    """
+    by_name = {case.name: case for case in cases}
+    group = [by_name.get(name) for name in (like_for_like()["mcpkit-memory"], "mcpkit-memory", "fastmcp")]
+    present = [case for case in group if case is not None]
+    if len(present) < 2 or by_name.get("mcpkit-memory") is None:
+        return {}
+    cpu: dict[str, list[float]] = {case.name: [] for case in present}
+    rate: dict[str, list[float]] = {case.name: [] for case in present}
+    problems: list[str] = []
+    for pair in range(args.pairs):
+        for case in present if pair % 2 == 0 else reversed(present):
+            result = measure(case, servers[case.server], 16, args.warmup, args.pair_duration, f"p{pair}", 0)
+            problems += result["problems"]
+            cpu[case.name].append(result["server_cpu_ms_per_call"])
+            rate[case.name].append(result["calls_per_s"])
+            print(_line(f"back to back {pair + 1}/{args.pairs} c=16", case, result), flush=True)
+    return {"server_cpu_ms_per_call": cpu, "calls_per_s": rate, "problems": problems}
 
 
 def clean_redis(prefix: str) -> int:
@@ -285,7 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         results = json.loads(Path(args.render).read_text())
         results["targets"] = evaluate_targets(
-            results["summary"], results.get("micro", {}), results.get("imports", {}), results.get("instructions")
+            results["summary"],
+            results.get("micro", {}),
+            results.get("imports", {}),
+            results.get("instructions"),
+            results.get("back_to_back"),
         )
         write_docs(results)
         print(f"rewrote docs/benchmarks.md and docs/img/benchmarks.png from {args.render}")
@@ -316,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  started {name} (pid {server.pid}, port {server.port}, cores {sorted(affinity)})", flush=True)
         verify_with_official_client(servers, cases)
         results["load"] = run_load(args, cases, servers)
+        if args.pairs:
+            results["back_to_back"] = run_pairs(args, cases, servers)
     finally:
         for server in servers.values():
             server.stop()
@@ -337,7 +382,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("  valgrind not installed: no instruction counts", flush=True)
     results["targets"] = evaluate_targets(
-        results["summary"], results.get("micro", {}), results.get("imports", {}), results.get("instructions")
+        results["summary"],
+        results.get("micro", {}),
+        results.get("imports", {}),
+        results.get("instructions"),
+        results.get("back_to_back"),
     )
     server_failed = any(
         t["result"] == "FAIL" and t["target"].startswith(("CPU/call", "calls/s")) for t in results["targets"]
