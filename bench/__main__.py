@@ -306,6 +306,17 @@ def findings_for(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def targets_for(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every target's verdict from one run's results (what was not measured counts as missing)."""
+    return evaluate_targets(
+        results["summary"],
+        results.get("micro", {}),
+        results.get("imports", {}),
+        results.get("instructions"),
+        results.get("back_to_back"),
+    )
+
+
 def write_docs(results: dict[str, Any]) -> list[str]:
     meta = results["meta"]
     findings = findings_for(results)
@@ -323,13 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.render:
         results = json.loads(Path(args.render).read_text())
-        results["targets"] = evaluate_targets(
-            results["summary"],
-            results.get("micro", {}),
-            results.get("imports", {}),
-            results.get("instructions"),
-            results.get("back_to_back"),
-        )
+        results["targets"] = targets_for(results)
         write_docs(results)
         print(f"rewrote docs/benchmarks.md and docs/img/benchmarks.png from {args.render}")
         return 0
@@ -381,13 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             results["instructions"] = count_all({case.server: specs[case.server] for case in cases})
         else:
             print("  valgrind not installed: no instruction counts", flush=True)
-    results["targets"] = evaluate_targets(
-        results["summary"],
-        results.get("micro", {}),
-        results.get("imports", {}),
-        results.get("instructions"),
-        results.get("back_to_back"),
-    )
+    results["targets"] = targets_for(results)
     server_failed = any(
         t["result"] == "FAIL" and t["target"].startswith(("CPU/call", "calls/s")) for t in results["targets"]
     )
