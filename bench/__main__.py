@@ -27,7 +27,7 @@ from bench.checks import official_client_call, post_check, pre_check
 from bench.imports import import_costs
 from bench.page import render
 from bench.procs import ROOT, TASKSET, ServerProcess, pinned
-from bench.report import evaluate_targets, summarise, write_chart
+from bench.report import RUN_FIGURES, evaluate_targets, summarise, write_chart
 
 SERVER_CPU, CLIENT_CPU = 0, 1
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -156,18 +156,11 @@ def run_client(job: dict[str, Any]) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-_EMPTY: dict[str, Any] = {
-    key: float("nan")
-    for key in (
-        "window_s",
-        "calls_per_s",
-        "p50_ms",
-        "p99_ms",
-        "server_cpu_ms_per_call",
-        "server_busy",
-        "client_cpu_ms_per_call",
-    )
-} | {"extra_cpu_ms_per_call": {}, "per_user_calls": {}, "last": {}}
+_EMPTY: dict[str, Any] = {key: float("nan") for key in ("window_s", *RUN_FIGURES)} | {
+    "extra_cpu_ms_per_call": {},
+    "per_user_calls": {},
+    "last": {},
+}
 
 
 def verify_with_official_client(servers: dict[str, ServerProcess], cases: list[Any]) -> None:

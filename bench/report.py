@@ -9,7 +9,17 @@ from typing import Any
 
 from bench.cases import CASES, like_for_like
 
-__all__ = ["evaluate_targets", "summarise", "write_chart"]
+__all__ = ["RUN_FIGURES", "evaluate_targets", "summarise", "write_chart"]
+
+#: What the load client reports for each run, summarised over rounds as median with min-max.
+RUN_FIGURES = (
+    "calls_per_s",
+    "p50_ms",
+    "p99_ms",
+    "server_cpu_ms_per_call",
+    "server_busy",
+    "client_cpu_ms_per_call",
+)
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -31,17 +41,7 @@ def summarise(load: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, dic
                 "problems": problems[:5],
                 "rounds": len(runs),
                 "calls": sum(run["calls"] for run in runs),
-                **{
-                    key: _spread([run[key] for run in runs])
-                    for key in (
-                        "calls_per_s",
-                        "p50_ms",
-                        "p99_ms",
-                        "server_cpu_ms_per_call",
-                        "server_busy",
-                        "client_cpu_ms_per_call",
-                    )
-                },
+                **{key: _spread([run[key] for run in runs]) for key in RUN_FIGURES},
                 "server_cpu_ms_per_call_by_round": [run["server_cpu_ms_per_call"] for run in runs],
                 "extra_cpu_ms_per_call": {
                     name: _spread([run["extra_cpu_ms_per_call"].get(name, math.nan) for run in runs])

@@ -36,7 +36,7 @@ class ProtocolErrorMask:
             await self._app(scope, receive, send)
             return
         held: Message | None = None
-        chunks: list[bytes] = []
+        held_body = bytearray()
 
         async def masking_send(message: Message) -> None:
             nonlocal held
@@ -45,12 +45,12 @@ class ProtocolErrorMask:
                     held = message
                     return
             elif message["type"] == "http.response.body" and held is not None:
-                chunks.append(message.get("body", b""))
+                held_body.extend(message.get("body", b""))
                 complete = not message.get("more_body", False)
-                if not complete and sum(map(len, chunks)) <= _MAX_HELD_BYTES:
+                if not complete and len(held_body) <= _MAX_HELD_BYTES:
                     return
                 start, held = held, None
-                body = b"".join(chunks)
+                body = bytes(held_body)
                 headers = [(k, v) for k, v in start.get("headers", ()) if k.lower() != b"content-length"]
                 if complete:  # else: too big to be one of the SDK's error bodies, sent on as it is
                     body = _masked(body)

@@ -276,3 +276,16 @@ async def test_stdio_without_user_is_anonymous_in_both_eras(server_file: Path) -
         assert first["user_id"] is None
         assert first["kind"] == "anonymous"
         assert first["protocol_version"] == era
+
+
+def test_python_dash_m_mcpkit_is_the_mcpkit_command(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "run", "no_such_file.py:server"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip() == "mcpkit: No such file: no_such_file.py"

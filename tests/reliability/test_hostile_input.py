@@ -257,22 +257,31 @@ async def send_case(http: httpx2.AsyncClient, hostile: Case, era: str, session_i
     return await post(http, hostile.body(era), headers)
 
 
+async def attack(http: httpx2.AsyncClient, cases: list[Case]) -> tuple[int, int, dict[str, list[str]], list[bool]]:
+    """Send every case in both eras (2025-11-25 on a live session), then one normal call per era.
+
+    Returns (requests sent, internal errors, failed verdicts by era and case, whether each era still serves).
+    """
+    failures: dict[str, list[str]] = {}
+    tried = internals = 0
+    session_id = await open_session(http)
+    for era in (MODERN, LEGACY):
+        for hostile in cases:
+            sent = await send_case(http, hostile, era, session_id)
+            tried += 1
+            internals += internal(sent)
+            problems = verdict(hostile, sent)
+            if problems:
+                failures[f"{era} / {hostile.name}"] = [*problems, sent.body[:200].decode("utf-8", "replace")]
+    serving_after = [await a_normal_call_succeeds(http, era, session_id) for era in (MODERN, LEGACY)]
+    return tried, internals, failures, serving_after
+
+
 async def test_hand_made_hostile_requests_get_a_clear_refusal_in_both_eras_and_the_server_keeps_serving(
     figures: Figures,
 ) -> None:
-    failures: dict[str, list[str]] = {}
-    tried = internals = 0
     async with serving_in_process(make_server()) as http:
-        session_id = await open_session(http)
-        for era in (MODERN, LEGACY):
-            for hostile in CASES:
-                sent = await send_case(http, hostile, era, session_id)
-                tried += 1
-                internals += internal(sent)
-                problems = verdict(hostile, sent)
-                if problems:
-                    failures[f"{era} / {hostile.name}"] = [*problems, sent.body[:200].decode("utf-8", "replace")]
-        serving_after = [await a_normal_call_succeeds(http, era, session_id) for era in (MODERN, LEGACY)]
+        tried, internals, failures, serving_after = await attack(http, CASES)
 
     figures.record(
         inputs=tried,
@@ -310,21 +319,10 @@ async def test_a_real_mcpkit_run_process_refuses_hostile_bytes_with_4xx_and_keep
     tmp_path: Path, figures: Figures
 ) -> None:
     pythonpath = os.pathsep.join(p for p in (str(TESTS_DIR), os.environ.get("PYTHONPATH", "")) if p)
-    failures: dict[str, list[str]] = {}
-    tried = internals = 0
     target = "reliability.hostile:make_server"  # the very server of the in-process tests
     with serving(target, cwd=tmp_path, env={"PYTHONPATH": pythonpath}) as process:
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{process.port}", timeout=30) as http:
-            session_id = await open_session(http)
-            for era in (MODERN, LEGACY):
-                for hostile in PROCESS_CASES:
-                    sent = await send_case(http, hostile, era, session_id)
-                    tried += 1
-                    internals += internal(sent)
-                    problems = verdict(hostile, sent)
-                    if problems:
-                        failures[f"{era} / {hostile.name}"] = [*problems, sent.body[:200].decode("utf-8", "replace")]
-            serving_after = [await a_normal_call_succeeds(http, era, session_id) for era in (MODERN, LEGACY)]
+            tried, internals, failures, serving_after = await attack(http, PROCESS_CASES)
         alive = process.alive()
         log = process.log()
 
