@@ -15,28 +15,32 @@ import anyio
 from mcpkit import ConfigurationError
 
 from ._config import StoreConfig, parse_store_url, secret_from_env
-from ._keyring import Keyring, UndecryptableError
+from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._plugin import keyring_from, make_store
-from ._store import Store, StoreUnavailableError
-from ._values import decode
+from ._store import Address, Store, StoreUnavailableError
+from ._vault import Vault
 
 __all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
 
 
 @dataclass
 class RotationReport:
-    """What ``rotate`` did: moved under the first secret, already there, unreadable, expired and skipped."""
+    """What ``rotate`` did: moved under the first secret, already there, unreadable, expired, changed meanwhile."""
 
     rotated: int = 0
     current: int = 0
     unreadable: int = 0
     expired: int = 0
+    changed: int = 0
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"rotated {self.rotated}, already current {self.current}, "
             f"unreadable {self.unreadable}, expired {self.expired}"
         )
+        if self.changed:
+            text += f", changed while rotating {self.changed} (run rotate again)"
+        return text
 
 
 @dataclass
@@ -50,30 +54,53 @@ class PurgeReport:
         return f"deleted {self.deleted} values kept under user id {self.user_id!r}"
 
 
+#: Times a value that changed under ``rotate`` is looked at again before it is left for the next run.
+_MIGRATE_ATTEMPTS = 3
+
+
 async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
-    """Rewrite every entry sealed under an older secret under the first one."""
+    """Rewrite every entry sealed under an older secret, or in mcpkit 0.1's layout, under the first secret.
+
+    The store is read a page at a time. Each move is one atomic compare-and-set that writes the newest
+    copy at the primary address and deletes the others only if none of them changed meanwhile, so a
+    value forgotten or purged while ``rotate`` runs stays forgotten, and a newer write is never replaced.
+    """
+    vault = Vault(store, keyring)
     report = RotationReport()
-    records = [record async for record in store.scan()]
-    for record in records:
-        entry = record.entry
-        if not entry.live(now):
+    written: set[int] = set()  # addresses this run wrote: met again later in the scan, they are not "current"
+    legacy_left = 0
+    async for record in store.scan():
+        address = Address(record.owner, record.bucket, record.key)
+        legacy = record.entry.data[:1] == bytes([LEGACY_VERSION])
+        try:
+            payload, stale = vault.open_record(address, record.entry)
+        except (UndecryptableError, ValueError):
+            report.unreadable += 1
+            legacy_left += legacy
+            continue
+        if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1
             continue
-        try:
-            opened = keyring.open(record.owner, record.bucket, record.key, entry.data)
-        except UndecryptableError:
-            report.unreadable += 1
+        if not stale:
+            if hash(address) not in written:
+                report.current += 1
             continue
-        if not opened.stale:
-            report.current += 1
-            continue
-        identity, _ = decode(opened.plaintext)
-        owner = keyring.owner_for(identity)
-        data = keyring.seal(owner, record.bucket, record.key, opened.plaintext)
-        # A value written meanwhile under the first secret is newer: keep it, drop the old one.
-        await store.swap(owner, record.bucket, record.key, None, data, entry.expires_at, now)
-        await store.delete(record.owner, record.bucket, record.key, now)
-        report.rotated += 1
+        outcome = "changed"
+        for _ in range(_MIGRATE_ATTEMPTS):
+            outcome = await vault.migrate(payload, now)
+            if outcome != "changed":
+                break
+        if outcome == "changed":
+            report.changed += 1
+            legacy_left += legacy
+        elif outcome == "gone":
+            report.expired += 1
+        else:
+            report.rotated += 1
+            place = keyring.locate(payload.identity, payload.bucket, payload.key)[0]
+            written.add(hash(place))
+    if store.legacy and not legacy_left:
+        await store.settle_legacy()
     return report
 
 

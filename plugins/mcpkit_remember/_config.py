@@ -15,7 +15,7 @@ __all__ = ["StoreConfig", "ToolsConfig", "parse_store_url", "secret_from_env", "
 
 StoreType = Literal["memory", "sqlite", "redis"]
 
-_TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix"}
+_TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix", "anonymous_global_writes"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +36,17 @@ class StoreConfig:
 
 @dataclass(frozen=True, slots=True)
 class ToolsConfig:
-    """The model-facing memory tools: on or off, which scopes they may use, a name prefix."""
+    """The model-facing memory tools: on or off, which scopes they may use, a name prefix.
+
+    ``anonymous_global_writes``: whether callers who did not sign in may write (and forget) global-scope
+    values through these tools. Off by default: global scope is shared by every caller, so it would be a
+    write surface open to anyone who can reach the server.
+    """
 
     enabled: bool = False
     allowed_scopes: tuple[Scope, ...] = SCOPES
     prefix: str = ""
+    anonymous_global_writes: bool = False
 
     def __post_init__(self) -> None:
         scopes = self.allowed_scopes
@@ -53,6 +59,10 @@ class ToolsConfig:
                 raise ConfigurationError(
                     f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
                 )
+        if not isinstance(self.anonymous_global_writes, bool):
+            raise ConfigurationError(
+                f"tools anonymous_global_writes is True or False, not {self.anonymous_global_writes!r}."
+            )
         if not isinstance(self.prefix, str) or not all(c.isalnum() or c in "_-." for c in self.prefix):
             raise ConfigurationError(f"tools prefix {self.prefix!r} may hold only letters, digits, '_', '-' and '.'.")
         object.__setattr__(self, "allowed_scopes", tuple(dict.fromkeys(scopes)))
@@ -68,12 +78,18 @@ class ToolsConfig:
         unknown = set(value) - _TOOLS_KEYS
         if unknown:
             raise ConfigurationError(
-                f"tools= has unknown settings {sorted(unknown)}; the settings are enabled, allowed_scopes and prefix."
+                f"tools= has unknown settings {sorted(unknown)}; the settings are enabled, allowed_scopes, prefix "
+                "and anonymous_global_writes."
             )
         scopes: Any = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
         if not isinstance(scopes, str):
             scopes = tuple(scopes)
-        return cls(bool(value.get("enabled", False)), scopes, value.get("prefix", ""))
+        return cls(
+            bool(value.get("enabled", False)),
+            scopes,
+            value.get("prefix", ""),
+            value.get("anonymous_global_writes", False),
+        )
 
 
 def parse_store_url(text: str) -> StoreConfig:

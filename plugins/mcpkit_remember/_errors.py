@@ -9,6 +9,7 @@ __all__ = [
     "RememberError",
     "RememberIdentityError",
     "RememberInvalidError",
+    "RememberQuotaError",
     "RememberScopeNotAllowedError",
     "RememberStoreUnavailableError",
 ]
@@ -22,9 +23,9 @@ class RememberIdentityError(RememberError):
     """The scope needs a caller identity this request does not have (code ``REMEMBER_IDENTITY_REQUIRED``)."""
 
     def __init__(self, scope: str, why: str) -> None:
+        otherwise = "" if scope == "global" else ", or use global scope if the value really is shared by every caller"
         super().__init__(
-            f"Cannot use {scope} scope: {why}. Authenticate the request (a bearer token or key), "
-            "or use global scope if the value really is shared by every caller.",
+            f"Cannot use {scope} scope: {why}. Authenticate the request (a bearer token or key){otherwise}.",
             code="REMEMBER_IDENTITY_REQUIRED",
         )
         self.scope = scope
@@ -77,3 +78,28 @@ class RememberConflictError(RememberError):
             f"The value {key!r} changed under {attempts} attempts to update it; too many writers at once. Try again.",
             code="REMEMBER_CONFLICT",
         )
+
+
+class RememberQuotaError(RememberError):
+    """A write would take the caller past a quota of its scope (``REMEMBER_QUOTA_EXCEEDED``); nothing was written.
+
+    ``limit`` is ``"values"`` (``max_values``) or ``"bytes"`` (``max_bytes``); ``allowed`` is the limit.
+    """
+
+    def __init__(self, key: str, scope: str, limit: str, allowed: int) -> None:
+        whose = "every caller together keeps" if scope == "global" else "this caller keeps"
+        if limit == "values":
+            problem = f"{whose} {allowed:,} values in {scope} scope already, the most this server allows (max_values)"
+        else:
+            problem = (
+                f"it would take what {whose} in {scope} scope past {allowed:,} bytes, the most this server allows "
+                "(max_bytes)"
+            )
+        super().__init__(
+            f"Cannot keep {key!r}: {problem}. Forget values that are no longer needed (forget, forget_all) "
+            "and try again, or ask the server's operator to raise the limit.",
+            code="REMEMBER_QUOTA_EXCEEDED",
+        )
+        self.scope = scope
+        self.limit = limit
+        self.allowed = allowed

@@ -6,14 +6,22 @@ rotation. Every key is derived with HKDF-SHA256 from a secret, each with its
 own ``info`` label, and the per-owner AES-256-GCM keys are cached because they
 sit on every tool call's hot path.
 
-Sealed format (version 1): ``0x01 | key id (4) | nonce (12) | ciphertext+tag``.
-The key id names the secret that sealed the value without revealing it; the
+Sealed format: ``version (1) | key id (4) | nonce (12) | ciphertext+tag``. The
+key id names the secret that sealed the value without revealing it; the
 associated data binds the header and the (owner, bucket, key) address,
 length-prefixed, so a value copied to any other address fails to open.
+Version 2 is written; version 1 (mcpkit 0.1, whose addresses held the plain
+bucket and key) is still opened, so old stores migrate.
+
+Addresses (``locate``): the owner is an HMAC of the identity; the bucket and
+key are HMACs of the owner, bucket and key under a key of their own, so a copy
+of the store shows neither scope names, tool names nor keys, and two owners'
+equal keys look unrelated.
 """
 
 from __future__ import annotations
 
+import hmac as stdlib_hmac
 import os
 import struct
 from collections.abc import Sequence
@@ -26,9 +34,12 @@ from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 
+from ._store import Address
+
 __all__ = ["Keyring", "Opened", "UndecryptableError"]
 
-VERSION = 1
+VERSION = 2
+LEGACY_VERSION = 1
 KEY_ID_BYTES = 4
 NONCE_BYTES = 12
 TAG_BYTES = 16
@@ -42,6 +53,9 @@ _INFO_KEY_ID = b"mcpkit-remember/v1 key-id"
 _INFO_OWNER_HASH = b"mcpkit-remember/v1 owner-hash"
 _INFO_DATA_KEY = b"mcpkit-remember/v1 data-key\x00"
 _INFO_PURPOSE = b"mcpkit-remember/v1 purpose\x00"
+_INFO_ADDRESS = b"mcpkit-remember/v2 address"
+#: Hex characters of a hashed bucket or key (128 bits: no two ever meet).
+NAME_HEX_CHARS = 32
 
 Reason = Literal["unknown_key", "authentication", "malformed"]
 
@@ -55,10 +69,16 @@ class UndecryptableError(Exception):
 
 
 class Opened(NamedTuple):
-    """An opened value; ``stale`` means an older secret sealed it, so rewrite it under the primary."""
+    """An opened value: which secret sealed it (0: the primary) and in which format version."""
 
     plaintext: bytes
-    stale: bool
+    secret: int
+    version: int
+
+    @property
+    def stale(self) -> bool:
+        """Sealed under an older secret or format: a rotation rewrites it."""
+        return self.secret != 0 or self.version != VERSION
 
 
 def _text(value: str) -> bytes:
@@ -94,6 +114,7 @@ class _Secret:
     prk: bytes
     key_id: bytes
     owner_key: bytes
+    address_key: bytes
 
     @classmethod
     def derive(cls, secret: bytes) -> _Secret:
@@ -102,7 +123,13 @@ class _Secret:
             prk=prk,
             key_id=_expand(prk, _INFO_KEY_ID, KEY_ID_BYTES),
             owner_key=_expand(prk, _INFO_OWNER_HASH, 32),
+            address_key=_expand(prk, _INFO_ADDRESS, 32),
         )
+
+    def name(self, *parts: str) -> str:
+        """A keyed hash of the parts (length-prefixed), as hex: how buckets and keys appear in a store."""
+        message = b"".join(len(encoded).to_bytes(4, "big") + encoded for encoded in map(_text, parts))
+        return stdlib_hmac.digest(self.address_key, message, "sha256")[: NAME_HEX_CHARS // 2].hex()
 
 
 class Keyring:
@@ -125,12 +152,18 @@ class Keyring:
                 raise ValueError(f"secret #{position} repeats secret #{first}; list each secret once")
             raw.append(encoded)
         self._secrets = tuple(_Secret.derive(secret) for secret in raw)
-        self._by_header = {bytes([VERSION]) + s.key_id: index for index, s in enumerate(self._secrets)}
-        if len(self._by_header) != len(self._secrets):
+        self._by_header = {
+            bytes([version]) + s.key_id: index
+            for version in (VERSION, LEGACY_VERSION)
+            for index, s in enumerate(self._secrets)
+        }
+        if len(self._by_header) != 2 * len(self._secrets):
             raise ValueError("two secrets share a key id; replace one of them")
         self._header = bytes([VERSION]) + self._secrets[0].key_id
         self._owners = lru_cache(maxsize=cache_size)(self._hash_identity)
         self._aeads = lru_cache(maxsize=cache_size)(self._derive_aead)
+        self._addresses = lru_cache(maxsize=cache_size)(self._locate)
+        self._buckets = lru_cache(maxsize=cache_size)(self._locate_bucket)
 
     @classmethod
     def from_env_value(cls, text: str) -> Keyring:
@@ -172,6 +205,18 @@ class Keyring:
         """The owner of ``identity`` under each secret, primary first (reads fall back along it)."""
         return self._owners(identity)
 
+    def __len__(self) -> int:
+        """How many secrets: more than one while a rotation is under way."""
+        return len(self._secrets)
+
+    def locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
+        """Where ``key`` of ``identity``'s ``bucket`` lives under each secret, primary first."""
+        return self._addresses(identity, bucket, key)
+
+    def locate_bucket(self, identity: str, bucket: str) -> tuple[tuple[str, str], ...]:
+        """(owner, hashed bucket) of ``identity``'s ``bucket`` under each secret, primary first."""
+        return self._buckets(identity, bucket)
+
     def derive_key(self, purpose: str) -> bytes:
         """A 32-byte key for another use (signing cursors, say), derived from the primary secret."""
         return _expand(self._secrets[0].prk, _INFO_PURPOSE + _text(purpose), 32)
@@ -190,7 +235,7 @@ class Keyring:
         header = bytes(sealed[:HEADER_BYTES])
         index = self._by_header.get(header)
         if index is None:
-            if sealed[0] != VERSION:
+            if sealed[0] not in (VERSION, LEGACY_VERSION):
                 raise UndecryptableError("malformed", f"malformed ciphertext (unknown version {sealed[0]})")
             raise UndecryptableError("unknown_key", "unknown key id (secret changed?)")
         nonce = sealed[HEADER_BYTES : HEADER_BYTES + NONCE_BYTES]
@@ -199,7 +244,19 @@ class Keyring:
             plaintext = self._aeads(index, owner).decrypt(nonce, body, header + _address(owner, bucket, key))
         except InvalidTag:
             raise UndecryptableError("authentication", "authentication failed (value moved or corrupted?)") from None
-        return Opened(plaintext, stale=index != 0)
+        return Opened(plaintext, index, sealed[0])
+
+    def _locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
+        return tuple(
+            Address(owner, secret.name("b", owner, bucket), secret.name("k", owner, bucket, key))
+            for owner, secret in zip(self._owners(identity), self._secrets, strict=True)
+        )
+
+    def _locate_bucket(self, identity: str, bucket: str) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            (owner, secret.name("b", owner, bucket))
+            for owner, secret in zip(self._owners(identity), self._secrets, strict=True)
+        )
 
     def _hash_identity(self, identity: str) -> tuple[str, ...]:
         message = _text(identity)

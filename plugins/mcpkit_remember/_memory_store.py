@@ -1,6 +1,6 @@
 """The in-process store: nested dicts, for tests and single-process servers.
 
-Layout is ``owner -> bucket -> key -> Entry`` so ``keys()`` and
+Layout is ``owner -> bucket -> key -> Entry`` so ``entries()`` and
 ``delete_bucket()`` touch one bucket and ``delete_owner()`` one owner. Every
 method body runs without an ``await``, so on one event loop each call,
 ``swap`` included, is atomic without locks.
@@ -8,17 +8,39 @@ method body runs without an ``await``, so on one event loop each call,
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
-from mcpkit_remember._store import Entry, Record
+from mcpkit_remember._store import Address, Entry, Expectation, Quota, QuotaExceededError, Record
 
 __all__ = ["MemoryStore"]
 
-_Bucket = dict[str, Entry]
+
+class _Bucket(dict[str, Entry]):
+    """One owner's bucket, with the total size of its data kept up to date (for quotas)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+
+    def set(self, key: str, entry: Entry) -> None:
+        old = self.get(key)
+        self.size += len(entry.data) - (0 if old is None else len(old.data))
+        self[key] = entry
+
+    def drop(self, key: str) -> Entry | None:
+        old = self.pop(key, None)
+        if old is not None:
+            self.size -= len(old.data)
+        return old
 
 
 class MemoryStore:
     """Keeps entries in memory; expired ones read as missing and are dropped when met or purged."""
+
+    #: Nothing outlives the process, so nothing from an older mcpkit can be here.
+    legacy = False
 
     def __init__(self) -> None:
         self._owners: dict[str, dict[str, _Bucket]] = {}
@@ -32,38 +54,45 @@ class MemoryStore:
     async def close(self) -> None:
         """Nothing to release; the entries stay for a later ``open()``."""
 
+    async def settle_legacy(self) -> None:
+        """Nothing to record."""
+
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         return self._live(owner, bucket, key, now)
 
-    async def put(self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float) -> None:
-        self._owners.setdefault(owner, {}).setdefault(bucket, {})[key] = Entry(data, expires_at)
+    async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        return [self._live(*address, now) for address in addresses]
+
+    async def put(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None = None,
+    ) -> None:
+        self._write(owner, bucket, key, Entry(data, expires_at), now, quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
-        entries = self._bucket(owner, bucket)
-        if entries is None:
-            return False
-        entry = entries.pop(key, None)
-        self._drop_if_empty(owner, bucket)
-        return entry is not None and entry.live(now)
+        return self._delete(owner, bucket, key, now)
 
-    async def exists(self, owner: str, bucket: str, key: str, now: float) -> bool:
-        return self._live(owner, bucket, key, now) is not None
+    async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
+        return sum(self._delete(*address, now) for address in addresses)
 
-    async def keys(self, owner: str, bucket: str, now: float) -> list[str]:
+    async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         entries = self._bucket(owner, bucket)
         if entries is None:
             return []
-        expired = [key for key, entry in entries.items() if not entry.live(now)]
-        for key in expired:
-            del entries[key]
-        self._drop_if_empty(owner, bucket)
-        return sorted(entries)
+        self._trim(owner, bucket, entries, now)
+        return sorted(entries.items())
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         buckets = self._owners.get(owner)
         if buckets is None:
             return 0
-        entries = buckets.pop(bucket, {})
+        entries = buckets.pop(bucket, _Bucket())
         if not buckets:
             del self._owners[owner]
         return sum(1 for entry in entries.values() if entry.live(now))
@@ -81,13 +110,22 @@ class MemoryStore:
         data: bytes,
         expires_at: float | None,
         now: float,
+        *,
+        also: Sequence[Expectation] = (),
+        quota: Quota | None = None,
     ) -> bool:
         current = self._live(owner, bucket, key, now)
         if current is not None and current.data == data:
             return True
         if (None if current is None else current.data) != expected:
             return False
-        self._owners.setdefault(owner, {}).setdefault(bucket, {})[key] = Entry(data, expires_at)
+        for address, bytes_there in also:
+            there = self._live(*address, now)
+            if (None if there is None else there.data) != bytes_there:
+                return False
+        self._write(owner, bucket, key, Entry(data, expires_at), now, quota)
+        for address, _ in also:
+            self._delete(*address, now)
         return True
 
     async def scan(self) -> AsyncIterator[Record]:
@@ -100,12 +138,52 @@ class MemoryStore:
         purged = 0
         for owner, buckets in list(self._owners.items()):
             for bucket, entries in list(buckets.items()):
-                expired = [key for key, entry in entries.items() if not entry.live(now)]
-                for key in expired:
-                    del entries[key]
-                purged += len(expired)
-                self._drop_if_empty(owner, bucket)
+                purged += self._trim(owner, bucket, entries, now)
         return purged
+
+    def _write(self, owner: str, bucket: str, key: str, entry: Entry, now: float, quota: Quota | None) -> None:
+        entries = self._owners.setdefault(owner, {}).get(bucket)
+        if entries is None:
+            entries = self._owners[owner][bucket] = _Bucket()
+        if quota is not None:
+            self._check(owner, bucket, entries, key, entry, now, quota)
+        entries.set(key, entry)
+
+    def _check(
+        self, owner: str, bucket: str, entries: _Bucket, key: str, entry: Entry, now: float, quota: Quota
+    ) -> None:
+        """Raise QuotaExceededError when writing ``entry`` at ``key`` would take the bucket past ``quota``."""
+        for attempt in range(2):  # on the first refusal, drop the bucket's expired entries and look again
+            old = entries.get(key)
+            count = len(entries) + (old is None)
+            size = entries.size + len(entry.data) - (0 if old is None else len(old.data))
+            problem: QuotaExceededError | None = None
+            if quota.values is not None and count > quota.values and not (old is not None and old.live(now)):
+                problem = QuotaExceededError("values", quota.values)
+            elif quota.bytes is not None and size > quota.bytes and size > entries.size:
+                problem = QuotaExceededError("bytes", quota.bytes)
+            if problem is None:
+                return
+            if attempt == 0 and self._trim(owner, bucket, entries, now, keep=True):
+                continue
+            raise problem
+
+    def _delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
+        entries = self._bucket(owner, bucket)
+        if entries is None:
+            return False
+        entry = entries.drop(key)
+        self._drop_if_empty(owner, bucket)
+        return entry is not None and entry.live(now)
+
+    def _trim(self, owner: str, bucket: str, entries: _Bucket, now: float, *, keep: bool = False) -> int:
+        """Drop the bucket's expired entries; returns how many went (``keep``: leave an emptied bucket)."""
+        expired = [key for key, entry in entries.items() if not entry.live(now)]
+        for key in expired:
+            entries.drop(key)
+        if not keep:
+            self._drop_if_empty(owner, bucket)
+        return len(expired)
 
     def _bucket(self, owner: str, bucket: str) -> _Bucket | None:
         buckets = self._owners.get(owner)
@@ -119,7 +197,7 @@ class MemoryStore:
         entry = entries.get(key)
         if entry is None or entry.live(now):
             return entry
-        del entries[key]
+        entries.drop(key)
         self._drop_if_empty(owner, bucket)
         return None
 

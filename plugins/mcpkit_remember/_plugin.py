@@ -15,7 +15,7 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, 
 from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
-from ._store import Store
+from ._store import Quota, Store
 from ._tools import NOTES_NAMESPACE, memory_tools
 from ._values import MAX_TTL
 from ._vault import Vault
@@ -33,6 +33,13 @@ SECRET_CHECK_SECONDS = 1.0
 #: Secrets shorter than this are refused: owner hashes could be guessed offline from a copy of the store.
 MIN_SECRET_LENGTH = 16
 
+#: Default quotas: what one caller may keep in one scope (global scope: every caller together).
+DEFAULT_MAX_VALUES = 10_000
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+
+#: Default longest life of a value kept for a session, after its last write (the session is gone by then).
+DEFAULT_SESSION_TTL = 86_400.0
+
 
 class RememberPlugin(Plugin):
     """Per-caller memory for every tool; build it with :meth:`RememberPlugin.init`."""
@@ -44,20 +51,26 @@ class RememberPlugin(Plugin):
         default_ttl: float | None = None,
         secret: str | Sequence[str] | None = None,
         max_value_bytes: int = 65536,
+        max_values: int | None = DEFAULT_MAX_VALUES,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        session_ttl: float | None = DEFAULT_SESSION_TTL,
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
     ) -> None:
-        if default_ttl is not None and (
-            isinstance(default_ttl, bool) or not isinstance(default_ttl, int | float) or not 0 < default_ttl <= MAX_TTL
-        ):
-            raise ConfigurationError(
-                f"default_ttl is a number of seconds above 0 and at most {MAX_TTL:,} (100 years), or None; "
-                f"not {default_ttl!r:.40}."
-            )
+        self._store_config = store
+        self.default_ttl = _seconds("default_ttl", default_ttl)
+        self.session_ttl = _seconds("session_ttl", session_ttl)
         if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
             raise ConfigurationError(f"max_value_bytes is a positive whole number of bytes, not {max_value_bytes!r}.")
-        self._store_config = store
-        self.default_ttl = None if default_ttl is None else float(default_ttl)
+        for name, limit in (("max_values", max_values), ("max_bytes", max_bytes)):
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+                raise ConfigurationError(f"{name} is a positive whole number, or None for no limit; not {limit!r:.40}.")
+        if max_bytes is not None and max_bytes < max_value_bytes:
+            raise ConfigurationError(
+                f"max_bytes ({max_bytes:,}) is smaller than max_value_bytes ({max_value_bytes:,}): a single value "
+                "could never be kept. Raise max_bytes or lower max_value_bytes."
+            )
+        self.quota = None if max_values is None and max_bytes is None else Quota(max_values, max_bytes)
         self._secret = [secret] if isinstance(secret, str) else (list(secret) if secret is not None else None)
         self.max_value_bytes = max_value_bytes
         self.tools_config = ToolsConfig.parse(tools)
@@ -78,6 +91,9 @@ class RememberPlugin(Plugin):
         default_ttl: float | None = None,
         secret: str | Sequence[str] | None = None,
         max_value_bytes: int = 65536,
+        max_values: int | None = DEFAULT_MAX_VALUES,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        session_ttl: float | None = DEFAULT_SESSION_TTL,
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
     ) -> RememberPlugin:
@@ -85,7 +101,9 @@ class RememberPlugin(Plugin):
 
         Without ``type`` the store comes from ``REMEMBER_STORE`` (default: memory);
         without ``secret``, from ``REMEMBER_SECRET`` (several, comma-separated: the first
-        encrypts, the others are still read during a rotation).
+        encrypts, the others are still read during a rotation). ``max_values`` and
+        ``max_bytes`` bound what one caller keeps in one scope (None: no limit);
+        ``session_ttl`` is the longest a value kept for a session lives after its last write.
         """
         # Without a type, REMEMBER_STORE is read when the server is built, not at import.
         config = None if type is None and url is None and path is None else store_config(type, url, _path(path))
@@ -94,6 +112,9 @@ class RememberPlugin(Plugin):
             default_ttl=default_ttl,
             secret=secret,
             max_value_bytes=max_value_bytes,
+            max_values=max_values,
+            max_bytes=max_bytes,
+            session_ttl=session_ttl,
             tools=tools,
             redis_prefix=redis_prefix,
         )
@@ -158,7 +179,9 @@ class RememberPlugin(Plugin):
                 config.describe(),
                 type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
             )
-        self._policy = RememberPolicy(vault, self._clock, self.default_ttl, self.max_value_bytes)
+        self._policy = RememberPolicy(
+            vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl
+        )
         if config.type != "redis":
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
         logger.info("remember store: %s", config.describe())
@@ -191,6 +214,17 @@ class RememberPlugin(Plugin):
             else:
                 if removed:
                     logger.debug("deleted %d expired remembered values", removed)
+
+
+def _seconds(name: str, value: object) -> float | None:
+    """A number of seconds in (0, MAX_TTL], or None; anything else is a ConfigurationError naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_TTL:
+        raise ConfigurationError(
+            f"{name} is a number of seconds above 0 and at most {MAX_TTL:,} (100 years), or None; not {value!r:.40}."
+        )
+    return float(value)
 
 
 def _path(path: str | os.PathLike[str] | None) -> str | None:

@@ -1,56 +1,87 @@
 """The Lua scripts behind RedisStore: each multi-key operation in one atomic round trip.
 
-Keys of one owner share the hash tag ``{owner}`` (one Cluster slot), so a
-script may build the names of that owner's other keys itself. Names, from
+Keys of one owner share the hash tag ``{owner}``, so a script may build the
+names of that owner's other keys itself. Names, from
 ``base = prefix .. "{" .. owner .. "}"``:
 
 - ``base:v:<bucket>:<key>`` the value: 8-byte big-endian double deadline
-  (``inf``: none) followed by the data; real expiry PEXPIREAT at the deadline;
+  (``inf``: none) followed by the data;
 - ``base:i:<bucket>`` a ZSET of the bucket's keys scored by deadline (``inf``);
-  it expires with its longest-lived member;
-- ``base:b`` a SET of the owner's bucket names; it expires with its
-  longest-lived index;
+- ``base:z:<bucket>`` a HASH of each key's size in bytes, and under the empty
+  field the bucket's total (for quotas);
+- ``base:b`` a SET of the owner's bucket names;
 - ``base:s:<sha1 of the value's name><sha1 of the written bytes>`` a marker that a swap was applied, kept
   for ``SWAP_MARKER_MS``: a swap resent after a dropped connection finds it and
   reports success instead of a conflict, even if another writer came in between.
 
-The ``v``/``i``/``b``/``s`` markers keep a value's name from ever equalling an index's,
-whatever the bucket and key. Writes also drop the bucket's expired values, so
-nothing outlives its deadline by much even when the clock runs ahead of Redis.
-Needs Redis 6.2 or newer (``SET ... PXAT``).
+The ``v``/``i``/``z``/``b``/``s`` markers keep a value's name from ever equalling another key's,
+whatever the bucket and key. Deadlines are on the framework clock (``now`` is
+passed in); Redis' own expiry only reclaims memory, and is set *relative* to
+``now`` plus ``ARGV[2]`` milliseconds of margin, so a Redis clock ahead of the
+application's never deletes a live value early. Indexes, size tables and the
+bucket set live as long as their longest-lived value. Writes also drop the
+bucket's expired values. Needs Redis 6.2 or newer.
 
-Every script takes ``ARGV[1] = base``, ``ARGV[2] = bucket``, ``ARGV[3] = now``.
+Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = margin`` (ms).
 """
 
 from __future__ import annotations
 
-__all__ = ["DELETE", "DELETE_BUCKET", "DELETE_OWNER", "KEYS", "PURGE", "PUT", "SWAP"]
+__all__ = ["DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SWAP"]
 
 #: How long a swap's "applied" marker lives: far longer than a reconnect and resend take.
 SWAP_MARKER_MS = 10_000
 
+#: Return codes of PUT and SWAP besides 1 (done) and 0 (another writer got there first).
+QUOTA_VALUES, QUOTA_BYTES = -1, -2
+
 _HELPERS = """
-local base, bucket, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local values = base .. ':v:' .. bucket .. ':'
+local now, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now_ms = now * 1000
+
+-- The names of one owner's bucket.
+local function place(base, bucket)
+  return {base = base, bucket = bucket, values = base .. ':v:' .. bucket .. ':', index = base .. ':i:' .. bucket,
+          sizes = base .. ':z:' .. bucket, owner = base .. ':b'}
+end
 
 -- Whether raw value bytes (or a GETRANGE of their header) are readable at now.
 local function live(raw)
   return raw ~= false and #raw >= 8 and struct.unpack('>d', raw) > now
 end
 
--- Delete this bucket's values whose deadline has passed, and their index members.
-local function trim(index)
+-- Let a key live until ms on the framework clock (-1: forever), measured from now, plus the margin.
+local function expire_at(name, ms)
+  if ms == -1 then
+    redis.call('PERSIST', name)
+  else
+    redis.call('PEXPIRE', name, string.format('%.0f', math.max(1, math.ceil(ms - now_ms)) + margin))
+  end
+end
+
+-- Remove one key of a bucket: its value, index member and size. Returns 1 if the value was there.
+local function remove(p, member)
+  local size = redis.call('HGET', p.sizes, member)
+  if size then
+    redis.call('HDEL', p.sizes, member)
+    redis.call('HINCRBY', p.sizes, '', -tonumber(size))
+  end
+  redis.call('ZREM', p.index, member)
+  return redis.call('DEL', p.values .. member)
+end
+
+-- Delete this bucket's values whose deadline has passed. Returns how many values went.
+local function trim(p)
   local gone = 0
-  for _, member in ipairs(redis.call('ZRANGEBYSCORE', index, '-inf', ARGV[3])) do
-    if not live(redis.call('GETRANGE', values .. member, 0, 7)) then
-      gone = gone + redis.call('DEL', values .. member)
-      redis.call('ZREM', index, member)
+  for _, member in ipairs(redis.call('ZRANGEBYSCORE', p.index, '-inf', ARGV[1])) do
+    if not live(redis.call('GETRANGE', p.values .. member, 0, 7)) then
+      gone = gone + remove(p, member)
     end
   end
   return gone
 end
 
--- When the index's longest-lived member expires: nil (no index), -1 (never) or a Unix time in ms.
+-- When the index's longest-lived member expires: nil (no index), -1 (never) or a time in ms.
 local function deadline(index)
   local top = redis.call('ZRANGE', index, -1, -1, 'WITHSCORES')
   if #top == 0 then
@@ -61,25 +92,20 @@ local function deadline(index)
   return math.ceil(tonumber(top[2]) * 1000)
 end
 
--- Let a key live until ms (-1: forever).
-local function expire_at(name, ms)
-  if ms == -1 then
-    redis.call('PERSIST', name)
+-- Let the index and size table live exactly as long as the longest-lived member; drop them when empty.
+local function refresh_index(p)
+  local ms = deadline(p.index)
+  if ms == nil then
+    redis.call('DEL', p.sizes)
   else
-    redis.call('PEXPIREAT', name, string.format('%.0f', ms))
-  end
-end
-
--- Let the index live exactly as long as its longest-lived member.
-local function refresh_index(index)
-  local ms = deadline(index)
-  if ms ~= nil then
-    expire_at(index, ms)
+    expire_at(p.index, ms)
+    expire_at(p.sizes, ms)
   end
 end
 
 -- Let the owner's bucket set live exactly as long as its longest-lived index; forget empty buckets.
-local function refresh_owner(buckets)
+local function refresh_owner(base)
+  local buckets = base .. ':b'
   local longest = nil
   for _, name in ipairs(redis.call('SMEMBERS', buckets)) do
     local ms = deadline(base .. ':i:' .. name)
@@ -94,46 +120,99 @@ local function refresh_owner(buckets)
   end
 end
 
--- KEYS = value, index, buckets; ARGV[4..7] = key, value bytes, PXAT ms or '', score.
-local function write()
-  if ARGV[6] == '' then
-    redis.call('SET', KEYS[1], ARGV[5])
-  else
-    redis.call('SET', KEYS[1], ARGV[5], 'PXAT', ARGV[6])
+-- 0 when writing size bytes at key keeps the bucket within its quota, else QUOTA_VALUES or QUOTA_BYTES.
+local function quota(p, key, size, max_values, max_bytes)
+  if max_values == '' and max_bytes == '' then
+    return 0
   end
-  redis.call('ZADD', KEYS[2], ARGV[7], ARGV[4])
-  redis.call('SADD', KEYS[3], bucket)
-  trim(KEYS[2])
-  refresh_index(KEYS[2])
-  refresh_owner(KEYS[3])
+  trim(p)
+  local total = tonumber(redis.call('HGET', p.sizes, '') or '0')
+  local new_total = total - tonumber(redis.call('HGET', p.sizes, key) or '0') + size
+  if max_values ~= '' and not redis.call('ZSCORE', p.index, key)
+      and redis.call('ZCARD', p.index) + 1 > tonumber(max_values) then
+    return -1
+  end
+  if max_bytes ~= '' and new_total > tonumber(max_bytes) and new_total > total then
+    return -2
+  end
+  return 0
+end
+
+-- Store value (header + data) at key; px: relative ms for Redis' expiry or ''; score: deadline or 'inf'.
+local function write(p, key, value, px, score)
+  if px == '' then
+    redis.call('SET', p.values .. key, value)
+  else
+    redis.call('SET', p.values .. key, value, 'PX', px)
+  end
+  redis.call('ZADD', p.index, score, key)
+  local old = tonumber(redis.call('HGET', p.sizes, key) or '0')
+  redis.call('HSET', p.sizes, key, #value - 8)
+  redis.call('HINCRBY', p.sizes, '', #value - 8 - old)
+  redis.call('SADD', p.owner, p.bucket)
+  trim(p)
+  refresh_index(p)
+  refresh_owner(p.base)
+end
+
+-- Whether the value at name holds what a compare-and-set expects: flag '0' none live, '1' these bytes.
+local function holds(name, flag, expected)
+  local current = redis.call('GET', name)
+  if live(current) then
+    return flag == '1' and string.sub(current, 9) == expected
+  end
+  return flag == '0'
 end
 """
 
+# ARGV[3..10] = base, bucket, key, value bytes, px, score, max values, max bytes ('' for none).
 PUT = (
     _HELPERS
     + """
-write()
+local p = place(ARGV[3], ARGV[4])
+local refused = quota(p, ARGV[5], #ARGV[6] - 8, ARGV[9], ARGV[10])
+if refused ~= 0 then
+  return refused
+end
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8])
 return 1
 """
 )
 
-# ARGV[8] = '1' when an expected value follows in ARGV[9], '0' for "no live entry".
+# ARGV[3..10] as PUT; ARGV[11] = '1' when the expected bytes follow in ARGV[12], '0' for "no live entry";
+# ARGV[13] = how many other addresses must hold their expected bytes (and are deleted), then for each:
+# base, bucket, key, flag, expected.
 SWAP = (
     _HELPERS
     + """
-local done = base .. ':s:' .. redis.sha1hex(KEYS[1]) .. redis.sha1hex(ARGV[5])
-if redis.call('EXISTS', done) == 1 then
+local p = place(ARGV[3], ARGV[4])
+local name = p.values .. ARGV[5]
+local done = ARGV[3] .. ':s:' .. redis.sha1hex(name) .. redis.sha1hex(ARGV[6])
+if redis.call('EXISTS', done) == 1 or redis.call('GET', name) == ARGV[6] then
   return 1  -- this very swap, resent by the client after a dropped connection: it was applied
 end
-local current = redis.call('GET', KEYS[1])
-if live(current) then
-  if ARGV[8] == '0' or string.sub(current, 9) ~= ARGV[9] then
-    return 0
-  end
-elseif ARGV[8] == '1' then
+if not holds(name, ARGV[11], ARGV[12]) then
   return 0
 end
-write()
+local others = {}
+for i = 1, tonumber(ARGV[13]) do
+  local at = 13 + (i - 1) * 5
+  local other = place(ARGV[at + 1], ARGV[at + 2])
+  if not holds(other.values .. ARGV[at + 3], ARGV[at + 4], ARGV[at + 5]) then
+    return 0
+  end
+  others[i] = {other, ARGV[at + 3]}
+end
+local refused = quota(p, ARGV[5], #ARGV[6] - 8, ARGV[9], ARGV[10])
+if refused ~= 0 then
+  return refused
+end
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+for _, other in ipairs(others) do
+  remove(other[1], other[2])
+  refresh_index(other[1])
+  refresh_owner(other[1].base)
+end
 redis.call('SET', done, '1', 'PX', """
     + str(SWAP_MARKER_MS)
     + """)
@@ -141,72 +220,90 @@ return 1
 """
 )
 
-# KEYS = value, index, buckets; ARGV[4] = key. Returns 1 when a live entry went.
-DELETE = (
+# ARGV[3] = how many addresses, then base, bucket, key for each. Returns how many live entries went.
+DELETE_MANY = (
     _HELPERS
     + """
-local was_live = live(redis.call('GETRANGE', KEYS[1], 0, 7))
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[2], ARGV[4])
-refresh_index(KEYS[2])
-refresh_owner(KEYS[3])
-return was_live and 1 or 0
-"""
-)
-
-# KEYS = index, buckets. Returns the live keys, unsorted.
-KEYS = (
-    _HELPERS
-    + """
-if trim(KEYS[1]) > 0 then
-  refresh_index(KEYS[1])
-  refresh_owner(KEYS[2])
+local gone = 0
+for i = 1, tonumber(ARGV[3]) do
+  local at = 3 + (i - 1) * 3
+  local p = place(ARGV[at + 1], ARGV[at + 2])
+  if live(redis.call('GETRANGE', p.values .. ARGV[at + 3], 0, 7)) then
+    gone = gone + 1
+  end
+  remove(p, ARGV[at + 3])
+  refresh_index(p)
+  refresh_owner(p.base)
 end
-return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[3], '+inf')
+return gone
 """
 )
 
-# KEYS = index, buckets. Returns how many live entries went.
+# ARGV[3..4] = base, bucket. Returns key, value bytes, key, value bytes, ... of the live entries.
+ENTRIES = (
+    _HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+if trim(p) > 0 then
+  refresh_index(p)
+  refresh_owner(p.base)
+end
+local found = {}
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', p.index, '(' .. ARGV[1], '+inf')) do
+  local raw = redis.call('GET', p.values .. member)
+  if live(raw) then
+    found[#found + 1] = member
+    found[#found + 1] = raw
+  end
+end
+return found
+"""
+)
+
+# ARGV[3..4] = base, bucket. Returns how many live entries went.
 DELETE_BUCKET = (
     _HELPERS
     + """
+local p = place(ARGV[3], ARGV[4])
 local gone = 0
-local scored = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local scored = redis.call('ZRANGE', p.index, 0, -1, 'WITHSCORES')
 for i = 1, #scored, 2 do
-  if redis.call('DEL', values .. scored[i]) == 1 and tonumber(scored[i + 1]) > now then
+  if redis.call('DEL', p.values .. scored[i]) == 1 and tonumber(scored[i + 1]) > now then
     gone = gone + 1
   end
 end
-redis.call('DEL', KEYS[1])
-refresh_owner(KEYS[2])
+redis.call('DEL', p.index, p.sizes)
+refresh_owner(p.base)
 return gone
 """
 )
 
-# KEYS = buckets; ARGV[2] and ARGV[3] are unused. Returns how many entries went.
+# ARGV[3] = base. Returns how many entries went.
 DELETE_OWNER = (
     _HELPERS
     + """
+local base = ARGV[3]
 local gone = 0
-for _, name in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local index = base .. ':i:' .. name
-  for _, member in ipairs(redis.call('ZRANGE', index, 0, -1)) do
-    gone = gone + redis.call('DEL', base .. ':v:' .. name .. ':' .. member)
+for _, name in ipairs(redis.call('SMEMBERS', base .. ':b')) do
+  local p = place(base, name)
+  for _, member in ipairs(redis.call('ZRANGE', p.index, 0, -1)) do
+    gone = gone + redis.call('DEL', p.values .. member)
   end
-  redis.call('DEL', index)
+  redis.call('DEL', p.index, p.sizes)
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', base .. ':b')
 return gone
 """
 )
 
-# KEYS = index, buckets. Returns how many expired entries went.
+# ARGV[3..4] = base, bucket. Returns how many expired entries went.
 PURGE = (
     _HELPERS
     + """
-local gone = trim(KEYS[1])
-refresh_index(KEYS[1])
-refresh_owner(KEYS[2])
+local p = place(ARGV[3], ARGV[4])
+local gone = trim(p)
+refresh_index(p)
+refresh_owner(p.base)
 return gone
 """
 )

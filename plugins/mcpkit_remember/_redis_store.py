@@ -1,16 +1,21 @@
 """The Redis store: values shared by every server process that points at one Redis.
 
-Each call is one round trip: plain GET/GETRANGE for reads, one Lua script
+Each call is one round trip: plain GET/MGET for reads, one Lua script
 (EVALSHA) for every write, so ``swap`` is atomic across processes. The key
 layout is described in ``_redis_scripts``. Deadlines are embedded in the
-value and checked against the framework's ``now``; Redis' own expiry
-(PEXPIREAT at the deadline) only reclaims the memory.
+value and checked against the framework's ``now``; Redis' own expiry (set
+relative to ``now``, with a margin) only reclaims the memory.
+
+It needs one Redis node (a primary, with or without replicas). A Redis Cluster
+node is refused at ``open()``: a value moving between owners (a rotation of the
+secret) touches two hash slots, which one script cannot do on a cluster.
 """
 
 from __future__ import annotations
 
 import math
 import struct
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
@@ -23,7 +28,15 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 
 from mcpkit_remember import _redis_scripts as lua
-from mcpkit_remember._store import Entry, Record, StoreUnavailableError
+from mcpkit_remember._store import (
+    Address,
+    Entry,
+    Expectation,
+    Quota,
+    QuotaExceededError,
+    Record,
+    StoreUnavailableError,
+)
 
 __all__ = ["RedisStore"]
 
@@ -31,8 +44,29 @@ TIMEOUT_SECONDS = 2.0
 HEALTH_CHECK_SECONDS = 15
 SCAN_COUNT = 1000
 
+#: Added to every expiry Redis applies by itself, so a value is never reclaimed before its deadline.
+EXPIRY_MARGIN_MS = 1000
+
+#: How long the first start may look for entries written by mcpkit 0.1 before assuming there are some.
+LEGACY_SCAN_SECONDS = 2.0
+
 _HEADER = struct.Struct(">d")
 _UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
+#: Refusals after which Redis has certainly not run a write (it refused to start it).
+_REFUSED_BEFORE_RUNNING = (
+    redis_errors.OutOfMemoryError,
+    redis_errors.ReadOnlyError,
+    redis_errors.NoPermissionError,
+    redis_errors.NoScriptError,
+    redis_errors.MovedError,
+    redis_errors.AskError,
+    redis_errors.ClusterDownError,
+    redis_errors.TryAgainError,
+)
+#: Layout marker values: "1" entries of mcpkit 0.1 are (or may be) there, "2" none are.
+_LAYOUT_LEGACY, _LAYOUT_CURRENT = b"1", b"2"
+#: Buckets of mcpkit 0.1 were scope names (user, session, global, tool.*, memory.*); hashed ones are hex.
+_LEGACY_BUCKET_START = "[gmstu]"
 
 
 class RedisStore:
@@ -46,12 +80,13 @@ class RedisStore:
         self._prefix = prefix
         self._client: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
+        self.legacy = False
 
     def __repr__(self) -> str:
         return f"RedisStore({self._where!r}, prefix={self._prefix!r})"
 
     async def open(self) -> None:
-        """Connect, ping and load the scripts in one round trip; unreachable Redis raises."""
+        """Connect, ping, load the scripts and read the layout in one round trip; refuse a cluster."""
         if self._client is not None:
             return
         client = Redis.from_url(
@@ -67,51 +102,85 @@ class RedisStore:
         try:
             with self._reaching():
                 async with client.pipeline(transaction=False) as pipe:
-                    pipe.ping()
+                    pipe.info("cluster")
+                    pipe.get(self._layout)
                     for script in scripts.values():
                         pipe.script_load(script.script)
-                    await pipe.execute()
+                    cluster, layout, *_ = await pipe.execute()
+            if cluster.get("cluster_enabled"):
+                raise StoreUnavailableError(
+                    f"Redis at {self._where} is a Redis Cluster node; the remember store needs a single Redis "
+                    "(a primary, with replicas if you like). Point REMEMBER_STORE at a standalone Redis."
+                )
+            self._client, self._scripts = client, scripts
+            self.legacy = layout != _LAYOUT_CURRENT and await self._find_legacy(layout)
         except BaseException:
+            self._client = None
             await client.aclose()
             raise
-        self._client, self._scripts = client, scripts
 
     async def close(self) -> None:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
 
+    async def settle_legacy(self) -> None:
+        with self._reaching(writing=True):
+            await self._redis.set(self._layout, _LAYOUT_CURRENT)
+        self.legacy = False
+
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         with self._reaching():
             raw = cast("bytes | None", await self._redis.get(self._value(owner, bucket, key)))
-        entry = None if raw is None else _unpack(raw)
-        return entry if entry is not None and entry.live(now) else None
+        return _live(raw, now)
 
-    async def put(self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float) -> None:
-        await self._write("PUT", owner, bucket, key, data, expires_at, now)
+    async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        if not addresses:
+            return []
+        with self._reaching():
+            raws = cast("list[bytes | None]", await self._redis.mget([self._value(*a) for a in addresses]))
+        return [_live(raw, now) for raw in raws]
+
+    async def put(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None = None,
+    ) -> None:
+        self._check(owner, bucket)
+        _outcome(await self._call("PUT", now, *self._writing(owner, bucket, key, data, expires_at, now, quota)), quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
-        keys = [self._value(owner, bucket, key), self._index(owner, bucket), self._buckets(owner)]
-        return bool(await self._call("DELETE", keys, owner, bucket, now, key))
+        return await self.delete_many([Address(owner, bucket, key)], now) == 1
 
-    async def exists(self, owner: str, bucket: str, key: str, now: float) -> bool:
-        with self._reaching():
-            name = self._value(owner, bucket, key)
-            header = cast(bytes, await self._redis.getrange(name, 0, _HEADER.size - 1))
-        return len(header) == _HEADER.size and _HEADER.unpack(header)[0] > now
+    async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
+        args: list[str | bytes] = [str(len(addresses))]
+        for owner, bucket, key in addresses:
+            self._check(owner, bucket)
+            args += [self._base(owner), bucket, key]
+        return int(await self._call("DELETE_MANY", now, *args))
 
-    async def keys(self, owner: str, bucket: str, now: float) -> list[str]:
-        keys = [self._index(owner, bucket), self._buckets(owner)]
-        members = await self._call("KEYS", keys, owner, bucket, now)
-        return sorted(member.decode() for member in members)
+    async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
+        self._check(owner, bucket)
+        flat = await self._call("ENTRIES", now, self._base(owner), bucket, writing=False)
+        found = []
+        for index in range(0, len(flat), 2):
+            entry = _live(flat[index + 1], now)
+            if entry is not None:
+                found.append((flat[index].decode(), entry))
+        return sorted(found)
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
-        keys = [self._index(owner, bucket), self._buckets(owner)]
-        return int(await self._call("DELETE_BUCKET", keys, owner, bucket, now))
+        self._check(owner, bucket)
+        return int(await self._call("DELETE_BUCKET", now, self._base(owner), bucket))
 
     async def delete_owner(self, owner: str) -> int:
         self._check(owner, "")
-        return int(await self._call("DELETE_OWNER", [self._buckets(owner)], owner, "", 0.0))
+        return int(await self._call("DELETE_OWNER", 0.0, self._base(owner)))
 
     async def swap(
         self,
@@ -122,10 +191,17 @@ class RedisStore:
         data: bytes,
         expires_at: float | None,
         now: float,
+        *,
+        also: Sequence[Expectation] = (),
+        quota: Quota | None = None,
     ) -> bool:
-        if expected is None:
-            return await self._write("SWAP", owner, bucket, key, data, expires_at, now, "0", b"")
-        return await self._write("SWAP", owner, bucket, key, data, expires_at, now, "1", expected)
+        self._check(owner, bucket)
+        args = [*self._writing(owner, bucket, key, data, expires_at, now, quota), *_expecting(expected)]
+        args.append(str(len(also)))
+        for (other_owner, other_bucket, other_key), bytes_there in also:
+            self._check(other_owner, other_bucket)
+            args += [self._base(other_owner), other_bucket, other_key, *_expecting(bytes_there)]
+        return _outcome(await self._call("SWAP", now, *args), quota)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every value under the prefix, via SCAN (operator commands only: it walks the keyspace)."""
@@ -151,40 +227,43 @@ class RedisStore:
                 address = self._parse(name, "i")
                 if address is not None:
                     owner, bucket, _ = address
-                    keys = [name, self._buckets(owner)]
-                    gone += int(await self._call("PURGE", keys, owner, bucket, now))
+                    gone += int(await self._call("PURGE", now, self._base(owner), bucket))
         return gone
 
-    async def _write(
-        self,
-        script: str,
-        owner: str,
-        bucket: str,
-        key: str,
-        data: bytes,
-        expires_at: float | None,
-        now: float,
-        *extra: str | bytes,
-    ) -> bool:
-        keys = [self._value(owner, bucket, key), self._index(owner, bucket), self._buckets(owner)]
-        value = _HEADER.pack(math.inf if expires_at is None else expires_at) + data
-        pxat = "" if expires_at is None else str(math.ceil(expires_at * 1000))
-        score = "inf" if expires_at is None else repr(float(expires_at))
-        args = [key, value, pxat, score, *extra]
-        return bool(await self._call(script, keys, owner, bucket, now, *args))
+    async def _find_legacy(self, layout: bytes | None) -> bool:
+        """Whether mcpkit 0.1 entries may be here; a first start looks (briefly) and records the answer."""
+        if layout == _LAYOUT_LEGACY:
+            return True
+        deadline = time.monotonic() + LEGACY_SCAN_SECONDS
+        pattern = self._pattern("v") + _LEGACY_BUCKET_START + "*"
+        cursor: int = 0
+        with self._reaching():
+            while True:
+                cursor, names = await self._redis.scan(cursor, match=pattern, count=SCAN_COUNT, _type="string")
+                if names:
+                    await self._redis.set(self._layout, _LAYOUT_LEGACY)
+                    return True
+                if cursor == 0:
+                    await self._redis.set(self._layout, _LAYOUT_CURRENT, nx=True)
+                    return False
+                if time.monotonic() > deadline:
+                    return True  # too big a keyspace to be sure now: assume so, and look again at the next start
 
-    async def _call(
-        self,
-        script: str,
-        keys: Sequence[str | bytes],
-        owner: str,
-        bucket: str,
-        now: float,
-        *args: str | bytes,
-    ) -> Any:
-        args = (self._base(owner), bucket, repr(float(now)), *args)
-        with self._reaching(writing=script != "KEYS"):
-            return await self._scripts[script](keys=keys, args=args, client=self._redis)
+    def _writing(
+        self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float, quota: Quota | None
+    ) -> list[str | bytes]:
+        """The arguments PUT and SWAP share: address, value bytes, Redis' expiry, index score, quota."""
+        value = _HEADER.pack(math.inf if expires_at is None else expires_at) + data
+        px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + EXPIRY_MARGIN_MS)
+        score = "inf" if expires_at is None else repr(float(expires_at))
+        limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
+        return [self._base(owner), bucket, key, value, px, score, *limits]
+
+    async def _call(self, script: str, now: float, *args: str | bytes, writing: bool = True) -> Any:
+        with self._reaching(writing=writing):
+            return await self._scripts[script](
+                keys=[], args=[repr(float(now)), str(EXPIRY_MARGIN_MS), *args], client=self._redis
+            )
 
     async def _records(self, names: list[bytes]) -> list[Record]:
         if not names:
@@ -205,19 +284,16 @@ class RedisStore:
         if ":" in bucket:
             raise ValueError(f"RedisStore bucket {bucket!r} must not contain ':'")
 
+    @property
+    def _layout(self) -> str:
+        return f"{self._prefix}layout"
+
     def _base(self, owner: str) -> str:
         return f"{self._prefix}{{{owner}}}"
 
     def _value(self, owner: str, bucket: str, key: str) -> str:
         self._check(owner, bucket)
         return f"{self._base(owner)}:v:{bucket}:{key}"
-
-    def _index(self, owner: str, bucket: str) -> str:
-        self._check(owner, bucket)
-        return f"{self._base(owner)}:i:{bucket}"
-
-    def _buckets(self, owner: str) -> str:
-        return f"{self._base(owner)}:b"
 
     def _pattern(self, kind: str) -> str:
         """SCAN pattern for this prefix's values (``v``) or indexes (``i``)."""
@@ -246,11 +322,12 @@ class RedisStore:
 
     @contextmanager
     def _reaching(self, *, writing: bool = False) -> Iterator[None]:
-        """Turn connection failures into StoreUnavailableError naming the (redacted) URL.
+        """Turn connection failures and refusals into StoreUnavailableError naming the (redacted) URL.
 
         A write that failed after it was sent may have run (a frozen Redis runs it from its socket
         buffer once it thaws; a dropped connection may drop only the reply), so the error then says
-        the change may have been made. Only a write for which no connection could be made did not.
+        the change may have been made. Only a write for which no connection could be made did not,
+        and one Redis refused to start (out of memory, read-only replica, a cluster's redirection).
         """
         try:
             yield
@@ -258,6 +335,23 @@ class RedisStore:
             maybe_applied = writing and not _never_sent(exc)
             message = f"Redis at {self._where} is unreachable: {exc}"
             raise StoreUnavailableError(message, maybe_applied=maybe_applied) from exc
+        except redis_errors.ResponseError as exc:
+            maybe_applied = writing and not isinstance(exc, _REFUSED_BEFORE_RUNNING)
+            raise StoreUnavailableError(f"Redis at {self._where} refused: {exc}", maybe_applied=maybe_applied) from exc
+
+
+def _expecting(expected: bytes | None) -> list[str | bytes]:
+    """A compare-and-set's expectation as script arguments: flag and bytes."""
+    return ["0", b""] if expected is None else ["1", expected]
+
+
+def _outcome(code: int, quota: Quota | None) -> bool:
+    """PUT's and SWAP's answer: True (done), False (another writer first), or the quota refusal raised."""
+    if quota is not None and code == lua.QUOTA_VALUES:
+        raise QuotaExceededError("values", quota.values or 0)
+    if quota is not None and code == lua.QUOTA_BYTES:
+        raise QuotaExceededError("bytes", quota.bytes or 0)
+    return bool(code)
 
 
 def _never_sent(exc: BaseException) -> bool:
@@ -275,6 +369,11 @@ def _unpack(raw: bytes) -> Entry | None:
         return None
     (deadline,) = _HEADER.unpack_from(raw)
     return Entry(raw[_HEADER.size :], None if deadline == math.inf else deadline)
+
+
+def _live(raw: bytes | None, now: float) -> Entry | None:
+    entry = None if raw is None else _unpack(raw)
+    return entry if entry is not None and entry.live(now) else None
 
 
 def _redacted(url: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import inspect
 import logging
 import random
@@ -13,12 +12,13 @@ import anyio
 
 from mcpkit import Caller, Clock
 
-from ._errors import RememberConflictError, RememberInvalidError, RememberStoreUnavailableError
+from ._errors import RememberConflictError, RememberInvalidError, RememberQuotaError, RememberStoreUnavailableError
+from ._glob import Glob
 from ._locks import KeyedLocks
 from ._scope import Place, Scope, check_scope, place_for
-from ._store import StoreUnavailableError
+from ._store import Quota, QuotaExceededError, StoreUnavailableError
 from ._values import check_key, check_ttl, encode_value
-from ._vault import Vault
+from ._vault import Found, Vault
 
 __all__ = ["Remember", "RememberPolicy"]
 
@@ -29,15 +29,27 @@ _UPDATE_ATTEMPTS = 64
 
 
 class RememberPolicy:
-    """What one plugin instance shares with every call: the vault, the clock and the limits."""
+    """What one plugin instance shares with every call: the vault, the clock and the limits.
+
+    ``quota`` bounds what one owner keeps in one scope; ``session_ttl`` is the longest a value kept
+    for a session (whose values nobody can reach once it ends) lives after its last write.
+    """
 
     def __init__(
-        self, vault: Vault, clock: Callable[[], Clock], default_ttl: float | None, max_value_bytes: int
+        self,
+        vault: Vault,
+        clock: Callable[[], Clock],
+        default_ttl: float | None,
+        max_value_bytes: int,
+        quota: Quota | None = None,
+        session_ttl: float | None = None,
     ) -> None:
         self.vault = vault
         self.clock = clock
         self.default_ttl = default_ttl
         self.max_value_bytes = max_value_bytes
+        self.quota = quota
+        self.session_ttl = session_ttl
         self.updates = KeyedLocks()
 
 
@@ -77,11 +89,19 @@ class Remember:
             self._places[checked] = place
         return place
 
-    def _deadline(self, ttl: object, now: float) -> float | None:
+    def _deadline(self, place: Place, ttl: object, now: float, kept: Found | None = None) -> float | None:
+        """When a value written now expires: ``ttl``, else what ``kept`` had, else the default; capped for sessions."""
         seconds = check_ttl(ttl)
-        if seconds is None:
-            seconds = self._policy.default_ttl
-        return None if seconds is None else now + seconds
+        if seconds is not None:
+            deadline: float | None = now + seconds
+        elif kept is not None:
+            deadline = kept.expires_at  # an update without a ttl keeps the deadline
+        else:
+            deadline = None if self._policy.default_ttl is None else now + self._policy.default_ttl
+        cap = self._policy.session_ttl
+        if place.session and cap is not None and (deadline is None or deadline > now + cap):
+            deadline = now + cap
+        return deadline
 
     async def set(self, key: str, value: Any, *, scope: Scope = "session", ttl: float | None = None) -> None:
         """Keep ``value`` (any JSON value) under ``key``; ``ttl`` in seconds, else the plugin's default_ttl."""
@@ -90,9 +110,11 @@ class Remember:
         text = encode_value(key, value, self._policy.max_value_bytes)
         now = self._policy.clock().now()
         try:
-            await self._policy.vault.write(place, key, text, self._deadline(ttl, now), now)
+            await self._policy.vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
+        except QuotaExceededError as exc:
+            raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -118,7 +140,7 @@ class Remember:
         place = self._place(scope)
         check_key(key)
         try:
-            return await self._policy.vault.exists(place, key, self._policy.clock().now())
+            return await self._policy.vault.read(place, key, self._policy.clock().now()) is not None
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
 
@@ -126,14 +148,18 @@ class Remember:
         """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case)."""
         place = self._place(scope)
         if not isinstance(pattern, str):
-            raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r}.")
+            raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r:.60}.")
+        try:
+            glob = Glob(pattern)
+        except ValueError as exc:
+            raise RememberInvalidError(f"The pattern is not usable: {exc}.") from None
         try:
             keys = await self._policy.vault.keys(place, self._policy.clock().now())
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         if pattern == "*":
             return keys
-        return [key for key in keys if fnmatch.fnmatchcase(key, pattern)]
+        return [key for key in keys if glob.match(key)]
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""
@@ -177,22 +203,24 @@ class Remember:
         place = self._place(scope)
         check_key(key)
         check_ttl(ttl)
-        vault = self._policy.vault
+        vault, quota = self._policy.vault, self._policy.quota
         async with self._policy.updates.hold((place, key)):
             try:
                 for attempt in range(_UPDATE_ATTEMPTS):
                     now = self._policy.clock().now()
-                    found = await vault.read(place, key, now)
+                    observed = await vault.observe(place, key, now)
+                    found = observed.found
                     new = fn(default if found is None else found.value)
                     if inspect.isawaitable(new):
                         new = await new
                     text = encode_value(key, new, self._policy.max_value_bytes)
-                    keep = found is not None and ttl is None  # an update without a ttl keeps the deadline
-                    deadline = found.expires_at if keep and found is not None else self._deadline(ttl, now)
-                    if await vault.swap(place, key, found, text, deadline, now):
+                    deadline = self._deadline(place, ttl, now, found)
+                    if await vault.swap(place, key, observed, text, deadline, now, quota):
                         return new
                     # Another process wrote first: back off a little (jittered, growing) and read again.
                     await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
             except StoreUnavailableError as exc:
                 raise _unavailable(exc) from None
+            except QuotaExceededError as exc:
+                raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

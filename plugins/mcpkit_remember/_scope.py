@@ -23,10 +23,12 @@ class Place(NamedTuple):
 
     ``identity`` is JSON text (``["u", user_id]``, ``["s", session_id]`` or ``["g"]``),
     so no user id, session id or ':' inside one can make two identities equal.
+    ``session``: the identity is a session, whose values nobody can reach once it ends.
     """
 
     identity: str
     bucket: str
+    session: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -63,7 +65,7 @@ def place_for(scope: Scope, caller: Caller, tool_name: str | None, namespace: st
     base = "session" if scope == "session" else ("tool" if tool_name is None else f"tool.{tool_name}")
     bucket = namespace + base
     if caller.session_id is not None:
-        return Place(_identity("s", caller.session_id), bucket)
+        return Place(_identity("s", caller.session_id), bucket, session=True)
     if caller.user_id is not None:
         return Place(_identity("u", caller.user_id), bucket)
     raise RememberIdentityError(

@@ -1,11 +1,13 @@
 """The SQLite store: one file, shareable by several server processes.
 
 One connection lives on one dedicated worker thread, so the event loop never
-waits on disk and calls from one process are serialized. Every write is a
+waits on disk and calls from one process are serialized. Most writes are a
 single SQL statement in autocommit mode, which SQLite runs under its
-database-wide write lock: ``swap`` is a conditional UPDATE (or a guarded
-upsert) and is therefore atomic across processes too. WAL journaling keeps
-committed data through a crash of the process.
+database-wide write lock; a write that must look before it writes (a quota, a
+swap that moves a value from other addresses) runs in one ``BEGIN IMMEDIATE``
+transaction. So ``swap`` is atomic across processes too. WAL journaling keeps
+committed data through a crash of the process. Triggers keep each bucket's
+count and size in ``remember_usage``, so a quota check never counts rows.
 """
 
 from __future__ import annotations
@@ -13,23 +15,32 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mcpkit_remember._store import Entry, Record, StoreUnavailableError
+from mcpkit_remember._store import (
+    Address,
+    Entry,
+    Expectation,
+    Quota,
+    QuotaExceededError,
+    Record,
+    StoreUnavailableError,
+)
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
 _Params = Mapping[str, object]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_SECONDS = 5.0
 SCAN_PAGE = 500
 
-_SCHEMA = (
+#: Schema version 1 (mcpkit 0.1): the entries table and its expiry index.
+_SCHEMA_1 = (
     """CREATE TABLE IF NOT EXISTS remember_entries (
         owner TEXT NOT NULL,
         bucket TEXT NOT NULL,
@@ -42,15 +53,44 @@ _SCHEMA = (
         ON remember_entries (expires_at) WHERE expires_at IS NOT NULL""",
 )
 
+#: Version 2: per-bucket usage kept by triggers (quotas), and a table of store-wide facts.
+_SCHEMA_2 = (
+    """CREATE TABLE IF NOT EXISTS remember_usage (
+        owner TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        PRIMARY KEY (owner, bucket)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS remember_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID""",
+    """INSERT OR REPLACE INTO remember_usage (owner, bucket, count, bytes)
+        SELECT owner, bucket, count(*), sum(length(data)) FROM remember_entries GROUP BY owner, bucket""",
+    """INSERT OR REPLACE INTO remember_meta (name, value)
+        SELECT 'legacy', '1' WHERE EXISTS (SELECT 1 FROM remember_entries)""",
+    """CREATE TRIGGER IF NOT EXISTS remember_usage_insert AFTER INSERT ON remember_entries BEGIN
+        INSERT INTO remember_usage (owner, bucket, count, bytes) VALUES (NEW.owner, NEW.bucket, 1, length(NEW.data))
+        ON CONFLICT (owner, bucket) DO UPDATE SET count = count + 1, bytes = bytes + length(NEW.data);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS remember_usage_update AFTER UPDATE OF data ON remember_entries BEGIN
+        UPDATE remember_usage SET bytes = bytes - length(OLD.data) + length(NEW.data)
+        WHERE owner = NEW.owner AND bucket = NEW.bucket;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS remember_usage_delete AFTER DELETE ON remember_entries BEGIN
+        UPDATE remember_usage SET count = count - 1, bytes = bytes - length(OLD.data)
+        WHERE owner = OLD.owner AND bucket = OLD.bucket;
+    END""",
+)
+
 _LIVE = "(expires_at IS NULL OR expires_at > :now)"
 _AT = "owner = :owner AND bucket = :bucket AND key = :key"
 
 _GET = f"SELECT data, expires_at FROM remember_entries WHERE {_AT} AND {_LIVE}"
-_EXISTS = f"SELECT 1 FROM remember_entries WHERE {_AT} AND {_LIVE}"
-_PUT = """INSERT OR REPLACE INTO remember_entries (owner, bucket, key, data, expires_at)
-    VALUES (:owner, :bucket, :key, :data, :expires_at)"""
+_PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
+    VALUES (:owner, :bucket, :key, :data, :expires_at)
+    ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at"""
 _DELETE = f"DELETE FROM remember_entries WHERE {_AT} RETURNING expires_at"
-_KEYS = f"SELECT key FROM remember_entries WHERE owner = :owner AND bucket = :bucket AND {_LIVE} ORDER BY key"
+_ENTRIES = f"""SELECT key, data, expires_at FROM remember_entries
+    WHERE owner = :owner AND bucket = :bucket AND {_LIVE} ORDER BY key"""
 _DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket RETURNING expires_at"
 _DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = :owner"
 _SWAP_ABSENT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
@@ -61,12 +101,17 @@ _SWAP_ABSENT = """INSERT INTO remember_entries (owner, bucket, key, data, expire
         OR remember_entries.data = :data"""
 _SWAP_EQUAL = f"""UPDATE remember_entries SET data = :data, expires_at = :expires_at
     WHERE {_AT} AND (data = :expected AND {_LIVE} OR data = :data)"""
+_USAGE = "SELECT count, bytes FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
+_TRIM = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"
 _SCAN_FIRST = """SELECT owner, bucket, key, data, expires_at FROM remember_entries
     ORDER BY owner, bucket, key LIMIT :limit"""
 _SCAN_NEXT = """SELECT owner, bucket, key, data, expires_at FROM remember_entries
     WHERE (owner, bucket, key) > (:owner, :bucket, :key)
     ORDER BY owner, bucket, key LIMIT :limit"""
 _PURGE = "DELETE FROM remember_entries WHERE expires_at <= :now"
+_PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0"
+_LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
+_SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
 
 
 class SQLiteStore:
@@ -76,12 +121,13 @@ class SQLiteStore:
         self._path = Path(path)
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
+        self.legacy = False
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"
 
     async def open(self) -> None:
-        """Open the file on the worker thread, switch to WAL and create the schema (idempotent)."""
+        """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
         if not self._path.parent.is_dir():
             raise StoreUnavailableError(
                 f"Cannot open the SQLite remember store at {str(self._path)!r}: its directory "
@@ -90,6 +136,7 @@ class SQLiteStore:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpkit-sqlite")
         try:
             self._conn = await self._run(self._connect)
+            self.legacy = await self._run(self._fetchone, _LEGACY, {}) is not None
         except BaseException:
             self._executor.shutdown(wait=False)
             self._executor = None
@@ -104,29 +151,46 @@ class SQLiteStore:
         executor.shutdown(wait=True)
         self._executor = self._conn = None
 
+    async def settle_legacy(self) -> None:
+        await self._run(self._rowcount, _SETTLE_LEGACY, {})
+        self.legacy = False
+
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
         row = await self._run(self._fetchone, _GET, params)
         return None if row is None else Entry(row[0], row[1])
 
-    async def put(self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float) -> None:
-        params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at}
-        await self._run(self._rowcount, _PUT, params)
+    async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        return await self._run(self._get_many, list(addresses), now)
+
+    async def put(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None = None,
+    ) -> None:
+        params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+        if quota is None:
+            await self._run(self._rowcount, _PUT, params)
+        else:
+            await self._run(self._transaction, self._put_within, params, quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         params = {"owner": owner, "bucket": bucket, "key": key}
         rows = await self._run(self._fetchall, _DELETE, params)
         return any(_live(expires_at, now) for (expires_at,) in rows)
 
-    async def exists(self, owner: str, bucket: str, key: str, now: float) -> bool:
-        params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
-        row = await self._run(self._fetchone, _EXISTS, params)
-        return row is not None
+    async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
+        return await self._run(self._transaction, self._delete_within, list(addresses), now)
 
-    async def keys(self, owner: str, bucket: str, now: float) -> list[str]:
+    async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
-        rows = await self._run(self._fetchall, _KEYS, params)
-        return [key for (key,) in rows]
+        rows = await self._run(self._fetchall, _ENTRIES, params)
+        return [(key, Entry(data, expires_at)) for key, data, expires_at in rows]
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         params = {"owner": owner, "bucket": bucket}
@@ -145,6 +209,9 @@ class SQLiteStore:
         data: bytes,
         expires_at: float | None,
         now: float,
+        *,
+        also: Sequence[Expectation] = (),
+        quota: Quota | None = None,
     ) -> bool:
         params = {
             "owner": owner,
@@ -155,9 +222,10 @@ class SQLiteStore:
             "expires_at": expires_at,
             "now": now,
         }
-        sql = _SWAP_ABSENT if expected is None else _SWAP_EQUAL
-        changed = await self._run(self._rowcount, sql, params)
-        return changed == 1
+        if not also and quota is None:  # one statement: the common case
+            sql = _SWAP_ABSENT if expected is None else _SWAP_EQUAL
+            return await self._run(self._rowcount, sql, params) == 1
+        return await self._run(self._transaction, self._swap_within, params, list(also), quota)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every entry, read in primary-key pages so no read transaction spans a ``yield``."""
@@ -172,7 +240,11 @@ class SQLiteStore:
             sql, params = _SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
 
     async def purge_expired(self, now: float) -> int:
-        return await self._run(self._rowcount, _PURGE, {"now": now})
+        purged = await self._run(self._rowcount, _PURGE, {"now": now})
+        await self._run(self._rowcount, _PURGE_USAGE, {})
+        return purged
+
+    # -- on the worker thread ---------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
         """Runs on the worker thread: the connection belongs to it for its whole life."""
@@ -190,9 +262,13 @@ class SQLiteStore:
                     f"The SQLite remember store at {str(self._path)!r} has schema version {version}, "
                     f"newer than this mcpkit understands ({SCHEMA_VERSION}); upgrade mcpkit."
                 )
-            if version < SCHEMA_VERSION:
-                for statement in _SCHEMA:
+            if version < 1:
+                for statement in _SCHEMA_1:
                     conn.execute(statement)
+            if version < 2:
+                for statement in _SCHEMA_2:
+                    conn.execute(statement)
+            if version < SCHEMA_VERSION:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
@@ -216,6 +292,79 @@ class SQLiteStore:
 
     def _rowcount(self, sql: str, params: _Params) -> int:
         return self._db().execute(sql, params).rowcount
+
+    def _transaction(self, body: Callable[..., _T], *args: Any) -> _T:
+        """Run ``body(*args)`` inside ``BEGIN IMMEDIATE`` (the write lock): committed if it returns."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = body(*args)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return result
+
+    def _get_many(self, addresses: list[Address], now: float) -> list[Entry | None]:
+        found: dict[Address, Entry] = {}
+        for address in dict.fromkeys(addresses):
+            row = self._fetchone(_GET, {**address._asdict(), "now": now})
+            if row is not None:
+                found[address] = Entry(row[0], row[1])
+        return [found.get(address) for address in addresses]
+
+    def _delete_within(self, addresses: list[Address], now: float) -> int:
+        gone = 0
+        for address in dict.fromkeys(addresses):
+            rows = self._fetchall(_DELETE, address._asdict())
+            gone += any(_live(expires_at, now) for (expires_at,) in rows)
+        return gone
+
+    def _put_within(self, params: dict[str, Any], quota: Quota) -> None:
+        self._check_quota(params, quota)
+        self._rowcount(_PUT, params)
+
+    def _swap_within(self, params: dict[str, Any], also: list[Expectation], quota: Quota | None) -> bool:
+        row = self._fetchone(_GET, params)
+        current = None if row is None else bytes(row[0])
+        if current == params["data"]:
+            return True  # this very swap, resent
+        if current != params["expected"]:
+            return False
+        for address, expected in also:
+            there = self._fetchone(_GET, {**address._asdict(), "now": params["now"]})
+            if (None if there is None else bytes(there[0])) != expected:
+                return False
+        if quota is not None:
+            self._check_quota(params, quota)
+        self._rowcount(_PUT, params)
+        for address, _ in also:
+            self._rowcount(_DELETE, address._asdict())
+        return True
+
+    def _check_quota(self, params: dict[str, Any], quota: Quota) -> None:
+        """Raise QuotaExceededError when the write in ``params`` would take its bucket past ``quota``."""
+        for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
+            usage = self._fetchone(_USAGE, params)
+            count, size = (0, 0) if usage is None else usage
+            old = (
+                self._db()
+                .execute("SELECT length(data), expires_at FROM remember_entries WHERE " + _AT, params)
+                .fetchone()
+            )
+            replaced_live = old is not None and _live(old[1], params["now"])
+            count += old is None
+            new_size = size + len(params["data"]) - (0 if old is None else old[0])
+            problem: QuotaExceededError | None = None
+            if quota.values is not None and count > quota.values and not replaced_live:
+                problem = QuotaExceededError("values", quota.values)
+            elif quota.bytes is not None and new_size > quota.bytes and new_size > size:
+                problem = QuotaExceededError("bytes", quota.bytes)
+            if problem is None:
+                return
+            if attempt == 0 and self._rowcount(_TRIM, params):
+                continue
+            raise problem
 
     async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(*args)`` on the worker thread; SQLite failures become StoreUnavailableError."""

@@ -1,18 +1,36 @@
 """The small async interface every remember store implements.
 
-Stores see only opaque bytes: ``owner`` is a keyed hash of the identity that
-owns a value, ``bucket`` names the scope (``user``, ``session``, ``global`` or
-``tool.<name>``), ``key`` is the caller's key and ``data`` is ciphertext.
-Time is always passed in (``now``, seconds since the epoch, from the framework
-clock), so every store expires values identically and tests can move time.
+Stores see only opaque strings and bytes: ``owner`` is a keyed hash of the
+identity that owns a value, ``bucket`` and ``key`` are keyed hashes of the
+scope and the caller's key (plain text only in entries written by mcpkit 0.1,
+see ``legacy``), and ``data`` is ciphertext. Time is always passed in (``now``,
+seconds since the epoch, from the framework clock), so every store expires
+values identically and tests can move time.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from typing import NamedTuple, Protocol
+from collections.abc import AsyncIterator, Sequence
+from typing import Literal, NamedTuple, Protocol
 
-__all__ = ["Entry", "Record", "Store", "StoreUnavailableError"]
+__all__ = [
+    "Address",
+    "Entry",
+    "Expectation",
+    "Quota",
+    "QuotaExceededError",
+    "Record",
+    "Store",
+    "StoreUnavailableError",
+]
+
+
+class Address(NamedTuple):
+    """Where one entry lives: the owner, the bucket inside the owner, the key inside the bucket."""
+
+    owner: str
+    bucket: str
+    key: str
 
 
 class Entry(NamedTuple):
@@ -35,6 +53,26 @@ class Record(NamedTuple):
     entry: Entry
 
 
+#: An address and the bytes a compare-and-set expects there (None: no live entry).
+Expectation = tuple[Address, bytes | None]
+
+
+class Quota(NamedTuple):
+    """How much one owner may keep in one bucket: live values and their bytes (None: no limit)."""
+
+    values: int | None
+    bytes: int | None
+
+
+class QuotaExceededError(Exception):
+    """A write would take its bucket past ``Quota.values`` or ``Quota.bytes``; nothing was written."""
+
+    def __init__(self, limit: Literal["values", "bytes"], allowed: int) -> None:
+        super().__init__(f"the bucket would exceed its quota of {allowed} {limit}")
+        self.limit: Literal["values", "bytes"] = limit
+        self.allowed = allowed
+
+
 class StoreUnavailableError(Exception):
     """The store could not be reached (e.g. Redis is down); the call may be retried later.
 
@@ -47,7 +85,13 @@ class StoreUnavailableError(Exception):
 
 
 class Store(Protocol):
-    """Where remembered values live. Every method that reads skips entries past their deadline."""
+    """Where remembered values live. Every method that reads skips entries past their deadline.
+
+    ``legacy`` is set by ``open()``: True when the store may still hold entries in mcpkit 0.1's
+    layout (plain bucket and key names), which reads must then look for too.
+    """
+
+    legacy: bool
 
     async def open(self) -> None:
         """Connect or create what the store needs; called once at server start."""
@@ -58,17 +102,33 @@ class Store(Protocol):
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         """The live entry at this address, or None."""
 
-    async def put(self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float) -> None:
-        """Store ``data`` at this address, replacing whatever was there."""
+    async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        """The live entry at each address (None where there is none), in one round trip where the store can."""
+
+    async def put(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None = None,
+    ) -> None:
+        """Store ``data`` at this address, replacing whatever was there.
+
+        With a ``quota``, raise ``QuotaExceededError`` (changing nothing) when the bucket would then hold
+        more live values or bytes than it allows; replacing a value counts only the difference.
+        """
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         """Remove the entry; True when a live entry was there."""
 
-    async def exists(self, owner: str, bucket: str, key: str, now: float) -> bool:
-        """Whether a live entry is at this address."""
+    async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
+        """Remove the entries at these addresses; returns how many live ones went."""
 
-    async def keys(self, owner: str, bucket: str, now: float) -> list[str]:
-        """Every live key in this owner's bucket, sorted; cost proportional to that bucket."""
+    async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
+        """Every live (key, entry) in this owner's bucket, sorted by key; cost proportional to that bucket."""
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         """Remove every entry in this owner's bucket; returns how many live ones went."""
@@ -85,18 +145,26 @@ class Store(Protocol):
         data: bytes,
         expires_at: float | None,
         now: float,
+        *,
+        also: Sequence[Expectation] = (),
+        quota: Quota | None = None,
     ) -> bool:
         """Atomically store ``data`` if the live entry's bytes equal ``expected``.
 
-        ``expected=None`` means "no live entry". Returns False, changing nothing,
-        when another writer got there first. Every write's ``data`` is new bytes (the
-        vault seals each value with a fresh nonce), so a swap whose ``data`` is already
-        there, or was applied moments ago, is this same swap resent (a client retrying
-        after a dropped connection): it returns True and changes nothing.
+        ``expected=None`` means "no live entry". Every address in ``also`` must hold its
+        expected bytes too, and the swap then deletes the entries there in the same step
+        (a value moving between addresses, as in a rotation of the secret). Returns False,
+        changing nothing, when another writer got there first. Every write's ``data`` is new
+        bytes (the vault seals each value with a fresh nonce), so a swap whose ``data`` is
+        already there, or was applied moments ago, is this same swap resent (a client retrying
+        after a dropped connection): it returns True and changes nothing. ``quota`` as in ``put``.
         """
 
     def scan(self) -> AsyncIterator[Record]:
-        """Every entry, live or not (operator commands: rotation, audits)."""
+        """Every entry, live or not, a page at a time (operator commands: rotation, audits)."""
 
     async def purge_expired(self, now: float) -> int:
         """Delete entries past their deadline; returns how many went."""
+
+    async def settle_legacy(self) -> None:
+        """Record that no entry in mcpkit 0.1's layout is left, so ``legacy`` is False from now on."""

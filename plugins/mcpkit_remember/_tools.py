@@ -75,18 +75,22 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     allowed = config.allowed_scopes
     scopes_note = "" if len(allowed) == 4 else f" This server allows only: {', '.join(allowed)}."
 
+    anonymous = _ANONYMOUS
+    if "global" in allowed and not config.anonymous_global_writes:
+        anonymous += " Changing global values needs a signed-in caller."
+
     def describe(base: str, what: str) -> str:
         see = ", ".join(name for other, name in names.items() if other != base)
-        return f"{what} {_SCOPES_2026}{scopes_note} Related tools: {see}. {_ANONYMOUS}"
+        return f"{what} {_SCOPES_2026}{scopes_note} Related tools: {see}. {anonymous}"
 
     def cursors() -> Cursors:
-        if "signer" not in signer:
-            signer["signer"] = Cursors(plugin.keyring.derive_key("list_memories cursor"))
-        return signer["signer"]
+        if "sealer" not in sealer:
+            sealer["sealer"] = Cursors(plugin.keyring.derive_key("list_memories cursor v2"))
+        return sealer["sealer"]
 
-    signer: dict[str, Cursors] = {}
+    sealer: dict[str, Cursors] = {}
 
-    def open_scope(ctx: ToolContext, scope: Scope | None) -> "tuple[Remember, Scope]":
+    def open_scope(ctx: ToolContext, scope: Scope | None, *, writing: bool = False) -> "tuple[Remember, Scope]":
         chosen: Scope = scope or "session"
         if chosen not in allowed:
             if not any(usable(s, ctx.caller) for s in allowed):  # another scope would not help: say what would
@@ -94,6 +98,12 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
                     allowed[0], f"the caller is anonymous, and these memory tools allow only {', '.join(allowed)}"
                 )
             raise RememberScopeNotAllowedError(chosen, allowed, defaulted=scope is None)
+        if writing and chosen == "global" and ctx.caller.is_anonymous and not config.anonymous_global_writes:
+            raise RememberIdentityError(
+                "global",
+                "this server lets only signed-in callers change global values through the memory tools "
+                "(reading them needs no sign-in)",
+            )
         return plugin.notes_for(ctx), chosen
 
     @tool(
@@ -102,7 +112,7 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     )
     class RememberThis(ToolContext):
         async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
-            remember, chosen = open_scope(self, scope)
+            remember, chosen = open_scope(self, scope, writing=True)
             await remember.set(key, value, scope=chosen, ttl=ttl)
             return {"key": key, "scope": chosen, "remembered": True}
 
@@ -122,7 +132,7 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     @tool(name=names["forget"], description=describe("forget", "Forget the value remembered under a key."))
     class Forget(ToolContext):
         async def execute(self, key: Key, scope: ScopeArg = None) -> Forgotten:
-            remember, chosen = open_scope(self, scope)
+            remember, chosen = open_scope(self, scope, writing=True)
             return {"key": key, "scope": chosen, "forgotten": await remember.forget(key, scope=chosen)}
 
     @tool(

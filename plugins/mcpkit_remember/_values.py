@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pydantic_core
-
 from ._errors import RememberInvalidError
 
 __all__ = [
@@ -15,10 +13,7 @@ __all__ = [
     "MAX_TTL",
     "check_key",
     "check_ttl",
-    "decode",
-    "decode_value",
     "encode_value",
-    "seal_text",
 ]
 
 MAX_KEY_LENGTH = 256
@@ -91,22 +86,3 @@ def _depth(value: Any) -> int:
             children = item.values() if isinstance(item, dict) else item
             level.extend((child, depth + 1) for child in children)
     return deepest
-
-
-def seal_text(identity: str, value_json: str) -> bytes:
-    """The plaintext sealed in the store: the owner identity (for rotation), a newline, the value.
-
-    Identities are JSON text, which never holds a raw newline, so the first one separates them.
-    """
-    return f"{identity}\n{value_json}".encode()
-
-
-def decode(plaintext: bytes) -> tuple[str, Any]:
-    """(identity, value) from a sealed plaintext."""
-    identity, _, value = plaintext.partition(b"\n")
-    return identity.decode(), pydantic_core.from_json(value)
-
-
-def decode_value(plaintext: bytes) -> Any:
-    """Only the value of a sealed plaintext (the read path needs nothing else)."""
-    return pydantic_core.from_json(plaintext[plaintext.index(b"\n") + 1 :])

@@ -1,16 +1,28 @@
-"""``Vault``: a store behind encryption — sealing, owner hashing, rotation fallback, unreadable values."""
+"""``Vault``: a store behind encryption — sealed values at hashed addresses, rotation, migration, tampering.
+
+With one secret and no entries of mcpkit 0.1 left, a key lives at exactly one
+address and every operation is one store call. During a rotation of the secret
+(several secrets) or while 0.1 entries may remain (``store.legacy``), a key may
+live at one address per secret, plus its 0.1 address: reads look at all of them
+in one round trip, and every write is one atomic compare-and-set over all of
+them that leaves the value at the primary address and deletes the others. So at
+most one copy exists, whichever instance wrote it and whatever secret it leads
+with; moving never resurrects a deleted value nor overwrites a newer one.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
-from ._keyring import HEADER_BYTES, Keyring, UndecryptableError
+from ._errors import RememberConflictError
+from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
+from ._payload import Payload, pack, unpack, unpack_legacy
+from ._rollback import RollbackGuard
 from ._scope import Place
-from ._store import Store
-from ._values import decode_value, seal_text
+from ._store import Address, Entry, Expectation, Quota, Store
 
-__all__ = ["Found", "Vault"]
+__all__ = ["Found", "Observed", "Vault"]
 
 logger = logging.getLogger("mcpkit.remember")
 
@@ -19,13 +31,28 @@ _WARNED_LIMIT = 10_000
 #: How many stored values ``check_secret`` looks at when the server starts.
 SECRET_SAMPLE = 32
 
+#: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
+WRITE_ATTEMPTS = 64
+
+Migration = Literal["moved", "cleaned", "changed", "gone"]
+
 
 class Found(NamedTuple):
-    """A value read back: the decoded value, and the exact bytes a compare-and-set must match."""
+    """A value read back, with its sealed deadline and when it was written (None: by mcpkit 0.1)."""
 
     value: Any
-    data: bytes
     expires_at: float | None
+    updated_at: float | None
+
+
+class Observed(NamedTuple):
+    """What a read saw: the value (if any) and the bytes at every address the key may live at.
+
+    The first address is where a write puts the value; a compare-and-set expects all of them unchanged.
+    """
+
+    found: Found | None
+    seen: tuple[Expectation, ...]
 
 
 class Vault:
@@ -34,74 +61,149 @@ class Vault:
     def __init__(self, store: Store, keyring: Keyring) -> None:
         self.store = store
         self.keyring = keyring
+        self._guard = RollbackGuard()
         self._warned: set[tuple[str, str]] = set()
 
+    @property
+    def _single(self) -> bool:
+        """Whether every key has one address (no rotation, no 0.1 entries): the fast path."""
+        return len(self.keyring) == 1 and not self.store.legacy
+
+    # -- one key ------------------------------------------------------------------------
+
     async def read(self, place: Place, key: str, now: float) -> Found | None:
-        """The live value at ``place``/``key``; an entry under an older secret is moved under the first."""
-        owners = self.keyring.owners_for(place.identity)
-        for index, owner in enumerate(owners):
-            entry = await self.store.get(owner, place.bucket, key, now)
-            if entry is None:
-                continue
-            try:
-                opened = self.keyring.open(owner, place.bucket, key, entry.data)
-            except UndecryptableError as exc:
-                self._warn(owner, place.bucket, exc)
-                return None
-            value = decode_value(opened.plaintext)
-            if index == 0 and not opened.stale:
-                return Found(value, entry.data, entry.expires_at)
-            data = self.keyring.seal(owners[0], place.bucket, key, opened.plaintext)
-            if await self.store.swap(owners[0], place.bucket, key, None, data, entry.expires_at, now):
-                await self.store.delete(owner, place.bucket, key, now)
-                return Found(value, data, entry.expires_at)
-            return await self.read(place, key, now)  # a newer value landed under the first secret
-        return None
+        """The live value at ``place``/``key``, or None."""
+        if not self._single:
+            return (await self.observe(place, key, now)).found
+        address = self.keyring.locate(place.identity, place.bucket, key)[0]
+        began = self._guard.begin()
+        entry = await self.store.get(*address, now)
+        payload = None if entry is None else self._open(address, entry, now, place, began)
+        return None if payload is None else _found(payload)
 
-    def _seal(self, owner: str, place: Place, key: str, value_json: str) -> bytes:
-        return self.keyring.seal(owner, place.bucket, key, seal_text(place.identity, value_json))
+    async def observe(self, place: Place, key: str, now: float) -> Observed:
+        """The value and the bytes at each of the key's addresses."""
+        best, _, seen = await self._look(place, key, now, self.store.legacy)
+        return Observed(None if best is None else _found(best), seen)
 
-    async def write(self, place: Place, key: str, value_json: str, expires_at: float | None, now: float) -> None:
-        owners = self.keyring.owners_for(place.identity)
-        data = self._seal(owners[0], place, key, value_json)
-        await self.store.put(owners[0], place.bucket, key, data, expires_at, now)
-        for stale in owners[1:]:
-            await self.store.delete(stale, place.bucket, key, now)
+    async def _look(
+        self, place: Place, key: str, now: float, legacy: bool
+    ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:
+        """The newest live copy, the index of its address, and the bytes at every address (``legacy``: 0.1's too)."""
+        addresses = self._addresses(place, key, legacy)
+        began = self._guard.begin()
+        if len(addresses) == 1:
+            entries = [await self.store.get(*addresses[0], now)]
+        else:
+            entries = await self.store.get_many(addresses, now)
+        best: Payload | None = None
+        where = -1
+        for index, (address, entry) in enumerate(zip(addresses, entries, strict=True)):
+            payload = None if entry is None else self._open(address, entry, now, place, began)
+            if payload is not None and (best is None or _newer(payload, best)):
+                best, where = payload, index
+        seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
+        return best, where, seen
+
+    async def write(
+        self, place: Place, key: str, value_json: str, expires_at: float | None, now: float, quota: Quota | None
+    ) -> None:
+        """Keep ``value_json`` at ``place``/``key``, replacing what was there."""
+        if self._single:
+            address = self.keyring.locate(place.identity, place.bucket, key)[0]
+            data = self._seal(address, place, key, value_json, expires_at, now)
+            began = self._guard.begin()
+            await self.store.put(*address, data, expires_at, now, quota)
+            self._guard.replaced(address, None, data, began)
+            return
+        for _ in range(WRITE_ATTEMPTS):
+            observed = await self.observe(place, key, now)
+            if await self.swap(place, key, observed, value_json, expires_at, now, quota):
+                return
+        raise RememberConflictError(key, WRITE_ATTEMPTS)
 
     async def swap(
-        self, place: Place, key: str, expected: Found | None, value_json: str, expires_at: float | None, now: float
+        self,
+        place: Place,
+        key: str,
+        observed: Observed,
+        value_json: str | bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None,
+        *,
+        written_at: float | None = None,
     ) -> bool:
-        """Compare-and-set against what ``read`` returned (None: nothing was there)."""
-        owner = self.keyring.owner_for(place.identity)
-        data = self._seal(owner, place, key, value_json)
-        return await self.store.swap(
-            owner, place.bucket, key, None if expected is None else expected.data, data, expires_at, now
-        )
+        """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go."""
+        (address, expected), *others = observed.seen
+        stamp = now if written_at is None else written_at
+        data = self._seal(address, place, key, value_json, expires_at, stamp)
+        began = self._guard.begin()
+        if not await self.store.swap(*address, expected, data, expires_at, now, also=others, quota=quota):
+            return False
+        self._guard.replaced(address, expected, data, began)
+        for other, there in others:
+            if there is not None:
+                self._guard.deleted(other, began, there)
+        return True
 
     async def delete(self, place: Place, key: str, now: float) -> bool:
-        existed = False
-        for owner in self.keyring.owners_for(place.identity):
-            existed = await self.store.delete(owner, place.bucket, key, now) or existed
-        return existed
+        addresses = self._addresses(place, key, self.store.legacy)
+        began = self._guard.begin()
+        if len(addresses) == 1:
+            gone = await self.store.delete(*addresses[0], now)
+        else:
+            gone = await self.store.delete_many(addresses, now) > 0
+        for address in addresses:
+            self._guard.deleted(address, began)
+        return gone
 
-    async def exists(self, place: Place, key: str, now: float) -> bool:
-        """Whether a readable value is there (one that fails to decrypt counts as missing, as in ``read``)."""
-        return await self.read(place, key, now) is not None
+    # -- a whole bucket -----------------------------------------------------------------
+
+    async def payloads(self, place: Place, now: float) -> dict[str, Payload]:
+        """Every live value in the bucket by key (the newest copy of each); cost in proportion to the bucket."""
+        best: dict[str, Payload] = {}
+        for owner, bucket in self._buckets(place):
+            began = self._guard.begin()
+            for name, entry in await self.store.entries(owner, bucket, now):
+                payload = self._open(Address(owner, bucket, name), entry, now, place, began)
+                if payload is not None and (payload.key not in best or _newer(payload, best[payload.key])):
+                    best[payload.key] = payload
+        return best
 
     async def keys(self, place: Place, now: float) -> list[str]:
-        owners = self.keyring.owners_for(place.identity)
-        if len(owners) == 1:
-            return await self.store.keys(owners[0], place.bucket, now)
-        found: set[str] = set()
-        for owner in owners:
-            found.update(await self.store.keys(owner, place.bucket, now))
-        return sorted(found)
+        return sorted(await self.payloads(place, now))
 
     async def delete_bucket(self, place: Place, now: float) -> int:
         total = 0
-        for owner in self.keyring.owners_for(place.identity):
-            total += await self.store.delete_bucket(owner, place.bucket, now)
+        for owner, bucket in self._buckets(place):
+            total += await self.store.delete_bucket(owner, bucket, now)
         return total
+
+    # -- rotation -----------------------------------------------------------------------
+
+    async def migrate(self, payload: Payload, now: float) -> Migration:
+        """Leave the newest copy of a stale entry's key at its primary address and delete every other copy.
+
+        ``moved``: the value now lives under the primary secret; ``cleaned``: it already did, and older
+        copies went; ``changed``: a writer came in between (look again); ``gone``: nothing live is left.
+        """
+        place = Place(payload.identity, payload.bucket)
+        best, where, seen = await self._look(place, payload.key, now, True)
+        if best is None:
+            return "gone"
+        observed = Observed(_found(best), seen)
+        done = await self.swap(
+            place, payload.key, observed, best.value_json, best.expires_at, now, None, written_at=best.written_at
+        )
+        if not done:
+            return "changed"
+        return "cleaned" if where == 0 else "moved"
+
+    def open_record(self, address: Address, entry: Entry) -> tuple[Payload, bool]:
+        """A scanned entry's payload (deadline not checked) and whether a rotation must rewrite it."""
+        opened = self.keyring.open(*address, entry.data)
+        return self._payload(address, entry, opened.plaintext, opened.version), opened.stale
 
     async def check_secret(self, where: str, sample: int = SECRET_SAMPLE) -> None:
         """Warn when the first values in the store were sealed with a secret this keyring lacks.
@@ -137,7 +239,59 @@ class Vault:
                 ", ".join(self.keyring.key_ids),
             )
 
-    def _warn(self, owner: str, bucket: str, exc: UndecryptableError) -> None:
+    # -- helpers ------------------------------------------------------------------------
+
+    def _addresses(self, place: Place, key: str, legacy: bool) -> tuple[Address, ...]:
+        located = self.keyring.locate(place.identity, place.bucket, key)
+        if not legacy:
+            return located
+        return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
+
+    def _buckets(self, place: Place) -> tuple[tuple[str, str], ...]:
+        buckets = self.keyring.locate_bucket(place.identity, place.bucket)
+        if self.store.legacy:
+            return buckets + tuple((owner, place.bucket) for owner in self.keyring.owners_for(place.identity))
+        return buckets
+
+    def _seal(
+        self,
+        address: Address,
+        place: Place,
+        key: str,
+        value_json: str | bytes,
+        expires_at: float | None,
+        written_at: float | None,
+    ) -> bytes:
+        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at)
+        return self.keyring.seal(*address, plaintext)
+
+    def _open(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
+        """The entry's payload when it opens, is still live by its sealed deadline and is not a replay."""
+        try:
+            opened = self.keyring.open(*address, entry.data)
+            payload = self._payload(address, entry, opened.plaintext, opened.version)
+        except (UndecryptableError, ValueError) as exc:
+            self._warn(address.owner, place.bucket, exc)
+            return None
+        if not payload.live(now):
+            return None
+        if not self._guard.seen(address, entry.data, began):
+            logger.warning(
+                "a remembered value in %s scope (owner %s…) is one this server saw replaced or deleted, put back "
+                "in the store: treated as missing. Someone with write access to the store replayed an older value.",
+                _scope_of(place.bucket),
+                address.owner[:8],
+            )
+            return None
+        return payload
+
+    @staticmethod
+    def _payload(address: Address, entry: Entry, plaintext: bytes, version: int) -> Payload:
+        if version == VERSION:
+            return unpack(plaintext)
+        return unpack_legacy(plaintext, address.bucket, address.key, entry.expires_at)
+
+    def _warn(self, owner: str, bucket: str, exc: Exception) -> None:
         if (owner, bucket) in self._warned:
             return
         if len(self._warned) >= _WARNED_LIMIT:
@@ -147,7 +301,29 @@ class Vault:
             "a remembered value in %s scope (owner %s…) cannot be read and is treated as missing: %s. "
             "Did REMEMBER_SECRET change? Keep the old secret after the new one (REMEMBER_SECRET=new,old) "
             "until `mcpkit remember rotate` has run.",
-            bucket,
+            _scope_of(bucket),
             owner[:8],
             exc,
         )
+
+
+def _scope_of(bucket: str) -> str:
+    """How a log line names a bucket: its scope, never a tool name (``tool.x`` is "tool")."""
+    base = bucket.removeprefix("memory.")
+    return "tool" if base.startswith("tool") else base
+
+
+def _found(payload: Payload) -> Found:
+    return Found(payload.value(), payload.expires_at, payload.written_at)
+
+
+def _newer(candidate: Payload, best: Payload) -> bool:
+    """Whether ``candidate`` should win over ``best`` when a key has copies at two addresses.
+
+    Writers of this version always leave one copy, so two copies mean a writer that knew only one of
+    the addresses: a server of mcpkit 0.1 (its copies carry no time and win: it wrote last) or one whose
+    secrets are not all known here. Otherwise the later write wins.
+    """
+    if candidate.written_at is None or best.written_at is None:
+        return candidate.written_at is None and best.written_at is not None
+    return candidate.written_at > best.written_at

@@ -35,6 +35,7 @@ from reliability.properties import (  # the fixtures too: loop, store, base_time
     store_fixture,  # noqa: F401
     store_name,
 )
+from stores import views
 
 # -- strategies ------------------------------------------------------------------------------------------------------
 
@@ -114,7 +115,7 @@ async def layout_holds(store: Store, now: float, entries: dict[Address, tuple[by
     async def check() -> None:
         every_key = {k for _, _, k in model}
         for owner, bucket in places:
-            listed = await store.keys(owner, bucket, now)
+            listed = await views.keys(store, owner, bucket, now)
             expected_keys = sorted(k for o, b, k in model if (o, b) == (owner, bucket))
             seen["checks"] += 1
             if listed != expected_keys:
@@ -127,7 +128,7 @@ async def layout_holds(store: Store, now: float, entries: dict[Address, tuple[by
                 if got != want:
                     ours = got is None or got.data.startswith(repr((owner, bucket, key)).encode() + b"\n")
                     seen["lost" if ours else "leaks"] += 1
-                if await store.exists(owner, bucket, key, now) != (want is not None):
+                if await views.exists(store, owner, bucket, key, now) != (want is not None):
                     seen["leaks" if want is None else "lost"] += 1
 
     await check()
@@ -204,11 +205,11 @@ async def deadlines_hold(store: Store, now: float, chosen: list[float]) -> Count
     for moment in moments:  # forward only: reading at a later time may delete what expired by then
         live = {key for key, deadline in model.items() if deadline > moment}
         seen["checks"] += 1
-        if await store.keys(owner, bucket, moment) != sorted(live):
+        if await views.keys(store, owner, bucket, moment) != sorted(live):
             seen["lost"] += 1
         for key, deadline in model.items():
             got = await store.get(owner, bucket, key, moment)
-            present = await store.exists(owner, bucket, key, moment)
+            present = await views.exists(store, owner, bucket, key, moment)
             want = Entry(key.encode(), deadline) if key in live else None
             seen["checks"] += 1
             if got != want or present != (want is not None):

@@ -13,7 +13,7 @@ import jwt
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext
 from mcpkit.testing import CallerClient, ToolCallError
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._store import Store
+from mcpkit_remember._store import Address, Store
 from remember.tools import TOOLS, make_app
 
 SECRET = "remember-test-secret-A-0123456789"
@@ -52,6 +52,11 @@ def build_server(plugin: RememberPlugin, tools: Sequence[type[ToolContext]] = TO
 def plugin_of(server: Server) -> RememberPlugin:
     """The server's own copy of the plugin (tests reach into it for store-level tampering)."""
     return next(p for p in server._plugins if isinstance(p, RememberPlugin))
+
+
+def address_of(server: Server, identity: str, bucket: str, key: str) -> Address:
+    """Where the server's store keeps ``key`` of ``identity``'s ``bucket`` (hashed, under the primary secret)."""
+    return plugin_of(server).keyring.locate(identity, bucket, key)[0]
 
 
 def store_of(server: Server) -> Store:

@@ -1,4 +1,5 @@
-"""Encryption at rest: what the stores hold reveals no value, user id or session id; moved ciphertexts don't open."""
+"""Encryption at rest: what the stores hold reveals no value, key, tool name, user id or session id;
+moved ciphertexts don't open."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from remember.support import (
     NEW,
     OLD,
     SECRET,
+    address_of,
     build_server,
     jwt_token,
     mem,
-    plugin_of,
     static_user_id,
     store_of,
     user_identity,
@@ -47,10 +48,10 @@ async def fill(callers: CallAs) -> list[bytes]:
     ):
         for scope in scopes:
             plaintext = f"plaintext-{number}-{scope}-ultramarine"
-            await mem(client, "set", key=f"k-{scope}", value={"secret": plaintext}, scope=scope)
-            await mem(client, "increment", key=f"n-{scope}", by=987654321, scope=scope)
-            needles.append(plaintext)
-    needles.append("987654321")
+            await mem(client, "set", key=f"draft:T-{scope}-cerulean", value={"secret": plaintext}, scope=scope)
+            await mem(client, "increment", key=f"counter-{scope}-vermilion", by=987654321, scope=scope)
+            needles += [plaintext, f"draft:T-{scope}-cerulean", f"counter-{scope}-vermilion"]
+    needles += ["987654321", "cerulean", "vermilion", "tool.mem", "session", "global"]
     for client in (nour_old, anonymous_old):
         session_id = (await client.call("whoami"))["session_id"]
         assert session_id
@@ -74,8 +75,6 @@ async def test_the_sqlite_file_holds_no_value_user_id_or_session_id(tmp_path: Pa
         needles = await fill(callers)
         files = db_files(tmp_path)
         assert database.with_name("remember.db-wal") in files  # WAL: recent writes sit in the -wal file
-        raw = b"".join(path.read_bytes() for path in files)
-        assert b"k-session" in raw  # the keys are kept as they are: these are the right bytes
         for path in files:
             assert_hidden(needles, path.read_bytes(), path.name)
         with sqlite3.connect(database) as reader:
@@ -94,7 +93,8 @@ async def test_the_redis_keys_hold_no_value_user_id_or_session_id(redis_url: str
         needles = await fill(callers)
     client = redis.Redis.from_url(redis_url)
     try:
-        names = list(client.scan_iter(match=f"{redis_prefix}*", count=1000))
+        layout = f"{redis_prefix}layout".encode()  # the store's layout marker: no owner, no data
+        names = [name for name in client.scan_iter(match=f"{redis_prefix}*", count=1000) if name != layout]
         assert len(names) > 10
         tagged = re.compile(re.escape(redis_prefix).encode() + rb"\{[0-9a-f]{32}\}:")
         assert all(tagged.match(name) for name in names)  # one hash tag per owner: a keyed hash, Cluster-ready
@@ -107,12 +107,14 @@ async def test_the_redis_keys_hold_no_value_user_id_or_session_id(redis_url: str
                 content = [member for member, _ in client.zrange(name, 0, -1, withscores=True)]
             elif kind == b"set":
                 content = list(client.smembers(name))
+            elif kind == b"hash":
+                content = [part for pair in client.hgetall(name).items() for part in pair]
             else:
                 raise AssertionError(f"unexpected Redis type {kind!r} at {name!r}")
             dumped.append(name + b"=" + b"|".join(c for c in content if c is not None))
     finally:
         client.close()
-    assert b"k-session" in b"\n".join(dumped)  # the keys are kept as they are: these are the right bytes
+    assert len(dumped) == len(names)
     assert_hidden(needles, b"\n".join(dumped), "Redis")
 
 
@@ -127,16 +129,16 @@ async def test_a_ciphertext_swapped_between_two_callers_reads_as_missing_and_is_
     await mem(nour, "set", key="signature", value="Nour, Help Desk", scope="user")
     await mem(sam, "set", key="signature", value="Sam, Help Desk", scope="user")
 
-    keyring, store = plugin_of(mcpkit_server).keyring, store_of(mcpkit_server)
-    nours = keyring.owner_for(user_identity(static_user_id("nour")))
-    sams = keyring.owner_for(user_identity(static_user_id("sam")))
+    store = store_of(mcpkit_server)
+    nours = address_of(mcpkit_server, user_identity(static_user_id("nour")), "user", "signature")
+    sams = address_of(mcpkit_server, user_identity(static_user_id("sam")), "user", "signature")
     now = clock.now()
-    nour_entry = await store.get(nours, "user", "signature", now)
-    sam_entry = await store.get(sams, "user", "signature", now)
+    nour_entry = await store.get(*nours, now)
+    sam_entry = await store.get(*sams, now)
     assert nour_entry is not None
     assert sam_entry is not None
-    await store.put(nours, "user", "signature", sam_entry.data, None, now)
-    await store.put(sams, "user", "signature", nour_entry.data, None, now)
+    await store.put(*nours, sam_entry.data, None, now)
+    await store.put(*sams, nour_entry.data, None, now)
 
     caplog.set_level(logging.WARNING, logger="mcpkit.remember")
     for _ in range(3):
@@ -163,15 +165,17 @@ async def test_a_ciphertext_copied_to_another_key_or_scope_of_the_same_caller_do
 ) -> None:
     nour = call_as("nour")
     await mem(nour, "set", key="role", value="admin", scope="user")
-    keyring, store = plugin_of(mcpkit_server).keyring, store_of(mcpkit_server)
-    owner = keyring.owner_for(user_identity(static_user_id("nour")))
-    entry = await store.get(owner, "user", "role", clock.now())
+    store = store_of(mcpkit_server)
+    nour_id = user_identity(static_user_id("nour"))
+    entry = await store.get(*address_of(mcpkit_server, nour_id, "user", "role"), clock.now())
     assert entry is not None
-    await store.put(owner, "user", "other", entry.data, None, clock.now())
-    await store.put(owner, "session", "role", entry.data, None, clock.now())
-    await store.put(owner, "tool.mem", "role", entry.data, None, clock.now())
-    global_owner = keyring.owner_for('["g"]')
-    await store.put(global_owner, "global", "role", entry.data, None, clock.now())
+    for identity, bucket, key in [
+        (nour_id, "user", "other"),
+        (nour_id, "session", "role"),
+        (nour_id, "tool.mem", "role"),
+        ('["g"]', "global", "role"),
+    ]:
+        await store.put(*address_of(mcpkit_server, identity, bucket, key), entry.data, None, clock.now())
 
     assert await mem(nour, "get", key="other", scope="user") == MISSING
     assert await mem(nour, "get", key="role", scope="session") == MISSING
@@ -187,14 +191,14 @@ async def test_a_corrupted_ciphertext_reads_as_missing_and_update_starts_afresh(
 ) -> None:
     nour = call_as("nour")
     await mem(nour, "set", key="n", value=41, scope="user")
-    keyring, store = plugin_of(mcpkit_server).keyring, store_of(mcpkit_server)
-    owner = keyring.owner_for(user_identity(static_user_id("nour")))
-    entry = await store.get(owner, "user", "n", clock.now())
+    store = store_of(mcpkit_server)
+    address = address_of(mcpkit_server, user_identity(static_user_id("nour")), "user", "n")
+    entry = await store.get(*address, clock.now())
     assert entry is not None
     flipped = entry.data[:-1] + bytes([entry.data[-1] ^ 1])
-    await store.put(owner, "user", "n", flipped, None, clock.now())
+    await store.put(*address, flipped, None, clock.now())
     assert await mem(nour, "get", key="n", scope="user") == MISSING
-    await store.put(owner, "user", "n", b"\x01short", None, clock.now())
+    await store.put(*address, b"\x01short", None, clock.now())
     assert await mem(nour, "get", key="n", scope="user") == MISSING
     assert await mem(nour, "knows", key="n", scope="user") is False
 

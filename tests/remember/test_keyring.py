@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mcpkit_remember._keyring import Keyring, Opened, UndecryptableError
+from mcpkit_remember._keyring import VERSION, Keyring, Opened, UndecryptableError
 
 OLD = "old-secret-0123456789abcdef"
 NEW = "new-secret-fedcba9876543210"
@@ -24,7 +24,7 @@ def keyring() -> Keyring:
 def test_a_sealed_value_opens_at_its_own_address(keyring: Keyring) -> None:
     owner = keyring.owner_for(NOUR)
     sealed = keyring.seal(owner, "user", "theme", b'"dark"')
-    assert keyring.open(owner, "user", "theme", sealed) == Opened(b'"dark"', stale=False)
+    assert keyring.open(owner, "user", "theme", sealed) == Opened(b'"dark"', secret=0, version=VERSION)
 
 
 def test_the_sealed_bytes_hold_neither_the_plaintext_nor_the_address(keyring: Keyring) -> None:
@@ -36,7 +36,7 @@ def test_the_sealed_bytes_hold_neither_the_plaintext_nor_the_address(keyring: Ke
 
 def test_sealed_layout_is_version_key_id_nonce_then_ciphertext(keyring: Keyring) -> None:
     sealed = keyring.seal("o", "user", "k", b"x" * 100)
-    assert sealed[0] == 1
+    assert sealed[0] == VERSION == 2
     assert sealed[1:5].hex() == keyring.primary_key_id
     assert len(sealed) == 1 + 4 + 12 + 100 + 16
 
@@ -84,7 +84,7 @@ def test_a_truncated_value_is_refused(keyring: Keyring, length: int) -> None:
 def test_an_unknown_version_is_called_malformed(keyring: Keyring) -> None:
     sealed = keyring.seal("o", "user", "k", b"x")
     with pytest.raises(UndecryptableError, match="malformed ciphertext") as caught:
-        keyring.open("o", "user", "k", b"\x02" + sealed[1:])
+        keyring.open("o", "user", "k", b"\x03" + sealed[1:])
     assert caught.value.reason == "malformed"
 
 
@@ -105,7 +105,7 @@ def test_after_rotation_an_old_value_opens_at_its_old_owner_and_is_stale() -> No
     rotated = Keyring([NEW, OLD])
     owners = rotated.owners_for(NOUR)
     assert owners == (rotated.owner_for(NOUR), old_owner)
-    assert rotated.open(owners[1], "user", "theme", sealed) == Opened(b'"dark"', stale=True)
+    assert rotated.open(owners[1], "user", "theme", sealed) == Opened(b'"dark"', secret=1, version=VERSION)
 
 
 def test_after_rotation_new_values_use_the_primary_and_are_not_stale() -> None:
@@ -267,9 +267,9 @@ _OLD_ONLY = Keyring([OLD])
 @given(owner=st.text(), bucket=st.text(), key=st.text(max_size=256), plaintext=st.binary())
 def test_any_address_and_value_round_trip(owner: str, bucket: str, key: str, plaintext: bytes) -> None:
     sealed = _ROTATED.seal(owner, bucket, key, plaintext)
-    assert _ROTATED.open(owner, bucket, key, sealed) == Opened(plaintext, stale=False)
+    assert _ROTATED.open(owner, bucket, key, sealed) == Opened(plaintext, secret=0, version=VERSION)
     old_sealed = _OLD_ONLY.seal(owner, bucket, key, plaintext)
-    assert _ROTATED.open(owner, bucket, key, old_sealed) == Opened(plaintext, stale=True)
+    assert _ROTATED.open(owner, bucket, key, old_sealed) == Opened(plaintext, secret=1, version=VERSION)
 
 
 @given(
@@ -281,3 +281,31 @@ def test_any_other_address_refuses_the_value(address: tuple[str, str, str], othe
     sealed = _ROTATED.seal(*address, b"secret value")
     with pytest.raises(UndecryptableError):
         _ROTATED.open(*other, sealed)
+
+
+def test_a_key_lives_at_hashed_addresses_one_per_secret_that_show_no_name() -> None:
+    rotated = Keyring([NEW, OLD])
+    here, there = rotated.locate(NOUR, "tool.search_tickets", "draft:T-1")
+    assert here.owner == rotated.owner_for(NOUR)
+    assert there.owner == Keyring([OLD]).owner_for(NOUR)
+    assert (here, there) == (
+        Keyring([NEW]).locate(NOUR, "tool.search_tickets", "draft:T-1")[0],
+        *Keyring([OLD]).locate(NOUR, "tool.search_tickets", "draft:T-1"),
+    )
+    for address in (here, there):
+        assert re.fullmatch("[0-9a-f]{32}", address.bucket)
+        assert re.fullmatch("[0-9a-f]{32}", address.key)
+    assert rotated.locate_bucket(NOUR, "tool.search_tickets") == (
+        (here.owner, here.bucket),
+        (there.owner, there.bucket),
+    )
+
+
+def test_equal_keys_of_two_owners_or_two_buckets_get_unrelated_addresses(keyring: Keyring) -> None:
+    nours = keyring.locate(NOUR, "user", "signature")[0]
+    sams = keyring.locate(SAM, "user", "signature")[0]
+    sessions = keyring.locate(NOUR, "session", "signature")[0]
+    assert len({nours.key, sams.key, sessions.key}) == 3
+    assert nours.bucket != sams.bucket
+    # Length-prefixed: shifting a character between bucket and key gives another address.
+    assert keyring.locate(NOUR, "user", "sx")[0] != keyring.locate(NOUR, "users", "x")[0]

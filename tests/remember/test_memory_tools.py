@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -10,12 +11,25 @@ import pytest
 from mcpkit import Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
 from mcpkit_remember import RememberPlugin
-from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem
+from remember.support import (
+    NEW,
+    OLD,
+    SECRET,
+    SECRET_B,
+    build_server,
+    mem,
+    plugin_of,
+    static_user_id,
+    user_identity,
+)
 from remember.tools import MISSING, TOOLS
 
 FOUR = ("remember_this", "recall", "forget", "list_memories")
 APP_TOOLS = ("mem", "mem_twin", "set_unjsonable", "whoami", "ping")
-ENDING = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
+ENDING = (
+    "An anonymous caller cannot use user scope, nor session or tool scope without a session. "
+    "Changing global values needs a signed-in caller."
+)
 
 
 def memory_server(
@@ -191,10 +205,35 @@ class TestAllowedScopes:
             assert "allows only: user, global" in (tool.description or "")
             assert (tool.description or "").endswith(ENDING)
 
-    async def test_an_anonymous_caller_may_still_use_an_allowed_global_scope(self, call_as: CallAs) -> None:
+    async def test_an_anonymous_caller_may_read_global_values_but_not_change_them(self, call_as: CallAs) -> None:
+        await call_as("nour").call("remember_this", {"key": "banner", "value": "Outage", "scope": "global"})
+        anonymous = call_as(None)
+        assert (await anonymous.call("recall", {"key": "banner", "scope": "global"}))["value"] == "Outage"
+        assert (await anonymous.call("list_memories", {"scope": "global"}))["keys"] == ["banner"]
+        for name, arguments in [
+            ("remember_this", {"key": "banner", "value": "pwned", "scope": "global"}),
+            ("remember_this", {"key": "spam", "value": "x" * 1000, "scope": "global"}),
+            ("forget", {"key": "banner", "scope": "global"}),
+        ]:
+            error = await refusal(anonymous, name, arguments)
+            assert error.code == "REMEMBER_IDENTITY_REQUIRED"
+            assert "only signed-in callers change global values" in error.message
+        assert (await anonymous.call("list_memories", {"scope": "global"}))["keys"] == ["banner"]
+        assert (await refusal(anonymous, "recall", {"key": "k", "scope": "user"})).code == "REMEMBER_IDENTITY_REQUIRED"
+
+
+class TestAnonymousGlobalWrites:
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {"anonymous_global_writes": True})
+
+    async def test_a_server_can_open_global_scope_to_anonymous_writers(self, call_as: CallAs) -> None:
         anonymous = call_as(None)
         assert (await anonymous.call("remember_this", {"key": "k", "value": 1, "scope": "global"}))["remembered"]
-        assert (await refusal(anonymous, "recall", {"key": "k", "scope": "user"})).code == "REMEMBER_IDENTITY_REQUIRED"
+        assert (await call_as("nour").call("recall", {"key": "k", "scope": "global"}))["value"] == 1
+        assert (await anonymous.call("forget", {"key": "k", "scope": "global"}))["forgotten"]
+        description = (await call_as("nour").list_tools())[0].description or ""
+        assert "needs a signed-in caller" not in description
 
 
 class TestUserOnly:
@@ -250,16 +289,38 @@ class TestPaging:
     async def test_a_tampered_cursor_is_refused(self, call_as: CallAs) -> None:
         nour = call_as("nour")
         cursor = await self.first_cursor(nour)
-        payload, _, signature = cursor.rpartition(".")
+        sealed = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+
+        def flipped(at: int) -> str:
+            changed = bytearray(sealed)
+            changed[at] ^= 1
+            return base64.urlsafe_b64encode(bytes(changed)).decode().rstrip("=")
+
         for tampered in (
-            flip_first(payload) + "." + signature,  # the data changed, the signature kept
-            payload + "." + flip_first(signature),  # the signature changed
+            flipped(0),  # the nonce changed
+            flipped(20),  # the sealed data changed
+            flipped(len(sealed) - 1),  # the tag changed
             cursor[1:],
+            cursor[:-4],
             "not-a-cursor",
+            "é" * 40,
         ):
             error = await refusal(nour, "list_memories", {"scope": "user", "cursor": tampered})
             assert error.code == "REMEMBER_INVALID"
             assert "cursor" in error.message
+
+    async def test_a_cursor_shows_neither_the_key_it_continues_after_nor_the_owner(
+        self, call_as: CallAs, mcpkit_server: Server
+    ) -> None:
+        nour = call_as("nour")
+        for number in range(3):
+            await nour.call("remember_this", {"key": f"draft:T-{number}-saffron", "value": number, "scope": "user"})
+        cursor = (await nour.call("list_memories", {"scope": "user", "limit": 1}))["nextCursor"]
+        decoded = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        owner = plugin_of(mcpkit_server).keyring.owner_for(user_identity(static_user_id("nour")))
+        for needle in (b"saffron", b"draft", owner.encode(), bytes.fromhex(owner)):
+            assert needle not in decoded
+            assert needle not in cursor.encode()
 
     async def test_sam_cannot_use_nours_cursor(self, call_as: CallAs) -> None:
         cursor = await self.first_cursor(call_as("nour"))

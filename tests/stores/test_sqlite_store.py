@@ -127,7 +127,7 @@ async def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     await store.close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (1,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_store.SCHEMA_VERSION,) == (2,)
 
 
 async def test_a_newer_schema_is_refused_with_its_version(tmp_path: Path) -> None:

@@ -3,57 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 
 import pytest
 
 from mcpkit_remember._memory_store import MemoryStore
-from mcpkit_remember._redis_store import RedisStore
-from mcpkit_remember._sqlite_store import SQLiteStore
-from mcpkit_remember._store import Entry, Record, Store
+from mcpkit_remember._store import Entry, Store
 from stores._counter import increment, read
+from stores.conftest import OTHER, OWNER, MakeStore
+from stores.views import exists, keys, records
 
-HOUR = 3600.0
-DAY = 24 * HOUR
-OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
-OTHER = "99999999999999999999999999999999"
-
-MakeStore = Callable[[], Store]
-
-
-@pytest.fixture(params=["memory", "sqlite", "redis"])
-def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
-    """A factory of store objects that all see the same data (one file, one Redis prefix)."""
-    if request.param == "memory":
-        shared = MemoryStore()
-        return lambda: shared
-    if request.param == "sqlite":
-        path = tmp_path / "remember.db"
-        return lambda: SQLiteStore(path)
-    url: str = request.getfixturevalue("redis_url")
-    prefix: str = request.getfixturevalue("redis_prefix")
-    return lambda: RedisStore(url, prefix=prefix)
-
-
-@pytest.fixture
-async def store(make_store: MakeStore) -> AsyncIterator[Store]:
-    opened = make_store()
-    await opened.open()
-    yield opened
-    await opened.close()
-
-
-@pytest.fixture
-def now() -> float:
-    """Real time, so the deadlines handed to Redis land in the future; tests move it by hand."""
-    return time.time()
-
-
-async def records(store: Store) -> set[tuple[str, str, str, bytes, float | None]]:
-    found: list[Record] = [record async for record in store.scan()]
-    return {(r.owner, r.bucket, r.key, r.entry.data, r.entry.expires_at) for r in found}
+HOUR, DAY = 3600.0, 24 * 3600.0
 
 
 async def test_get_returns_the_bytes_and_deadline_put_stored(store: Store, now: float) -> None:
@@ -83,11 +42,11 @@ async def test_a_day_long_value_is_there_after_23_hours_and_gone_after_25(store:
     await store.put(OWNER, "session", "k", b"v", now + DAY, now)
     later, too_late = now + 23 * HOUR, now + 25 * HOUR
     assert await store.get(OWNER, "session", "k", later) == Entry(b"v", now + DAY)
-    assert await store.exists(OWNER, "session", "k", later)
-    assert await store.keys(OWNER, "session", later) == ["k"]
+    assert await exists(store, OWNER, "session", "k", later)
+    assert await keys(store, OWNER, "session", later) == ["k"]
     assert await store.get(OWNER, "session", "k", too_late) is None
-    assert not await store.exists(OWNER, "session", "k", too_late)
-    assert await store.keys(OWNER, "session", too_late) == []
+    assert not await exists(store, OWNER, "session", "k", too_late)
+    assert await keys(store, OWNER, "session", too_late) == []
 
 
 async def test_the_deadline_itself_is_already_expired(store: Store, now: float) -> None:
@@ -97,9 +56,9 @@ async def test_the_deadline_itself_is_already_expired(store: Store, now: float) 
 
 async def test_exists_sees_only_live_entries(store: Store, now: float) -> None:
     await store.put(OWNER, "user", "k", b"v", now + HOUR, now)
-    assert await store.exists(OWNER, "user", "k", now)
-    assert not await store.exists(OWNER, "user", "other", now)
-    assert not await store.exists(OWNER, "user", "k", now + DAY)
+    assert await exists(store, OWNER, "user", "k", now)
+    assert not await exists(store, OWNER, "user", "other", now)
+    assert not await exists(store, OWNER, "user", "k", now + DAY)
 
 
 async def test_keys_are_sorted_and_leave_out_expired_keys_and_other_buckets(store: Store, now: float) -> None:
@@ -108,9 +67,9 @@ async def test_keys_are_sorted_and_leave_out_expired_keys_and_other_buckets(stor
     await store.put(OWNER, "user", "expiring", b"v", now + HOUR, now)
     await store.put(OWNER, "session", "elsewhere", b"v", None, now)
     await store.put(OTHER, "user", "someone-else", b"v", None, now)
-    assert await store.keys(OWNER, "user", now) == sorted(["b", "a", "é", "B", "c:d", "10", "9", "expiring"])
-    assert await store.keys(OWNER, "user", now + DAY) == sorted(["b", "a", "é", "B", "c:d", "10", "9"])
-    assert await store.keys(OWNER, "tool.none", now) == []
+    assert await keys(store, OWNER, "user", now) == sorted(["b", "a", "é", "B", "c:d", "10", "9", "expiring"])
+    assert await keys(store, OWNER, "user", now + DAY) == sorted(["b", "a", "é", "B", "c:d", "10", "9"])
+    assert await keys(store, OWNER, "tool.none", now) == []
 
 
 async def test_keys_match_exactly_case_and_wildcards_included(store: Store, now: float) -> None:
@@ -121,7 +80,7 @@ async def test_keys_match_exactly_case_and_wildcards_included(store: Store, now:
     assert await store.get(OWNER, "user", "a%", now) == Entry(b"percent", None)
     assert await store.get(OWNER, "user", "ab", now) is None
     assert not await store.delete(OWNER, "user", "a*", now)
-    assert await store.keys(OWNER, "user", now) == ["Key", "a%", "a_"]
+    assert await keys(store, OWNER, "user", now) == ["Key", "a%", "a_"]
 
 
 async def test_delete_reports_whether_a_live_entry_was_there(store: Store, now: float) -> None:
@@ -155,7 +114,7 @@ async def test_swap_from_matching_bytes_replaces_bytes_and_deadline(store: Store
     await store.put(OWNER, "user", "k", b"1", None, now)
     assert await store.swap(OWNER, "user", "k", b"1", b"2", now + HOUR, now)
     assert await store.get(OWNER, "user", "k", now) == Entry(b"2", now + HOUR)
-    assert await store.keys(OWNER, "user", now + DAY) == []
+    assert await keys(store, OWNER, "user", now + DAY) == []
 
 
 async def test_swap_from_wrong_bytes_changes_nothing(store: Store, now: float) -> None:
@@ -199,7 +158,7 @@ async def test_delete_bucket_empties_only_that_bucket_and_counts_live_entries(st
     await store.put(OWNER, "user", "a", b"kept", None, now)
     await store.put(OTHER, "tool.notes", "a", b"kept", None, now)
     assert await store.delete_bucket(OWNER, "tool.notes", now + 2 * HOUR) == 2
-    assert await store.keys(OWNER, "tool.notes", now) == []
+    assert await keys(store, OWNER, "tool.notes", now) == []
     assert await records(store) == {
         (OWNER, "tool.notes2", "a", b"kept", None),
         (OWNER, "user", "a", b"kept", None),
@@ -240,8 +199,8 @@ async def test_colons_unicode_and_prefix_owners_do_not_collide(store: Store, now
     for number, (owner, bucket, key) in enumerate(addresses):
         assert await store.get(owner, bucket, key, now) == Entry(b"%d" % number, None), (owner, bucket, key)
     user_keys = sorted(key for owner, bucket, key in addresses if (owner, bucket) == (OWNER, "user"))
-    assert await store.keys(OWNER, "user", now) == user_keys
-    assert await store.keys(OWNER, "tool.a", now) == ["b"]
+    assert await keys(store, OWNER, "user", now) == user_keys
+    assert await keys(store, OWNER, "tool.a", now) == ["b"]
     assert await records(store) == {
         (owner, bucket, key, b"%d" % number, None) for number, (owner, bucket, key) in enumerate(addresses)
     }

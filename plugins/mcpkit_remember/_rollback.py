@@ -1,0 +1,94 @@
+"""``RollbackGuard``: notices a sealed value put back at its address after this process saw it replaced.
+
+Whoever can write the store can replay an older ciphertext at its own address;
+it opens, since it was sealed there. No store-level check can tell it from the
+current value, but a process that saw the replacement can: every seal has a
+fresh nonce, so a ciphertext's tag is never written twice, and one that was
+replaced coming back is a replay.
+
+Calls run concurrently, so the guard orders what it learns with ticks (a counter
+of its own events). Every read and write takes a tick when it *begins*. A value
+is retired (with the tick at which that became known) when this process's write
+replaced it, or when a read that began after the guard learned it found another
+value; a read that began before some fact was learned proves nothing about it
+and changes nothing. A read that began after a value was retired and still finds
+it found a replay. Stores are linearizable, so this never raises a false alarm;
+it is bounded (it forgets everything when full), so it catches what it can.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+__all__ = ["RollbackGuard"]
+
+#: Tags of replaced values kept per address.
+REPLACED_KEPT = 8
+#: Addresses remembered before starting afresh.
+ADDRESSES_KEPT = 4096
+_TAG = 16
+
+
+class RollbackGuard:
+    """``began = begin()`` before each store call; then ``seen``, ``replaced`` or ``deleted`` with it."""
+
+    def __init__(self, addresses: int = ADDRESSES_KEPT) -> None:
+        self._limit = addresses
+        self._tick = 0
+        self._current: dict[Hashable, tuple[bytes, int]] = {}  # address -> (tag, tick it was learned at)
+        self._replaced: dict[Hashable, dict[bytes, int]] = {}  # address -> tag -> tick it was retired at
+
+    def begin(self) -> int:
+        """The tick a read or write starts at."""
+        self._tick += 1
+        return self._tick
+
+    def seen(self, address: Hashable, data: bytes, began: int) -> bool:
+        """Record ``data`` as read at ``address``; False when it was retired before this read began (a replay)."""
+        tag = data[-_TAG:]
+        replaced = self._replaced.get(address)
+        if replaced is not None and tag in replaced:
+            return replaced[tag] >= began  # retired while this read was in flight: late, not replayed
+        current = self._current.get(address)
+        if current is None or (current[0] != tag and current[1] < began):
+            self._learn(address, tag, current)  # the store moved on since the guard learned its value
+        return True
+
+    def replaced(self, address: Hashable, old: bytes | None, new: bytes, began: int) -> None:
+        """Record that this process's write, begun at ``began``, put ``new`` at ``address`` over ``old``."""
+        if old is not None:
+            self._retire(address, old[-_TAG:])
+        current = self._current.get(address)
+        if current is None or current[1] < began:
+            self._learn(address, new[-_TAG:], current)
+
+    def deleted(self, address: Hashable, began: int, old: bytes | None = None) -> None:
+        """Record that this process's delete, begun at ``began``, removed what was at ``address`` (``old`` if known)."""
+        if old is not None:
+            self._retire(address, old[-_TAG:])
+        current = self._current.get(address)
+        if current is not None and current[1] < began:
+            del self._current[address]
+            self._retire(address, current[0])
+
+    def _learn(self, address: Hashable, tag: bytes, current: tuple[bytes, int] | None) -> None:
+        if current is not None and current[0] != tag:
+            self._retire(address, current[0])
+        if len(self._current) >= self._limit and address not in self._current:
+            self._forget_all()
+        self._tick += 1
+        self._current[address] = (tag, self._tick)
+
+    def _retire(self, address: Hashable, tag: bytes) -> None:
+        if address not in self._replaced and len(self._replaced) >= self._limit:
+            self._forget_all()
+        replaced = self._replaced.setdefault(address, {})
+        if tag not in replaced:
+            self._tick += 1
+            replaced[tag] = self._tick
+            while len(replaced) > REPLACED_KEPT:
+                del replaced[next(iter(replaced))]
+
+    def _forget_all(self) -> None:
+        self._current.clear()
+        self._replaced.clear()

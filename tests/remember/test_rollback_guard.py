@@ -1,0 +1,96 @@
+"""The rollback guard: a value put back after this process saw it replaced is caught; late reads are not."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpkit_remember._rollback import RollbackGuard
+
+A, B, C = (bytes([n]) * 32 for n in (1, 2, 3))  # three ciphertexts (the guard looks at their last 16 bytes)
+
+
+def test_a_value_replayed_after_this_process_replaced_it_is_caught() -> None:
+    guard = RollbackGuard()
+    assert guard.seen("k", A, guard.begin())
+    write = guard.begin()
+    guard.replaced("k", A, B, write)
+    assert guard.seen("k", B, guard.begin())
+    assert not guard.seen("k", A, guard.begin())
+
+
+def test_a_value_replayed_after_this_process_deleted_it_is_caught() -> None:
+    guard = RollbackGuard()
+    assert guard.seen("k", A, guard.begin())
+    guard.deleted("k", guard.begin())
+    assert not guard.seen("k", A, guard.begin())
+
+
+def test_a_read_in_flight_during_the_replacement_may_return_the_old_value() -> None:
+    guard = RollbackGuard()
+    guard.seen("k", A, guard.begin())
+    late = guard.begin()  # began before the write below finished
+    guard.replaced("k", A, B, guard.begin())
+    assert guard.seen("k", A, late)
+    assert guard.seen("k", B, guard.begin())  # the late read changed nothing
+
+
+def test_a_stale_read_learnt_after_a_newer_one_changes_nothing() -> None:
+    guard = RollbackGuard()
+    slow = guard.begin()  # this read is served first, and answered last: with the old value C
+    assert guard.seen("k", A, guard.begin())
+    assert guard.seen("k", C, slow)
+    assert guard.seen("k", A, guard.begin())  # A is still current: no false alarm
+
+
+def test_another_writers_value_seen_later_retires_what_came_before() -> None:
+    guard = RollbackGuard()
+    guard.seen("k", A, guard.begin())
+    guard.seen("k", B, guard.begin())  # another instance wrote B
+    assert not guard.seen("k", A, guard.begin())
+
+
+def test_addresses_are_independent_and_the_guard_stays_bounded() -> None:
+    guard = RollbackGuard(addresses=10)
+    guard.seen("k", A, guard.begin())
+    guard.replaced("k", A, B, guard.begin())
+    assert guard.seen("other", A, guard.begin())
+    for number in range(100):
+        guard.seen(f"k{number}", C, guard.begin())
+    assert len(guard._current) <= 10
+    assert len(guard._replaced) <= 10
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=2, max_value=6))
+def test_interleaved_reads_and_writes_on_a_linearizable_store_never_raise_an_alarm(seed: int, workers: int) -> None:
+    """Random interleavings of concurrent reads and writes against one honest register: no alarm, ever."""
+    rng = random.Random(seed)
+    guard = RollbackGuard()
+    store: list[bytes] = [rng.randbytes(32)]
+    pending: list[tuple[str, int, bytes | None, bytes | None]] = []  # (kind, began, result or old, new)
+    for _ in range(200):
+        if pending and (len(pending) >= workers or rng.random() < 0.5):
+            kind, began, first, second = pending.pop(rng.randrange(len(pending)))
+            if kind == "read":
+                assert first is not None
+                assert guard.seen("k", first, began)
+            elif kind == "write":
+                assert second is not None
+                guard.replaced("k", first, second, began)
+            else:
+                guard.deleted("k", began, first)
+            continue
+        began = guard.begin()
+        action = rng.random()
+        if action < 0.6:
+            pending.append(("read", began, store[-1], None))  # served now, answered later
+        elif action < 0.95:
+            new = rng.randbytes(32)
+            pending.append(("write", began, store[-1], new))
+            store.append(new)
+        else:
+            pending.append(("delete", began, store[-1], None))
+            store.append(rng.randbytes(32))  # a later write makes the key exist again

@@ -1,0 +1,47 @@
+"""The stores under test: every contract test runs against memory, SQLite and a real Redis."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from mcpkit_remember._memory_store import MemoryStore
+from mcpkit_remember._redis_store import RedisStore
+from mcpkit_remember._sqlite_store import SQLiteStore
+from mcpkit_remember._store import Store
+
+OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
+OTHER = "99999999999999999999999999999999"
+
+MakeStore = Callable[[], Store]
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
+    """A factory of store objects that all see the same data (one file, one Redis prefix)."""
+    if request.param == "memory":
+        shared = MemoryStore()
+        return lambda: shared
+    if request.param == "sqlite":
+        path = tmp_path / "remember.db"
+        return lambda: SQLiteStore(path)
+    url: str = request.getfixturevalue("redis_url")
+    prefix: str = request.getfixturevalue("redis_prefix")
+    return lambda: RedisStore(url, prefix=prefix)
+
+
+@pytest.fixture
+async def store(make_store: MakeStore) -> AsyncIterator[Store]:
+    opened = make_store()
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+def now() -> float:
+    """Real time, so the deadlines handed to Redis land in the future; tests move it by hand."""
+    return time.time()
