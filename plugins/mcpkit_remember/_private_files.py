@@ -10,6 +10,7 @@ database's mode); an existing one that others may read is used, with a warning.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -124,7 +125,8 @@ def _sync_directory(directory: Path) -> None:
     """Make the new name durable, so a crash cannot keep values whose secret file is gone."""
     fd = os.open(directory, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        os.fsync(fd)
+        with contextlib.suppress(OSError):  # a file system that cannot sync a directory: the link stands anyway
+            os.fsync(fd)
     finally:
         os.close(fd)
 
