@@ -17,6 +17,7 @@ from mcpkit import ConfigurationError
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._plugin import keyring_from, make_store
+from ._private_files import read_secret_file
 from ._store import Address, Store, StoreUnavailableError
 from ._vault import Vault
 
@@ -151,9 +152,8 @@ def _open(url: str, redis_prefix: str) -> tuple[StoreConfig, Store, Keyring]:
         raise ConfigurationError("The memory store lives inside one server process; there is nothing to manage here.")
     secrets = [part.strip() for part in (secret_from_env() or "").split(",") if part.strip()]
     if not secrets and config.type == "sqlite":
-        secret_file = Path(config.path or "").with_name(Path(config.path or "").name + ".secret")
-        if secret_file.is_file():
-            secrets = [secret_file.read_text().strip()]
+        secret = read_secret_file(Path(config.path or ""))
+        secrets = [secret] if secret else []
     if not secrets:
         raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
     return config, make_store(config, redis_prefix), keyring_from(secrets)

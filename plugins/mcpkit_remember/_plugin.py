@@ -14,6 +14,7 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, 
 
 from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
+from ._private_files import secret_beside
 from ._remember import Remember, RememberPolicy
 from ._store import Quota, Store
 from ._tools import NOTES_NAMESPACE, memory_tools
@@ -167,7 +168,7 @@ class RememberPlugin(Plugin):
             raise RuntimeError("RememberPlugin.startup() before the server was built")
         config = self.store_config
         if self._keyring is None:  # sqlite without a configured secret
-            self._keyring = Keyring(_split(_secret_file(Path(config.path or ""))))
+            self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
         await self._store.open()
         vault = Vault(self._store, self._keyring)
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
@@ -261,31 +262,3 @@ def make_store(config: StoreConfig, redis_prefix: str) -> Store:
     from ._memory_store import MemoryStore
 
     return MemoryStore()
-
-
-def _secret_file(database: Path) -> str:
-    """The secret kept beside a SQLite database (mode 0600), made on first use."""
-    path = database.with_name(database.name + ".secret")
-    try:
-        return path.read_text().strip()
-    except FileNotFoundError:
-        pass
-    import secrets
-
-    secret = secrets.token_urlsafe(32)
-    draft = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(secret + "\n")
-    try:
-        os.link(draft, path)  # atomic: a second instance either wins or reads the whole file
-    except FileExistsError:
-        return path.read_text().strip()
-    finally:
-        draft.unlink()
-    logger.warning(
-        "REMEMBER_SECRET is not set: created a secret for the SQLite store at %s (mode 0600). "
-        "Keep it with the database; without it the stored values cannot be read.",
-        path,
-    )
-    return secret

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcpkit_remember._private_files import create_database
 from mcpkit_remember._store import (
     Address,
     Entry,
@@ -248,6 +249,7 @@ class SQLiteStore:
 
     def _connect(self) -> sqlite3.Connection:
         """Runs on the worker thread: the connection belongs to it for its whole life."""
+        create_database(self._path)  # 0600 before SQLite makes it (and its -wal, -shm) with the umask's mode
         try:
             conn = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         except sqlite3.DatabaseError as exc:
