@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -71,11 +71,12 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
 class PrivateRedis:
     """A ``redis-server`` this test started on a loopback port; stop and start it at will."""
 
-    def __init__(self, binary: str, port: int, directory: Path) -> None:
+    def __init__(self, binary: str, port: int, directory: Path, extra: Sequence[str] = ()) -> None:
         self.port = port
         self.url = f"redis://127.0.0.1:{port}/0"
         self._binary = binary
         self._directory = directory
+        self._extra = list(extra)
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -83,7 +84,7 @@ class PrivateRedis:
         if self._process is not None:
             return
         command = [self._binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-        command += ["--appendonly", "no", "--dir", str(self._directory)]
+        command += ["--appendonly", "no", "--dir", str(self._directory), *self._extra]
         self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not _answers(self.url):
@@ -128,14 +129,29 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
-    """A fresh ``redis-server`` of this test's own, always stopped at teardown."""
+def make_private_redis(tmp_path: Path) -> Iterator[Callable[..., PrivateRedis]]:
+    r"""``make_private_redis("--maxmemory", "2mb")``: started ``redis-server``\ s of this test's own, stopped after."""
     binary = shutil.which("redis-server")
     if binary is None:
         _missing("redis-server is not on PATH")
-    server = PrivateRedis(binary, _free_port(), tmp_path)
-    server.start()
+    started: list[PrivateRedis] = []
+
+    def make(*extra: str) -> PrivateRedis:
+        directory = tmp_path / f"redis-{len(started)}"
+        directory.mkdir()
+        server = PrivateRedis(binary, _free_port(), directory, extra)
+        started.append(server)
+        server.start()
+        return server
+
     try:
-        yield server
+        yield make
     finally:
-        server.stop()
+        for server in started:
+            server.stop()
+
+
+@pytest.fixture
+def private_redis(make_private_redis: Callable[..., PrivateRedis]) -> PrivateRedis:
+    """A fresh ``redis-server`` of this test's own, always stopped at teardown."""
+    return make_private_redis()

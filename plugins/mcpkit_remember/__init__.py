@@ -6,6 +6,7 @@ from ._errors import (
     RememberError,
     RememberIdentityError,
     RememberInvalidError,
+    RememberQuotaError,
     RememberScopeNotAllowedError,
     RememberStoreUnavailableError,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "RememberIdentityError",
     "RememberInvalidError",
     "RememberPlugin",
+    "RememberQuotaError",
     "RememberScopeNotAllowedError",
     "RememberStoreUnavailableError",
     "Scope",

@@ -139,17 +139,20 @@ local function quota(p, key, size, max_values, max_bytes)
 end
 
 -- Store value (header + data) at key; px: relative ms for Redis' expiry or ''; score: deadline or 'inf'.
+-- The bookkeeping comes first: if Redis refuses a command half-way (out of memory), what is left is an
+-- index entry without a value (skipped by every read, replaced by the next write), never a value that
+-- no index knows and so no listing, forget_all or purge would find.
 local function write(p, key, value, px, score)
+  redis.call('SADD', p.owner, p.bucket)
+  redis.call('ZADD', p.index, score, key)
+  local old = tonumber(redis.call('HGET', p.sizes, key) or '0')
+  redis.call('HSET', p.sizes, key, #value - 8)
+  redis.call('HINCRBY', p.sizes, '', #value - 8 - old)
   if px == '' then
     redis.call('SET', p.values .. key, value)
   else
     redis.call('SET', p.values .. key, value, 'PX', px)
   end
-  redis.call('ZADD', p.index, score, key)
-  local old = tonumber(redis.call('HGET', p.sizes, key) or '0')
-  redis.call('HSET', p.sizes, key, #value - 8)
-  redis.call('HINCRBY', p.sizes, '', #value - 8 - old)
-  redis.call('SADD', p.owner, p.bucket)
   trim(p)
   refresh_index(p)
   refresh_owner(p.base)

@@ -52,9 +52,9 @@ LEGACY_SCAN_SECONDS = 2.0
 
 _HEADER = struct.Struct(">d")
 _UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
-#: Refusals after which Redis has certainly not run a write (it refused to start it).
+#: Refusals after which Redis has certainly not run a write (it refused to start it). Out of memory is not
+#: among them: Redis refuses inside a script, at its first command that needs memory, after earlier ones ran.
 _REFUSED_BEFORE_RUNNING = (
-    redis_errors.OutOfMemoryError,
     redis_errors.ReadOnlyError,
     redis_errors.NoPermissionError,
     redis_errors.NoScriptError,
@@ -106,12 +106,16 @@ class RedisStore:
                     pipe.get(self._layout)
                     for script in scripts.values():
                         pipe.script_load(script.script)
-                    cluster, layout, *_ = await pipe.execute()
-            if cluster.get("cluster_enabled"):
-                raise StoreUnavailableError(
-                    f"Redis at {self._where} is a Redis Cluster node; the remember store needs a single Redis "
-                    "(a primary, with replicas if you like). Point REMEMBER_STORE at a standalone Redis."
-                )
+                    answers = await pipe.execute(raise_on_error=False)
+                cluster, layout = answers[:2]
+                if isinstance(cluster, dict) and cluster.get("cluster_enabled"):
+                    raise StoreUnavailableError(
+                        f"Redis at {self._where} is a Redis Cluster node; the remember store needs a standalone "
+                        "Redis (a primary, with replicas if you like). Point REMEMBER_STORE at a standalone Redis."
+                    )
+                for answer in answers:
+                    if isinstance(answer, Exception):
+                        raise answer
             self._client, self._scripts = client, scripts
             self.legacy = layout != _LAYOUT_CURRENT and await self._find_legacy(layout)
         except BaseException:

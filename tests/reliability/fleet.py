@@ -41,6 +41,12 @@ class Read(ToolContext):
         return {"values": {key: await self.remember.get(key, scope="user") for key in keys}}
 
 
+@tool(name="drop", description="Forget the value kept under a key, for the signed-in caller.")
+class Drop(ToolContext):
+    async def execute(self, key: str) -> dict[str, bool]:
+        return {"dropped": await self.remember.forget(key, scope="user")}
+
+
 @tool(name="count", description="Add one to the counter under a key, for the signed-in caller; returns it.")
 class Count(ToolContext):
     async def execute(self, key: str) -> dict[str, Any]:
@@ -48,13 +54,13 @@ class Count(ToolContext):
 
 
 def server() -> Server:
-    """The fleet server: the four tools above and the model-facing memory tools (user scope)."""
+    """The fleet server: the five tools above and the model-facing memory tools (user scope)."""
     plugin = RememberPlugin.init(
         tools={"enabled": True, "allowed_scopes": ["user"]},
         redis_prefix=os.environ.get(PREFIX_VARIABLE) or "mcpkit:remember:",
     )
 
-    @app(id="fleet", tools=[Ping, Put, Read, Count], plugins=[plugin])
+    @app(id="fleet", tools=[Ping, Put, Read, Drop, Count], plugins=[plugin])
     class FleetApp:
         """Tools that remember, and one that does not."""
 

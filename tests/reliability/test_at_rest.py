@@ -16,8 +16,10 @@ import asyncio
 import base64
 import json
 import logging
+import math
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,7 +29,7 @@ from typing import Any, Literal, Protocol
 import pytest
 import redis
 
-from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
+from mcpkit import JWTAuth, ManualClock, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember import _plugin as remember_plugin
@@ -48,15 +50,18 @@ Scope = Literal["user", "session", "tool", "global"]
 class Slot(ToolContext):
     """One tool for both, so that tool scope (per tool name) reads what it kept."""
 
-    async def execute(self, op: Literal["keep", "recall"], key: str, scope: Scope, value: Any = None) -> dict[str, Any]:
+    async def execute(
+        self, op: Literal["keep", "recall"], key: str, scope: Scope, value: Any = None, ttl: float | None = None
+    ) -> dict[str, Any]:
         if op == "keep":
-            await self.remember.set(key, value, scope=scope)
+            await self.remember.set(key, value, scope=scope, ttl=ttl)
             return {"session_id": self.caller.session_id}
         return {"value": await self.remember.get(key, scope=scope, default=MISSING)}
 
 
-async def keep(client: Any, key: str, value: Any, scope: Scope) -> dict[str, Any]:
-    kept: dict[str, Any] = await client.call("slot", {"op": "keep", "key": key, "value": value, "scope": scope})
+async def keep(client: Any, key: str, value: Any, scope: Scope, ttl: float | None = None) -> dict[str, Any]:
+    arguments = {"op": "keep", "key": key, "value": value, "scope": scope, "ttl": ttl}
+    kept: dict[str, Any] = await client.call("slot", arguments)
     return kept
 
 
@@ -96,6 +101,10 @@ class Disk(Protocol):
         """Put other sealed bytes at ``address``, as someone with write access to the store could."""
         ...
 
+    def keep_forever(self, address: Address) -> None:
+        """Remove the deadline the store keeps beside the sealed bytes (and any expiry of its own)."""
+        ...
+
 
 class SQLiteDisk:
     def __init__(self, directory: Path) -> None:
@@ -123,6 +132,13 @@ class SQLiteDisk:
         with sqlite3.connect(self.path) as writer:
             changed = writer.execute(
                 "UPDATE remember_entries SET data = ? WHERE owner = ? AND bucket = ? AND key = ?", (sealed, *address)
+            ).rowcount
+        assert changed == 1, address
+
+    def keep_forever(self, address: Address) -> None:
+        with sqlite3.connect(self.path) as writer:
+            changed = writer.execute(
+                "UPDATE remember_entries SET expires_at = NULL WHERE owner = ? AND bucket = ? AND key = ?", address
             ).rowcount
         assert changed == 1, address
 
@@ -177,6 +193,17 @@ class RedisDisk:
         framing = self.client.getrange(name, 0, self.FRAMING - 1)
         assert len(framing) == self.FRAMING, name
         self.client.set(name, framing + sealed, keepttl=True)
+
+    def keep_forever(self, address: Address) -> None:
+        owner, bucket, key = address
+        base = f"{self.prefix}{{{owner}}}"
+        name = f"{base}:v:{bucket}:{key}"
+        sealed = (self.client.get(name) or b"")[self.FRAMING :]
+        assert sealed, name
+        self.client.set(name, struct.pack(">d", math.inf) + sealed)  # no deadline in the header, no expiry
+        self.client.zadd(f"{base}:i:{bucket}", {key: math.inf})
+        for kept in (f"{base}:i:{bucket}", f"{base}:z:{bucket}", f"{base}:b"):
+            self.client.persist(kept)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -407,6 +434,60 @@ async def test_a_tampered_byte_anywhere_in_a_sealed_value_is_detected(
     assert warnings, "a tampered value must be logged"
     assert "FR76" not in " ".join(warnings)
     assert restored == "FR76 3000 6000 0112 3456 7890 189"  # nothing was deleted: the detection is the decryption
+
+
+async def test_a_deadline_removed_beside_the_ciphertext_does_not_keep_a_value_alive(
+    disk: Disk, monkeypatch: pytest.MonkeyPatch, figures: Figures
+) -> None:
+    monkeypatch.setenv("REMEMBER_SECRET", SECRET_A)
+    clock = ManualClock()
+    async with running(server_on(disk), clock=clock) as callers:
+        nour = callers("nour")
+        await keep(nour, "one-time-code", "482913", "user", ttl=300)
+        disk.keep_forever(address("nour", "user", "one-time-code"))  # as someone who can write the store
+        before = await recall(nour, "one-time-code", "user")
+        clock.advance(301)
+        after = await recall(nour, "one-time-code", "user")
+        listed = await nour.call("slot", {"op": "recall", "key": "one-time-code", "scope": "user"})
+    figures.record(
+        inputs=1,
+        leaks=int(after != MISSING),
+        detail=f"{type(disk).__name__[:-4]}: a 5-minute value whose deadline beside the ciphertext was removed "
+        "(SQLite expires_at NULL; Redis header, index score and key expiry made endless) still expired on "
+        "time: the deadline sealed with the value wins",
+    )
+    assert before == "482913"
+    assert after == MISSING
+    assert listed == {"value": MISSING}
+
+
+async def test_an_older_value_put_back_at_its_own_address_reads_as_missing_to_the_server_that_replaced_it(
+    disk: Disk, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, figures: Figures
+) -> None:
+    monkeypatch.setenv("REMEMBER_SECRET", SECRET_A)
+    caplog.set_level(logging.WARNING, logger="mcpkit.remember")
+    where = address("nour", "user", "role")
+    async with running(server_on(disk)) as callers:
+        nour = callers("nour")
+        await keep(nour, "role", "admin", "user")
+        older = disk.sealed()[where]
+        await keep(nour, "role", "viewer", "user")  # demoted
+        disk.replace(where, older)  # someone with write access replays the older ciphertext
+        replayed = await recall(nour, "role", "user")
+    warnings = [r.getMessage() for r in caplog.records if r.name == "mcpkit.remember"]
+    async with running(server_on(disk)) as callers:  # a process that never saw "viewer" cannot tell
+        elsewhere = await recall(callers("nour"), "role", "user")
+    figures.record(
+        inputs=1,
+        leaks=int(replayed != MISSING),
+        detail=f"{type(disk).__name__[:-4]}: a caller's older sealed value replayed at its own address after the "
+        f"server replaced it: read as missing and logged; a server started afterwards (which never saw the newer "
+        f"value) read {elsewhere!r}, as docs/stores.md says it cannot tell",
+    )
+    assert replayed == MISSING
+    assert any("put back in the store" in w for w in warnings), warnings
+    assert not any("admin" in w or "viewer" in w for w in warnings)
+    assert elsewhere == "admin"
 
 
 @pytest.mark.usefixtures("patient_secret_check")

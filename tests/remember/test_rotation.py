@@ -19,7 +19,10 @@ from mcpkit_remember._cli import purge_user, rotate
 from mcpkit_remember._config import StoreConfig
 from mcpkit_remember._keyring import Keyring
 from mcpkit_remember._plugin import make_store
+from mcpkit_remember._scope import Place
+from mcpkit_remember._sqlite_store import SCAN_PAGE
 from mcpkit_remember._store import Record, Store
+from mcpkit_remember._vault import Vault
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem, static_user_id, user_identity
 from remember.tools import MISSING
 
@@ -257,3 +260,41 @@ async def test_the_purge_command_reports_the_count(store_options: dict[str, Any]
 
     async with serve(store_options, clock, secret=SECRET) as callers:
         await assert_purged(callers)
+
+
+class Watched:
+    """A store whose scan counts what it handed out, and which notes how far the scan was at the first write."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.scanned = 0
+        self.scanned_at_first_write: int | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def scan(self) -> AsyncIterator[Record]:
+        async for record in self._store.scan():
+            self.scanned += 1
+            yield record
+
+    async def swap(self, *args: Any, **kwargs: Any) -> bool:
+        if self.scanned_at_first_write is None:
+            self.scanned_at_first_write = self.scanned
+        return bool(await self._store.swap(*args, **kwargs))
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_rotate_streams_the_store_instead_of_reading_it_all_first(store_options: dict[str, Any]) -> None:
+    clock = ManualClock()
+    plugin = RememberPlugin.init(**store_options, secret=SECRET)
+    async with opened_store(store_options) as store:
+        vault = Vault(store, Keyring([SECRET]))
+        for number in range(1200):  # more than two pages of the SQLite scan
+            place = Place(user_identity(f"user-{number}"), "user")
+            await vault.write(place, "k", '"v"', None, clock.now(), plugin.quota)
+        watched = Watched(store)
+        report = await rotate(watched, Keyring([SECRET_B, SECRET]), clock.now())  # type: ignore[arg-type]
+    assert report.rotated == 1200
+    assert watched.scanned_at_first_write is not None
+    assert watched.scanned_at_first_write <= SCAN_PAGE  # the first move came before the second page was read

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
 import redis
 
 from mcpkit import ConfigurationError, ManualClock, Server
-from mcpkit.testing import CallAs
+from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._redis_store import EXPIRY_MARGIN_MS
 from mcpkit_remember._values import MAX_TTL
@@ -230,3 +231,23 @@ class TestExpiredValuesAreDeleted:
                 break
             await asyncio.sleep(0.01)
         assert remaining == [kept]
+
+
+@pytest.mark.parametrize("store_kind", ["redis"])
+@pytest.mark.parametrize("skew", [-3600.0, 3600.0], ids=["app-clock-an-hour-behind", "app-clock-an-hour-ahead"])
+async def test_a_skewed_server_clock_never_makes_redis_delete_a_live_value_early(
+    store_options: dict[str, Any], skew: float
+) -> None:
+    """Redis' own expiry is relative to the framework clock: a Redis clock an hour off deletes nothing early."""
+    clock = ManualClock(time.time() + skew)
+    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as call_as:
+        nour = call_as("nour")
+        await mem(nour, "set", key="draft", value="short-lived", scope="user", ttl=60)
+        await mem(nour, "increment", key="visits", scope="user", ttl=60)
+        assert await mem(nour, "get", key="draft", scope="user") == "short-lived"
+        clock.advance(59)
+        assert await mem(nour, "get", key="draft", scope="user") == "short-lived"
+        assert await mem(nour, "list", scope="user") == ["draft", "visits"]
+        clock.advance(2)
+        assert await mem(nour, "get", key="draft", scope="user") == MISSING
+        assert await mem(nour, "list", scope="user") == []

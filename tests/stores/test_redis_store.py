@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -305,3 +306,50 @@ def test_only_a_write_that_may_have_reached_redis_says_it_may_have_been_applied(
     with pytest.raises(StoreUnavailableError) as caught, store._reaching(writing=writing):
         raise error
     assert caught.value.maybe_applied is maybe_applied
+
+
+async def test_a_redis_cluster_node_is_refused_at_open_saying_what_is_needed(
+    make_private_redis: Callable[..., PrivateRedis], tmp_path: Path
+) -> None:
+    node = make_private_redis("--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf"))
+    store = RedisStore(node.url, prefix="mcpkit-test:")
+    with pytest.raises(StoreUnavailableError) as refused:
+        await store.open()
+    message = str(refused.value)
+    assert "Redis Cluster" in message
+    assert "standalone Redis" in message
+    assert node.url in message
+    with pytest.raises(RuntimeError, match="not open"):
+        await store.get(OWNER, "user", "k", time.time())
+
+
+async def test_a_full_redis_refuses_writes_as_unavailable_and_leaves_no_value_unindexed(
+    make_private_redis: Callable[..., PrivateRedis],
+) -> None:
+    node = make_private_redis("--maxmemory", "2mb", "--maxmemory-policy", "noeviction")
+    store = RedisStore(node.url, prefix="mcpkit-test:")
+    await store.open()
+    now = time.time()
+    try:
+        await store.put(OWNER, "user", "kept", b"first", None, now)
+        written = 0
+
+        async def fill() -> None:
+            nonlocal written
+            while written < 10_000:
+                await store.put(OWNER, "user", f"k{written}", b"x" * 4096, None, now)
+                written += 1
+
+        with pytest.raises(StoreUnavailableError) as full:
+            await fill()
+        assert "maxmemory" in str(full.value)
+        # Redis refuses inside the script, on the first command that needs memory: which one, no answer says.
+        assert full.value.maybe_applied is True
+        with pytest.raises(StoreUnavailableError):
+            await store.swap(OWNER, "user", "k-new", None, b"x" * 4096, None, now)
+        assert await store.get(OWNER, "user", "kept", now) == Entry(b"first", None)
+        listed = [key for key, _ in await store.entries(OWNER, "user", now)]
+        assert listed == sorted(["kept", *(f"k{number}" for number in range(written))])  # no value left unindexed
+        assert await store.delete_owner(OWNER) == written + 1  # and every value is found by a purge
+    finally:
+        await store.close()

@@ -1,0 +1,173 @@
+"""What one caller can make a server spend or keep: caller-controlled patterns, floods of values.
+
+A real ``mcpkit run`` process of ``exposed.py`` (anonymous callers allowed, the memory tools in every scope)
+on loopback, called with the official ``mcp`` client. While an anonymous attacker sends ``list_memories``
+patterns built to be expensive, another caller's latency is measured; floods of writes meet the quotas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import statistics
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcpkit.testing import error_code
+from reliability.exposed import KEYS
+from reliability.figures import Figures
+from reliability.processes import ServerProcess
+
+EXPOSED = f"{Path(__file__).with_name('exposed.py')}:server"
+SECRET = "exposed-test-secret-0123456789abcdef"
+ATTACKERS = 8
+ATTACK_SECONDS = 4.0
+#: The bound on a legitimate caller's slowest call while the attack runs (its calls take milliseconds).
+LATENCY_BOUND_SECONDS = 0.5
+
+
+@asynccontextmanager
+async def client(url: str, key: str | None, mode: str = "2026-07-28") -> AsyncIterator[Client]:
+    headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as connected,
+    ):
+        yield connected
+
+
+def evil_pattern(number: int) -> str:
+    """255 characters of classes spanning U+0100-U+10FFFF, a distinct one each time (nothing can be cached)."""
+    wide = "[\u0100-\U0010ffff]"
+    body = wide * (254 // len(wide))
+    unique = chr(0x4E00 + number // 20000 % 20000) + chr(0x4E00 + number % 20000)
+    return (unique + body)[:255]
+
+
+def text(result: mcp_types.CallToolResult) -> str:
+    return "".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
+
+
+async def test_expensive_glob_patterns_from_an_anonymous_caller_never_stall_other_callers(
+    tmp_path: Path, figures: Figures
+) -> None:
+    env = {"REMEMBER_STORE": "memory", "REMEMBER_SECRET": SECRET}
+    process = ServerProcess(EXPOSED, cwd=tmp_path, env=env).start()
+    attacks = 0
+    try:
+        async with client(process.url, KEYS["nour"]) as nour:
+            for number in range(20):
+                await nour.call_tool("remember_this", {"key": f"banner-{number}", "value": "x", "scope": "global"})
+        async with client(process.url, KEYS["sam"]) as sam:
+            at_rest = [await timed(sam) for _ in range(20)]
+
+            stop = time.monotonic() + ATTACK_SECONDS
+
+            async def attacker(number: int) -> int:
+                sent = 0
+                async with client(process.url, None) as anonymous:
+                    while time.monotonic() < stop:
+                        pattern = evil_pattern(number * 10_000 + sent)
+                        arguments = {"scope": "global", "pattern": pattern}
+                        result = await anonymous.call_tool("list_memories", arguments)
+                        assert not result.is_error, text(result)
+                        sent += 1
+                return sent
+
+            attack = [asyncio.create_task(attacker(number)) for number in range(ATTACKERS)]
+            await asyncio.sleep(0.2)
+            under_attack = []
+            while time.monotonic() < stop - 0.2:
+                under_attack.append(await timed(sam))
+            attacks = sum(await asyncio.gather(*attack))
+    finally:
+        process.kill()
+    slowest = max(under_attack)
+    figures.record(
+        callers=ATTACKERS + 1,
+        calls=len(at_rest) + len(under_attack) + attacks,
+        inputs=attacks,
+        detail=(
+            f"{ATTACKERS} anonymous callers sent {attacks} distinct 255-character list_memories patterns of wide "
+            f"character classes (global scope) for {ATTACK_SECONDS:.0f} s; another caller's calls took "
+            f"{statistics.median(at_rest) * 1000:.0f} ms (median) at rest and "
+            f"{statistics.median(under_attack) * 1000:.0f} ms median, {slowest * 1000:.0f} ms slowest meanwhile "
+            f"(bound {LATENCY_BOUND_SECONDS * 1000:.0f} ms)"
+        ),
+    )
+    assert attacks > ATTACKERS  # the attack really ran
+    assert slowest < LATENCY_BOUND_SECONDS, f"slowest call {slowest:.3f} s under attack"
+
+
+async def timed(sam: Client) -> float:
+    started = time.monotonic()
+    result = await sam.call_tool("ping", {})
+    assert not result.is_error
+    return time.monotonic() - started
+
+
+async def test_floods_of_values_stop_at_the_quotas_and_anonymous_callers_cannot_write_global_values(
+    tmp_path: Path, figures: Figures
+) -> None:
+    database = tmp_path / "exposed.db"
+    env = {
+        "REMEMBER_STORE": f"sqlite:///{database}",
+        "REMEMBER_SECRET": SECRET,
+        "EXPOSED_MAX_VALUES": "100",
+        "EXPOSED_MAX_BYTES": str(2 * 65536),
+    }
+    process = ServerProcess(EXPOSED, cwd=tmp_path, env=env).start()
+    codes: dict[str, int] = {}
+    calls = 0
+
+    async def write(connected: Client, arguments: dict[str, Any]) -> str | None:
+        nonlocal calls
+        calls += 1
+        result = await connected.call_tool("remember_this", arguments)
+        code = error_code(result) if result.is_error else None
+        if code is not None:
+            codes[code] = codes.get(code, 0) + 1
+        return code
+
+    try:
+        async with client(process.url, KEYS["nour"]) as nour:
+            counted = [await write(nour, {"key": f"note-{n}", "value": n, "scope": "user"}) for n in range(150)]
+            big = "x" * 30_000
+            sized = [await write(nour, {"key": f"big-{n}", "value": big, "scope": "session"}) for n in range(8)]
+            replaced = await write(nour, {"key": "note-0", "value": "replacing adds nothing", "scope": "user"})
+        async with client(process.url, None) as anonymous:
+            global_writes = [
+                await write(anonymous, {"key": f"spam-{n}", "value": "x" * 1000, "scope": "global"}) for n in range(50)
+            ]
+        sessions = []
+        for _ in range(5):  # anonymous callers with 2025-11-25 sessions keep notes, each within the quota
+            async with client(process.url, None, "legacy") as session:
+                sessions.append([await write(session, {"key": f"s-{n}", "value": n}) for n in range(120)])
+    finally:
+        process.stop()
+    with sqlite3.connect(database) as db:
+        (stored,) = db.execute("SELECT count(*) FROM remember_entries").fetchone()
+    figures.record(
+        callers=2 + len(sessions),
+        calls=calls,
+        detail=(
+            f"quotas of 100 values and 128 KiB per caller and scope: {counted.count(None)} of 150 notes kept, "
+            f"{sized.count(None)} of 8 values of 30 kB; {global_writes.count(None)} of 50 anonymous global writes "
+            f"accepted; 5 anonymous sessions kept {sum(s.count(None) for s in sessions)} of 600; refusals by code: "
+            f"{dict(sorted(codes.items()))}; {stored} entries in the store afterwards"
+        ),
+    )
+    assert counted == [None] * 100 + ["REMEMBER_QUOTA_EXCEEDED"] * 50
+    assert sized == [None] * 4 + ["REMEMBER_QUOTA_EXCEEDED"] * 4  # 4 x 30 kB fit in 128 KiB, a fifth does not
+    assert replaced is None
+    assert global_writes == ["REMEMBER_IDENTITY_REQUIRED"] * 50
+    assert all(written == [None] * 100 + ["REMEMBER_QUOTA_EXCEEDED"] * 20 for written in sessions)
+    assert stored == 100 + 4 + 5 * 100
