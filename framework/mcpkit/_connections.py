@@ -32,8 +32,11 @@ from ._errors import ConfigurationError
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
 
-#: Open files kept free for everything that is not a client connection (stores, logs, the listener).
-RESERVED_FILES = 64
+#: Connections the kernel queues for accepting, which is also how many asyncio accepts in one go.
+ACCEPT_BACKLOG = 128
+#: Open files kept free beyond the cap: 64 for everything that is not a client connection (stores, logs,
+#: the listener), and two backlogs: one accepted before the cap is applied to it, one closing.
+RESERVED_FILES = 64 + 2 * ACCEPT_BACKLOG
 #: Connections served at once unless told otherwise (fewer if the open-files limit cannot make room).
 DEFAULT_MAX_CONNECTIONS = 1000
 #: The most a request head may hold (h11's default, made explicit): a larger one gets 400.

@@ -19,7 +19,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
-from ._connections import MAX_HEADER_BYTES, ConnectionLimits, guarded_protocol
+from ._connections import ACCEPT_BACKLOG, MAX_HEADER_BYTES, ConnectionLimits, guarded_protocol
 from ._errors import ConfigurationError
 
 __all__ = ["listening_socket", "serve_http", "url_of"]
@@ -47,6 +47,7 @@ def serve_http(
         lifespan="off",  # run by _Uvicorn below, so its errors are raised rather than logged
         http=protocol,
         ws="none",
+        backlog=ACCEPT_BACKLOG,
         timeout_keep_alive=limits.keep_alive_timeout,  # type: ignore[arg-type]  # a float works
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
