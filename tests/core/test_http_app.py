@@ -156,3 +156,16 @@ async def test_allowed_origins_names_the_browser_pages_that_may_call() -> None:
 def test_unusable_host_and_origin_lists_are_refused(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match="^" + re.escape(message)):
         open_server().http_app(**options)
+
+
+async def test_a_2025_request_without_a_session_is_told_to_initialize_first_or_how_to_use_2026() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    async with running(open_server().http_app()) as http:
+        response = await http.post("/mcp", json=message, headers=headers)
+
+    assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
+    text = response.json()["error"]["message"]
+    assert text.startswith("No 'Mcp-Session-Id': on protocol 2025-11-25 send 'initialize' first")
+    assert "send the header 'MCP-Protocol-Version: 2026-07-28'" in text
