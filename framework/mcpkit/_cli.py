@@ -94,6 +94,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The ``run`` options that go to ``Server.run`` under the same name.
+_HTTP_OPTIONS = (
+    "allowed_hosts",
+    "allowed_origins",
+    "max_body_bytes",
+    "max_sessions",
+    "sessions_per_caller",
+    "session_idle_timeout",
+    "max_connections",
+    "read_timeout",
+    "keep_alive_timeout",
+)
+
+
 def _run(args: argparse.Namespace) -> int:
     server = load_server(args.target)
     if args.stdio:
@@ -101,21 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if args.user:
             raise CommandError("--user signs in the stdio caller; use it with --stdio.")
-        server.run(
-            "http",
-            host=args.host,
-            port=args.port,
-            log_level=args.log_level,
-            allowed_hosts=args.allowed_hosts,
-            allowed_origins=args.allowed_origins,
-            max_body_bytes=args.max_body_bytes,
-            max_sessions=args.max_sessions,
-            sessions_per_caller=args.sessions_per_caller,
-            session_idle_timeout=args.session_idle_timeout,
-            max_connections=args.max_connections,
-            read_timeout=args.read_timeout,
-            keep_alive_timeout=args.keep_alive_timeout,
-        )
+        options = {name: getattr(args, name) for name in _HTTP_OPTIONS}
+        server.run("http", host=args.host, port=args.port, log_level=args.log_level, **options)
     return 0
 
 

@@ -125,13 +125,15 @@ class SessionGuard:
         await self._end_all(self._overdue(now))
         owner = _owner(scope)
         held = self._by_owner.get(owner, {})
+        victim = None
         if len(held) + self._opening.get(owner, 0) >= self._limits.per_caller:
             victim = next((s for s in held.values() if not s.posts_in_flight), None)
             if victim is None:
                 await _refuse(send, self._limits.per_caller)
                 return
             self._warn(owner, now)
-            await self._end_all([victim])
+            self._forget(victim)
+        # Counted before anything is awaited, so concurrent openings by one caller cannot overshoot its limit.
         self._opening[owner] = self._opening.get(owner, 0) + 1
         reserved = True
 
@@ -146,6 +148,8 @@ class SessionGuard:
             await send(message)
 
         try:
+            if victim is not None:
+                await self._delete(victim)
             await self._app(scope, receive, registering_send)
         finally:
             if reserved:

@@ -118,6 +118,19 @@ async def test_a_flood_of_initialize_by_one_caller_never_refuses_another() -> No
         assert not await works(http, flood[0].headers["mcp-session-id"], NOUR_KEY)
 
 
+async def test_concurrent_openings_by_one_caller_never_leave_it_more_sessions_than_its_limit() -> None:
+    async with running(make_server().http_app(sessions_per_caller=3)) as http:
+        results: list[httpx2.Response] = []
+        async with anyio.create_task_group() as group:
+            for _ in range(30):
+                group.start_soon(_append, results, initialize(http, NOUR_KEY))
+        minted = [response.headers["mcp-session-id"] for response in results if response.status_code == 200]
+        alive = [sid for sid in minted if await works(http, sid, NOUR_KEY)]
+
+    assert len(minted) + sum(response.status_code == 429 for response in results) == 30
+    assert len(alive) == 3
+
+
 async def test_anonymous_callers_are_counted_by_their_address() -> None:
     asgi = make_server().http_app(sessions_per_caller=2)
     async with running(asgi), from_address(asgi, "192.0.2.1") as one, from_address(asgi, "192.0.2.2") as two:
