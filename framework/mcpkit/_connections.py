@@ -169,11 +169,9 @@ class _GuardedH11Protocol(H11Protocol):
         """Write a whole response without h11 (no request was read), then close the connection."""
         body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}})
         reason = {408: "Request Timeout", 503: "Service Unavailable"}[status]
-        head = (
-            f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            f"connection: close\r\n{'retry-after: 1' + chr(13) + chr(10) if status == 503 else ''}\r\n"
-        )
-        self.transport.write(head.encode() + body.encode())
+        lines = [f"HTTP/1.1 {status} {reason}", "content-type: application/json", f"content-length: {len(body)}"]
+        lines += ["connection: close", *(["retry-after: 1"] if status == 503 else []), "", body]
+        self.transport.write("\r\n".join(lines).encode())
         self._close()
 
     def _close(self) -> None:
