@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from urllib.parse import urlsplit
 
 from mcpkit import ConfigurationError
 from mcpkit_remember import parse_store_url
@@ -57,11 +58,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = parse_store_url(args.store)
         keys = load_keys()
         server = create_server(args.store, keys.keys)
+
+        def serving(url: str) -> None:  # called once the port is bound and the store is open
+            print(startup_message(args.host, urlsplit(url).port or args.port, store, keys), flush=True)
+
+        server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
     except ConfigurationError as exc:
         print(f"helpdesk: {exc}", file=sys.stderr)
         return 2
-    print(startup_message(args.host, args.port, store, keys), flush=True)
-    server.run(transport="http", host=args.host, port=args.port)
     return 0
 
 

@@ -12,6 +12,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from ._errors import ConfigurationError
 from ._server import Server
 
 __all__ = ["load_server", "main"]
@@ -28,13 +29,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.handler(args) or 0)
-    except CommandError as exc:
+    except (CommandError, ConfigurationError) as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
-        return 1
+        return 2
 
 
 class CommandError(Exception):
-    """A command failed in a way the user can fix; printed without a traceback."""
+    """A command was given something it cannot use; printed as one line, without a traceback (exit code 2)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,14 +52,60 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("target", help="package.module:attr or path/to/file.py:attr")
     run.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    run.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    run.add_argument("--port", type=int, default=8000, help="port to listen on, 0 for any free one (default: 8000)")
     run.add_argument("--stdio", action="store_true", help="serve one client over stdin/stdout instead of HTTP")
     run.add_argument("--user", help="with --stdio: sign the local person in as user id local:USER")
     run.add_argument("--log-level", default="info", help="uvicorn log level (default: info)")
+    limits = run.add_argument_group("HTTP limits (see docs/deployment.md)")
+    limits.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="HOST",
+        dest="allowed_hosts",
+        help="a Host clients use, like mcp.example.com or mcp.example.com:* (repeat for several); "
+        "needed to listen beyond loopback",
+    )
+    limits.add_argument(
+        "--allowed-origin",
+        action="append",
+        metavar="ORIGIN",
+        dest="allowed_origins",
+        help="a browser origin allowed to call, like https://app.example.com (repeat for several; "
+        "default: the allowed hosts over http and https)",
+    )
+    limits.add_argument(
+        "--max-body-bytes", type=int, help="largest request body (default: 262144, or what a plugin needs)"
+    )
+    limits.add_argument("--max-sessions", type=int, default=10_000, help="2025-11-25 sessions in all (default: 10000)")
+    limits.add_argument("--sessions-per-caller", type=int, default=64, help="sessions per caller (default: 64)")
+    limits.add_argument(
+        "--session-idle-timeout", type=float, default=1800.0, help="seconds an unused session lives (default: 1800)"
+    )
+    limits.add_argument("--max-connections", type=int, help="connections at once (default: 1000, or the ulimit)")
+    limits.add_argument(
+        "--read-timeout", type=float, default=10.0, help="seconds for a request to arrive whole (default: 10)"
+    )
+    limits.add_argument(
+        "--keep-alive-timeout", type=float, default=5.0, help="seconds an idle connection is kept (default: 5)"
+    )
     run.set_defaults(handler=_run)
     for entry in entry_points(group=CLI_GROUP):
         entry.load()(commands)
     return parser
+
+
+#: The ``run`` options that go to ``Server.run`` under the same name.
+_HTTP_OPTIONS = (
+    "allowed_hosts",
+    "allowed_origins",
+    "max_body_bytes",
+    "max_sessions",
+    "sessions_per_caller",
+    "session_idle_timeout",
+    "max_connections",
+    "read_timeout",
+    "keep_alive_timeout",
+)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -68,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if args.user:
             raise CommandError("--user signs in the stdio caller; use it with --stdio.")
-        server.run("http", host=args.host, port=args.port, log_level=args.log_level)
+        options = {name: getattr(args, name) for name in _HTTP_OPTIONS}
+        server.run("http", host=args.host, port=args.port, log_level=args.log_level, **options)
     return 0
 
 

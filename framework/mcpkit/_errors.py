@@ -28,5 +28,8 @@ class ToolError(Exception):
         return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
 
 
-class ConfigurationError(Exception):
-    """The server's tools, apps, plugins or auth are set up wrongly; raised when ``Server`` is built."""
+class ConfigurationError(ValueError):
+    """The server's tools, apps, plugins, auth or serving options are set up wrongly; raised before it serves.
+
+    It is a ``ValueError`` too, so code that caught the constructors' ``ValueError`` keeps working.
+    """

@@ -48,6 +48,14 @@ class Plugin:
         """Tool classes this plugin contributes to its app."""
         return ()
 
+    def max_request_bytes(self) -> int:
+        """The largest HTTP request body this plugin's tools must accept; 0 when the default is enough.
+
+        The server's body limit (256 KiB by default) is raised to the largest of these, and an
+        explicit ``max_body_bytes`` below one is refused when the app is built.
+        """
+        return 0
+
     async def startup(self) -> None:
         """Run when the server starts serving (open a store, a connection pool)."""
 

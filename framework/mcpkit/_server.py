@@ -7,23 +7,25 @@ import copy
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
 import anyio
 from mcp.server import Server as SDKServer
 from mcp.server.stdio import stdio_server
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 
+from ._body_limit import body_limit
 from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
 from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
 from ._errors import ConfigurationError
 from ._gate import AuthGate
+from ._host_check import host_check
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
+from ._sessions import SessionGuard, SessionLimits
 from ._tool_spec import ToolSpec, build_tool_spec
 
 __all__ = ["Server"]
@@ -31,7 +33,6 @@ __all__ = ["Server"]
 logger = logging.getLogger("mcpkit")
 
 _LOCAL_USER = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class Server:
@@ -144,40 +145,57 @@ class Server:
             for plugin in self._plugins:
                 try:
                     await plugin.startup()
+                except ConfigurationError as exc:
+                    raise ConfigurationError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 except Exception as exc:
                     raise RuntimeError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 stack.push_async_callback(plugin.shutdown)
             yield
 
     def http_app(
-        self, *, host: str = "127.0.0.1", allowed_hosts: Sequence[str] | None = None, json_response: bool = True
+        self,
+        *,
+        host: str = "127.0.0.1",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        json_response: bool = True,
+        max_body_bytes: int | None = None,
+        max_sessions: int = 10_000,
+        sessions_per_caller: int = 64,
+        session_idle_timeout: float = 1800.0,
     ) -> Starlette:
         """A new Starlette app serving MCP at ``/mcp``; its lifespan starts and stops the plugins.
 
-        ``host`` is where it will listen: on loopback, DNS-rebinding protection is on.
-        Behind a real hostname pass ``allowed_hosts=["mcp.example.com"]``. Responses are plain
-        JSON (``json_response=True``): a tool call has one result, and JSON costs the server less
-        than an SSE stream; pass False for SSE responses.
+        ``host`` is where it will listen. The ``Host`` and ``Origin`` of every request are checked:
+        on loopback against loopback names; anywhere else ``allowed_hosts=["mcp.example.com"]`` is
+        required (and ``allowed_origins`` for browser pages). Bodies over ``max_body_bytes`` get 413
+        (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
+        in all and ``sessions_per_caller`` per identity (per address for anonymous callers), ended
+        after ``session_idle_timeout`` seconds unused. Responses are plain JSON
+        (``json_response=True``); pass False for SSE responses. See docs/deployment.md.
         """
         if not self.authenticators and not self.allow_anonymous:
             raise ConfigurationError(
                 f"Server {self.name!r} has no auth and allow_anonymous=False, so every HTTP request would get 401: "
                 "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
             )
-        security = None
-        if allowed_hosts is not None:
-            security = TransportSecuritySettings(
-                enable_dns_rebinding_protection=True, allowed_hosts=list(allowed_hosts)
-            )
-        elif host not in _LOOPBACK:
-            security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        security = host_check(host, allowed_hosts, allowed_origins)
+        sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout)
+        limit = body_limit(max_body_bytes, self._plugins)
         sdk_app = self._sdk.streamable_http_app(
-            streamable_http_path="/mcp", json_response=json_response, host=host, transport_security=security
+            streamable_http_path="/mcp",
+            json_response=json_response,
+            host=host,
+            transport_security=security,
+            max_request_body_size=limit,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
         )
-        # The SDK's app is the one served: the gate goes in front of its routes (then the mask that
-        # keeps pydantic's text out of the SDK's 400s), and the lifespan starts the plugins around
-        # the SDK's own (its session manager).
-        sdk_app.add_middleware(ProtocolErrorMask)
+        # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
+        # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
+        # the lifespan starts the plugins around the SDK's own (its session manager).
+        sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
+        sdk_app.add_middleware(SessionGuard, limits=sessions, clock=lambda: self.clock)
         sdk_app.add_middleware(AuthGate, authenticators=self.authenticators, allow_anonymous=self.allow_anonymous)
         sdk_lifespan = sdk_app.router.lifespan_context
 
@@ -213,8 +231,25 @@ class Server:
         port: int = 8000,
         user: str | None = None,
         log_level: str = "info",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_bytes: int | None = None,
+        max_sessions: int = 10_000,
+        sessions_per_caller: int = 64,
+        session_idle_timeout: float = 1800.0,
+        max_connections: int | None = None,
+        read_timeout: float = 10.0,
+        keep_alive_timeout: float = 5.0,
+        on_ready: Callable[[str], object] | None = None,
     ) -> None:
-        """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio."""
+        """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
+
+        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``), then the
+        plugins start, then ``on_ready(url)`` runs (by default it prints the URL). The ``http_app``
+        options apply, and three for connections: at most ``max_connections`` at once (1000, or
+        fewer if the open-files limit says so), ``read_timeout`` seconds for a request to arrive
+        whole, ``keep_alive_timeout`` seconds for an idle connection to be kept.
+        """
         if transport == "stdio":
             anyio.run(self.serve_stdio, user)
             return
@@ -222,9 +257,25 @@ class Server:
             raise ValueError(f"transport must be 'http' or 'stdio', not {transport!r}")
         if user is not None:
             raise ConfigurationError("user= signs in the stdio caller; over HTTP callers sign in with tokens.")
-        import uvicorn
+        # uvicorn's server and h11 protocol take ~25 ms to import: only a server that serves HTTP pays for them.
+        from ._connections import ConnectionLimits
+        from ._serving import listening_socket, serve_http
 
-        uvicorn.run(self.http_app(host=host), host=host, port=port, log_level=log_level)
+        limits = ConnectionLimits(max_connections, read_timeout, keep_alive_timeout, log_level)
+        app = self.http_app(
+            host=host,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_body_bytes=max_body_bytes,
+            max_sessions=max_sessions,
+            sessions_per_caller=sessions_per_caller,
+            session_idle_timeout=session_idle_timeout,
+        )
+        sock = listening_socket(host, port)
+        serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
+
+    def _say_serving(self, url: str) -> None:
+        print(f"Serving {self.name} at {url} (Ctrl+C stops it)", flush=True)
 
 
 def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tuple[Authenticator, ...]:

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Mapping
 
 from ._credentials import Identity
+from ._errors import ConfigurationError
 
 __all__ = ["StaticKeys"]
 
@@ -33,7 +34,7 @@ class StaticKeys:
     def __init__(self, keys: Mapping[str, str]) -> None:
         if not isinstance(keys, Mapping) or not keys:
             got = "an empty mapping" if isinstance(keys, Mapping) else f"a {type(keys).__name__}"
-            raise ValueError(
+            raise ConfigurationError(
                 f'StaticKeys needs a non-empty mapping of label to key, e.g. StaticKeys({{"nour": key}}); got {got}'
             )
         self._keys: dict[str, str] = {}
@@ -43,7 +44,7 @@ class StaticKeys:
             digest = _digest(key)
             clash = self._by_digest.get(digest)
             if clash is not None:
-                raise ValueError(
+                raise ConfigurationError(
                     f"StaticKeys: labels {clash.label!r} and {label!r} have the same key; "
                     "give each label its own key (they would sign in as the same caller)"
                 )
@@ -76,16 +77,16 @@ class StaticKeys:
 def _check_entry(label: object, key: object) -> None:
     """Refuse a label or key that could not work, saying which label and what to do."""
     if not isinstance(label, str) or not label.strip():
-        raise ValueError(f"StaticKeys: every label must be a non-empty string; got {label!r}")
+        raise ConfigurationError(f"StaticKeys: every label must be a non-empty string; got {label!r}")
     if not isinstance(key, str):
-        raise ValueError(f"StaticKeys: the key for {label!r} must be a string, not {type(key).__name__}")
+        raise ConfigurationError(f"StaticKeys: the key for {label!r} must be a string, not {type(key).__name__}")
     if len(key) < MIN_KEY_LENGTH:
-        raise ValueError(
+        raise ConfigurationError(
             f"StaticKeys: the key for {label!r} is {len(key)} characters; use at least {MIN_KEY_LENGTH} "
             "(for example secrets.token_urlsafe(32))"
         )
     if any(char.isspace() for char in key):
-        raise ValueError(
+        raise ConfigurationError(
             f"StaticKeys: the key for {label!r} contains whitespace and could not be sent as a bearer "
             "token; use URL-safe characters (for example secrets.token_urlsafe(32))"
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -125,13 +126,13 @@ def test_mcpkit_without_a_command_prints_help_and_fails(capsys: pytest.CaptureFi
         ("surely_no_such_module_xyz:server", "Cannot import module 'surely_no_such_module_xyz'"),
     ],
 )
-def test_mcpkit_run_with_a_bad_target_says_what_is_wrong_and_exits_1(
+def test_mcpkit_run_with_a_bad_target_says_what_is_wrong_and_exits_2(
     target: str, expected: str, server_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["run", target.format(file=server_file)])
 
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 2
     assert err.startswith("mcpkit: ")
     assert expected in err
     assert "Traceback" not in err
@@ -141,7 +142,7 @@ def test_mcpkit_run_with_a_bad_target_says_what_is_wrong_and_exits_1(
 def test_mcpkit_run_refuses_user_without_stdio(server_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", f"{server_file}:server", "--user", "nour"])
 
-    assert code == 1
+    assert code == 2
     assert "--user signs in the stdio caller" in capsys.readouterr().err
 
 
@@ -287,5 +288,175 @@ def test_python_dash_m_mcpkit_is_the_mcpkit_command(tmp_path: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr.strip() == "mcpkit: No such file: no_such_file.py"
+
+
+# -- start-up mistakes: one line, exit code 2, through a real process ---------------------------------
+
+MISTAKES_FILE = textwrap.dedent(
+    '''
+    """Servers with the mistakes a user makes at start."""
+
+    from mcpkit import ConfigurationError, Plugin, Server, StaticKeys, ToolContext, app, tool
+
+
+    @tool(name="ping", description="Pong.")
+    class Ping(ToolContext):
+        async def execute(self) -> dict[str, str]:
+            return {"pong": "yes"}
+
+
+    @app(id="mistakes", tools=[Ping])
+    class MistakesApp: ...
+
+
+    class Refuses(Plugin):
+        async def startup(self) -> None:
+            raise ConfigurationError("the folder /nowhere does not exist: create it, or set STORE_PATH")
+
+
+    def fine():
+        return Server([MistakesApp], name="fine", auth=StaticKeys({"nour": "nour-key-0123456789"}))
+
+
+    def no_auth():
+        return Server([MistakesApp])
+
+
+    def short_key():
+        return Server([MistakesApp], auth=StaticKeys({"nour": "short"}))
+
+
+    def refusing_plugin():
+        return Server([MistakesApp], allow_anonymous=True, plugins=[Refuses()])
+    '''
+)
+
+
+def mcpkit_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "mistakes.py").write_text(MISTAKES_FILE)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpkit", "run", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["mistakes.py:no_auth"], "mcpkit: Server 'mcpkit-server' has no auth and allow_anonymous=False, so every"),
+        (["mistakes.py:short_key"], "mcpkit: StaticKeys: the key for 'nour' is 5 characters; use at least 8"),
+        (["mistakes.py:fine", "--port", "70000"], "mcpkit: port 70000 is not a port number: use 1-65535"),
+        (["mistakes.py:fine", "--host", "0.0.0.0"], "mcpkit: The server would listen on '0.0.0.0' (beyond loopback)"),
+        (["mistakes.py:fine", "--max-connections", "3"], "mcpkit: max_connections=3 is too few: use 16 or more."),
+        (["mistakes.py:fine", "--log-level", "loud"], "mcpkit: log_level 'loud' is not one of: critical, error"),
+        (
+            ["mistakes.py:refusing_plugin"],
+            "mcpkit: Plugin Refuses failed to start: the folder /nowhere does not exist: create it, or set STORE_PATH",
+        ),
+    ],
+    ids=["no-auth", "short-key", "port-out-of-range", "beyond-loopback", "few-connections", "log-level", "plugin"],
+)
+def test_a_start_up_mistake_is_one_line_naming_what_to_change_and_exit_code_2(
+    tmp_path: Path, args: list[str], line: str
+) -> None:
+    done = mcpkit_run(tmp_path, *args)
+
+    said = [text for text in done.stderr.splitlines() if not text.startswith("INFO:")]  # uvicorn's start-up log
+    assert done.returncode == 2, done.stderr
+    assert len(said) == 1, done.stderr
+    assert said[0].startswith(line)
+    assert "Serving" not in done.stdout
+
+
+def test_a_taken_port_is_one_line_and_nothing_says_serving(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = mcpkit_run(tmp_path, "mistakes.py:fine", "--port", str(port))
+
+    assert done.returncode == 2
+    assert (
+        done.stderr == f"mcpkit: Port {port} on 127.0.0.1 is already in use by another program: stop it, or "
+        "choose another port.\n"
+    )
+    assert done.stdout == ""
+
+
+@contextlib.contextmanager
+def started(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``mcpkit run ... --port 0`` as a real process, and the URL it printed once it was serving."""
+    (tmp_path / "mistakes.py").write_text(MISTAKES_FILE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "run", *args, "--port", "0", "--log-level", "warning"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 20)  # a real process: a bound, not a clock
+        assert ready, "mcpkit run printed nothing within 20 s"
+        yield process, process.stdout.readline()
+    finally:
+        os.kill(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+
+
+async def test_mcpkit_run_prints_the_mcp_url_it_serves_once_it_is_serving(tmp_path: Path) -> None:
+    with started(tmp_path, "mistakes.py:fine") as (_, line):
+        assert line.startswith("Serving fine at http://127.0.0.1:")
+        url = line.split(" at ", 1)[1].split(" ", 1)[0]
+        assert url.endswith("/mcp")
+        async with httpx2.AsyncClient(timeout=10) as http:
+            response = await http.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+
+    assert line.endswith("(Ctrl+C stops it)\n")
+    assert response.status_code == 401  # it is really there, and it wants a key
+
+
+async def test_mcpkit_run_allowed_host_turns_the_host_check_to_that_name(tmp_path: Path) -> None:
+    with started(tmp_path, "mistakes.py:fine", "--allowed-host", "mcp.example.com") as (_, line):
+        url = line.split(" at ", 1)[1].split(" ", 1)[0]
+        headers = {**bearer("nour-key-0123456789"), "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"}
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN_META}}
+        async with httpx2.AsyncClient(timeout=10, headers={**headers, "Accept": "application/json"}) as http:
+            named = await http.post(url, json=message, headers={"Host": "mcp.example.com"})
+            by_address = await http.post(url, json=message)
+            foreign_page = await http.post(
+                url, json=message, headers={"Host": "mcp.example.com", "Origin": "https://evil.example"}
+            )
+
+    assert named.status_code == 200, named.text
+    assert by_address.status_code == 421
+    assert foreign_page.status_code == 403
+
+
+async def test_a_hand_written_2026_request_without_its_header_is_told_what_is_missing(uvicorn_url: str) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": MODERN_META}}
+    headers = {**bearer(NOUR_KEY), "Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        response = await http.post(uvicorn_url, json=message, headers=headers)
+
+    assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
+    error = response.json()["error"]
+    assert error["message"].startswith(
+        "This request has no 'MCP-Protocol-Version' header and no 'Mcp-Session-Id', so it was read as protocol "
+        "2025-11-25, where a session comes first"
+    )
+    assert "send the header 'MCP-Protocol-Version: 2026-07-28'" in error["message"]
+    assert (
+        "'io.modelcontextprotocol/protocolVersion' and 'io.modelcontextprotocol/clientCapabilities'"
+        in (error["message"])
+    )
+
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}

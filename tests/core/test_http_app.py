@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import re
+from typing import Any
+
+import httpx2
+import pytest
 
 from core._support import IdentityApp, call_modern, post_modern, running, structured
-from mcpkit import Server
+from mcpkit import ConfigurationError, Server
 from mcpkit._cli import _parser
 
 
@@ -71,3 +76,96 @@ def test_serving_defaults_to_loopback() -> None:
     assert inspect.signature(Server.http_app).parameters["host"].default == "127.0.0.1"
     args = _parser().parse_args(["run", "x.py:server"])
     assert (args.host, args.port, args.stdio) == ("127.0.0.1", 8000, False)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10", "mcp.example.com"])
+def test_listening_beyond_loopback_without_allowed_hosts_is_refused_saying_what_to_pass(host: str) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        open_server().http_app(host=host)
+
+    message = str(refused.value)
+    assert message.startswith(f"The server would listen on {host!r} (beyond loopback) without checking the Host")
+    assert "allowed_hosts=['mcp.example.com']" in message
+    assert "--allowed-host" in message
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.2"])
+async def test_every_loopback_address_checks_host_and_origin_by_itself(host: str) -> None:
+    params = {"name": "whoami", "arguments": {}}
+    async with running(open_server().http_app(host=host)) as http:
+        own = await post_modern(http, "tools/call", params, name="whoami")
+        foreign_page = await post_modern(
+            http, "tools/call", params, name="whoami", headers={"Origin": "http://evil.example"}
+        )
+        foreign_host = await post_modern(http, "tools/call", params, name="whoami", headers={"Host": "evil.example"})
+
+    assert structured(own)["kind"] == "anonymous"
+    assert foreign_page.status_code == 403
+    assert foreign_host.status_code == 421
+
+
+async def test_behind_a_real_hostname_a_foreign_browser_origin_gets_403_and_native_clients_pass() -> None:
+    asgi = open_server().http_app(host="0.0.0.0", allowed_hosts=["mcp.example.com"])
+    params = {"name": "whoami", "arguments": {}}
+    async with running(asgi) as http:
+
+        async def post(**headers: str) -> httpx2.Response:
+            return await post_modern(
+                http, "tools/call", params, name="whoami", headers={"Host": "mcp.example.com", **headers}
+            )
+
+        native = await post()
+        own_page = await post(Origin="https://mcp.example.com")
+        foreign = await post(Origin="https://evil.example")
+        wrong_host = await post_modern(http, "tools/call", params, name="whoami", headers={"Host": "127.0.0.1:8000"})
+
+    assert structured(native)["kind"] == "anonymous"
+    assert structured(own_page)["kind"] == "anonymous"
+    assert foreign.status_code == 403
+    assert foreign.json()["error"]["message"].startswith(
+        "Requests from the web page origin 'https://evil.example' are refused (DNS-rebinding protection)."
+    )
+    assert wrong_host.status_code == 421
+    assert "does not answer to the Host '127.0.0.1:8000'" in wrong_host.json()["error"]["message"]
+
+
+async def test_allowed_origins_names_the_browser_pages_that_may_call() -> None:
+    asgi = open_server().http_app(allowed_origins=["https://app.example.com"])
+    params = {"name": "whoami", "arguments": {}}
+    async with running(asgi) as http:
+        app_page = await post_modern(
+            http, "tools/call", params, name="whoami", headers={"Origin": "https://app.example.com"}
+        )
+        local_page = await post_modern(
+            http, "tools/call", params, name="whoami", headers={"Origin": "http://127.0.0.1:8000"}
+        )
+
+    assert structured(app_page)["kind"] == "anonymous"
+    assert local_page.status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"allowed_hosts": "mcp.example.com"}, "allowed_hosts is a list of strings, not one string"),
+        ({"allowed_hosts": []}, "allowed_hosts=[] would refuse every request"),
+        ({"allowed_hosts": ["https://mcp.example.com"]}, "allowed_hosts entry 'https://mcp.example.com' is not a host"),
+        ({"allowed_origins": ["app.example.com"]}, "allowed_origins entry 'app.example.com' is not an origin"),
+    ],
+)
+def test_unusable_host_and_origin_lists_are_refused(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match="^" + re.escape(message)):
+        open_server().http_app(**options)
+
+
+async def test_a_2025_request_without_a_session_is_told_to_initialize_first_or_how_to_use_2026() -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    async with running(open_server().http_app()) as http:
+        response = await http.post("/mcp", json=message, headers=headers)
+
+    assert response.status_code == 400
+    assert "mcp-session-id" not in response.headers
+    text = response.json()["error"]["message"]
+    assert text.startswith("No 'Mcp-Session-Id': on protocol 2025-11-25 send 'initialize' first")
+    assert "send the header 'MCP-Protocol-Version: 2026-07-28'" in text

@@ -134,3 +134,39 @@ def test_nours_signature_survives_a_restart_of_python_m_helpdesk(
     ran = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True, timeout=20, check=False)
     assert ran.returncode == 0, ran.stderr
     assert "Nour, Tier 2" in ran.stdout
+
+
+def test_a_taken_port_is_one_line_and_no_banner(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"HELPDESK_KEYS", "REMEMBER_SECRET", "REMEMBER_STORE"}}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "helpdesk", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"helpdesk: Port {port} on 127.0.0.1 is already in use by another program: stop it, or choose another port.\n"
+    )
+    assert done.stdout == ""
+
+
+def test_the_banner_comes_once_the_server_accepts_connections(start_helpdesk: Callable[[], Running]) -> None:
+    running = start_helpdesk()
+    port = int(running.url.rsplit(":", 1)[1].split("/")[0])
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while "Stop with Ctrl+C." not in running.output.read_text():  # the banner's last line
+        assert time.monotonic() < deadline, running.output.read_text()
+        time.sleep(0.05)
+    log = running.output.read_text()
+
+    assert log.index("Application startup complete.") < log.index(f"Help desk MCP server at {running.url}")
+    socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -18,7 +18,7 @@ from reliability.callers import LEGACY, MODERN
 
 NOUR_KEY = "nour-input-key-0123456789abcdef"
 MAX_VALUE_BYTES = 1024
-BODY_LIMIT = 4 * 1024 * 1024  # the SDK's StreamableHTTPSessionManager default, which http_app() keeps
+BODY_LIMIT = 256 * 1024  # what http_app() accepts by default (a server whose plugins need no more)
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 ACCEPT = {"Accept": "application/json, text/event-stream"}
 TESTS_DIR = Path(__file__).resolve().parents[1]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,9 +28,18 @@ class ServerProcess:
     """One ``mcpkit run`` subprocess; its output goes to a file the failure messages quote."""
 
     def __init__(
-        self, target: str, *, cwd: Path, env: Mapping[str, str] | None = None, port: int | None = None
+        self,
+        target: str,
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        port: int | None = None,
+        args: Sequence[str] = (),
+        open_files: int | None = None,
     ) -> None:
         self.target = target
+        self.args = tuple(args)
+        self.open_files = open_files
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.output = cwd / f"server-{self.port}-{time.monotonic_ns()}.log"
@@ -54,10 +64,16 @@ class ServerProcess:
             str(self.port),
             "--log-level",
             "warning",
+            *self.args,
         ]
         with self.output.open("ab") as sink:
             self._process = subprocess.Popen(
-                command, cwd=self._cwd, env=self._env, stdout=sink, stderr=subprocess.STDOUT
+                command,
+                cwd=self._cwd,
+                env=self._env,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                preexec_fn=None if self.open_files is None else self._limit_open_files,
             )
         deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
@@ -70,6 +86,11 @@ class ServerProcess:
                 time.sleep(0.05)
         self.kill()
         raise RuntimeError(f"{self.target} did not listen on {self.port} within {STARTUP_SECONDS}s:\n{self.log()}")
+
+    def _limit_open_files(self) -> None:
+        """In the child: soft and hard open-files limit ``open_files`` (the common 1,024), which it cannot raise."""
+        assert self.open_files is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -92,9 +113,16 @@ class ServerProcess:
 
 
 @contextmanager
-def serving(target: str, *, cwd: Path, env: Mapping[str, str] | None = None) -> Iterator[ServerProcess]:
+def serving(
+    target: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+    open_files: int | None = None,
+) -> Iterator[ServerProcess]:
     """A started ``ServerProcess`` that is killed (by its PID) when the block ends, whatever happened."""
-    process = ServerProcess(target, cwd=cwd, env=env)
+    process = ServerProcess(target, cwd=cwd, env=env, args=args, open_files=open_files)
     try:
         yield process.start()
     finally:

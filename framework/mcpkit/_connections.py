@@ -1,0 +1,180 @@
+"""Slow clients: a deadline for every request to arrive, and a connection cap nobody can fill by waiting.
+
+uvicorn 0.54 has neither. Its h11 protocol arms no timer until a first response is sent, so a
+connection that sends half a request line (or nothing) is held forever; ``limit_concurrency`` counts
+those idle connections and answers everyone else 503 once they reach it, which makes a slow attack
+easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol with two additions:
+
+- ``read_timeout``: a request must arrive whole, head and body, within this many seconds of the
+  connection opening (or of its first byte, on a kept-alive connection); otherwise it gets 408 and
+  the connection is closed. An idle kept-alive connection is uvicorn's ``timeout_keep_alive``'s.
+- ``max_connections``: at the cap, a new connection closes the connection that has waited longest
+  for its request (one that is sending nothing, or too little); only when every connection has a
+  request in progress is the new one refused with 503. A caller whose request has arrived is never
+  cut off for someone else's slowness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import resource
+from dataclasses import dataclass
+from typing import ClassVar
+
+import h11
+from mcp_types import INVALID_REQUEST
+from uvicorn.config import LOG_LEVELS
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ._errors import ConfigurationError
+
+__all__ = ["ConnectionLimits", "guarded_protocol"]
+
+#: Connections the kernel queues for accepting, which is also how many asyncio accepts in one go.
+ACCEPT_BACKLOG = 128
+#: Open files kept free beyond the cap: 64 for everything that is not a client connection (stores, logs,
+#: the listener), and two backlogs: one accepted before the cap is applied to it, one closing.
+RESERVED_FILES = 64 + 2 * ACCEPT_BACKLOG
+#: Connections served at once unless told otherwise (fewer if the open-files limit cannot make room).
+DEFAULT_MAX_CONNECTIONS = 1000
+#: The most a request head may hold (h11's default, made explicit): a larger one gets 400.
+MAX_HEADER_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """How ``Server.run`` serves connections: how many, how long a request may take to arrive, what it logs."""
+
+    max_connections: int | None = None
+    read_timeout: float = 10.0
+    keep_alive_timeout: float = 5.0
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigurationError(f"log_level {self.log_level!r} is not one of: {', '.join(LOG_LEVELS)}.")
+        if self.max_connections is not None and (
+            isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int)
+        ):
+            raise ConfigurationError(f"max_connections is a whole number of connections, not {self.max_connections!r}.")
+        if self.max_connections is not None and self.max_connections < 16:
+            raise ConfigurationError(f"max_connections={self.max_connections} is too few: use 16 or more.")
+        for name, seconds in (("read_timeout", self.read_timeout), ("keep_alive_timeout", self.keep_alive_timeout)):
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
+                raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
+
+    def connection_cap(self) -> int:
+        """The cap to serve with, raising this process' soft open-files limit if it must (never the hard one)."""
+        wanted = self.max_connections or DEFAULT_MAX_CONNECTIONS
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        needed = wanted + RESERVED_FILES
+        if soft != resource.RLIM_INFINITY and soft < needed:
+            raised = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+            if raised > soft:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                soft = raised
+        room = wanted if soft == resource.RLIM_INFINITY else soft - RESERVED_FILES
+        if self.max_connections is not None and room < self.max_connections:
+            raise ConfigurationError(
+                f"max_connections={self.max_connections} needs {needed} open files, but this process may open only "
+                f"{soft} (ulimit -n): raise the limit, or pass max_connections={max(room, 16)} or fewer."
+            )
+        return max(16, min(wanted, room))
+
+
+def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the read deadline and the connection cap, for one server."""
+    return type(
+        "GuardedH11Protocol", (_GuardedH11Protocol,), {"limits": limits, "cap": limits.connection_cap(), "waiting": {}}
+    )
+
+
+class _GuardedH11Protocol(H11Protocol):
+    limits: ClassVar[ConnectionLimits]
+    cap: ClassVar[int]
+    #: Connections waiting for a request (nothing or part of one received), longest-waiting first.
+    waiting: ClassVar[dict[_GuardedH11Protocol, None]]
+
+    _deadline: asyncio.TimerHandle | None = None
+    _served = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.cap:
+            oldest = next(iter(self.waiting), None)
+            if oldest is None:
+                self._answer(503, "The server is at its connection limit, with a request in progress on each. Retry.")
+                return
+            oldest._close()
+        self._wait()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._served = True
+        self._track()
+
+    def _track(self) -> None:
+        """Follow the request's progress: waiting for it, receiving its body, or done reading."""
+        if self.transport.is_closing():
+            self._stop_waiting()
+            return
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            # A kept-alive connection with nothing sent yet is uvicorn's (timeout_keep_alive); from its
+            # first byte on, the request has read_timeout to arrive, like on a new connection.
+            if self not in self.waiting or (self._deadline is None and self.conn.trailing_data[0]):
+                self._wait()
+        else:
+            self.waiting.pop(self, None)
+            if state is not h11.SEND_BODY and self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+    def _wait(self) -> None:
+        self.waiting.pop(self, None)
+        self.waiting[self] = None
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if not self._served or self.conn.trailing_data[0]:
+            self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
+
+    def _stop_waiting(self) -> None:
+        self.waiting.pop(self, None)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE and (self.conn.trailing_data[0] or not self._served):
+            timeout = f"{self.limits.read_timeout:g}"
+            self._answer(408, f"The request did not arrive within {timeout} seconds (read_timeout): send it whole.")
+        else:
+            self._close()
+
+    def _answer(self, status: int, message: str) -> None:
+        """Write a whole response without h11 (no request was read), then close the connection."""
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}})
+        reason = {408: "Request Timeout", 503: "Service Unavailable"}[status]
+        lines = [f"HTTP/1.1 {status} {reason}", "content-type: application/json", f"content-length: {len(body)}"]
+        lines += ["connection: close", *(["retry-after: 1"] if status == 503 else []), "", body]
+        self.transport.write("\r\n".join(lines).encode())
+        self._close()
+
+    def _close(self) -> None:
+        self._stop_waiting()
+        if not self.transport.is_closing():
+            self.transport.close()
