@@ -20,11 +20,8 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt import PyJWK, PyJWKClient
 from jwt.exceptions import (
     DecodeError,
-    ExpiredSignatureError,
-    ImmatureSignatureError,
     InvalidAlgorithmError,
     InvalidAudienceError,
-    InvalidIssuedAtError,
     InvalidIssuerError,
     InvalidSignatureError,
     InvalidSubjectError,
@@ -56,6 +53,9 @@ _JWT_SHAPE = re.compile(r"([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 _JWKS_TIMEOUT_SECONDS = 10.0
 _NO_SUBJECT = "token has no usable subject (sub)"
+#: PyJWT checks signature, issuer and audience; the time claims are ours, because PyJWT reads them with
+#: ``int()`` and so accepts ``"exp": "99999999999"`` or ``"exp": true``.
+_OWN_TIME_CHECKS: Any = {"verify_exp": False, "verify_nbf": False, "verify_iat": False}
 
 
 class JWKSUnavailableError(AuthUnavailableError):
@@ -66,8 +66,9 @@ class JWTAuth:
     """Accepts JWT bearer tokens signed with a shared secret, a public key, or a key from a JWKS URL.
 
     A token that is not shaped like a JWT (three base64url segments whose first decodes to a JSON
-    object) is left to other authenticators. ``exp``, ``nbf`` and ``iat`` are honoured when present,
-    with ``leeway`` seconds of slack. A token carrying ``aud`` is refused unless ``audience`` is
+    object) is left to other authenticators. ``exp`` is required unless ``require_exp=False`` (for
+    identity providers that omit it); ``exp``, ``nbf`` and ``iat`` must be JSON numbers and are
+    honoured with ``leeway`` seconds of slack. A token carrying ``aud`` is refused unless ``audience`` is
     configured and matches (RFC 7519 section 4.1.3; MCP servers must only accept tokens meant for
     them). The ``sub`` claim becomes the user id and must not use a prefix mcpkit reserves.
     """
@@ -82,6 +83,7 @@ class JWTAuth:
         issuer: str | None = None,
         audience: str | Sequence[str] | None = None,
         leeway: float = 0,
+        require_exp: bool = True,
         jwks_cache_seconds: float = 300,
         jwks_refresh_cooldown: float = 30,
     ) -> None:
@@ -100,6 +102,9 @@ class JWTAuth:
         self._issuer = _check_issuer(issuer)
         self._audience = _check_audience(audience)
         self._leeway = _check_seconds("leeway", leeway, allow_zero=True)
+        if not isinstance(require_exp, bool):
+            raise ValueError(f"JWTAuth: require_exp must be True or False; got {require_exp!r}")
+        self._require_exp = require_exp
         self._key: bytes | PublicKey | _JWKSKeys
         if secret is not None:
             self._key = _check_secret(secret, self._algorithms)
@@ -139,10 +144,11 @@ class JWTAuth:
                 algorithms=list(self._algorithms),
                 issuer=self._issuer,
                 audience=self._audience,
-                leeway=self._leeway,
+                options=_OWN_TIME_CHECKS,
             )
         except PyJWTError as exc:
             raise InvalidCredentialError(_reason(exc, audience_configured=self._audience is not None)) from exc
+        _check_time_claims(claims, require_exp=self._require_exp, leeway=self._leeway)
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject.strip():
             raise InvalidCredentialError(_NO_SUBJECT)
@@ -187,6 +193,8 @@ class JWTAuth:
             )
             if value
         )
+        if not self._require_exp:
+            extras += ", require_exp=False"
         return f"JWTAuth({source}, algorithms={list(self._algorithms)!r}{extras})"
 
 
@@ -259,14 +267,35 @@ def _jwt_header(token: str) -> dict[str, Any] | None:
     return header if isinstance(header, dict) else None
 
 
+def _check_time_claims(claims: Mapping[str, Any], *, require_exp: bool, leeway: float) -> None:
+    """Refuse a token without ``exp`` (when required), with a time claim that is not a JSON number, or out of date.
+
+    RFC 7519 section 2 defines these claims as a NumericDate, "a JSON numeric value": a string or a
+    boolean is refused rather than converted.
+    """
+    if require_exp and "exp" not in claims:
+        raise InvalidCredentialError("token has no expiry (exp)")
+    for name in ("exp", "nbf", "iat"):
+        if name in claims and not _is_number(claims[name]):
+            raise InvalidCredentialError(f"token {name} claim is not a number of seconds")
+    now = time.time()
+    if "exp" in claims and claims["exp"] <= now - leeway:
+        raise InvalidCredentialError("token has expired")
+    if any(name in claims and claims[name] > now + leeway for name in ("nbf", "iat")):
+        raise InvalidCredentialError("token is not yet valid")
+
+
+def _is_number(value: object) -> bool:
+    """A finite JSON number: an int (not a bool) or a finite float; JSON parsers also read NaN and Infinity."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and math.isfinite(value)
+    )
+
+
 def _reason(exc: PyJWTError, *, audience_configured: bool) -> str:
     """A short reason safe to send to the client: never the token, never PyJWT's own message."""
     if isinstance(exc, InvalidSignatureError):
         return "token signature is invalid"
-    if isinstance(exc, ExpiredSignatureError):
-        return "token has expired"
-    if isinstance(exc, ImmatureSignatureError):
-        return "token is not yet valid"
     if isinstance(exc, InvalidAudienceError):
         return "token audience is not accepted" if audience_configured else "token names an audience (aud)"
     if isinstance(exc, InvalidIssuerError):
@@ -277,7 +306,7 @@ def _reason(exc: PyJWTError, *, audience_configured: bool) -> str:
         return _NO_SUBJECT
     if isinstance(exc, InvalidAlgorithmError):
         return "token algorithm is not accepted"
-    if isinstance(exc, InvalidIssuedAtError | DecodeError):
+    if isinstance(exc, DecodeError):
         return "token is malformed"
     return "token is invalid"
 
