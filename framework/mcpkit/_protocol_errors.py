@@ -4,6 +4,8 @@ The SDK's 2025-11-25 transport answers a body it cannot parse or validate with H
 ``str(exc)`` of the pydantic error as the JSON-RPC message: the offending input echoed back,
 pydantic's type names and documentation links. This ASGI middleware replaces those two
 messages with fixed text; the code, the id and every other response pass through unchanged.
+The mask also reads each POST body first, for the other difference between the two eras' body
+parsers: lone surrogates (``_lone_surrogates``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._lone_surrogates import guard_body, is_plain, replaying
 
 __all__ = ["ProtocolErrorMask"]
 
@@ -35,6 +39,16 @@ class ProtocolErrorMask:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if scope["method"] == "POST":
+            # Read the body before the SDK: a plain one (whole, no surrogate escape) is handed back as it is.
+            first = await receive()
+            if is_plain(first):
+                receive = replaying([first], receive)
+            else:
+                guarded = await guard_body(first, scope, receive, send)
+                if guarded is None:
+                    return
+                receive = guarded
         held: Message | None = None
         held_body = bytearray()
 
