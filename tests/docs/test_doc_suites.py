@@ -1,7 +1,7 @@
 """The test files the docs show are real test suites: written out as files and run with pytest.
 
-A ```python block whose first line is ``# conftest.py`` or ``# test_<name>.py`` is (part of) that file;
-blocks naming the same file are joined in order. test_examples.py executes every block (so these
+A ```python block whose first line is ``# conftest.py``, ``# test_<name>.py`` or another ``# <name>.py`` is
+(part of) that file; blocks naming the same file are joined in order. test_examples.py executes every block (so these
 define their tests); this runs them, fixtures and both protocol eras included, as a reader would.
 """
 
@@ -14,19 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from docs.test_examples import DOCS, blocks_of
+from docs.test_examples import DOCS, files_of
 
-_FILE_HEADER = re.compile(r"# ((?:conftest|test_\w+)\.py)\n")
 _PYTEST_INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
-
-
-def files_of(page: Path) -> dict[str, str]:
-    files: dict[str, str] = {}
-    for block in blocks_of(page):
-        header = _FILE_HEADER.match(block.source)
-        if header is not None:
-            files[header.group(1)] = files.get(header.group(1), "") + block.source + "\n\n"
-    return files
 
 
 SUITES = [page for page in sorted(DOCS.rglob("*.md")) if any(name.startswith("test_") for name in files_of(page))]
@@ -40,7 +30,7 @@ def test_the_quickstart_and_the_testing_page_show_test_suites() -> None:
 def test_the_test_files_a_page_shows_pass(page: Path, tmp_path: Path) -> None:
     files = files_of(page)
     for name, source in files.items():
-        (tmp_path / name).write_text(source)
+        (tmp_path / f"{name}.py").write_text(source)
     (tmp_path / "pytest.ini").write_text(_PYTEST_INI)
     defined = sum(len(re.findall(r"^async def test_|^def test_", source, re.MULTILINE)) for source in files.values())
 
