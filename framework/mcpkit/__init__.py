@@ -7,7 +7,7 @@ from ._clock import Clock, ManualClock, SystemClock
 from ._context import ToolContext
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._decorators import app, tool
-from ._errors import ConfigurationError, ToolError
+from ._errors import ConfigurationError, StartupError, ToolError
 from ._plugin import Plugin, PluginSetup
 from ._server import Server
 from ._static_keys import StaticKeys
@@ -26,6 +26,7 @@ __all__ = [
     "Plugin",
     "PluginSetup",
     "Server",
+    "StartupError",
     "StaticKeys",
     "SystemClock",
     "ToolContext",

@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, StartupError
 from ._server import Server
 
 __all__ = ["load_server", "main"]
@@ -32,6 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CommandError, ConfigurationError) as exc:
         print(f"mcpkit: {exc}", file=sys.stderr)
         return 2
+    except StartupError as exc:  # configured well enough, but something it needs is not there (a store)
+        print(f"mcpkit: {exc}", file=sys.stderr)
+        return 1
 
 
 class CommandError(Exception):

@@ -22,6 +22,7 @@ from ._context import ToolContext
 from ._credentials import Identity
 from ._errors import ConfigurationError, ToolError
 from ._gate import IDENTITY_SCOPE_KEY
+from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._plugin import Plugin
 from ._results import error_result
 from ._tool_spec import ToolSpec
@@ -112,6 +113,9 @@ class Dispatcher:
             )
         spec = bound.spec
         arguments = params.arguments or {}
+        if ctx.request is not None and LONE_SURROGATES_SCOPE_KEY in ctx.request.scope:
+            places = ctx.request.scope[LONE_SURROGATES_SCOPE_KEY]
+            return error_result("INVALID_INPUT", _invalid(spec.name, lone_surrogate_problems(places)))
         try:
             validated = spec.input_model.model_validate(arguments)
             instance = spec.cls(_caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
@@ -199,4 +203,8 @@ def _describe(tool_name: str, exc: ValidationError) -> str:
     for error in exc.errors(include_url=False, include_input=False):
         where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
         problems.append(f"{where}: {error['msg']}")
+    return _invalid(tool_name, problems)
+
+
+def _invalid(tool_name: str, problems: Sequence[str]) -> str:
     return f"Invalid input for tool {tool_name!r}: {'; '.join(problems)}. Fix the arguments and call again."

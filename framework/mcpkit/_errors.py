@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ConfigurationError", "ToolError"]
+__all__ = ["ConfigurationError", "StartupError", "ToolError"]
 
 _CODE = re.compile(r"^[A-Z][A-Z0-9_]{1,63}$")
 
@@ -32,4 +32,11 @@ class ConfigurationError(ValueError):
     """The server's tools, apps, plugins, auth or serving options are set up wrongly; raised before it serves.
 
     It is a ``ValueError`` too, so code that caught the constructors' ``ValueError`` keeps working.
+    """
+
+
+class StartupError(RuntimeError):
+    """A plugin could not start (its store is unreachable, say), so the server does not serve.
+
+    The message names the plugin and says why; ``mcpkit run`` prints it as one line.
     """

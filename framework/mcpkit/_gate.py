@@ -20,6 +20,9 @@ logger = logging.getLogger("mcpkit.auth")
 #: How many callers' SDK user objects a gate keeps before starting afresh.
 _SDK_USERS_KEPT = 4096
 
+#: What a 503 asks the client to wait, in seconds, when sign-in cannot be checked.
+RETRY_AFTER_SECONDS = 5
+
 #: Where the gate leaves the caller's Identity (or None) in the ASGI scope.
 IDENTITY_SCOPE_KEY = "mcpkit.identity"
 
@@ -80,7 +83,7 @@ class AuthGate:
                     "error": "temporarily_unavailable",
                     "error_description": "Sign-in cannot be checked right now; retry.",
                 },
-                extra=[(b"retry-after", b"5")],
+                extra=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
             )
             return
         except Exception:

@@ -20,11 +20,8 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from jwt import PyJWK, PyJWKClient
 from jwt.exceptions import (
     DecodeError,
-    ExpiredSignatureError,
-    ImmatureSignatureError,
     InvalidAlgorithmError,
     InvalidAudienceError,
-    InvalidIssuedAtError,
     InvalidIssuerError,
     InvalidSignatureError,
     InvalidSubjectError,
@@ -36,6 +33,7 @@ from jwt.exceptions import (
 from jwt.utils import base64url_decode
 
 from ._credentials import RESERVED_PREFIXES, AuthUnavailableError, Identity, InvalidCredentialError
+from ._errors import ConfigurationError
 
 __all__ = ["JWKSUnavailableError", "JWTAuth"]
 
@@ -56,6 +54,9 @@ _JWT_SHAPE = re.compile(r"([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
 _LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 _JWKS_TIMEOUT_SECONDS = 10.0
 _NO_SUBJECT = "token has no usable subject (sub)"
+#: PyJWT checks signature, issuer and audience; the time claims are ours, because PyJWT reads them with
+#: ``int()`` and so accepts ``"exp": "99999999999"`` or ``"exp": true``.
+_OWN_TIME_CHECKS: Any = {"verify_exp": False, "verify_nbf": False, "verify_iat": False}
 
 
 class JWKSUnavailableError(AuthUnavailableError):
@@ -66,8 +67,9 @@ class JWTAuth:
     """Accepts JWT bearer tokens signed with a shared secret, a public key, or a key from a JWKS URL.
 
     A token that is not shaped like a JWT (three base64url segments whose first decodes to a JSON
-    object) is left to other authenticators. ``exp``, ``nbf`` and ``iat`` are honoured when present,
-    with ``leeway`` seconds of slack. A token carrying ``aud`` is refused unless ``audience`` is
+    object) is left to other authenticators. ``exp`` is required unless ``require_exp=False`` (for
+    identity providers that omit it); ``exp``, ``nbf`` and ``iat`` must be JSON numbers and are
+    honoured with ``leeway`` seconds of slack. A token carrying ``aud`` is refused unless ``audience`` is
     configured and matches (RFC 7519 section 4.1.3; MCP servers must only accept tokens meant for
     them). The ``sub`` claim becomes the user id and must not use a prefix mcpkit reserves.
     """
@@ -82,6 +84,7 @@ class JWTAuth:
         issuer: str | None = None,
         audience: str | Sequence[str] | None = None,
         leeway: float = 0,
+        require_exp: bool = True,
         jwks_cache_seconds: float = 300,
         jwks_refresh_cooldown: float = 30,
     ) -> None:
@@ -91,7 +94,7 @@ class JWTAuth:
             if v is not None
         ]
         if len(given) != 1:
-            raise ValueError(
+            raise ConfigurationError(
                 "JWTAuth needs exactly one of secret= (a shared HMAC secret), public_key= (a PEM public "
                 "key) or jwks_url= (your identity provider's JWKS endpoint); "
                 f"got {' and '.join(given) or 'none'}"
@@ -100,6 +103,9 @@ class JWTAuth:
         self._issuer = _check_issuer(issuer)
         self._audience = _check_audience(audience)
         self._leeway = _check_seconds("leeway", leeway, allow_zero=True)
+        if not isinstance(require_exp, bool):
+            raise ConfigurationError(f"JWTAuth: require_exp must be True or False; got {require_exp!r}")
+        self._require_exp = require_exp
         self._key: bytes | PublicKey | _JWKSKeys
         if secret is not None:
             self._key = _check_secret(secret, self._algorithms)
@@ -139,10 +145,11 @@ class JWTAuth:
                 algorithms=list(self._algorithms),
                 issuer=self._issuer,
                 audience=self._audience,
-                leeway=self._leeway,
+                options=_OWN_TIME_CHECKS,
             )
         except PyJWTError as exc:
             raise InvalidCredentialError(_reason(exc, audience_configured=self._audience is not None)) from exc
+        _check_time_claims(claims, require_exp=self._require_exp, leeway=self._leeway)
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject.strip():
             raise InvalidCredentialError(_NO_SUBJECT)
@@ -187,6 +194,8 @@ class JWTAuth:
             )
             if value
         )
+        if not self._require_exp:
+            extras += ", require_exp=False"
         return f"JWTAuth({source}, algorithms={list(self._algorithms)!r}{extras})"
 
 
@@ -259,14 +268,35 @@ def _jwt_header(token: str) -> dict[str, Any] | None:
     return header if isinstance(header, dict) else None
 
 
+def _check_time_claims(claims: Mapping[str, Any], *, require_exp: bool, leeway: float) -> None:
+    """Refuse a token without ``exp`` (when required), with a time claim that is not a JSON number, or out of date.
+
+    RFC 7519 section 2 defines these claims as a NumericDate, "a JSON numeric value": a string or a
+    boolean is refused rather than converted.
+    """
+    if require_exp and "exp" not in claims:
+        raise InvalidCredentialError("token has no expiry (exp)")
+    for name in ("exp", "nbf", "iat"):
+        if name in claims and not _is_number(claims[name]):
+            raise InvalidCredentialError(f"token {name} claim is not a number of seconds")
+    now = time.time()
+    if "exp" in claims and claims["exp"] <= now - leeway:
+        raise InvalidCredentialError("token has expired")
+    if any(name in claims and claims[name] > now + leeway for name in ("nbf", "iat")):
+        raise InvalidCredentialError("token is not yet valid")
+
+
+def _is_number(value: object) -> bool:
+    """A finite JSON number: an int (not a bool) or a finite float; JSON parsers also read NaN and Infinity."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, float) and math.isfinite(value)
+    )
+
+
 def _reason(exc: PyJWTError, *, audience_configured: bool) -> str:
     """A short reason safe to send to the client: never the token, never PyJWT's own message."""
     if isinstance(exc, InvalidSignatureError):
         return "token signature is invalid"
-    if isinstance(exc, ExpiredSignatureError):
-        return "token has expired"
-    if isinstance(exc, ImmatureSignatureError):
-        return "token is not yet valid"
     if isinstance(exc, InvalidAudienceError):
         return "token audience is not accepted" if audience_configured else "token names an audience (aud)"
     if isinstance(exc, InvalidIssuerError):
@@ -277,7 +307,7 @@ def _reason(exc: PyJWTError, *, audience_configured: bool) -> str:
         return _NO_SUBJECT
     if isinstance(exc, InvalidAlgorithmError):
         return "token algorithm is not accepted"
-    if isinstance(exc, InvalidIssuedAtError | DecodeError):
+    if isinstance(exc, DecodeError):
         return "token is malformed"
     return "token is invalid"
 
@@ -285,33 +315,33 @@ def _reason(exc: PyJWTError, *, audience_configured: bool) -> str:
 def _check_algorithms(algorithms: Sequence[str] | None, source: str) -> tuple[str, ...]:
     """Refuse unsigned tokens, unknown names and any mix that invites algorithm confusion."""
     if isinstance(algorithms, str):
-        raise ValueError(f"JWTAuth: algorithms must be a list, e.g. algorithms=[{algorithms!r}]")
+        raise ConfigurationError(f"JWTAuth: algorithms must be a list, e.g. algorithms=[{algorithms!r}]")
     if algorithms is None:
         return ("HS256",) if source == "secret" else ("RS256", "ES256")
     chosen = tuple(dict.fromkeys(algorithms))
     if not chosen:
-        raise ValueError("JWTAuth: algorithms is empty; leave it out for the default or list at least one")
+        raise ConfigurationError("JWTAuth: algorithms is empty; leave it out for the default or list at least one")
     if any(not isinstance(alg, str) or alg.lower() == "none" for alg in chosen):
-        raise ValueError("JWTAuth never accepts unsigned tokens; remove 'none' from algorithms")
+        raise ConfigurationError("JWTAuth never accepts unsigned tokens; remove 'none' from algorithms")
     unknown = [alg for alg in chosen if alg not in HMAC_MIN_SECRET_BYTES and alg not in ASYMMETRIC_ALGORITHMS]
     if unknown:
         known = ", ".join([*HMAC_MIN_SECRET_BYTES, *ASYMMETRIC_ALGORITHMS])
-        raise ValueError(f"JWTAuth: unknown algorithm(s) {unknown}; choose from {known}")
+        raise ConfigurationError(f"JWTAuth: unknown algorithm(s) {unknown}; choose from {known}")
     hmac = [alg for alg in chosen if alg in HMAC_MIN_SECRET_BYTES]
     asymmetric = [alg for alg in chosen if alg not in HMAC_MIN_SECRET_BYTES]
     if hmac and asymmetric:
-        raise ValueError(
+        raise ConfigurationError(
             f"JWTAuth: algorithms mixes HMAC {hmac} with public-key {asymmetric} (algorithm confusion: "
             "one key would be read both ways); use HS* with secret=, or RS*/PS*/ES*/EdDSA with "
             "public_key= or jwks_url="
         )
     if source == "secret" and asymmetric:
-        raise ValueError(
+        raise ConfigurationError(
             f"JWTAuth: secret= verifies HMAC tokens (HS256, HS384, HS512), not {asymmetric}; "
             "pass public_key= or jwks_url= for public-key algorithms"
         )
     if source != "secret" and hmac:
-        raise ValueError(
+        raise ConfigurationError(
             f"JWTAuth: {hmac} need a shared secret, but {source}= was given (algorithm confusion); "
             "use RS256, ES256, PS256 or EdDSA, or pass secret= instead"
         )
@@ -321,14 +351,14 @@ def _check_algorithms(algorithms: Sequence[str] | None, source: str) -> tuple[st
 def _check_secret(secret: str | bytes, algorithms: tuple[str, ...]) -> bytes:
     """The secret as bytes, refused when shorter than the hash of the strongest configured algorithm."""
     if not isinstance(secret, str | bytes):
-        raise ValueError(f"JWTAuth: secret must be str or bytes, not {type(secret).__name__}")
+        raise ConfigurationError(f"JWTAuth: secret must be str or bytes, not {type(secret).__name__}")
     raw = secret.encode() if isinstance(secret, str) else bytes(secret)
     if b"-----BEGIN" in raw:
-        raise ValueError("JWTAuth: secret looks like a PEM key; pass a public key as public_key= instead")
+        raise ConfigurationError("JWTAuth: secret looks like a PEM key; pass a public key as public_key= instead")
     strongest = max(algorithms, key=HMAC_MIN_SECRET_BYTES.__getitem__)
     needed = HMAC_MIN_SECRET_BYTES[strongest]
     if len(raw) < needed:
-        raise ValueError(
+        raise ConfigurationError(
             f"JWTAuth: secret is {len(raw)} bytes but {strongest} needs at least {needed} (RFC 7518 "
             "section 3.2); generate one with secrets.token_urlsafe(64)"
         )
@@ -341,16 +371,16 @@ def _load_public_key(pem: str | bytes) -> PublicKey:
     try:
         key = load_pem_public_key(raw)
     except (ValueError, TypeError, UnsupportedAlgorithm):
-        raise ValueError(
+        raise ConfigurationError(
             "JWTAuth: public_key is not a PEM public key ('-----BEGIN PUBLIC KEY-----'); pass the public "
             "half of the signing key, never the private key"
         ) from None
     if not isinstance(
         key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey | ed448.Ed448PublicKey
     ):
-        raise ValueError(f"JWTAuth: public_key is a {type(key).__name__}; use an RSA, EC or Ed25519/Ed448 key")
+        raise ConfigurationError(f"JWTAuth: public_key is a {type(key).__name__}; use an RSA, EC or Ed25519/Ed448 key")
     if isinstance(key, rsa.RSAPublicKey) and key.key_size < 2048:
-        raise ValueError(f"JWTAuth: public_key is a {key.key_size}-bit RSA key; use at least 2048 bits")
+        raise ConfigurationError(f"JWTAuth: public_key is a {key.key_size}-bit RSA key; use at least 2048 bits")
     return key
 
 
@@ -361,7 +391,9 @@ def _algorithms_for_key(key: PublicKey, algorithms: tuple[str, ...], *, explicit
     if fitting and not (explicit and misfits):
         return fitting
     suggestion = [alg for alg in ASYMMETRIC_ALGORITHMS if _fits(key, alg)][:1]
-    raise ValueError(f"JWTAuth: public_key ({_describe(key)}) cannot verify {misfits}; pass algorithms={suggestion}")
+    raise ConfigurationError(
+        f"JWTAuth: public_key ({_describe(key)}) cannot verify {misfits}; pass algorithms={suggestion}"
+    )
 
 
 def _fits(key: PublicKey, algorithm: str) -> bool:
@@ -383,18 +415,18 @@ def _describe(key: PublicKey) -> str:
 def _check_jwks_url(url: str) -> str:
     """An https URL (plain http only for loopback, where nobody can tamper with the keys in transit)."""
     if not isinstance(url, str):
-        raise ValueError(f"JWTAuth: jwks_url must be a string URL, not {type(url).__name__}")
+        raise ConfigurationError(f"JWTAuth: jwks_url must be a string URL, not {type(url).__name__}")
     parsed = urlparse(url)
     if not parsed.hostname or not (
         parsed.scheme == "https" or (parsed.scheme == "http" and parsed.hostname in _LOOPBACK_HOSTS)
     ):
-        raise ValueError(f"JWTAuth: jwks_url must be an https:// URL (http:// only for localhost); got {url!r}")
+        raise ConfigurationError(f"JWTAuth: jwks_url must be an https:// URL (http:// only for localhost); got {url!r}")
     return url
 
 
 def _check_issuer(issuer: str | None) -> str | None:
     if issuer is not None and (not isinstance(issuer, str) or not issuer):
-        raise ValueError(f"JWTAuth: issuer must be a non-empty string or None; got {issuer!r}")
+        raise ConfigurationError(f"JWTAuth: issuer must be a non-empty string or None; got {issuer!r}")
     return issuer
 
 
@@ -403,7 +435,7 @@ def _check_audience(audience: str | Sequence[str] | None) -> str | list[str] | N
         return audience
     values = [] if isinstance(audience, str) else list(audience)
     if not values or any(not isinstance(value, str) or not value for value in values):
-        raise ValueError(
+        raise ConfigurationError(
             f"JWTAuth: audience must be a non-empty string or list of them (the identifier your identity "
             f"provider puts in 'aud' for this server); got {audience!r}"
         )
@@ -412,7 +444,7 @@ def _check_audience(audience: str | Sequence[str] | None) -> str | list[str] | N
 
 def _check_seconds(name: str, value: float, *, allow_zero: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"JWTAuth: {name} must be a number of seconds; got {value!r}")
+        raise ConfigurationError(f"JWTAuth: {name} must be a number of seconds; got {value!r}")
     if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"JWTAuth: {name} must be {'>= 0' if allow_zero else '> 0'} seconds; got {value!r}")
+        raise ConfigurationError(f"JWTAuth: {name} must be {'>= 0' if allow_zero else '> 0'} seconds; got {value!r}")
     return float(value)

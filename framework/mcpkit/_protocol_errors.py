@@ -6,7 +6,8 @@ pydantic's type names and documentation links. Its other refusals are terse plai
 body too large", "Invalid Host header") or send a newcomer the wrong way ("Missing session ID" for
 a 2026-07-28 request without its ``MCP-Protocol-Version`` header). This ASGI middleware replaces
 those bodies with fixed JSON-RPC errors that say what to do; the status, the id and every other
-response pass through unchanged.
+response pass through unchanged. It also reads each POST body first, for the other difference
+between the two eras' body parsers: lone surrogates (``_lone_surrogates``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 
 from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ._lone_surrogates import guard_body, is_plain, replaying
 
 __all__ = ["ProtocolErrorMask"]
 
@@ -55,6 +58,16 @@ class ProtocolErrorMask:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if scope["method"] == "POST":
+            # Read the body before the SDK: a plain one (whole, no surrogate escape) is handed back as it is.
+            first = await receive()
+            if is_plain(first):
+                receive = replaying([first], receive)
+            else:
+                guarded = await guard_body(first, scope, receive, send)
+                if guarded is None:
+                    return
+                receive = guarded
         held: Message | None = None
         held_body = bytearray()
 

@@ -20,7 +20,7 @@ from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
 from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
 from ._plugin import Plugin, PluginSetup
@@ -148,7 +148,7 @@ class Server:
                 except ConfigurationError as exc:
                     raise ConfigurationError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 except Exception as exc:
-                    raise RuntimeError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
+                    raise StartupError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 stack.push_async_callback(plugin.shutdown)
             yield
 

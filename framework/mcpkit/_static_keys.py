@@ -12,6 +12,8 @@ __all__ = ["StaticKeys"]
 
 #: Shorter keys are refused at construction; they are too easy to guess.
 MIN_KEY_LENGTH = 8
+#: A static caller's user id is "static:" and this many hex digits of the key's SHA-256.
+USER_ID_HEX_CHARS = 32
 
 
 def _digest(secret: str) -> bytes:
@@ -50,7 +52,7 @@ class StaticKeys:
                 )
             self._keys[label] = key
             self._by_digest[digest] = Identity(
-                user_id="static:" + digest.hex()[:32], kind="static", label=label, claims={}
+                user_id="static:" + digest.hex()[:USER_ID_HEX_CHARS], kind="static", label=label, claims={}
             )
 
     @property

@@ -146,6 +146,10 @@ class RememberPlugin(Plugin):
     def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
         return {"remember": self.remember_for}
 
+    def max_request_bytes(self) -> int:
+        """Room for a value of ``max_value_bytes`` sent with every character escaped (3x), plus the request."""
+        return 3 * self.max_value_bytes + 64 * 1024
+
     def remember_for(self, ctx: ToolContext) -> Remember:
         """The ``self.remember`` of one call."""
         return Remember(self._started(), ctx.caller, ctx.tool_name)

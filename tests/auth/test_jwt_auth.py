@@ -33,8 +33,8 @@ def public_pem(
 
 
 def token(key: Any = SECRET, algorithm: str = "HS256", **claims: Any) -> str:
-    """A token signed by ``key``; ``sub`` is "nour" unless given (pass sub=None to leave it out)."""
-    payload = {"sub": "nour", **claims}
+    """A token signed by ``key``; ``sub`` is "nour" and ``exp`` ten minutes away unless given (None leaves one out)."""
+    payload = {"sub": "nour", "exp": NOW + 600, **claims}
     return jwt.encode({k: v for k, v in payload.items() if v is not None}, key, algorithm=algorithm)
 
 
@@ -138,8 +138,50 @@ async def test_a_token_from_the_future_is_refused(auth: JWTAuth, claim: str) -> 
     assert await refused(auth, token(**claims)) == "token is not yet valid"
 
 
-async def test_a_malformed_time_claim_is_refused(auth: JWTAuth) -> None:
-    assert await refused(auth, token(exp="tomorrow")) == "token is malformed"
+async def test_a_token_without_an_expiry_is_refused_by_default(auth: JWTAuth) -> None:
+    assert await refused(auth, token(exp=None)) == "token has no expiry (exp)"
+
+
+async def test_require_exp_false_accepts_a_token_without_an_expiry_but_still_checks_one_given() -> None:
+    lenient = JWTAuth(secret=SECRET, require_exp=False)
+
+    assert await lenient.authenticate(token(exp=None)) is not None
+    assert await refused(lenient, token(exp=NOW - 60)) == "token has expired"
+    assert await refused(lenient, token(exp=str(NOW + 600))) == "token exp claim is not a number of seconds"
+    assert "require_exp=False" in repr(lenient)
+
+
+@pytest.mark.parametrize("claim", ["exp", "nbf", "iat"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        str(NOW + 600),
+        str(NOW - 600),
+        "tomorrow",
+        True,
+        False,
+        None,
+        [NOW + 600],
+        {"t": NOW},
+        float("nan"),
+        float("inf"),
+    ],
+    ids=["future as string", "past as string", "word", "true", "false", "null", "list", "object", "NaN", "Infinity"],
+)
+async def test_a_time_claim_that_is_not_a_json_number_is_refused(auth: JWTAuth, claim: str, value: Any) -> None:
+    presented = forge({"alg": "HS256"}, {"sub": "nour", "exp": NOW + 600, claim: value}, SECRET.encode())
+
+    assert await refused(auth, presented) == f"token {claim} claim is not a number of seconds"
+
+
+async def test_a_fractional_time_claim_is_a_number(auth: JWTAuth) -> None:
+    assert await auth.authenticate(token(exp=NOW + 600.5, iat=NOW - 0.25, nbf=NOW - 1.5)) is not None
+    assert await refused(auth, token(exp=NOW - 0.5)) == "token has expired"
+
+
+def test_require_exp_must_be_a_boolean() -> None:
+    with pytest.raises(ValueError, match="require_exp must be True or False"):
+        JWTAuth(secret=SECRET, require_exp="no")  # type: ignore[arg-type]
 
 
 async def test_a_payload_that_is_not_json_is_refused(auth: JWTAuth) -> None:
@@ -197,7 +239,8 @@ async def test_a_token_without_an_algorithm_is_refused(auth: JWTAuth) -> None:
 
 @pytest.mark.parametrize("sub", [None, "", "   ", 42, ["nour"]])
 async def test_a_token_without_a_string_subject_is_refused(auth: JWTAuth, sub: Any) -> None:
-    presented = forge({"alg": "HS256"}, {} if sub is None else {"sub": sub}, SECRET.encode())
+    claims: dict[str, Any] = {"exp": NOW + 600} if sub is None else {"sub": sub, "exp": NOW + 600}
+    presented = forge({"alg": "HS256"}, claims, SECRET.encode())
 
     assert await refused(auth, presented) == "token has no usable subject (sub)"
 

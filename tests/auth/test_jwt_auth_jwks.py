@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from typing import Any
 
 import anyio
@@ -18,7 +19,7 @@ from mcpkit._jwt_auth import JWKSUnavailableError, JWTAuth
 
 def token(key: Any, kid: str | None, algorithm: str = "RS256", sub: str = "nour") -> str:
     headers = {} if kid is None else {"kid": kid}
-    return jwt.encode({"sub": sub}, key, algorithm=algorithm, headers=headers)
+    return jwt.encode({"sub": sub, "exp": int(time.time()) + 600}, key, algorithm=algorithm, headers=headers)
 
 
 async def reason(auth: JWTAuth, presented: str) -> str:

@@ -44,7 +44,8 @@ def make_server(*, allow_anonymous: bool = False, auth: Any = "both") -> Server:
 
 
 def make_jwt(claims: Mapping[str, Any], secret: str = JWT_SECRET, algorithm: str = "HS256") -> str:
-    return jwt.encode(dict(claims), secret, algorithm=algorithm)
+    """A token with ``claims``, expiring in ten minutes unless ``claims`` say otherwise."""
+    return jwt.encode({"exp": int(time.time()) + 600, **claims}, secret, algorithm=algorithm)
 
 
 async def whoami(http: httpx2.AsyncClient, era: str, token: str | None) -> httpx2.Response:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mcp import MCPError
 
 from core._support import JWT_SECRET, NOUR_KEY, IdentityApp, static_user_id
 from mcpkit import JWTAuth, Server, StaticKeys
-from mcpkit.testing import CallAs, running
+from mcpkit.testing import CallAs, HTTPRefusedError, running
 
 
 @pytest.fixture
@@ -39,6 +40,42 @@ async def test_a_raw_token_caller_sends_exactly_that_token(call_as: CallAs) -> N
     caller = await call_as.token(NOUR_KEY).call("whoami")
 
     assert caller["label"] == "nour"
+
+
+async def test_a_wrong_key_is_an_http_refusal_with_its_status_and_reason_in_both_eras(call_as: CallAs) -> None:
+    with pytest.raises(MCPError) as refused:  # what docs/testing.md promises, whatever the era
+        await call_as.token("not-a-key-anyone-has").call("whoami")
+
+    assert isinstance(refused.value, HTTPRefusedError)
+    assert refused.value.status == 401
+    assert refused.value.description == "The bearer token is not a key or token this server accepts."
+    assert refused.value.headers["www-authenticate"].startswith('Bearer realm="mcp", error="invalid_token"')
+    assert str(refused.value) == "HTTP 401: The bearer token is not a key or token this server accepts."
+
+
+async def test_an_expired_jwt_is_an_http_refusal_that_says_so(call_as: CallAs) -> None:
+    expired = JWTAuth(secret=JWT_SECRET).issue_token("user-42", expires_in=-60)
+
+    with pytest.raises(HTTPRefusedError) as refused:
+        await call_as.token(expired).list_tools()
+
+    assert (refused.value.status, refused.value.description) == (401, "The bearer token was refused: token has expired")
+
+
+async def test_an_anonymous_caller_on_a_server_without_anonymous_access_is_refused(call_as: CallAs) -> None:
+    with pytest.raises(HTTPRefusedError) as refused:
+        await call_as(None).call_tool("whoami")
+
+    assert refused.value.status == 401
+    assert refused.value.description == "This server needs a bearer token: send 'Authorization: Bearer <token>'."
+    assert refused.value.headers["www-authenticate"] == 'Bearer realm="mcp"'
+
+
+async def test_a_refused_caller_does_not_spoil_the_next_call(call_as: CallAs) -> None:
+    with pytest.raises(HTTPRefusedError):
+        await call_as.token("not-a-key-anyone-has").call("whoami")
+
+    assert (await call_as("nour").call("whoami"))["label"] == "nour"
 
 
 def test_issue_token_makes_tokens_the_same_auth_accepts_with_its_issuer_and_audience() -> None:

@@ -330,6 +330,17 @@ MISTAKES_FILE = textwrap.dedent(
 
     def refusing_plugin():
         return Server([MistakesApp], allow_anonymous=True, plugins=[Refuses()])
+
+
+    def unreachable_store():
+        from mcpkit_remember import RememberPlugin
+
+        remember = RememberPlugin.init(type="redis", url="redis://127.0.0.1:9/0", secret="a-long-enough-secret-0123")
+
+        @app(id="stored", tools=[Ping], plugins=[remember])
+        class StoredApp: ...
+
+        return Server([StoredApp], allow_anonymous=True)
     '''
 )
 
@@ -371,6 +382,17 @@ def test_a_start_up_mistake_is_one_line_naming_what_to_change_and_exit_code_2(
     assert done.returncode == 2, done.stderr
     assert len(said) == 1, done.stderr
     assert said[0].startswith(line)
+    assert "Serving" not in done.stdout
+
+
+def test_a_store_that_cannot_be_reached_at_start_is_one_line_and_exit_code_1(tmp_path: Path) -> None:
+    done = mcpkit_run(tmp_path, "mistakes.py:unreachable_store")
+
+    said = [text for text in done.stderr.splitlines() if not text.startswith("INFO:")]
+    assert done.returncode == 1, done.stderr
+    assert said == [said[0]], done.stderr
+    assert said[0].startswith("mcpkit: Plugin RememberPlugin failed to start: Redis at redis://127.0.0.1:9/0 is ")
+    assert "Traceback" not in done.stderr
     assert "Serving" not in done.stdout
 
 

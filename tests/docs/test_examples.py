@@ -6,6 +6,7 @@ import ast
 import asyncio
 import inspect
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,8 @@ import pytest
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 README = DOCS.parent / "README.md"
 _FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+#: A block whose first line is ``# name.py`` is (part of) that file, as a reader would save it.
+_FILE_HEADER = re.compile(r"# (\w+)\.py\n")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,16 @@ class Block:
 def blocks_of(page: Path) -> list[Block]:
     text = page.read_text()
     return [Block(page, text.count("\n", 0, m.start()) + 2, m.group(1)) for m in _FENCE.finditer(text)]
+
+
+def files_of(page: Path) -> dict[str, str]:
+    """The files a page shows: module name -> source (blocks naming the same file, joined in order)."""
+    files: dict[str, str] = {}
+    for block in blocks_of(page):
+        header = _FILE_HEADER.match(block.source)
+        if header is not None:
+            files[header.group(1)] = files.get(header.group(1), "") + block.source + "\n\n"
+    return files
 
 
 PAGES = [page for page in [README, *sorted(DOCS.rglob("*.md"))] if blocks_of(page)]
@@ -49,6 +62,11 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     for name in ("REMEMBER_STORE", "REMEMBER_SECRET", "HELPDESK_KEYS"):
         monkeypatch.delenv(name, raising=False)
+    # The page's files exist as the reader saved them, so `from server import create_server` works.
+    for module, source in files_of(page).items():
+        (tmp_path / f"{module}.py").write_text(source)
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
     namespace: dict[str, object] = {"__name__": "docs_example"}
     for block in blocks_of(page):
         try:

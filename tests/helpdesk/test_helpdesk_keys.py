@@ -125,7 +125,11 @@ def test_startup_message_with_the_demo_keys_says_so_and_how_to_connect() -> None
     assert "HELPDESK_KEYS is not set, so the demo keys are in use" in message
     assert "nour-demo-key" in message
     assert "sam-demo-key" in message
-    assert "npx @modelcontextprotocol/inspector" in message
+    assert (
+        "npx -y @modelcontextprotocol/inspector@2.12.0 --cli http://127.0.0.1:8000/mcp --transport http "
+        '--header "Authorization: Bearer nour-demo-key" --method tools/list'
+    ) in message
+    assert "needs Node >= 22.19" in message
     assert "Streamable HTTP" in message
     assert "Authorization: Bearer nour-demo-key" in message
     for line in client_snippet("http://127.0.0.1:8000/mcp", "nour-demo-key").splitlines():

@@ -141,6 +141,8 @@ CASES = [
     case(
         "a key with a lone surrogate",
         lambda e: raw_tool_call(e, "keep", '{"key":"\\ud800","value":1}'),
+        (200,),
+        ("INVALID_INPUT",),
         name_header="keep",
     ),
     case(

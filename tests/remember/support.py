@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +37,7 @@ def user_identity(user_id: str) -> str:
 
 def jwt_token(sub: str, **claims: Any) -> str:
     """A JWT the test servers' JWTAuth accepts (signed here with PyJWT)."""
-    return jwt.encode({"sub": sub, **claims}, JWT_SECRET, algorithm="HS256")
+    return jwt.encode({"sub": sub, "exp": int(time.time()) + 3600, **claims}, JWT_SECRET, algorithm="HS256")
 
 
 def build_server(plugin: RememberPlugin, tools: Sequence[type[ToolContext]] = TOOLS, *, name: str = "t") -> Server:

@@ -103,8 +103,8 @@ async def test_a_value_with_a_lone_surrogate_sent_by_a_client_is_refused(call_as
     arguments = {"op": "set", "key": "k", "value": "half \ud800 a pair", "scope": "user"}
     response = await post_tool_call(mcpkit_app, KEYS["nour"], NEW, arguments)
     assert response.status_code == 200
-    assert '"code":"REMEMBER_INVALID"' in response.text
-    assert "lone surrogate" in response.text
+    assert '"code":"INVALID_INPUT"' in response.text  # refused at the HTTP boundary, before the tool runs
+    assert "value: holds a lone surrogate" in response.text
 
 
 async def test_a_value_nested_deeper_than_the_limit_is_refused(call_as: CallAs) -> None:

@@ -2,7 +2,16 @@
 
 from .._clock import ManualClock
 from ._call_as import CallAs
-from ._client import PROTOCOLS, CallerClient, ToolCallError, error_code
+from ._client import PROTOCOLS, CallerClient, HTTPRefusedError, ToolCallError, error_code
 from ._running import running
 
-__all__ = ["PROTOCOLS", "CallAs", "CallerClient", "ManualClock", "ToolCallError", "error_code", "running"]
+__all__ = [
+    "PROTOCOLS",
+    "CallAs",
+    "CallerClient",
+    "HTTPRefusedError",
+    "ManualClock",
+    "ToolCallError",
+    "error_code",
+    "running",
+]

@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 import httpx2
 import mcp_types as types
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp
 
 from .._results import ERROR_META_KEY
 from ._holder import Holder
 
-__all__ = ["PROTOCOLS", "CallerClient", "ToolCallError", "error_code"]
+__all__ = ["PROTOCOLS", "CallerClient", "HTTPRefusedError", "ToolCallError", "error_code"]
 
 #: The two protocol eras mcpkit serves, newest first.
 PROTOCOLS = ("2026-07-28", "2025-11-25")
 
 _URL = "http://127.0.0.1:8000/mcp"
+#: The code the ``mcp`` client gives a refusal whose body is not a JSON-RPC error ("Server returned an error response").
+_NO_JSON_RPC_CODE = types.INTERNAL_ERROR
+
+T = TypeVar("T")
 
 
 class ToolCallError(Exception):
@@ -32,6 +36,22 @@ class ToolCallError(Exception):
         self.code = code
         self.message = message
         self.result = result
+
+
+class HTTPRefusedError(MCPError):
+    """The server's HTTP layer refused a request before any tool ran, the same in both eras.
+
+    ``status`` is the HTTP status (401, 404, 413, ...), ``description`` the server's reason (the
+    ``error_description`` of a 401, the message of a JSON-RPC error, or the body's text) and
+    ``headers`` the response's headers (``WWW-Authenticate`` on a 401). It is an ``MCPError``, the
+    ``mcp`` client's own exception, with the JSON-RPC code of the response when it had one.
+    """
+
+    def __init__(self, status: int, description: str, code: int, headers: Mapping[str, str]) -> None:
+        super().__init__(code, f"HTTP {status}: {description}")
+        self.status = status
+        self.description = description
+        self.headers = dict(headers)
 
 
 def error_code(result: types.CallToolResult) -> str | None:
@@ -57,6 +77,8 @@ class CallerClient:
         self._holder: Holder[Client] | None = None
         self._client: Client | None = None
         self._lock = asyncio.Lock()
+        self._refusals = 0
+        self._refusal: tuple[int, str, int, dict[str, str]] | None = None
 
     def __repr__(self) -> str:
         return f"<CallerClient {self.name} on {self.protocol}>"
@@ -65,21 +87,49 @@ class CallerClient:
     async def _connect(self) -> AsyncIterator[Client]:
         headers = {"Authorization": f"Bearer {self._token}"} if self._token is not None else {}
         mode = "2026-07-28" if self.protocol == "2026-07-28" else "legacy"
-        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=self._app), headers=headers, timeout=30)
+        http = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=self._app),
+            headers=headers,
+            timeout=30,
+            event_hooks={"response": [self._note_refusal]},
+        )
         async with http, Client(streamable_http_client(_URL, http_client=http), mode=mode) as client:
             yield client
+
+    async def _note_refusal(self, response: httpx2.Response) -> None:
+        """Keep the last HTTP refusal: the ``mcp`` client's exception does not carry its status."""
+        if response.status_code >= 400:
+            await response.aread()
+            self._refusals += 1
+            self._refusal = (response.status_code, *_reason(response), dict(response.headers))
+
+    async def _refused_as_http(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run ``operation``; if the client raised because the HTTP layer refused it, raise HTTPRefusedError.
+
+        On 2026-07-28 the client raises ``MCPError``; on 2025-11-25 the same error arrives inside an
+        ``ExceptionGroup`` from the client's task group. Both become the one ``HTTPRefusedError``.
+        """
+        seen = self._refusals
+        try:
+            return await operation()
+        except Exception as exc:
+            refusal = self._refusal
+            if self._refusals == seen or refusal is None or not _holds_mcp_error(exc):
+                raise
+            status, description, code, headers = refusal
+            raise HTTPRefusedError(status, description, code, headers) from exc
 
     async def _session(self) -> Client:
         async with self._lock:
             if self._client is None:
                 self._holder = Holder(self._connect)
-                self._client = await self._holder.open()
+                self._client = await self._refused_as_http(self._holder.open)
             return self._client
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> types.CallToolResult:
-        """The raw MCP result of calling ``name``."""
+        """The raw MCP result of calling ``name``; ``HTTPRefusedError`` if the HTTP layer refused the request."""
         client = await self._session()
-        return await client.call_tool(name, dict(arguments or {}))
+        return await self._refused_as_http(lambda: client.call_tool(name, dict(arguments or {})))
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """The tool's structured result (or its text); raises ``ToolCallError`` for an error result."""
@@ -93,9 +143,31 @@ class CallerClient:
 
     async def list_tools(self) -> list[types.Tool]:
         client = await self._session()
-        return (await client.list_tools()).tools
+        return (await self._refused_as_http(client.list_tools)).tools
 
     async def aclose(self) -> None:
         holder, self._holder, self._client = self._holder, None, None
         if holder is not None:
             await holder.close()
+
+
+def _reason(response: httpx2.Response) -> tuple[str, int]:
+    """The server's description of a refusal, and its JSON-RPC code (the client's own when it has none)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:500] or response.reason_phrase, _NO_JSON_RPC_CODE
+    if isinstance(body, dict):
+        if isinstance(body.get("error_description"), str):
+            return body["error_description"], _NO_JSON_RPC_CODE
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            code = error.get("code")
+            return error["message"], code if isinstance(code, int) else _NO_JSON_RPC_CODE
+    return response.text.strip()[:500], _NO_JSON_RPC_CODE
+
+
+def _holds_mcp_error(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup):
+        return exc.subgroup(MCPError) is not None
+    return isinstance(exc, MCPError)

