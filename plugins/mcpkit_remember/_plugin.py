@@ -34,6 +34,10 @@ SECRET_CHECK_SECONDS = 1.0
 #: Secrets shorter than this are refused: owner hashes could be guessed offline from a copy of the store.
 MIN_SECRET_LENGTH = 16
 
+#: The largest value kept by default (as compact JSON), and the rest of a request that carries one.
+DEFAULT_MAX_VALUE_BYTES = 64 * 1024
+REQUEST_ROOM_BYTES = 64 * 1024
+
 #: Default quotas: what one caller may keep in one scope (global scope: every caller together).
 DEFAULT_MAX_VALUES = 10_000
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -51,7 +55,7 @@ class RememberPlugin(Plugin):
         *,
         default_ttl: float | None = None,
         secret: str | Sequence[str] | None = None,
-        max_value_bytes: int = 65536,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         max_values: int | None = DEFAULT_MAX_VALUES,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         session_ttl: float | None = DEFAULT_SESSION_TTL,
@@ -91,7 +95,7 @@ class RememberPlugin(Plugin):
         path: str | os.PathLike[str] | None = None,
         default_ttl: float | None = None,
         secret: str | Sequence[str] | None = None,
-        max_value_bytes: int = 65536,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         max_values: int | None = DEFAULT_MAX_VALUES,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         session_ttl: float | None = DEFAULT_SESSION_TTL,
@@ -147,8 +151,13 @@ class RememberPlugin(Plugin):
         return {"remember": self.remember_for}
 
     def max_request_bytes(self) -> int:
-        """Room for a value of ``max_value_bytes`` sent with every character escaped (3x), plus the request."""
-        return 3 * self.max_value_bytes + 64 * 1024
+        """With values above the default size: room for one sent with every character escaped (3x), and the request.
+
+        At the default ``max_value_bytes`` the server's default body limit is sized for them already (0).
+        """
+        if self.max_value_bytes <= DEFAULT_MAX_VALUE_BYTES:
+            return 0
+        return 3 * self.max_value_bytes + REQUEST_ROOM_BYTES
 
     def remember_for(self, ctx: ToolContext) -> Remember:
         """The ``self.remember`` of one call."""

@@ -24,6 +24,8 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 import conformance.run as conformance
 import helpdesk._drafts as helpdesk_drafts
 import helpdesk._startup as helpdesk_startup
+import mcpkit._body_limit as body_limit
+import mcpkit._connections as connections
 import mcpkit._gate as gate
 import mcpkit._jwt_auth as jwt_auth
 import mcpkit._lone_surrogates as lone_surrogates
@@ -33,11 +35,13 @@ import mcpkit_remember._plugin as plugin
 import mcpkit_remember._redis_scripts as redis_scripts
 import mcpkit_remember._redis_store as redis_store
 import mcpkit_remember._remember as remember
+import mcpkit_remember._rollback as rollback
 import mcpkit_remember._values as values
 import mcpkit_remember._vault as vault
 import redis_fixtures
 from docs.test_examples import DOCS, README
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
+from mcpkit._sessions import SessionLimits
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
 from reliability import test_instances, test_load
@@ -98,6 +102,8 @@ def pinned(extra: str, package: str) -> str:
 
 
 UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
+SESSION_TTL = "day" if plugin.DEFAULT_SESSION_TTL == 86400 else f"{plugin.DEFAULT_SESSION_TTL} s"
+EXPIRY_MARGIN = words(redis_store.EXPIRY_MARGIN_MS / 1000, "seconds")
 MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
 
 STATED = [
@@ -134,7 +140,29 @@ STATED = [
     Stated("remember.md", "a fresh random {}-byte nonce per write", keyring.NONCE_BYTES),
     Stated("remember.md", "| nonce ({}) |", keyring.NONCE_BYTES),
     Stated("remember.md", "`0x{:02x} | key id", keyring.VERSION),
-    Stated("remember.md", "cached (up to {} owners)", keyring.DEFAULT_CACHE_SIZE),
+    Stated("remember.md", "cached (up to {} owners and addresses)", keyring.DEFAULT_CACHE_SIZE),
+    Stated("architecture.md", "remembers per address ({} addresses)", rollback.ADDRESSES_KEPT),
+    Stated("stores.md", "a **bucket**: {} hex digits", keyring.NAME_HEX_CHARS),
+    Stated("stores.md", "a **key**: {} hex digits", keyring.NAME_HEX_CHARS),
+    Stated("remember.md", "truncated to {} hex digits. Two callers'", keyring.NAME_HEX_CHARS),
+    # quotas and the lifetime of session values
+    Stated("remember.md", "`max_values` values (default {:,})", plugin.DEFAULT_MAX_VALUES),
+    Stated("errors.md", "`max_values` values ({:,} by default)", plugin.DEFAULT_MAX_VALUES),
+    Stated("remember.md", "`max_bytes` bytes of sealed values (default {})", mib(plugin.DEFAULT_MAX_BYTES)),
+    Stated("errors.md", "`max_bytes` bytes ({} by default)", mib(plugin.DEFAULT_MAX_BYTES)),
+    Stated("remember.md", "`session_ttl` seconds (default one {})", SESSION_TTL),
+    Stated("ttl.md", "after its last write — one {} by default", SESSION_TTL),
+    Stated("scopes.md", "`session_ttl` (one {} by default)", SESSION_TTL),
+    # Redis: its own expiry, the first look for entries of mcpkit 0.1
+    Stated("stores.md", "(the time left, plus {})", EXPIRY_MARGIN),
+    Stated("ttl.md", "plus a {})", EXPIRY_MARGIN.removeprefix("one ")),
+    Stated(
+        "architecture.md",
+        "`now` plus a {} (`PX`",
+        EXPIRY_MARGIN.removeprefix("one "),
+    ),
+    Stated("stores.md", "for at most {};", words(redis_store.LEGACY_SCAN_SECONDS, "seconds")),
+    Stated("architecture.md", "looks once, for at most {},", words(redis_store.LEGACY_SCAN_SECONDS, "seconds")),
     # intervals and timeouts
     Stated("remember.md", "memory and SQLite sweep every {}", words(plugin.PURGE_INTERVAL, "minutes")),
     Stated("ttl.md", "the memory and SQLite stores sweep them every {}", words(plugin.PURGE_INTERVAL, "minutes")),
@@ -150,8 +178,20 @@ STATED = [
         "remembering.md", "`save_draft` keeps a draft for a {}", "day" if helpdesk_drafts.DRAFT_TTL == 86400 else "?"
     ),
     # the HTTP layer
-    Stated("errors.md", "The body is over {}, whether it says so", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
-    Stated("reliability.md", "over the {} body limit", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
+    Stated("errors.md", "over the server's limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("reliability.md", "over the body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("architecture.md", "the body limit (`_body_limit.py`: {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("plugins.md", "the server's body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("deployment.md", "| Request body | {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("deployment.md", "The default, {}, is sized", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("deployment.md", "At {}, 10 s asks", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("deployment.md", "stores by default ({} as JSON)", kib(plugin.DEFAULT_MAX_VALUE_BYTES)),
+    Stated("deployment.md", "is above the default {}: it asks", kib(plugin.DEFAULT_MAX_VALUE_BYTES)),
+    Stated("deployment.md", "three times that plus {}, so", kib(plugin.REQUEST_ROOM_BYTES)),
+    Stated("deployment.md", "the `mcp` SDK alone accepts {}, and", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
+    Stated("deployment.md", "| Request head | {} |", kib(connections.MAX_HEADER_BYTES)),
+    Stated("deployment.md", "A request head over {} gets 400", kib(connections.MAX_HEADER_BYTES)),
+    Stated("deployment.md", "`notifications/initialized` within {} seconds", int(SessionLimits().handshake_timeout)),
     Stated("architecture.md", "Bodies over the SDK's default limit ({})", mib(lone_surrogates._MAX_HELD_BYTES)),
     Stated("tools.md", '`server.run(transport="http", host="127.0.0.1", port={})`', default_of(Server.run, "port")),
     # what to install
@@ -183,7 +223,18 @@ STATED = [
 
 #: Numbers with a unit on the pages that are not constants of the code: measurements, examples, prose.
 NOT_CONSTANTS = {
+    "deployment.md": [
+        "hold the server's event loop for most of a second",  # a measurement
+        "sets the limit outright (at least 1 KiB)",  # pinned by test_body_limit.py
+    ],
+    "errors.md": [],
+    "stores.md": [
+        "moves a value between two owners — two hash slots",  # prose
+    ],
     "architecture.md": [
+        "and equal keys of two owners look unrelated",  # prose
+        "a script across two owners' hash slots",  # prose
+        "which is when asyncio stops accepting for a second",  # what asyncio does
         "joined into one character",  # prose
         "about 8,000 for a 64 KiB body",  # a measurement (callgrind)
         "about 60 ms to import",  # a measurement
@@ -191,6 +242,11 @@ NOT_CONSTANTS = {
     "quickstart.md": ["in about five minutes", "without a second terminal"],
     "plugins.md": ["a second server never sees", "a second copy would"],
     "reliability.md": [
+        "patterns of 255 characters of character",  # what the abuse test sends
+        "each one different, for four seconds",  # the abuse test's parameter
+        "with quotas of 100 values and 128 KiB per caller",  # the abuse test's configuration
+        "for the 30-minute idle timeout",  # the SDK's default, quoted from the issue
+        "each connection is closed a second after it",  # the test's --read-timeout 1
         "and a 64 KiB header",  # a hostile input the test sends
         "nested 10,000 levels deep",  # a hostile input the test sends
         "a byte changed anywhere",  # prose

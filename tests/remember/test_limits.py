@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from mcpkit.testing import CallAs, ToolCallError
+from mcpkit import Server, StaticKeys, ToolContext, app, tool
+from mcpkit.testing import CallAs, HTTPRefusedError, ToolCallError, running
+from mcpkit_remember import RememberPlugin
 from mcpkit_remember._values import MAX_DEPTH, MAX_TTL
 from remember.support import KEYS, NEW, mem, post_tool_call, refused
 from remember.tools import MISSING
@@ -116,3 +118,24 @@ async def test_a_value_nested_deeper_than_the_limit_is_refused(call_as: CallAs) 
     assert await mem(nour, "get", key="deep", scope="user") == value
     assert_invalid(await refused(nour, "set", key="deeper", value=[value], scope="user"), f"{MAX_DEPTH} levels deep")
     assert_invalid(await refused(nour, "append", key="deep", item=value, scope="user"), "levels deep")
+
+
+async def test_larger_values_raise_the_servers_body_limit_so_they_can_still_be_sent() -> None:
+    @tool(name="keep_big", description="Keep a large value sent as an argument.")
+    class KeepBig(ToolContext):
+        async def execute(self, text: str) -> dict[str, int]:
+            await self.remember.set("big", text, scope="user")
+            return {"kept": len(text)}
+
+    def server(max_value_bytes: int) -> Server:
+        plugin = RememberPlugin.init(type="memory", max_value_bytes=max_value_bytes, max_bytes=None)
+        big_app = app(id="big", tools=[KeepBig], plugins=[plugin])(type("BigApp", (), {}))
+        return Server([big_app], auth=StaticKeys({"nour": "nour-big-key-0123"}))
+
+    text = "é" * 400_000  # 800,000 bytes as JSON; the default body limit is 256 KiB
+    async with running(server(1_000_000)) as call_as:
+        assert await call_as("nour").call("keep_big", {"text": text}) == {"kept": 400_000}
+    async with running(server(65_536)) as call_as:
+        with pytest.raises(HTTPRefusedError) as refused_body:
+            await call_as("nour").call("keep_big", {"text": text})
+    assert refused_body.value.status == 413

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit import ManualClock, Server
+from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
 from remember.support import build_server, mem
@@ -32,7 +32,7 @@ def sqlite_server(database: Path, secret: str | None = None) -> Server:
 
 
 async def refusal_to_start(database: Path) -> str:
-    with pytest.raises(RuntimeError, match="Plugin RememberPlugin failed to start") as refusal:
+    with pytest.raises(ConfigurationError, match="Plugin RememberPlugin failed to start") as refusal:
         async with running(sqlite_server(database), clock=ManualClock()):
             pass
     return str(refusal.value)
