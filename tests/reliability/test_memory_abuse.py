@@ -8,6 +8,7 @@ patterns built to be expensive, another caller's latency is measured; floods of 
 from __future__ import annotations
 
 import asyncio
+import base64
 import sqlite3
 import statistics
 import time
@@ -171,3 +172,36 @@ async def test_floods_of_values_stop_at_the_quotas_and_anonymous_callers_cannot_
     assert global_writes == ["REMEMBER_IDENTITY_REQUIRED"] * 50
     assert all(written == [None] * 100 + ["REMEMBER_QUOTA_EXCEEDED"] * 20 for written in sessions)
     assert stored == 100 + 4 + 5 * 100
+
+
+async def test_a_list_memories_cursor_shows_nothing_and_cannot_be_steered(tmp_path: Path, figures: Figures) -> None:
+    env = {"REMEMBER_STORE": "memory", "REMEMBER_SECRET": SECRET}
+    process = ServerProcess(EXPOSED, cwd=tmp_path, env=env).start()
+    refused: list[str | None] = []
+    try:
+        async with client(process.url, KEYS["nour"]) as nour:
+            for number in range(3):
+                arguments = {"key": f"ticket:T-{number}-marigold", "value": number, "scope": "user"}
+                await nour.call_tool("remember_this", arguments)
+            page = (await nour.call_tool("list_memories", {"scope": "user", "limit": 1})).structured_content
+            assert page is not None
+            cursor: str = page["nextCursor"]
+            sealed = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+            shown = [word for word in (b"marigold", b"ticket", b"T-0") if word in sealed or word in cursor.encode()]
+            forged = base64.urlsafe_b64encode(sealed[:-1] + bytes([sealed[-1] ^ 1])).decode().rstrip("=")
+            for candidate in (forged, cursor[:-3], "eyJrZXkiOiAiYSJ9"):
+                result = await nour.call_tool("list_memories", {"scope": "user", "cursor": candidate})
+                refused.append(error_code(result) if result.is_error else None)
+        async with client(process.url, KEYS["sam"]) as sam:
+            result = await sam.call_tool("list_memories", {"scope": "user", "cursor": cursor})
+            refused.append(error_code(result) if result.is_error else None)
+    finally:
+        process.kill()
+    figures.record(
+        inputs=len(refused),
+        leaks=len(shown) + sum(code is None for code in refused),
+        detail="a list_memories cursor (AES-GCM sealed) shows none of the key it continues after; a flipped bit, "
+        f"a truncation, a hand-made one and Nour's cursor presented by Sam were refused: {refused}",
+    )
+    assert shown == []
+    assert refused == ["REMEMBER_INVALID"] * 4
