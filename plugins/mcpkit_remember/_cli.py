@@ -68,7 +68,8 @@ async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
     """
     vault = Vault(store, keyring)
     report = RotationReport()
-    written: set[int] = set()  # addresses this run wrote: met again later in the scan, they are not "current"
+    # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
+    written: set[int] = set()
     legacy_left = 0
     async for record in store.scan():
         address = Address(record.owner, record.bucket, record.key)
@@ -81,6 +82,7 @@ async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
             continue
         if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1
+            legacy_left += legacy  # judged by this host's clock, and its plain names stay until purged
             continue
         if not stale:
             if hash(address) not in written:

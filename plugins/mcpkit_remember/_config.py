@@ -15,7 +15,7 @@ __all__ = ["StoreConfig", "ToolsConfig", "parse_store_url", "secret_from_env", "
 
 StoreType = Literal["memory", "sqlite", "redis"]
 
-_TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix", "anonymous_global_writes"}
+_TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix", "anonymous_writes"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +38,15 @@ class StoreConfig:
 class ToolsConfig:
     """The model-facing memory tools: on or off, which scopes they may use, a name prefix.
 
-    ``anonymous_global_writes``: whether callers who did not sign in may write (and forget) global-scope
-    values through these tools. Off by default: global scope is shared by every caller, so it would be a
-    write surface open to anyone who can reach the server.
+    ``anonymous_writes``: whether callers who did not sign in may keep (and forget) values through these
+    tools. Off by default: global scope is shared by every caller, and every new 2025-11-25 session is a new
+    owner with quotas of its own, so either would be a write surface open to anyone who can reach the server.
     """
 
     enabled: bool = False
     allowed_scopes: tuple[Scope, ...] = SCOPES
     prefix: str = ""
-    anonymous_global_writes: bool = False
+    anonymous_writes: bool = False
 
     def __post_init__(self) -> None:
         scopes = self.allowed_scopes
@@ -59,10 +59,8 @@ class ToolsConfig:
                 raise ConfigurationError(
                     f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
                 )
-        if not isinstance(self.anonymous_global_writes, bool):
-            raise ConfigurationError(
-                f"tools anonymous_global_writes is True or False, not {self.anonymous_global_writes!r}."
-            )
+        if not isinstance(self.anonymous_writes, bool):
+            raise ConfigurationError(f"tools anonymous_writes is True or False, not {self.anonymous_writes!r}.")
         if not isinstance(self.prefix, str) or not all(c.isalnum() or c in "_-." for c in self.prefix):
             raise ConfigurationError(f"tools prefix {self.prefix!r} may hold only letters, digits, '_', '-' and '.'.")
         object.__setattr__(self, "allowed_scopes", tuple(dict.fromkeys(scopes)))
@@ -79,7 +77,7 @@ class ToolsConfig:
         if unknown:
             raise ConfigurationError(
                 f"tools= has unknown settings {sorted(unknown)}; the settings are enabled, allowed_scopes, prefix "
-                "and anonymous_global_writes."
+                "and anonymous_writes."
             )
         scopes: Any = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
         if not isinstance(scopes, str):
@@ -88,7 +86,7 @@ class ToolsConfig:
             bool(value.get("enabled", False)),
             scopes,
             value.get("prefix", ""),
-            value.get("anonymous_global_writes", False),
+            value.get("anonymous_writes", False),
         )
 
 

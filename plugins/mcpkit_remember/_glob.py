@@ -7,9 +7,12 @@ afresh — caller-controlled CPU on the event loop. This matcher never compiles
 anything: the pattern becomes a list of one-character tokens and the positions
 where a ``*`` may consume characters, and a key is matched by simulating the
 pattern's automaton with one integer as the set of live positions (bit-parallel,
-as in Shift-And). Each character of a key costs a few integer operations; each
-distinct character costs one pass over the tokens, once per pattern. The
-semantics are ``fnmatch.fnmatchcase``'s (its test suite compares the two).
+as in Shift-And). Each character of a key costs a few integer operations. The
+positions that accept a character are one lookup for literals and ``?`` (worked
+out when the pattern is parsed) plus a test of each ``[...]`` class, done once
+per distinct character of the keys listed; a pattern may hold at most
+``MAX_CLASSES`` classes. The semantics are ``fnmatch.fnmatchcase``'s (its test
+suite compares the two).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ __all__ = ["MAX_PATTERN_LENGTH", "Glob"]
 
 #: Longer patterns are refused: no key is longer than 256 characters.
 MAX_PATTERN_LENGTH = 1024
+#: More ``[...]`` classes than this are refused: each costs a test per distinct character of the keys.
+MAX_CLASSES = 16
 
 
 class _Class:
@@ -71,6 +76,17 @@ class Glob:
                 self._tokens.append(token)
             else:
                 self._tokens.append(char)
+        classes = [(1 << at, token) for at, token in enumerate(self._tokens) if isinstance(token, _Class)]
+        if len(classes) > MAX_CLASSES:
+            raise ValueError(f"a pattern has at most {MAX_CLASSES} [...] classes; this one has {len(classes)}")
+        self._classes = classes
+        self._any = 0  # positions of '?'
+        self._literals: dict[str, int] = {}  # character -> positions of that literal
+        for at, token in enumerate(self._tokens):
+            if token is None:
+                self._any |= 1 << at
+            elif isinstance(token, str):
+                self._literals[token] = self._literals.get(token, 0) | 1 << at
         self._loops = loops
         self._accept = 1 << len(self._tokens)
         self._masks: dict[str, int] = {}
@@ -97,10 +113,10 @@ class Glob:
 
     def _mask(self, char: str) -> int:
         """Bit i set when token i accepts ``char``."""
-        mask = 0
-        for position, token in enumerate(self._tokens):
-            if token is None or (token == char if isinstance(token, str) else char in token):
-                mask |= 1 << position
+        mask = self._any | self._literals.get(char, 0)
+        for bit, token in self._classes:
+            if char in token:
+                mask |= bit
         return mask
 
 

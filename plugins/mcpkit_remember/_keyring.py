@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives import hashes, hmac
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 
+from ._payload import utf8
 from ._store import Address
 
 __all__ = ["Keyring", "Opened", "UndecryptableError"]
@@ -81,10 +82,6 @@ class Opened(NamedTuple):
         return self.secret != 0 or self.version != VERSION
 
 
-def _text(value: str) -> bytes:
-    return value.encode("utf-8", "surrogatepass")
-
-
 def _hmac(key: bytes, message: bytes) -> bytes:
     mac = hmac.HMAC(key, hashes.SHA256())
     mac.update(message)
@@ -128,7 +125,7 @@ class _Secret:
 
     def name(self, *parts: str) -> str:
         """A keyed hash of the parts (length-prefixed), as hex: how buckets and keys appear in a store."""
-        message = b"".join(len(encoded).to_bytes(4, "big") + encoded for encoded in map(_text, parts))
+        message = b"".join(len(encoded).to_bytes(4, "big") + encoded for encoded in map(utf8, parts))
         return stdlib_hmac.digest(self.address_key, message, "sha256")[: NAME_HEX_CHARS // 2].hex()
 
 
@@ -144,7 +141,7 @@ class Keyring:
             raise ValueError(f"cache_size must be at least 1, got {cache_size}")
         raw: list[bytes] = []
         for position, secret in enumerate(secrets, start=1):
-            encoded = _text(secret) if isinstance(secret, str) else bytes(secret)
+            encoded = utf8(secret) if isinstance(secret, str) else bytes(secret)
             if not encoded:
                 raise ValueError(f"secret #{position} is empty; every secret must be non-empty")
             if encoded in raw:
@@ -219,7 +216,7 @@ class Keyring:
 
     def derive_key(self, purpose: str) -> bytes:
         """A 32-byte key for another use (signing cursors, say), derived from the primary secret."""
-        return _expand(self._secrets[0].prk, _INFO_PURPOSE + _text(purpose), 32)
+        return _expand(self._secrets[0].prk, _INFO_PURPOSE + utf8(purpose), 32)
 
     def seal(self, owner: str, bucket: str, key: str, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` for this address under the primary secret, with a fresh nonce."""
@@ -259,8 +256,8 @@ class Keyring:
         )
 
     def _hash_identity(self, identity: str) -> tuple[str, ...]:
-        message = _text(identity)
+        message = utf8(identity)
         return tuple(_hmac(s.owner_key, message).hex()[:OWNER_HEX_CHARS] for s in self._secrets)
 
     def _derive_aead(self, index: int, owner: str) -> AESGCM:
-        return AESGCM(_expand(self._secrets[index].prk, _INFO_DATA_KEY + _text(owner), 32))
+        return AESGCM(_expand(self._secrets[index].prk, _INFO_DATA_KEY + utf8(owner), 32))

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import pydantic_core
 
-__all__ = ["Payload", "pack", "unpack", "unpack_legacy"]
+__all__ = ["Payload", "pack", "unpack", "unpack_legacy", "utf8"]
 
 _HEAD = struct.Struct(">ddHHH")
 
@@ -42,7 +42,8 @@ class Payload(NamedTuple):
         return self.expires_at is None or self.expires_at > now
 
 
-def _text(value: str) -> bytes:
+def utf8(value: str) -> bytes:
+    """Text as UTF-8; a lone surrogate (which a caller's key or id may hold) passes through rather than fail."""
     return value.encode("utf-8", "surrogatepass")
 
 
@@ -50,7 +51,7 @@ def pack(
     identity: str, bucket: str, key: str, value_json: str | bytes, expires_at: float | None, written_at: float | None
 ) -> bytes:
     """The plaintext to seal for a value written now."""
-    parts = [_text(identity), _text(bucket), _text(key)]
+    parts = [utf8(identity), utf8(bucket), utf8(key)]
     value = value_json.encode() if isinstance(value_json, str) else value_json
     head = _HEAD.pack(
         math.inf if expires_at is None else expires_at,

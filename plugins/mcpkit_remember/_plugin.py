@@ -38,6 +38,9 @@ MIN_SECRET_LENGTH = 16
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024
 REQUEST_ROOM_BYTES = 64 * 1024
 
+#: What sealing adds to a value at most: header, nonce, tag, deadline, write time, identity, bucket and key.
+SEALING_OVERHEAD_BYTES = 2048
+
 #: Default quotas: what one caller may keep in one scope (global scope: every caller together).
 DEFAULT_MAX_VALUES = 10_000
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -70,10 +73,11 @@ class RememberPlugin(Plugin):
         for name, limit in (("max_values", max_values), ("max_bytes", max_bytes)):
             if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
                 raise ConfigurationError(f"{name} is a positive whole number, or None for no limit; not {limit!r:.40}.")
-        if max_bytes is not None and max_bytes < max_value_bytes:
+        if max_bytes is not None and max_bytes < max_value_bytes + SEALING_OVERHEAD_BYTES:
             raise ConfigurationError(
-                f"max_bytes ({max_bytes:,}) is smaller than max_value_bytes ({max_value_bytes:,}): a single value "
-                "could never be kept. Raise max_bytes or lower max_value_bytes."
+                f"max_bytes ({max_bytes:,}) leaves no room for a value of max_value_bytes ({max_value_bytes:,}) once "
+                f"sealed (up to {SEALING_OVERHEAD_BYTES:,} bytes more, with its key and identity): raise max_bytes "
+                "or lower max_value_bytes."
             )
         self.quota = None if max_values is None and max_bytes is None else Quota(max_values, max_bytes)
         self._secret = [secret] if isinstance(secret, str) else (list(secret) if secret is not None else None)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import inspect
 import logging
-import random
 from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from mcpkit import Caller, Clock
 
@@ -18,7 +18,7 @@ from ._locks import KeyedLocks
 from ._scope import Place, Scope, check_scope, place_for
 from ._store import Quota, QuotaExceededError, StoreUnavailableError
 from ._values import check_key, check_ttl, encode_value
-from ._vault import Found, Vault
+from ._vault import Found, Vault, backoff
 
 __all__ = ["Remember", "RememberPolicy"]
 
@@ -26,6 +26,9 @@ logger = logging.getLogger("mcpkit.remember")
 
 #: Compare-and-set attempts before giving up; only writers in other processes make them fail.
 _UPDATE_ATTEMPTS = 64
+
+#: Keys x pattern characters above which ``list(pattern=)`` matches in a worker thread (about 10 ms of work).
+_MATCH_ON_LOOP = 100_000
 
 
 class RememberPolicy:
@@ -159,7 +162,10 @@ class Remember:
             raise _unavailable(exc) from None
         if pattern == "*":
             return keys
-        return [key for key in keys if glob.match(key)]
+        if len(keys) * len(pattern) < _MATCH_ON_LOOP:
+            return [key for key in keys if glob.match(key)]
+        # Many keys and a long pattern: match off the event loop, so other callers' calls go on meanwhile.
+        return await anyio.to_thread.run_sync(lambda: [key for key in keys if glob.match(key)])
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""
@@ -217,8 +223,7 @@ class Remember:
                     deadline = self._deadline(place, ttl, now, found)
                     if await vault.swap(place, key, observed, text, deadline, now, quota):
                         return new
-                    # Another process wrote first: back off a little (jittered, growing) and read again.
-                    await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+                    await backoff(attempt)  # another process wrote first: wait a little, and read again
             except StoreUnavailableError as exc:
                 raise _unavailable(exc) from None
             except QuotaExceededError as exc:

@@ -13,6 +13,7 @@ count and size in ``remember_usage``, so a quota check never counts rows.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -295,19 +296,30 @@ class SQLiteStore:
     def _rowcount(self, sql: str, params: _Params) -> int:
         return self._db().execute(sql, params).rowcount
 
-    def _transaction(self, body: Callable[..., _T], *args: Any) -> _T:
-        """Run ``body(*args)`` inside ``BEGIN IMMEDIATE`` (the write lock): committed if it returns."""
+    def _transaction(self, body: Callable[..., _T], *args: Any, begin: str = "BEGIN IMMEDIATE") -> _T:
+        """Run ``body(*args)`` in one transaction (``BEGIN IMMEDIATE``: with the write lock), committed if it returns.
+
+        Whatever fails — ``body``, or the ``COMMIT`` itself (a full disk) — the transaction is rolled back, so
+        the connection never stays inside one that later autocommit writes would silently join.
+        """
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
+        db.execute(begin)
         try:
             result = body(*args)
+            db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):  # the first error is the one to report
+                    db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
         return result
 
     def _get_many(self, addresses: list[Address], now: float) -> list[Entry | None]:
+        """The entries at ``addresses`` as of one moment: a read transaction (a WAL snapshot), so a value
+        another process moves between two of them in one transaction is seen at exactly one."""
+        return self._transaction(self._read_many, addresses, now, begin="BEGIN")
+
+    def _read_many(self, addresses: list[Address], now: float) -> list[Entry | None]:
         found: dict[Address, Entry] = {}
         for address in dict.fromkeys(addresses):
             row = self._fetchone(_GET, {**address._asdict(), "now": now})

@@ -76,8 +76,8 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
     scopes_note = "" if len(allowed) == 4 else f" This server allows only: {', '.join(allowed)}."
 
     anonymous = _ANONYMOUS
-    if "global" in allowed and not config.anonymous_global_writes:
-        anonymous += " Changing global values needs a signed-in caller."
+    if not config.anonymous_writes:
+        anonymous += " Keeping or forgetting values needs a signed-in caller."
 
     def describe(base: str, what: str) -> str:
         see = ", ".join(name for other, name in names.items() if other != base)
@@ -98,11 +98,11 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
                     allowed[0], f"the caller is anonymous, and these memory tools allow only {', '.join(allowed)}"
                 )
             raise RememberScopeNotAllowedError(chosen, allowed, defaulted=scope is None)
-        if writing and chosen == "global" and ctx.caller.is_anonymous and not config.anonymous_global_writes:
+        if writing and ctx.caller.is_anonymous and not config.anonymous_writes:
             raise RememberIdentityError(
-                "global",
-                "this server lets only signed-in callers change global values through the memory tools "
-                "(reading them needs no sign-in)",
+                chosen,
+                "this server lets only signed-in callers keep or forget values through the memory tools "
+                "(reading global values needs no sign-in)",
             )
         return plugin.notes_for(ctx), chosen
 

@@ -13,16 +13,19 @@ with; moving never resurrects a deleted value nor overwrites a newer one.
 from __future__ import annotations
 
 import logging
+import random
 from typing import Any, Literal, NamedTuple
+
+import anyio
 
 from ._errors import RememberConflictError
 from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import Place
-from ._store import Address, Entry, Expectation, Quota, Store
+from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
-__all__ = ["Found", "Observed", "Vault"]
+__all__ = ["Found", "Observed", "Vault", "backoff"]
 
 logger = logging.getLogger("mcpkit.remember")
 
@@ -116,10 +119,11 @@ class Vault:
             await self.store.put(*address, data, expires_at, now, quota)
             self._guard.replaced(address, None, data, began)
             return
-        for _ in range(WRITE_ATTEMPTS):
+        for attempt in range(WRITE_ATTEMPTS):
             observed = await self.observe(place, key, now)
             if await self.swap(place, key, observed, value_json, expires_at, now, quota):
                 return
+            await backoff(attempt)
         raise RememberConflictError(key, WRITE_ATTEMPTS)
 
     async def swap(
@@ -276,13 +280,13 @@ class Vault:
         if not payload.live(now):
             return None
         if not self._guard.seen(address, entry.data, began):
-            logger.warning(
-                "a remembered value in %s scope (owner %s…) is one this server saw replaced or deleted, put back "
-                "in the store: treated as missing. Someone with write access to the store replayed an older value.",
-                _scope_of(place.bucket),
-                address.owner[:8],
+            # Neither the old value nor "missing" is the truth (an update would start again from its default):
+            # the store is not to be trusted for this key now, as when it cannot be reached.
+            raise StoreUnavailableError(
+                f"a remembered value in {_scope_of(place.bucket)} scope (owner {address.owner[:8]}…) is one this "
+                "server saw replaced or deleted, put back in the store: someone with write access to the store "
+                "replayed an older value (or a restore or failover lost newer writes); refusing to answer it"
             )
-            return None
         return payload
 
     @staticmethod
@@ -307,6 +311,11 @@ class Vault:
         )
 
 
+async def backoff(attempt: int) -> None:
+    """After a lost compare-and-set: wait a little (jittered, growing), so racing writers spread out."""
+    await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+
+
 def _scope_of(bucket: str) -> str:
     """How a log line names a bucket: its scope, never a tool name (``tool.x`` is "tool")."""
     base = bucket.removeprefix("memory.")
@@ -321,9 +330,11 @@ def _newer(candidate: Payload, best: Payload) -> bool:
     """Whether ``candidate`` should win over ``best`` when a key has copies at two addresses.
 
     Writers of this version always leave one copy, so two copies mean a writer that knew only one of
-    the addresses: a server of mcpkit 0.1 (its copies carry no time and win: it wrote last) or one whose
-    secrets are not all known here. Otherwise the later write wins.
+    the addresses: one whose secrets are not all known here (the later write wins), or an entry of
+    mcpkit 0.1, which carries no time and always loses. 0.1 servers must be stopped before this
+    version writes (docs/stores.md), so a 0.1 copy beside a current one is older — or a replay of an
+    old backup by someone who can write the store, which must not win either.
     """
     if candidate.written_at is None or best.written_at is None:
-        return candidate.written_at is None and best.written_at is not None
+        return best.written_at is None and candidate.written_at is not None
     return candidate.written_at > best.written_at

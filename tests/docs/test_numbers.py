@@ -30,6 +30,7 @@ import mcpkit._gate as gate
 import mcpkit._jwt_auth as jwt_auth
 import mcpkit._lone_surrogates as lone_surrogates
 import mcpkit._static_keys as static_keys
+import mcpkit_remember._glob as glob
 import mcpkit_remember._keyring as keyring
 import mcpkit_remember._plugin as plugin
 import mcpkit_remember._redis_scripts as redis_scripts
@@ -141,6 +142,9 @@ STATED = [
     Stated("remember.md", "| nonce ({}) |", keyring.NONCE_BYTES),
     Stated("remember.md", "`0x{:02x} | key id", keyring.VERSION),
     Stated("remember.md", "cached (up to {} owners and addresses)", keyring.DEFAULT_CACHE_SIZE),
+    Stated("reliability.md", "(refused: at most {} classes)", glob.MAX_CLASSES),
+    Stated("reliability.md", "{} such classes between stars", glob.MAX_CLASSES),
+    Stated("memory-tools.md", "at most {} `[...]` classes", glob.MAX_CLASSES),
     Stated("architecture.md", "remembers per address ({} addresses)", rollback.ADDRESSES_KEPT),
     Stated("stores.md", "a **bucket**: {} hex digits", keyring.NAME_HEX_CHARS),
     Stated("stores.md", "a **key**: {} hex digits", keyring.NAME_HEX_CHARS),
@@ -242,8 +246,10 @@ NOT_CONSTANTS = {
     "quickstart.md": ["in about five minutes", "without a second terminal"],
     "plugins.md": ["a second server never sees", "a second copy would"],
     "reliability.md": [
-        "patterns of 255 characters of character",  # what the abuse test sends
+        "patterns of up to 255 characters in global",  # what the abuse test sends
         "each one different, for four seconds",  # the abuse test's parameter
+        "over 200 keys of 250 distinct characters",  # the abuse test's keys
+        "51 character classes spanning",  # what the abuse test sends
         "with quotas of 100 values and 128 KiB per caller",  # the abuse test's configuration
         "for the 30-minute idle timeout",  # the SDK's default, quoted from the issue
         "each connection is closed a second after it",  # the test's --read-timeout 1

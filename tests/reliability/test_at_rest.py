@@ -30,7 +30,7 @@ import pytest
 import redis
 
 from mcpkit import JWTAuth, ManualClock, Server, StaticKeys, ToolContext, app, tool
-from mcpkit.testing import CallAs, running
+from mcpkit.testing import CallAs, error_code, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember import _plugin as remember_plugin
 from mcpkit_remember._keyring import Keyring
@@ -461,7 +461,7 @@ async def test_a_deadline_removed_beside_the_ciphertext_does_not_keep_a_value_al
     assert listed == {"value": MISSING}
 
 
-async def test_an_older_value_put_back_at_its_own_address_reads_as_missing_to_the_server_that_replaced_it(
+async def test_an_older_value_put_back_at_its_own_address_is_refused_by_the_server_that_replaced_it(
     disk: Disk, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, figures: Figures
 ) -> None:
     monkeypatch.setenv("REMEMBER_SECRET", SECRET_A)
@@ -473,18 +473,20 @@ async def test_an_older_value_put_back_at_its_own_address_reads_as_missing_to_th
         older = disk.sealed()[where]
         await keep(nour, "role", "viewer", "user")  # demoted
         disk.replace(where, older)  # someone with write access replays the older ciphertext
-        replayed = await recall(nour, "role", "user")
+        replayed = await nour.call_tool("slot", {"op": "recall", "key": "role", "scope": "user"})
     warnings = [r.getMessage() for r in caplog.records if r.name == "mcpkit.remember"]
     async with running(server_on(disk)) as callers:  # a process that never saw "viewer" cannot tell
         elsewhere = await recall(callers("nour"), "role", "user")
+    code = error_code(replayed)
     figures.record(
         inputs=1,
-        leaks=int(replayed != MISSING),
+        leaks=int(code is None),
         detail=f"{type(disk).__name__[:-4]}: a caller's older sealed value replayed at its own address after the "
-        f"server replaced it: read as missing and logged; a server started afterwards (which never saw the newer "
-        f"value) read {elsewhere!r}, as docs/stores.md says it cannot tell",
+        f"server replaced it: refused ({code}) and logged, neither answered nor taken for missing; a server "
+        f"started afterwards (which never saw the newer value) read {elsewhere!r}, as docs/stores.md says it "
+        "cannot tell",
     )
-    assert replayed == MISSING
+    assert code == "REMEMBER_STORE_UNAVAILABLE"
     assert any("put back in the store" in w for w in warnings), warnings
     assert not any("admin" in w or "viewer" in w for w in warnings)
     assert elsewhere == "admin"

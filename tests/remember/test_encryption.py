@@ -23,6 +23,7 @@ from remember.support import (
     build_server,
     jwt_token,
     mem,
+    refused,
     static_user_id,
     store_of,
     user_identity,
@@ -352,3 +353,23 @@ async def test_a_failing_look_at_the_stored_values_never_stops_the_start(
             assert await mem(call_as("nour"), "get", key="k", scope="user") == 1
     assert "skipped checking which secret sealed the stored values" in caplog.text
     assert "no permissions to run the 'scan' command" in caplog.text
+
+
+@pytest.mark.parametrize("mcp_protocol", [NEW])
+async def test_a_counter_replayed_at_its_address_is_refused_not_restarted_from_zero(
+    call_as: CallAs, mcpkit_server: Server, clock: ManualClock
+) -> None:
+    nour = call_as("nour")
+    for _ in range(5):
+        await mem(nour, "increment", key="visits", scope="user")
+    store = store_of(mcpkit_server)
+    address = address_of(mcpkit_server, user_identity(static_user_id("nour")), "user", "visits")
+    at_five = await store.get(*address, clock.now())
+    assert at_five is not None
+    await mem(nour, "increment", key="visits", scope="user")  # 6
+    await store.put(*address, at_five.data, None, clock.now())  # someone puts 5 back
+    for op in ("increment", "get"):
+        error = await refused(nour, op, key="visits", scope="user")
+        assert error.code == "REMEMBER_STORE_UNAVAILABLE"
+    await store.put(*address, b"", None, clock.now())  # whatever the store holds now is not 5 again ...
+    assert await mem(nour, "get", key="visits", scope="user") == MISSING  # ... and unreadable bytes read as missing

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mcpkit_remember._glob import MAX_PATTERN_LENGTH, Glob
+from mcpkit_remember._glob import MAX_CLASSES, MAX_PATTERN_LENGTH, Glob
 
 #: Characters that make patterns interesting: the metacharacters, '-' and '^' inside classes, and a wide one.
 PATTERN_CHARS = st.sampled_from([*"ab*?[]!-^\\:", "é", "\U0001f642"])
@@ -45,10 +45,15 @@ def test_a_wide_pattern_is_matched_without_compiling_a_regular_expression(monkey
         raise AssertionError("a caller's pattern reached the regular expression compiler")
 
     monkeypatch.setattr(re, "compile", refuse)
-    wide = ("[\u0100-\U0010ffff]" * 60)[:255]
+    wide = "[\u0100-\U0010ffff]" * MAX_CLASSES
     glob = Glob(wide)
     assert not glob.match("banner")
-    assert glob.match("\u0100" * 51)
+    assert glob.match("\u0100" * MAX_CLASSES)
+
+
+def test_a_pattern_with_more_classes_than_the_limit_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=f"at most {MAX_CLASSES} \\[...\\] classes; this one has {MAX_CLASSES + 1}"):
+        Glob("[a-z]" * (MAX_CLASSES + 1))
 
 
 def test_a_pattern_longer_than_the_limit_is_refused_naming_it() -> None:

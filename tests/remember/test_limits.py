@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit import Server, StaticKeys, ToolContext, app, tool
+from mcpkit import ConfigurationError, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, HTTPRefusedError, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._values import MAX_DEPTH, MAX_TTL
@@ -139,3 +139,9 @@ async def test_larger_values_raise_the_servers_body_limit_so_they_can_still_be_s
         with pytest.raises(HTTPRefusedError) as refused_body:
             await call_as("nour").call("keep_big", {"text": text})
     assert refused_body.value.status == 413
+
+
+def test_a_byte_quota_too_small_for_one_sealed_value_is_refused_when_the_plugin_is_made() -> None:
+    with pytest.raises(ConfigurationError, match="leaves no room for a value of max_value_bytes"):
+        RememberPlugin.init(type="memory", max_value_bytes=65536, max_bytes=65536)
+    RememberPlugin.init(type="memory", max_value_bytes=65536, max_bytes=65536 + 2048)

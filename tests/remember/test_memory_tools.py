@@ -28,7 +28,7 @@ FOUR = ("remember_this", "recall", "forget", "list_memories")
 APP_TOOLS = ("mem", "mem_twin", "set_unjsonable", "whoami", "ping")
 ENDING = (
     "An anonymous caller cannot use user scope, nor session or tool scope without a session. "
-    "Changing global values needs a signed-in caller."
+    "Keeping or forgetting values needs a signed-in caller."
 )
 
 
@@ -106,18 +106,16 @@ class TestEnabled:
             await nour.call("forget", {"key": "signature", "scope": scope})
             assert await mem(nour, "get", key="signature", scope=scope) == f"setting {scope}"
 
-    async def test_global_notes_are_shared_and_anonymous_callers_with_a_session_keep_notes(
+    async def test_global_notes_are_shared_and_anonymous_callers_keep_none(
         self, call_as: CallAs, mcp_protocol: str
     ) -> None:
         await call_as("nour").call("remember_this", {"key": "banner", "value": "Outage", "scope": "global"})
         assert (await call_as(None).call("recall", {"key": "banner", "scope": "global"}))["value"] == "Outage"
         anonymous = call_as(None)
+        error = await refusal(anonymous, "remember_this", {"key": "k", "value": 1})  # even with a session
+        assert error.code == "REMEMBER_IDENTITY_REQUIRED"
         if mcp_protocol == OLD:
-            await anonymous.call("remember_this", {"key": "k", "value": 1})
-            assert (await anonymous.call("recall", {"key": "k"}))["value"] == 1
-        else:
-            error = await refusal(anonymous, "remember_this", {"key": "k", "value": 1})
-            assert error.code == "REMEMBER_IDENTITY_REQUIRED"
+            assert "only signed-in callers keep or forget values" in error.message
         assert (await refusal(anonymous, "recall", {"key": "k", "scope": "user"})).code == "REMEMBER_IDENTITY_REQUIRED"
 
     async def test_bad_arguments_are_refused(self, call_as: CallAs) -> None:
@@ -217,7 +215,7 @@ class TestAllowedScopes:
         ]:
             error = await refusal(anonymous, name, arguments)
             assert error.code == "REMEMBER_IDENTITY_REQUIRED"
-            assert "only signed-in callers change global values" in error.message
+            assert "only signed-in callers keep or forget values" in error.message
         assert (await anonymous.call("list_memories", {"scope": "global"}))["keys"] == ["banner"]
         assert (await refusal(anonymous, "recall", {"key": "k", "scope": "user"})).code == "REMEMBER_IDENTITY_REQUIRED"
 
@@ -225,10 +223,13 @@ class TestAllowedScopes:
 class TestAnonymousGlobalWrites:
     @pytest.fixture
     def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
-        return memory_server(store_options, {"anonymous_global_writes": True})
+        return memory_server(store_options, {"anonymous_writes": True})
 
-    async def test_a_server_can_open_global_scope_to_anonymous_writers(self, call_as: CallAs) -> None:
+    async def test_a_server_can_let_anonymous_callers_keep_values(self, call_as: CallAs, mcp_protocol: str) -> None:
         anonymous = call_as(None)
+        if mcp_protocol == OLD:  # a session of its own
+            assert (await anonymous.call("remember_this", {"key": "k", "value": 2}))["remembered"]
+            assert (await anonymous.call("recall", {"key": "k"}))["value"] == 2
         assert (await anonymous.call("remember_this", {"key": "k", "value": 1, "scope": "global"}))["remembered"]
         assert (await call_as("nour").call("recall", {"key": "k", "scope": "global"}))["value"] == 1
         assert (await anonymous.call("forget", {"key": "k", "scope": "global"}))["forgotten"]

@@ -137,3 +137,34 @@ async def test_rotate_moves_everything_and_reads_stop_looking_for_the_old_layout
         assert not store.legacy
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("legacy_options", ["sqlite"], indirect=True)
+async def test_a_0_1_copy_put_back_beside_a_current_value_never_wins(legacy_options: dict[str, Any]) -> None:
+    clock = at_write_time()
+    path = legacy_options["path"]
+    with sqlite3.connect(path) as db:  # the 0.1 entry, as a backup holds it
+        old_row = db.execute("SELECT * FROM remember_entries WHERE bucket = 'user' AND key = 'signature'").fetchone()
+    async with running(server(legacy_options), clock=clock) as call_as:
+        await mem(call_as("nour"), "set", key="signature", value="Nour, Tier 2", scope="user")  # moves it
+    with sqlite3.connect(path) as db:  # someone with the backup puts the 0.1 entry back, and the marker with it
+        db.execute("INSERT OR REPLACE INTO remember_entries VALUES (?, ?, ?, ?, ?)", old_row)
+        db.execute("INSERT OR REPLACE INTO remember_meta VALUES ('legacy', '1')")
+    async with running(server(legacy_options), clock=clock) as call_as:
+        assert await mem(call_as("nour"), "get", key="signature", scope="user") == "Nour, Tier 2"
+
+
+async def test_rotate_keeps_looking_for_the_old_layout_while_expired_0_1_entries_remain(
+    legacy_options: dict[str, Any],
+) -> None:
+    clock = at_write_time()
+    clock.advance(3600)  # the 0.1 store's one-hour value has expired, but is still there
+    plugin = RememberPlugin.init(**legacy_options, secret=LEGACY["secret"])
+    store = make_store(plugin.store_config, legacy_options.get("redis_prefix", "mcpkit:remember:"))
+    await store.open()
+    try:
+        report = await rotate(store, Keyring([LEGACY["secret"]]), clock.now())
+        assert (report.rotated, report.expired) == (5, 1)
+        assert store.legacy  # its plain name is still in the store until the clean-up deletes it
+    finally:
+        await store.close()

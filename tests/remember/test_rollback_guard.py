@@ -63,34 +63,48 @@ def test_addresses_are_independent_and_the_guard_stays_bounded() -> None:
     assert len(guard._replaced) <= 10
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=2, max_value=6))
 def test_interleaved_reads_and_writes_on_a_linearizable_store_never_raise_an_alarm(seed: int, workers: int) -> None:
-    """Random interleavings of concurrent reads and writes against one honest register: no alarm, ever."""
+    """Random interleavings of concurrent reads, writes and deletes against one honest register: no alarm, ever.
+
+    Each operation has three moments, interleaved at random with the others': it begins (takes its tick), it
+    takes effect in the store (a read is served, a write or delete applied), and it completes (the guard is
+    told). So reads begin before writes and finish after them, writes land after later reads began, and blind
+    puts (``old=None``) and deletes without ``old`` happen, as in the vault.
+    """
     rng = random.Random(seed)
     guard = RollbackGuard()
-    store: list[bytes] = [rng.randbytes(32)]
-    pending: list[tuple[str, int, bytes | None, bytes | None]] = []  # (kind, began, result or old, new)
-    for _ in range(200):
-        if pending and (len(pending) >= workers or rng.random() < 0.5):
-            kind, began, first, second = pending.pop(rng.randrange(len(pending)))
-            if kind == "read":
-                assert first is not None
-                assert guard.seen("k", first, began)
-            elif kind == "write":
-                assert second is not None
-                guard.replaced("k", first, second, began)
+    store: bytes | None = rng.randbytes(32)
+    running: list[dict[str, object]] = []
+    for _ in range(300):
+        if running and (len(running) >= workers or rng.random() < 0.6):
+            op = running[rng.randrange(len(running))]
+            if not op["applied"]:
+                kind = op["kind"]
+                if kind == "read":
+                    op["result"] = store
+                elif kind in ("write", "put"):
+                    op["old"] = store if kind == "write" else None
+                    store = op["new"]  # type: ignore[assignment]
+                else:
+                    op["old"] = store if rng.random() < 0.5 else None
+                    store = None
+                op["applied"] = True
+                continue
+            running.remove(op)
+            began = op["began"]
+            assert isinstance(began, int)
+            if op["kind"] == "read":
+                result = op["result"]
+                if result is not None:
+                    assert isinstance(result, bytes)
+                    assert guard.seen("k", result, began)
+            elif op["kind"] in ("write", "put"):
+                guard.replaced("k", op["old"], op["new"], began)  # type: ignore[arg-type]
             else:
-                guard.deleted("k", began, first)
+                guard.deleted("k", began, op["old"])  # type: ignore[arg-type]
             continue
-        began = guard.begin()
         action = rng.random()
-        if action < 0.6:
-            pending.append(("read", began, store[-1], None))  # served now, answered later
-        elif action < 0.95:
-            new = rng.randbytes(32)
-            pending.append(("write", began, store[-1], new))
-            store.append(new)
-        else:
-            pending.append(("delete", began, store[-1], None))
-            store.append(rng.randbytes(32))  # a later write makes the key exist again
+        kind = "read" if action < 0.5 else "write" if action < 0.75 else "put" if action < 0.92 else "delete"
+        running.append({"kind": kind, "began": guard.begin(), "applied": False, "new": rng.randbytes(32)})

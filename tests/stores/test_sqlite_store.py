@@ -13,7 +13,7 @@ import pytest
 
 from mcpkit_remember import _sqlite_store as sqlite_store
 from mcpkit_remember._sqlite_store import SQLiteStore
-from mcpkit_remember._store import Entry, StoreUnavailableError
+from mcpkit_remember._store import Address, Entry, Quota, StoreUnavailableError
 from stores._counter import increment, read
 
 OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
@@ -167,3 +167,67 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_the_lock(tmp_path:
 async def test_using_a_store_before_open_says_so(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="open"):
         await SQLiteStore(tmp_path / "remember.db").get(OWNER, "user", "k", time.time())
+
+
+class CommitFailsOnce:
+    """The store's connection, but the next COMMIT fails, as one can on a full disk."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+        self.failed = False
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "COMMIT" and not self.failed:
+            self.failed = True
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._connection.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._connection, name)
+
+
+async def test_a_failed_commit_rolls_back_and_later_writes_are_committed(tmp_path: Path) -> None:
+    path, now = tmp_path / "full.db", time.time()
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        failing = CommitFailsOnce(store._conn)  # type: ignore[arg-type]
+        store._conn = failing  # type: ignore[assignment]
+        with pytest.raises(StoreUnavailableError, match="disk is full"):
+            await store.put(OWNER, "user", "refused", b"1", None, now, Quota(10, None))  # a transaction
+        assert failing.failed
+        await store.put(OWNER, "user", "acknowledged", b"2", None, now)  # autocommit: must not join an open one
+    finally:
+        store._conn = failing._connection
+        await store.close()
+    reopened = SQLiteStore(path)
+    await reopened.open()
+    try:
+        assert await reopened.get(OWNER, "user", "acknowledged", now) == Entry(b"2", None)
+        assert await reopened.get(OWNER, "user", "refused", now) is None
+    finally:
+        await reopened.close()
+
+
+async def test_reading_many_addresses_sees_a_value_moved_by_another_process_at_exactly_one(tmp_path: Path) -> None:
+    path, now = tmp_path / "moving.db", time.time()
+    reader, mover = SQLiteStore(path), SQLiteStore(path)
+    await reader.open()
+    await mover.open()
+    here, there = Address(OWNER, "user", "k"), Address("f" * 32, "user", "k")
+    await mover.put(*here, b"v0", None, now)
+    seen_nowhere = 0
+    try:
+        for number in range(200):
+            old, new = (here, there) if number % 2 == 0 else (there, here)
+            moving = asyncio.create_task(
+                mover.swap(*new, None, b"v%d" % (number + 1), None, now, also=[(old, b"v%d" % number)])
+            )
+            for _ in range(3):
+                found = await reader.get_many([here, there], now)
+                seen_nowhere += found == [None, None]
+            assert await moving
+    finally:
+        await reader.close()
+        await mover.close()
+    assert seen_nowhere == 0
