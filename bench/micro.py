@@ -38,7 +38,7 @@ from bench.procs import pinned
 from bench.tokens import REMEMBER_SECRET
 from mcpkit import Caller, PluginSetup, SystemClock
 from mcpkit_remember import Remember, RememberPlugin
-from mcpkit_remember._keyring import HEADER_BYTES, Keyring, Opened
+from mcpkit_remember._keyring import HEADER_BYTES, VERSION, Keyring, Opened
 
 __all__ = ["main"]
 
@@ -51,10 +51,10 @@ class PlainKeyring(Keyring):
     """Bench-only: the real keyring's owner hashing, but values stored in clear (no AES-GCM)."""
 
     def seal(self, owner: str, bucket: str, key: str, plaintext: bytes) -> bytes:
-        return bytes([1]) + self._secrets[0].key_id + plaintext
+        return bytes([VERSION]) + self._secrets[0].key_id + plaintext
 
     def open(self, owner: str, bucket: str, key: str, sealed: bytes) -> Opened:
-        return Opened(bytes(sealed[HEADER_BYTES:]), stale=False)
+        return Opened(bytes(sealed[HEADER_BYTES:]), secret=0, version=VERSION)
 
 
 def caller(user: str) -> Caller:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hmac as stdlib_hmac
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, NamedTuple
@@ -159,8 +159,13 @@ class Keyring:
         self._header = bytes([VERSION]) + self._secrets[0].key_id
         self._owners = lru_cache(maxsize=cache_size)(self._hash_identity)
         self._aeads = lru_cache(maxsize=cache_size)(self._derive_aead)
-        self._addresses = lru_cache(maxsize=cache_size)(self._locate)
-        self._buckets = lru_cache(maxsize=cache_size)(self._locate_bucket)
+        #: ``locate(identity, bucket, key)``: where the key lives under each secret, primary first (cached;
+        #: an attribute rather than a method, since it sits on every call's path).
+        self.locate: Callable[[str, str, str], tuple[Address, ...]] = lru_cache(maxsize=cache_size)(self._locate)
+        #: ``locate_bucket(identity, bucket)``: (owner, hashed bucket) under each secret, primary first.
+        self.locate_bucket: Callable[[str, str], tuple[tuple[str, str], ...]] = lru_cache(maxsize=cache_size)(
+            self._locate_bucket
+        )
 
     @classmethod
     def from_env_value(cls, text: str) -> Keyring:
@@ -205,14 +210,6 @@ class Keyring:
     def __len__(self) -> int:
         """How many secrets: more than one while a rotation is under way."""
         return len(self._secrets)
-
-    def locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
-        """Where ``key`` of ``identity``'s ``bucket`` lives under each secret, primary first."""
-        return self._addresses(identity, bucket, key)
-
-    def locate_bucket(self, identity: str, bucket: str) -> tuple[tuple[str, str], ...]:
-        """(owner, hashed bucket) of ``identity``'s ``bucket`` under each secret, primary first."""
-        return self._buckets(identity, bucket)
 
     def derive_key(self, purpose: str) -> bytes:
         """A 32-byte key for another use (signing cursors, say), derived from the primary secret."""

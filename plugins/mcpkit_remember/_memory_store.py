@@ -145,7 +145,11 @@ class MemoryStore:
         entries = self._owners.setdefault(owner, {}).get(bucket)
         if entries is None:
             entries = self._owners[owner][bucket] = _Bucket()
-        if quota is not None:
+        # The one quota test on every write (counting expired entries too); only a write near a limit looks closer.
+        if quota is not None and (
+            (quota.values is not None and len(entries) >= quota.values and key not in entries)
+            or (quota.bytes is not None and entries.size + len(entry.data) > quota.bytes)
+        ):
             self._check(owner, bucket, entries, key, entry, now, quota)
         entries.set(key, entry)
 

@@ -5,7 +5,10 @@ identity and the plain bucket and key (so a rotation can re-hash the address,
 and a listing can name keys the store only knows as hashes), the deadline (so
 whoever can write the store cannot make a value outlive it) and when it was
 written. Layout: ``deadline (f64, inf: none) | written (f64, nan: unknown) |
-three u16 lengths | identity | bucket | key | value JSON``.
+length of the names (u32) | names | value JSON``, where the names are three
+u16 lengths and the identity, bucket and key. The names of an address are
+encoded once and cached, and a read decodes them only when it needs them
+(listings, rotation), not to return a value.
 
 Version 1 (mcpkit 0.1) sealed ``identity + "\\n" + value JSON``; its bucket,
 key and deadline lived in the store, in plain text.
@@ -15,24 +18,48 @@ from __future__ import annotations
 
 import math
 import struct
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import pydantic_core
 
-__all__ = ["Payload", "pack", "unpack", "unpack_legacy", "utf8"]
+__all__ = ["Payload", "pack", "peek", "unpack", "unpack_legacy", "utf8"]
 
-_HEAD = struct.Struct(">ddHHH")
+_HEAD = struct.Struct(">ddI")
+_LENGTHS = struct.Struct(">HHH")
 
 
 class Payload(NamedTuple):
     """One opened entry. ``written_at`` is None for entries of mcpkit 0.1, which did not keep it."""
 
-    identity: str
-    bucket: str
-    key: str
     value_json: bytes
     expires_at: float | None
     written_at: float | None
+    names: bytes  # three u16 lengths, then identity, bucket and key as UTF-8
+
+    @property
+    def identity(self) -> str:
+        return self._names()[0]
+
+    @property
+    def bucket(self) -> str:
+        return self._names()[1]
+
+    @property
+    def key(self) -> str:
+        return self._names()[2]
+
+    def _names(self) -> tuple[str, str, str]:
+        if len(self.names) < _LENGTHS.size:
+            raise ValueError("sealed names are truncated")
+        at, texts = _LENGTHS.size, []
+        for length in _LENGTHS.unpack_from(self.names):
+            texts.append(self.names[at : at + length].decode("utf-8", "surrogatepass"))
+            at += length
+        if at != len(self.names):
+            raise ValueError("sealed names do not add up")
+        identity, bucket, key = texts
+        return identity, bucket, key
 
     def value(self) -> Any:
         return pydantic_core.from_json(self.value_json)
@@ -47,40 +74,43 @@ def utf8(value: str) -> bytes:
     return value.encode("utf-8", "surrogatepass")
 
 
+@lru_cache(maxsize=4096)
+def names_of(identity: str, bucket: str, key: str) -> bytes:
+    """The sealed names of an address (cached: the same callers and keys come back)."""
+    parts = [utf8(identity), utf8(bucket), utf8(key)]
+    return _LENGTHS.pack(*(len(part) for part in parts)) + b"".join(parts)
+
+
 def pack(
     identity: str, bucket: str, key: str, value_json: str | bytes, expires_at: float | None, written_at: float | None
 ) -> bytes:
     """The plaintext to seal for a value written now."""
-    parts = [utf8(identity), utf8(bucket), utf8(key)]
+    names = names_of(identity, bucket, key)
     value = value_json.encode() if isinstance(value_json, str) else value_json
-    head = _HEAD.pack(
-        math.inf if expires_at is None else expires_at,
-        math.nan if written_at is None else written_at,
-        *(len(part) for part in parts),
-    )
-    return b"".join((head, *parts, value))
+    deadline = math.inf if expires_at is None else expires_at
+    written = math.nan if written_at is None else written_at
+    return b"".join((_HEAD.pack(deadline, written, len(names)), names, value))
+
+
+def peek(plaintext: bytes) -> tuple[float, float, int]:
+    """The raw deadline (inf: none), write time (NaN: unknown) and where the value starts: all a read needs."""
+    if len(plaintext) < _HEAD.size:
+        raise ValueError("sealed payload is too short")
+    deadline, written, length = _HEAD.unpack_from(plaintext)
+    end = _HEAD.size + length
+    if end > len(plaintext):
+        raise ValueError("sealed payload is truncated")
+    return deadline, written, end
 
 
 def unpack(plaintext: bytes) -> Payload:
     """The payload of a version-2 plaintext; ValueError when it is not one."""
-    if len(plaintext) < _HEAD.size:
-        raise ValueError("sealed payload is too short")
-    deadline, written, *lengths = _HEAD.unpack_from(plaintext)
-    at = _HEAD.size
-    texts = []
-    for length in lengths:
-        texts.append(plaintext[at : at + length].decode("utf-8", "surrogatepass"))
-        at += length
-    if at > len(plaintext):
-        raise ValueError("sealed payload is truncated")
-    identity, bucket, key = texts
+    deadline, written, end = peek(plaintext)
     return Payload(
-        identity,
-        bucket,
-        key,
-        plaintext[at:],
+        plaintext[end:],
         None if deadline == math.inf else deadline,
-        None if math.isnan(written) else written,
+        None if written != written else written,  # NaN: unknown
+        plaintext[_HEAD.size : end],
     )
 
 
@@ -89,4 +119,4 @@ def unpack_legacy(plaintext: bytes, bucket: str, key: str, expires_at: float | N
     identity, newline, value = plaintext.partition(b"\n")
     if not newline:
         raise ValueError("legacy payload has no identity line")
-    return Payload(identity.decode(), bucket, key, value, expires_at, None)
+    return Payload(value, expires_at, None, names_of(identity.decode(), bucket, key))

@@ -18,7 +18,8 @@ it is bounded (it forgets everything when full), so it catches what it can.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import itertools
+from collections.abc import Callable, Hashable
 
 __all__ = ["RollbackGuard"]
 
@@ -32,25 +33,26 @@ _TAG = 16
 class RollbackGuard:
     """``began = begin()`` before each store call; then ``seen``, ``replaced`` or ``deleted`` with it."""
 
+    __slots__ = ("_current", "_limit", "_replaced", "_ticks", "begin")
+
     def __init__(self, addresses: int = ADDRESSES_KEPT) -> None:
         self._limit = addresses
-        self._tick = 0
+        self._ticks = itertools.count(1)
+        #: ``begin()``: the tick a read or write starts at (the counter's own ``__next__``: no Python call).
+        self.begin: Callable[[], int] = self._ticks.__next__
         self._current: dict[Hashable, tuple[bytes, int]] = {}  # address -> (tag, tick it was learned at)
         self._replaced: dict[Hashable, dict[bytes, int]] = {}  # address -> tag -> tick it was retired at
-
-    def begin(self) -> int:
-        """The tick a read or write starts at."""
-        self._tick += 1
-        return self._tick
 
     def seen(self, address: Hashable, data: bytes, began: int) -> bool:
         """Record ``data`` as read at ``address``; False when it was retired before this read began (a replay)."""
         tag = data[-_TAG:]
+        current = self._current.get(address)
+        if current is not None and current[0] == tag:
+            return True  # the usual case: what this process last knew
         replaced = self._replaced.get(address)
         if replaced is not None and tag in replaced:
             return replaced[tag] >= began  # retired while this read was in flight: late, not replayed
-        current = self._current.get(address)
-        if current is None or (current[0] != tag and current[1] < began):
+        if current is None or current[1] < began:
             self._learn(address, tag, current)  # the store moved on since the guard learned its value
         return True
 
@@ -59,8 +61,13 @@ class RollbackGuard:
         if old is not None:
             self._retire(address, old[-_TAG:])
         current = self._current.get(address)
-        if current is None or current[1] < began:
-            self._learn(address, new[-_TAG:], current)
+        if current is None:
+            self._learn(address, new[-_TAG:], None)
+        elif current[1] < began:  # as _learn, inlined: a blind write over what this process knew
+            tag = new[-_TAG:]
+            if current[0] != tag:
+                self._retire(address, current[0])
+            self._current[address] = (tag, next(self._ticks))
 
     def deleted(self, address: Hashable, began: int, old: bytes | None = None) -> None:
         """Record that this process's delete, begun at ``began``, removed what was at ``address`` (``old`` if known)."""
@@ -72,21 +79,22 @@ class RollbackGuard:
             self._retire(address, current[0])
 
     def _learn(self, address: Hashable, tag: bytes, current: tuple[bytes, int] | None) -> None:
-        if current is not None and current[0] != tag:
+        if current is None:
+            if len(self._current) >= self._limit:
+                self._forget_all()
+        elif current[0] != tag:
             self._retire(address, current[0])
-        if len(self._current) >= self._limit and address not in self._current:
-            self._forget_all()
-        self._tick += 1
-        self._current[address] = (tag, self._tick)
+        self._current[address] = (tag, next(self._ticks))
 
     def _retire(self, address: Hashable, tag: bytes) -> None:
-        if address not in self._replaced and len(self._replaced) >= self._limit:
-            self._forget_all()
-        replaced = self._replaced.setdefault(address, {})
+        replaced = self._replaced.get(address)
+        if replaced is None:
+            if len(self._replaced) >= self._limit:
+                self._forget_all()
+            replaced = self._replaced[address] = {}
         if tag not in replaced:
-            self._tick += 1
-            replaced[tag] = self._tick
-            while len(replaced) > REPLACED_KEPT:
+            replaced[tag] = next(self._ticks)
+            if len(replaced) > REPLACED_KEPT:
                 del replaced[next(iter(replaced))]
 
     def _forget_all(self) -> None:

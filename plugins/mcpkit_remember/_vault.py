@@ -13,14 +13,16 @@ with; moving never resurrects a deleted value nor overwrites a newer one.
 from __future__ import annotations
 
 import logging
+import math
 import random
 from typing import Any, Literal, NamedTuple
 
 import anyio
+import pydantic_core
 
 from ._errors import RememberConflictError
 from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
-from ._payload import Payload, pack, unpack, unpack_legacy
+from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import Place
 from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
@@ -66,11 +68,10 @@ class Vault:
         self.keyring = keyring
         self._guard = RollbackGuard()
         self._warned: set[tuple[str, str]] = set()
-
-    @property
-    def _single(self) -> bool:
-        """Whether every key has one address (no rotation, no 0.1 entries): the fast path."""
-        return len(self.keyring) == 1 and not self.store.legacy
+        # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
+        # the store is open; a store whose 0.1 entries another process moves meanwhile keeps looking (correct,
+        # one extra lookup per miss) until the next start.
+        self._single = len(keyring) == 1 and not store.legacy
 
     # -- one key ------------------------------------------------------------------------
 
@@ -78,11 +79,28 @@ class Vault:
         """The live value at ``place``/``key``, or None."""
         if not self._single:
             return (await self.observe(place, key, now)).found
+        # The fast path, inlined: one address, a version-2 entry, its head peeked rather than unpacked.
         address = self.keyring.locate(place.identity, place.bucket, key)[0]
         began = self._guard.begin()
         entry = await self.store.get(*address, now)
-        payload = None if entry is None else self._open(address, entry, now, place, began)
-        return None if payload is None else _found(payload)
+        if entry is None:
+            return None
+        try:
+            opened = self.keyring.open(*address, entry.data)
+            if opened.version != VERSION:
+                raise ValueError(f"a version-{opened.version} entry at a current address")
+            deadline, written, start = peek(opened.plaintext)
+        except (UndecryptableError, ValueError) as exc:
+            self._warn(address.owner, place.bucket, exc)
+            return None
+        if deadline <= now:
+            return None
+        self._check_replay(address, entry.data, place, began)
+        return Found(
+            pydantic_core.from_json(opened.plaintext[start:]),
+            None if deadline == math.inf else deadline,
+            None if written != written else written,
+        )
 
     async def observe(self, place: Place, key: str, now: float) -> Observed:
         """The value and the bytes at each of the key's addresses."""
@@ -114,7 +132,7 @@ class Vault:
         """Keep ``value_json`` at ``place``/``key``, replacing what was there."""
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
-            data = self._seal(address, place, key, value_json, expires_at, now)
+            data = self.keyring.seal(*address, pack(place.identity, place.bucket, key, value_json, expires_at, now))
             began = self._guard.begin()
             await self.store.put(*address, data, expires_at, now, quota)
             self._guard.replaced(address, None, data, began)
@@ -279,7 +297,11 @@ class Vault:
             return None
         if not payload.live(now):
             return None
-        if not self._guard.seen(address, entry.data, began):
+        self._check_replay(address, entry.data, place, began)
+        return payload
+
+    def _check_replay(self, address: Address, data: bytes, place: Place, began: int) -> None:
+        if not self._guard.seen(address, data, began):
             # Neither the old value nor "missing" is the truth (an update would start again from its default):
             # the store is not to be trusted for this key now, as when it cannot be reached.
             raise StoreUnavailableError(
@@ -287,7 +309,6 @@ class Vault:
                 "server saw replaced or deleted, put back in the store: someone with write access to the store "
                 "replayed an older value (or a restore or failover lost newer writes); refusing to answer it"
             )
-        return payload
 
     @staticmethod
     def _payload(address: Address, entry: Entry, plaintext: bytes, version: int) -> Payload:
