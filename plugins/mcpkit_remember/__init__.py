@@ -13,9 +13,11 @@ from ._errors import (
 from ._plugin import RememberPlugin
 from ._remember import Remember
 from ._scope import SCOPES, Scope
+from ._search import Match
 
 __all__ = [
     "SCOPES",
+    "Match",
     "Remember",
     "RememberConflictError",
     "RememberError",

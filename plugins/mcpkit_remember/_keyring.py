@@ -17,10 +17,16 @@ Addresses (``locate``): the owner is an HMAC of the identity; the bucket and
 key are HMACs of the owner, bucket and key under a key of their own, so a copy
 of the store shows neither scope names, tool names nor keys, and two owners'
 equal keys look unrelated.
+
+Blind terms (``blind``): the search index holds each word of a value as a
+63-bit keyed BLAKE2b hash of the word and its hashed (owner, bucket), under a
+key of its own, so the same word in two buckets, or under two secrets, is two
+unrelated numbers, and nothing in the index can be looked up without the secret.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac as stdlib_hmac
 import os
 import struct
@@ -55,6 +61,7 @@ _INFO_OWNER_HASH = b"mcpkit-remember/v1 owner-hash"
 _INFO_DATA_KEY = b"mcpkit-remember/v1 data-key\x00"
 _INFO_PURPOSE = b"mcpkit-remember/v1 purpose\x00"
 _INFO_ADDRESS = b"mcpkit-remember/v2 address"
+_INFO_TERMS = b"mcpkit-remember/v2 search terms"
 #: Hex characters of a hashed bucket or key (128 bits: no two ever meet).
 NAME_HEX_CHARS = 32
 
@@ -112,6 +119,7 @@ class _Secret:
     key_id: bytes
     owner_key: bytes
     address_key: bytes
+    term_key: bytes
 
     @classmethod
     def derive(cls, secret: bytes) -> _Secret:
@@ -121,6 +129,7 @@ class _Secret:
             key_id=_expand(prk, _INFO_KEY_ID, KEY_ID_BYTES),
             owner_key=_expand(prk, _INFO_OWNER_HASH, 32),
             address_key=_expand(prk, _INFO_ADDRESS, 32),
+            term_key=_expand(prk, _INFO_TERMS, 32),
         )
 
     def name(self, *parts: str) -> str:
@@ -166,6 +175,8 @@ class Keyring:
         self.locate_bucket: Callable[[str, str], tuple[tuple[str, str], ...]] = lru_cache(maxsize=cache_size)(
             self._locate_bucket
         )
+        # The same words come back in every value of a bucket: their blind terms are cached.
+        self._blind: Callable[[int, str, str, str], int] = lru_cache(maxsize=16 * cache_size)(self._blind_term)
 
     @classmethod
     def from_env_value(cls, text: str) -> Keyring:
@@ -239,6 +250,15 @@ class Keyring:
         except InvalidTag:
             raise UndecryptableError("authentication", "authentication failed (value moved or corrupted?)") from None
         return Opened(plaintext, index, sealed[0])
+
+    def blind(self, secret: int, owner: str, bucket: str, words: Sequence[str]) -> list[int]:
+        """The blind terms of ``words`` in the bucket (owner, hashed bucket) of secret number ``secret``."""
+        return [self._blind(secret, owner, bucket, word) for word in words]
+
+    def _blind_term(self, secret: int, owner: str, bucket: str, word: str) -> int:
+        message = b"".join(len(part).to_bytes(4, "big") + part for part in (utf8(owner), utf8(bucket), utf8(word)))
+        digest = hashlib.blake2b(message, key=self._secrets[secret].term_key, digest_size=8).digest()
+        return int.from_bytes(digest, "big") >> 1  # 63 bits: a positive SQLite INTEGER
 
     def _locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
         return tuple(

@@ -10,30 +10,80 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from mcpkit_remember._store import Address, Entry, Expectation, Quota, QuotaExceededError, Record
+from mcpkit_remember._store import (
+    Address,
+    Corpus,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Record,
+)
 
 __all__ = ["MemoryStore"]
 
 
 class _Bucket(dict[str, Entry]):
-    """One owner's bucket, with the total size of its data kept up to date (for quotas)."""
+    """One owner's bucket, with the total size of its data kept up to date (for quotas), and its search index.
 
-    __slots__ = ("size",)
+    The index: ``docs`` holds each searchable entry's postings, ``terms`` each term's entries and counts,
+    ``length`` the total length of the searchable entries. Every change of an entry goes through ``set``
+    or ``drop``, which keep the three exact.
+    """
+
+    __slots__ = ("docs", "length", "size", "terms")
 
     def __init__(self) -> None:
         super().__init__()
         self.size = 0
+        self.docs: dict[str, Postings] = {}
+        self.terms: dict[int, dict[str, int]] = {}
+        self.length = 0
 
-    def set(self, key: str, entry: Entry) -> None:
+    def set(self, key: str, entry: Entry, index: Postings | None = None) -> None:
         old = self.get(key)
         self.size += len(entry.data) - (0 if old is None else len(old.data))
         self[key] = entry
+        if self.docs:
+            self._unindex(key)
+        if index is not None:
+            self.docs[key] = index
+            self.length += index.length
+            terms = self.terms
+            for term, count in index.terms:
+                holders = terms.get(term)
+                if holders is None:
+                    terms[term] = {key: count}
+                else:
+                    holders[key] = count
 
     def drop(self, key: str) -> Entry | None:
         old = self.pop(key, None)
         if old is not None:
             self.size -= len(old.data)
+            if self.docs:
+                self._unindex(key)
         return old
+
+    def corpus(self, terms: Sequence[int]) -> Corpus:
+        docs, found = self.docs, {}
+        for term in terms:
+            holders = self.terms.get(term)
+            if holders is not None:
+                found[term] = [(key, count, docs[key].length) for key, count in holders.items()]
+        return Corpus(len(docs), self.length, found)
+
+    def _unindex(self, key: str) -> None:
+        postings = self.docs.pop(key, None)
+        if postings is None:
+            return
+        self.length -= postings.length
+        for term, _ in postings.terms:
+            holders = self.terms[term]
+            del holders[key]
+            if not holders:
+                del self.terms[term]
 
 
 class MemoryStore:
@@ -72,8 +122,9 @@ class MemoryStore:
         expires_at: float | None,
         now: float,
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> None:
-        self._write(owner, bucket, key, Entry(data, expires_at), now, quota)
+        self._write(owner, bucket, key, Entry(data, expires_at), now, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         return self._delete(owner, bucket, key, now)
@@ -113,6 +164,7 @@ class MemoryStore:
         *,
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> bool:
         current = self._live(owner, bucket, key, now)
         if current is not None and current.data == data:
@@ -123,10 +175,19 @@ class MemoryStore:
             there = self._live(*address, now)
             if (None if there is None else there.data) != bytes_there:
                 return False
-        self._write(owner, bucket, key, Entry(data, expires_at), now, quota)
+        self._write(owner, bucket, key, Entry(data, expires_at), now, quota, index)
         for address, _ in also:
             self._delete(*address, now)
         return True
+
+    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
+        entries = self._bucket(owner, bucket)
+        if entries is None:
+            return Corpus(0, 0, {})
+        self._trim(owner, bucket, entries, now, keep=True)  # the corpus holds live entries only
+        corpus = entries.corpus(terms)
+        self._drop_if_empty(owner, bucket)
+        return corpus
 
     async def scan(self) -> AsyncIterator[Record]:
         for owner, buckets in list(self._owners.items()):
@@ -141,7 +202,16 @@ class MemoryStore:
                 purged += self._trim(owner, bucket, entries, now)
         return purged
 
-    def _write(self, owner: str, bucket: str, key: str, entry: Entry, now: float, quota: Quota | None) -> None:
+    def _write(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        entry: Entry,
+        now: float,
+        quota: Quota | None,
+        index: Postings | None = None,
+    ) -> None:
         entries = self._owners.setdefault(owner, {}).get(bucket)
         if entries is None:
             entries = self._owners[owner][bucket] = _Bucket()
@@ -151,7 +221,7 @@ class MemoryStore:
             or (quota.bytes is not None and entries.size + len(entry.data) > quota.bytes)
         ):
             self._check(owner, bucket, entries, key, entry, now, quota)
-        entries.set(key, entry)
+        entries.set(key, entry, index)
 
     def _check(
         self, owner: str, bucket: str, entries: _Bucket, key: str, entry: Entry, now: float, quota: Quota

@@ -10,16 +10,21 @@ names of that owner's other keys itself. Names, from
 - ``base:z:<bucket>`` a HASH of each key's size in bytes, and under the empty
   field the bucket's total (for quotas);
 - ``base:b`` a SET of the owner's bucket names;
+- ``base:d:<bucket>`` the search index's documents: a HASH of each searchable key's
+  ``"length term:count term:count ..."`` (terms as 16 hex digits), and under the empty field the total
+  length;
+- ``base:x:<bucket>`` the search index's postings: a ZSET, every member scored 0 and named
+  ``term:count:key``, so one term's postings are one lexicographic range (``ZRANGEBYLEX``);
 - ``base:s:<sha1 of the value's name><sha1 of the written bytes>`` a marker that a swap was applied, kept
   for ``SWAP_MARKER_MS``: a swap resent after a dropped connection finds it and
   reports success instead of a conflict, even if another writer came in between.
 
-The ``v``/``i``/``z``/``b``/``s`` markers keep a value's name from ever equalling another key's,
+The ``v``/``i``/``z``/``b``/``d``/``x``/``s`` markers keep a value's name from ever equalling another key's,
 whatever the bucket and key. Deadlines are on the framework clock (``now`` is
 passed in); Redis' own expiry only reclaims memory, and is set *relative* to
 ``now`` plus ``ARGV[2]`` milliseconds of margin, so a Redis clock ahead of the
-application's never deletes a live value early. Indexes, size tables and the
-bucket set live as long as their longest-lived value. Writes also drop the
+application's never deletes a live value early. Indexes, size tables, search
+indexes and the bucket set live as long as their longest-lived value. Writes also drop the
 bucket's expired values. Needs Redis 6.2 or newer.
 
 Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = margin`` (ms).
@@ -27,7 +32,7 @@ Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = 
 
 from __future__ import annotations
 
-__all__ = ["DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SWAP"]
+__all__ = ["DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP"]
 
 #: How long a swap's "applied" marker lives: far longer than a reconnect and resend take.
 SWAP_MARKER_MS = 10_000
@@ -42,7 +47,49 @@ local now_ms = now * 1000
 -- The names of one owner's bucket.
 local function place(base, bucket)
   return {base = base, bucket = bucket, values = base .. ':v:' .. bucket .. ':', index = base .. ':i:' .. bucket,
-          sizes = base .. ':z:' .. bucket, owner = base .. ':b'}
+          sizes = base .. ':z:' .. bucket, owner = base .. ':b', docs = base .. ':d:' .. bucket,
+          postings = base .. ':x:' .. bucket}
+end
+
+-- Take key's postings out of the bucket's search index (if it has any).
+local function unindex(p, key)
+  local doc = redis.call('HGET', p.docs, key)
+  if not doc then
+    return
+  end
+  local length, terms = string.match(doc, '^(%d+)(.*)$')
+  local members = {}
+  for term, count in string.gmatch(terms, '(%x+):(%d+)') do
+    members[#members + 1] = term .. ':' .. count .. ':' .. key
+    if #members == 1000 then
+      redis.call('ZREM', p.postings, unpack(members))
+      members = {}
+    end
+  end
+  if #members > 0 then
+    redis.call('ZREM', p.postings, unpack(members))
+  end
+  redis.call('HDEL', p.docs, key)
+  redis.call('HINCRBY', p.docs, '', -tonumber(length))
+end
+
+-- Put key's postings (spec: "length term:count ...") into the bucket's search index.
+local function index(p, key, spec)
+  local length, terms = string.match(spec, '^(%d+)(.*)$')
+  local members = {}
+  for term, count in string.gmatch(terms, '(%x+):(%d+)') do
+    members[#members + 1] = 0
+    members[#members + 1] = term .. ':' .. count .. ':' .. key
+    if #members == 2000 then
+      redis.call('ZADD', p.postings, unpack(members))
+      members = {}
+    end
+  end
+  if #members > 0 then
+    redis.call('ZADD', p.postings, unpack(members))
+  end
+  redis.call('HSET', p.docs, key, spec)
+  redis.call('HINCRBY', p.docs, '', tonumber(length))
 end
 
 -- Whether raw value bytes (or a GETRANGE of their header) are readable at now.
@@ -67,6 +114,7 @@ local function remove(p, member)
     redis.call('HINCRBY', p.sizes, '', -tonumber(size))
   end
   redis.call('ZREM', p.index, member)
+  unindex(p, member)
   return redis.call('DEL', p.values .. member)
 end
 
@@ -96,10 +144,14 @@ end
 local function refresh_index(p)
   local ms = deadline(p.index)
   if ms == nil then
-    redis.call('DEL', p.sizes)
+    redis.call('DEL', p.sizes, p.docs, p.postings)
   else
     expire_at(p.index, ms)
     expire_at(p.sizes, ms)
+    if redis.call('EXISTS', p.docs) == 1 then
+      expire_at(p.docs, ms)
+      expire_at(p.postings, ms)
+    end
   end
 end
 
@@ -138,13 +190,18 @@ local function quota(p, key, size, max_values, max_bytes)
   return 0
 end
 
--- Store value (header + data) at key; px: relative ms for Redis' expiry or ''; score: deadline or 'inf'.
+-- Store value (header + data) at key; px: relative ms for Redis' expiry or ''; score: deadline or 'inf';
+-- spec: the key's search postings ("length term:count ...") or '' for none.
 -- The bookkeeping comes first: if Redis refuses a command half-way (out of memory), what is left is an
 -- index entry without a value (skipped by every read, replaced by the next write), never a value that
 -- no index knows and so no listing, forget_all or purge would find.
-local function write(p, key, value, px, score)
+local function write(p, key, value, px, score, spec)
   redis.call('SADD', p.owner, p.bucket)
   redis.call('ZADD', p.index, score, key)
+  unindex(p, key)
+  if spec ~= '' then
+    index(p, key, spec)
+  end
   local old = tonumber(redis.call('HGET', p.sizes, key) or '0')
   redis.call('HSET', p.sizes, key, #value - 8)
   redis.call('HINCRBY', p.sizes, '', #value - 8 - old)
@@ -168,7 +225,8 @@ local function holds(name, flag, expected)
 end
 """
 
-# ARGV[3..10] = base, bucket, key, value bytes, px, score, max values, max bytes ('' for none).
+# ARGV[3..11] = base, bucket, key, value bytes, px, score, max values, max bytes ('' for none), index spec
+# ('' for none).
 PUT = (
     _HELPERS
     + """
@@ -177,13 +235,13 @@ local refused = quota(p, ARGV[5], #ARGV[6] - 8, ARGV[9], ARGV[10])
 if refused ~= 0 then
   return refused
 end
-write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
 return 1
 """
 )
 
-# ARGV[3..10] as PUT; ARGV[11] = '1' when the expected bytes follow in ARGV[12], '0' for "no live entry";
-# ARGV[13] = how many other addresses must hold their expected bytes (and are deleted), then for each:
+# ARGV[3..11] as PUT; ARGV[12] = '1' when the expected bytes follow in ARGV[13], '0' for "no live entry";
+# ARGV[14] = how many other addresses must hold their expected bytes (and are deleted), then for each:
 # base, bucket, key, flag, expected.
 SWAP = (
     _HELPERS
@@ -194,12 +252,12 @@ local done = ARGV[3] .. ':s:' .. redis.sha1hex(name) .. redis.sha1hex(ARGV[6])
 if redis.call('EXISTS', done) == 1 or redis.call('GET', name) == ARGV[6] then
   return 1  -- this very swap, resent by the client after a dropped connection: it was applied
 end
-if not holds(name, ARGV[11], ARGV[12]) then
+if not holds(name, ARGV[12], ARGV[13]) then
   return 0
 end
 local others = {}
-for i = 1, tonumber(ARGV[13]) do
-  local at = 13 + (i - 1) * 5
+for i = 1, tonumber(ARGV[14]) do
+  local at = 14 + (i - 1) * 5
   local other = place(ARGV[at + 1], ARGV[at + 2])
   if not holds(other.values .. ARGV[at + 3], ARGV[at + 4], ARGV[at + 5]) then
     return 0
@@ -210,7 +268,7 @@ local refused = quota(p, ARGV[5], #ARGV[6] - 8, ARGV[9], ARGV[10])
 if refused ~= 0 then
   return refused
 end
-write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
 for _, other in ipairs(others) do
   remove(other[1], other[2])
   refresh_index(other[1])
@@ -275,7 +333,7 @@ for i = 1, #scored, 2 do
     gone = gone + 1
   end
 end
-redis.call('DEL', p.index, p.sizes)
+redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
 refresh_owner(p.base)
 return gone
 """
@@ -292,7 +350,7 @@ for _, name in ipairs(redis.call('SMEMBERS', base .. ':b')) do
   for _, member in ipairs(redis.call('ZRANGE', p.index, 0, -1)) do
     gone = gone + redis.call('DEL', p.values .. member)
   end
-  redis.call('DEL', p.index, p.sizes)
+  redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
 end
 redis.call('DEL', base .. ':b')
 return gone
@@ -308,5 +366,46 @@ local gone = trim(p)
 refresh_index(p)
 refresh_owner(p.base)
 return gone
+"""
+)
+
+# ARGV[3..4] = base, bucket, then the query's terms (16 hex digits each). Drops the bucket's expired entries
+# first, so what follows counts live ones only. Returns: documents, total length, then per term the number of
+# its postings and the postings (term:count:key), then key, length pairs for every key those postings name.
+SEARCH = (
+    _HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+if trim(p) > 0 then
+  refresh_index(p)
+  refresh_owner(p.base)
+end
+local total = redis.call('HGET', p.docs, '')
+local documents = redis.call('HLEN', p.docs)
+if total then
+  documents = documents - 1
+else
+  total = '0'
+end
+local found = {documents, total}
+local keys, named = {}, {}
+for i = 5, #ARGV do
+  local members = redis.call('ZRANGEBYLEX', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
+  found[#found + 1] = #members
+  for _, member in ipairs(members) do
+    found[#found + 1] = member
+    local key = string.match(member, '^%x+:%d+:(.*)$')
+    if not named[key] then
+      named[key] = true
+      keys[#keys + 1] = key
+    end
+  end
+end
+for _, key in ipairs(keys) do
+  local doc = redis.call('HGET', p.docs, key)
+  found[#found + 1] = key
+  found[#found + 1] = doc and string.match(doc, '^(%d+)') or '0'
+end
+return found
 """
 )

@@ -30,8 +30,10 @@ from redis.commands.core import AsyncScript
 from mcpkit_remember import _redis_scripts as lua
 from mcpkit_remember._store import (
     Address,
+    Corpus,
     Entry,
     Expectation,
+    Postings,
     Quota,
     QuotaExceededError,
     Record,
@@ -154,9 +156,11 @@ class RedisStore:
         expires_at: float | None,
         now: float,
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> None:
         self._check(owner, bucket)
-        _outcome(await self._call("PUT", now, *self._writing(owner, bucket, key, data, expires_at, now, quota)), quota)
+        args = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
+        _outcome(await self._call("PUT", now, *args), quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         return await self.delete_many([Address(owner, bucket, key)], now) == 1
@@ -198,14 +202,34 @@ class RedisStore:
         *,
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> bool:
         self._check(owner, bucket)
-        args = [*self._writing(owner, bucket, key, data, expires_at, now, quota), *_expecting(expected)]
+        args = [*self._writing(owner, bucket, key, data, expires_at, now, quota, index), *_expecting(expected)]
         args.append(str(len(also)))
         for (other_owner, other_bucket, other_key), bytes_there in also:
             self._check(other_owner, other_bucket)
             args += [self._base(other_owner), other_bucket, other_key, *_expecting(bytes_there)]
         return _outcome(await self._call("SWAP", now, *args), quota)
+
+    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
+        """One round trip: the SEARCH script drops the bucket's expired entries and reads the terms' postings."""
+        self._check(owner, bucket)
+        flat = await self._call("SEARCH", now, self._base(owner), bucket, *map(_term, dict.fromkeys(terms)))
+        documents, length, at = int(flat[0]), int(flat[1]), 2
+        counted: dict[int, list[tuple[str, int]]] = {}
+        for term in dict.fromkeys(terms):
+            size = int(flat[at])
+            held = counted[term] = []
+            for member in flat[at + 1 : at + 1 + size]:
+                _, count, key = member.decode().split(":", 2)
+                held.append((key, int(count)))
+            at += 1 + size
+        lengths = {flat[i].decode(): int(flat[i + 1]) for i in range(at, len(flat), 2)}
+        postings = {
+            term: [(key, count, lengths.get(key, 0)) for key, count in held] for term, held in counted.items() if held
+        }
+        return Corpus(documents, length, postings)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every value under the prefix, via SCAN (operator commands only: it walks the keyspace)."""
@@ -254,14 +278,23 @@ class RedisStore:
                     return True  # too big a keyspace to be sure now: assume so, and look again at the next start
 
     def _writing(
-        self, owner: str, bucket: str, key: str, data: bytes, expires_at: float | None, now: float, quota: Quota | None
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None,
+        index: Postings | None,
     ) -> list[str | bytes]:
-        """The arguments PUT and SWAP share: address, value bytes, Redis' expiry, index score, quota."""
+        """The arguments PUT and SWAP share: address, value bytes, Redis' expiry, index score, quota, postings."""
         value = _HEADER.pack(math.inf if expires_at is None else expires_at) + data
         px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + EXPIRY_MARGIN_MS)
         score = "inf" if expires_at is None else repr(float(expires_at))
         limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
-        return [self._base(owner), bucket, key, value, px, score, *limits]
+        spec = "" if index is None else " ".join([str(index.length), *(f"{_term(t)}:{c}" for t, c in index.terms)])
+        return [self._base(owner), bucket, key, value, px, score, *limits, spec]
 
     async def _call(self, script: str, now: float, *args: str | bytes, writing: bool = True) -> Any:
         with self._reaching(writing=writing):
@@ -342,6 +375,11 @@ class RedisStore:
         except redis_errors.ResponseError as exc:
             maybe_applied = writing and not isinstance(exc, _REFUSED_BEFORE_RUNNING)
             raise StoreUnavailableError(f"Redis at {self._where} refused: {exc}", maybe_applied=maybe_applied) from exc
+
+
+def _term(term: int) -> str:
+    """A blind term as the scripts name it: 16 hex digits, so one term's postings are one ZRANGEBYLEX range."""
+    return f"{term:016x}"
 
 
 def _expecting(expected: bytes | None) -> list[str | bytes]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import inspect
 import logging
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from ._errors import RememberConflictError, RememberInvalidError, RememberQuotaE
 from ._glob import Glob
 from ._locks import KeyedLocks
 from ._scope import Place, Scope, check_scope, place_for
+from ._search import MAX_SEARCH_LIMIT, Match, search
 from ._store import Quota, QuotaExceededError, StoreUnavailableError
 from ._values import check_key, check_ttl, encode_value
 from ._vault import Found, Vault, backoff
@@ -166,6 +168,24 @@ class Remember:
             return [key for key in keys if glob.match(key)]
         # Many keys and a long pattern: match off the event loop, so other callers' calls go on meanwhile.
         return await anyio.to_thread.run_sync(lambda: [key for key in keys if glob.match(key)])
+
+    async def search(self, query: str, *, scope: Scope = "session", limit: int = 10) -> builtins.list[Match]:
+        """The caller's values in ``scope`` that best match ``query``, best first (BM25 over keys and text).
+
+        Words are folded, stop words dropped and English words stemmed ("preferences" finds "preferred"); a
+        query of stop words alone finds nothing. ``limit``: 1 to 100.
+        """
+        place = self._place(scope)
+        if not isinstance(query, str):
+            raise RememberInvalidError(f"search() takes the query as a string, not {type(query).__name__}.")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise RememberInvalidError(
+                f"search(limit=...) is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}."
+            )
+        try:
+            return await search(self._policy.vault, place, query, self._policy.clock().now(), limit)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""

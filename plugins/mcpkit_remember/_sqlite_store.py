@@ -8,6 +8,13 @@ swap that moves a value from other addresses) runs in one ``BEGIN IMMEDIATE``
 transaction. So ``swap`` is atomic across processes too. WAL journaling keeps
 committed data through a crash of the process. Triggers keep each bucket's
 count and size in ``remember_usage``, so a quota check never counts rows.
+
+The search index: ``remember_docs`` gives each searchable entry a number, its
+length and its deadline; ``remember_terms`` holds its postings (blind term,
+document, count), keyed by term, so a search reads only the query terms'
+postings. Triggers delete an entry's document (and so its postings) whenever
+the entry is deleted or its data changes; a write that indexes adds them back
+in the same transaction, so the index never outlives or lags its entries.
 """
 
 from __future__ import annotations
@@ -24,8 +31,10 @@ from typing import Any, TypeVar
 from mcpkit_remember._private_files import create_database
 from mcpkit_remember._store import (
     Address,
+    Corpus,
     Entry,
     Expectation,
+    Postings,
     Quota,
     QuotaExceededError,
     Record,
@@ -55,15 +64,51 @@ _SCHEMA_1 = (
         ON remember_entries (expires_at) WHERE expires_at IS NOT NULL""",
 )
 
-#: Version 2: per-bucket usage kept by triggers (quotas), and a table of store-wide facts.
+#: Version 2: per-bucket usage kept by triggers (quotas and search statistics), a table of store-wide facts,
+#: and the search index.
 _SCHEMA_2 = (
     """CREATE TABLE IF NOT EXISTS remember_usage (
         owner TEXT NOT NULL,
         bucket TEXT NOT NULL,
         count INTEGER NOT NULL,
         bytes INTEGER NOT NULL,
+        documents INTEGER NOT NULL DEFAULT 0,
+        length INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (owner, bucket)
     ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS remember_docs (
+        doc INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        bucket TEXT NOT NULL,
+        key TEXT NOT NULL,
+        length INTEGER NOT NULL,
+        expires_at REAL NULL,
+        UNIQUE (owner, bucket, key)
+    )""",
+    """CREATE INDEX IF NOT EXISTS remember_docs_expires_at
+        ON remember_docs (owner, bucket, expires_at) WHERE expires_at IS NOT NULL""",
+    """CREATE TABLE IF NOT EXISTS remember_terms (
+        term INTEGER NOT NULL,
+        doc INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (term, doc)
+    ) WITHOUT ROWID""",
+    """CREATE INDEX IF NOT EXISTS remember_terms_doc ON remember_terms (doc)""",
+    """CREATE TRIGGER IF NOT EXISTS remember_docs_gone AFTER DELETE ON remember_entries BEGIN
+        DELETE FROM remember_docs WHERE owner = OLD.owner AND bucket = OLD.bucket AND key = OLD.key;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS remember_docs_changed AFTER UPDATE OF data ON remember_entries BEGIN
+        DELETE FROM remember_docs WHERE owner = OLD.owner AND bucket = OLD.bucket AND key = OLD.key;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS remember_docs_insert AFTER INSERT ON remember_docs BEGIN
+        UPDATE remember_usage SET documents = documents + 1, length = length + NEW.length
+        WHERE owner = NEW.owner AND bucket = NEW.bucket;
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS remember_docs_delete AFTER DELETE ON remember_docs BEGIN
+        DELETE FROM remember_terms WHERE doc = OLD.doc;
+        UPDATE remember_usage SET documents = documents - 1, length = length - OLD.length
+        WHERE owner = OLD.owner AND bucket = OLD.bucket;
+    END""",
     """CREATE TABLE IF NOT EXISTS remember_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID""",
     """INSERT OR REPLACE INTO remember_usage (owner, bucket, count, bytes)
         SELECT owner, bucket, count(*), sum(length(data)) FROM remember_entries GROUP BY owner, bucket""",
@@ -113,6 +158,15 @@ _SCAN_NEXT = """SELECT owner, bucket, key, data, expires_at FROM remember_entrie
 _PURGE = "DELETE FROM remember_entries WHERE expires_at <= :now"
 _PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0"
 _LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
+_ADD_DOC = """INSERT INTO remember_docs (owner, bucket, key, length, expires_at)
+    VALUES (:owner, :bucket, :key, :length, :expires_at)"""
+_ADD_TERM = "INSERT INTO remember_terms (term, doc, count) VALUES (?, ?, ?)"
+_SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
+_SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
+    WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"""
+_SEARCH_TERM = """SELECT d.key, t.count, d.length FROM remember_terms t JOIN remember_docs d ON d.doc = t.doc
+    WHERE t.term = :term AND d.owner = :owner AND d.bucket = :bucket
+        AND (d.expires_at IS NULL OR d.expires_at > :now)"""
 _SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
 
 
@@ -174,12 +228,13 @@ class SQLiteStore:
         expires_at: float | None,
         now: float,
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> None:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
-        if quota is None:
+        if quota is None and index is None:
             await self._run(self._rowcount, _PUT, params)
         else:
-            await self._run(self._transaction, self._put_within, params, quota)
+            await self._run(self._transaction, self._put_within, params, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         params = {"owner": owner, "bucket": bucket, "key": key}
@@ -214,6 +269,7 @@ class SQLiteStore:
         *,
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> bool:
         params = {
             "owner": owner,
@@ -224,10 +280,14 @@ class SQLiteStore:
             "expires_at": expires_at,
             "now": now,
         }
-        if not also and quota is None:  # one statement: the common case
+        if not also and quota is None and index is None:  # one statement
             sql = _SWAP_ABSENT if expected is None else _SWAP_EQUAL
             return await self._run(self._rowcount, sql, params) == 1
-        return await self._run(self._transaction, self._swap_within, params, list(also), quota)
+        return await self._run(self._transaction, self._swap_within, params, list(also), quota, index)
+
+    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
+        params = {"owner": owner, "bucket": bucket, "now": now}
+        return await self._run(self._search_snapshot, params, list(dict.fromkeys(terms)))
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every entry, read in primary-key pages so no read transaction spans a ``yield``."""
@@ -334,15 +394,43 @@ class SQLiteStore:
             gone += any(_live(expires_at, now) for (expires_at,) in rows)
         return gone
 
-    def _put_within(self, params: dict[str, Any], quota: Quota) -> None:
-        self._check_quota(params, quota)
-        self._rowcount(_PUT, params)
+    def _put_within(self, params: dict[str, Any], quota: Quota | None, index: Postings | None) -> None:
+        if quota is not None:
+            self._check_quota(params, quota)
+        self._rowcount(_PUT, params)  # a replaced entry's document goes with its old data (a trigger)
+        self._index(params, index)
 
-    def _swap_within(self, params: dict[str, Any], also: list[Expectation], quota: Quota | None) -> bool:
+    def _index(self, params: dict[str, Any], index: Postings | None) -> None:
+        """Give the entry just written its document and postings (none when ``index`` is None)."""
+        if index is None:
+            return
+        db = self._db()
+        doc = db.execute(_ADD_DOC, {**params, "length": index.length}).lastrowid
+        db.executemany(_ADD_TERM, [(term, doc, count) for term, count in index.terms])
+
+    def _search_snapshot(self, params: dict[str, Any], terms: list[int]) -> Corpus:
+        """The statistics and postings as of one moment (a read transaction), so they agree with each other."""
+        return self._transaction(self._search_within, params, terms, begin="BEGIN")
+
+    def _search_within(self, params: dict[str, Any], terms: list[int]) -> Corpus:
+        usage = self._fetchone(_SEARCH_USAGE, params)
+        if usage is None:
+            return Corpus(0, 0, {})
+        expired, expired_length = self._fetchone(_SEARCH_EXPIRED, params)
+        postings = {}
+        for term in terms:
+            rows = self._fetchall(_SEARCH_TERM, {**params, "term": term})
+            if rows:
+                postings[term] = [(key, count, length) for key, count, length in rows]
+        return Corpus(usage[0] - expired, usage[1] - expired_length, postings)
+
+    def _swap_within(
+        self, params: dict[str, Any], also: list[Expectation], quota: Quota | None, index: Postings | None
+    ) -> bool:
         row = self._fetchone(_GET, params)
         current = None if row is None else bytes(row[0])
         if current == params["data"]:
-            return True  # this very swap, resent
+            return True  # this very swap, resent (its postings are there already)
         if current != params["expected"]:
             return False
         for address, expected in also:
@@ -352,6 +440,7 @@ class SQLiteStore:
         if quota is not None:
             self._check_quota(params, quota)
         self._rowcount(_PUT, params)
+        self._index(params, index)
         for address, _ in also:
             self._rowcount(_DELETE, address._asdict())
         return True

@@ -13,10 +13,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Literal, NamedTuple, Protocol
 
+from mcpkit_search import Corpus
+
 __all__ = [
     "Address",
+    "Corpus",
     "Entry",
     "Expectation",
+    "Postings",
     "Quota",
     "QuotaExceededError",
     "Record",
@@ -55,6 +59,17 @@ class Record(NamedTuple):
 
 #: An address and the bytes a compare-and-set expects there (None: no live entry).
 Expectation = tuple[Address, bytes | None]
+
+
+class Postings(NamedTuple):
+    """What the search index keeps for one entry: its blind terms (keyed hashes) with their counts, and its length.
+
+    Terms are 63-bit integers, keyed by the secret, the owner and the bucket, so the same word in two buckets
+    (or under two secrets) is two unrelated terms, and an index never holds a word.
+    """
+
+    terms: tuple[tuple[int, int], ...]
+    length: int
 
 
 class Quota(NamedTuple):
@@ -114,11 +129,14 @@ class Store(Protocol):
         expires_at: float | None,
         now: float,
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> None:
         """Store ``data`` at this address, replacing whatever was there.
 
         With a ``quota``, raise ``QuotaExceededError`` (changing nothing) when the bucket would then hold
-        more live values or bytes than it allows; replacing a value counts only the difference.
+        more live values or bytes than it allows; replacing a value counts only the difference. The entry's
+        search postings become ``index`` (None: the entry is not searchable), in the same atomic step; every
+        deletion of an entry, by any method or by its deadline, takes its postings with it.
         """
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
@@ -148,6 +166,7 @@ class Store(Protocol):
         *,
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
+        index: Postings | None = None,
     ) -> bool:
         """Atomically store ``data`` if the live entry's bytes equal ``expected``.
 
@@ -157,7 +176,15 @@ class Store(Protocol):
         changing nothing, when another writer got there first. Every write's ``data`` is new
         bytes (the vault seals each value with a fresh nonce), so a swap whose ``data`` is
         already there, or was applied moments ago, is this same swap resent (a client retrying
-        after a dropped connection): it returns True and changes nothing. ``quota`` as in ``put``.
+        after a dropped connection): it returns True and changes nothing. ``quota`` and ``index`` as in ``put``.
+        """
+
+    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
+        """What BM25 needs to rank this owner's bucket for ``terms``, over its live searchable entries only.
+
+        The corpus counts those entries and their total length, and lists, for each of ``terms`` some entry
+        holds, ``(key, count, length)`` per entry. Cost in proportion to the
+        bucket's postings for these terms (and its expired entries), never to the whole store.
         """
 
     def scan(self) -> AsyncIterator[Record]:

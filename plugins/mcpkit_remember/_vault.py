@@ -21,6 +21,7 @@ import anyio
 import pydantic_core
 
 from ._errors import RememberConflictError
+from ._index import BlindIndex
 from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
@@ -66,6 +67,7 @@ class Vault:
     def __init__(self, store: Store, keyring: Keyring) -> None:
         self.store = store
         self.keyring = keyring
+        self.index = BlindIndex(keyring)
         self._guard = RollbackGuard()
         self._warned: set[tuple[str, str]] = set()
         # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
@@ -120,7 +122,7 @@ class Vault:
         best: Payload | None = None
         where = -1
         for index, (address, entry) in enumerate(zip(addresses, entries, strict=True)):
-            payload = None if entry is None else self._open(address, entry, now, place, began)
+            payload = None if entry is None else self.opened(address, entry, now, place, began)
             if payload is not None and (best is None or _newer(payload, best)):
                 best, where = payload, index
         seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
@@ -133,8 +135,9 @@ class Vault:
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             data = self.keyring.seal(*address, pack(place.identity, place.bucket, key, value_json, expires_at, now))
+            postings = self.index.postings(address, key, value_json)
             began = self._guard.begin()
-            await self.store.put(*address, data, expires_at, now, quota)
+            await self.store.put(*address, data, expires_at, now, quota, postings)
             self._guard.replaced(address, None, data, began)
             return
         for attempt in range(WRITE_ATTEMPTS):
@@ -160,8 +163,11 @@ class Vault:
         (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
         data = self._seal(address, place, key, value_json, expires_at, stamp)
+        postings = self.index.postings(address, key, value_json)
         began = self._guard.begin()
-        if not await self.store.swap(*address, expected, data, expires_at, now, also=others, quota=quota):
+        if not await self.store.swap(
+            *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
+        ):
             return False
         self._guard.replaced(address, expected, data, began)
         for other, there in others:
@@ -185,10 +191,10 @@ class Vault:
     async def payloads(self, place: Place, now: float) -> dict[str, Payload]:
         """Every live value in the bucket by key (the newest copy of each); cost in proportion to the bucket."""
         best: dict[str, Payload] = {}
-        for owner, bucket in self._buckets(place):
+        for owner, bucket in self.buckets(place):
             began = self._guard.begin()
             for name, entry in await self.store.entries(owner, bucket, now):
-                payload = self._open(Address(owner, bucket, name), entry, now, place, began)
+                payload = self.opened(Address(owner, bucket, name), entry, now, place, began)
                 if payload is not None and (payload.key not in best or _newer(payload, best[payload.key])):
                     best[payload.key] = payload
         return best
@@ -198,7 +204,7 @@ class Vault:
 
     async def delete_bucket(self, place: Place, now: float) -> int:
         total = 0
-        for owner, bucket in self._buckets(place):
+        for owner, bucket in self.buckets(place):
             total += await self.store.delete_bucket(owner, bucket, now)
         return total
 
@@ -269,7 +275,12 @@ class Vault:
             return located
         return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
 
-    def _buckets(self, place: Place) -> tuple[tuple[str, str], ...]:
+    def begin(self) -> int:
+        """Mark the start of a read, for ``opened``'s replay check."""
+        return self._guard.begin()
+
+    def buckets(self, place: Place) -> tuple[tuple[str, str], ...]:
+        """The (owner, bucket) addresses the place's values may live at: one per secret, then 0.1's (legacy)."""
         buckets = self.keyring.locate_bucket(place.identity, place.bucket)
         if self.store.legacy:
             return buckets + tuple((owner, place.bucket) for owner in self.keyring.owners_for(place.identity))
@@ -287,8 +298,9 @@ class Vault:
         plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at)
         return self.keyring.seal(*address, plaintext)
 
-    def _open(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
-        """The entry's payload when it opens, is still live by its sealed deadline and is not a replay."""
+    def opened(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
+        """The entry's payload when it opens, is still live by its sealed deadline and is not a replay (read since
+        ``began``, from ``begin()``); None when it does not open or is past its deadline."""
         try:
             opened = self.keyring.open(*address, entry.data)
             payload = self._payload(address, entry, opened.plaintext, opened.version)

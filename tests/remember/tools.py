@@ -12,7 +12,9 @@ from typing import Any, Literal
 
 from mcpkit import ToolContext, app, tool
 
-Op = Literal["set", "get", "forget", "knows", "list", "increment", "append", "forget_all", "set_default_scope"]
+Op = Literal[
+    "set", "get", "forget", "knows", "list", "increment", "append", "forget_all", "set_default_scope", "search"
+]
 
 #: What a tool returns from ``get`` when nothing is stored (so "stored None" and "missing" differ).
 MISSING = "<missing>"
@@ -29,6 +31,8 @@ class _Mem(ToolContext):
         by: Any = 1,
         pattern: Any = "*",
         item: Any = None,
+        query: Any = None,
+        limit: Any = 10,
     ) -> dict[str, Any]:
         remember = self.remember
         if op == "set":
@@ -52,6 +56,9 @@ class _Mem(ToolContext):
             return {"result": appended}
         if op == "forget_all":
             return {"result": await remember.forget_all(scope=scope)}
+        if op == "search":  # each match as [key, value, score]
+            found = await remember.search(query, scope=scope, limit=limit)
+            return {"result": [[match.key, match.value, match.score] for match in found]}
         raise AssertionError(op)
 
 
