@@ -21,6 +21,8 @@ import redis
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 START_TIMEOUT_SECONDS = 10.0
+#: Redis Cluster binds its bus on the client port plus this.
+CLUSTER_BUS_OFFSET = 10_000
 
 
 def _missing(reason: str) -> NoReturn:
@@ -104,7 +106,7 @@ class PrivateRedis:
     def stop(self) -> None:
         """Terminate the server this object started (by its PID) and wait for it to exit."""
         process, self._process = self._process, None
-        if process is None:
+        if process is None or process.poll() is not None:  # never started, or exited by itself (and reaped)
             return
         os.kill(process.pid, signal.SIGCONT)  # a frozen server could not act on SIGTERM
         process.terminate()
@@ -121,10 +123,25 @@ class PrivateRedis:
         return self._process.pid
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
+def _free_port(highest: int = 65535) -> int:
+    """A free loopback port no higher than ``highest``."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port: int = probe.getsockname()[1]
+        if port <= highest:
+            return port
+
+
+def _free_cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000, which Redis Cluster also binds) is free and valid."""
+    while True:
+        port = _free_port(highest=65535 - CLUSTER_BUS_OFFSET)
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.bind(("127.0.0.1", port + CLUSTER_BUS_OFFSET))
+        except OSError:
+            continue
         return port
 
 
@@ -139,7 +156,8 @@ def make_private_redis(tmp_path: Path) -> Iterator[Callable[..., PrivateRedis]]:
     def make(*extra: str) -> PrivateRedis:
         directory = tmp_path / f"redis-{len(started)}"
         directory.mkdir()
-        server = PrivateRedis(binary, _free_port(), directory, extra)
+        port = _free_cluster_port() if "--cluster-enabled" in extra else _free_port()
+        server = PrivateRedis(binary, port, directory, extra)
         started.append(server)
         server.start()
         return server
