@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 
 from ._credentials import Identity
@@ -14,6 +15,10 @@ __all__ = ["StaticKeys"]
 MIN_KEY_LENGTH = 8
 #: A static caller's user id is "static:" and this many hex digits of the key's SHA-256.
 USER_ID_HEX_CHARS = 32
+
+_LABEL = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+#: RFC 6750's b64token: what can be sent as ``Authorization: Bearer KEY``.
+_TOKEN = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
 
 
 def _digest(secret: str) -> bytes:
@@ -54,6 +59,41 @@ class StaticKeys:
             self._by_digest[digest] = Identity(
                 user_id="static:" + digest.hex()[:USER_ID_HEX_CHARS], kind="static", label=label, claims={}
             )
+
+    @staticmethod
+    def parse(text: str, *, variable: str, example: str = "nour=KEY,sam=KEY") -> dict[str, str]:
+        """Keys written as ``"nour=KEY,sam=KEY"`` (an environment variable's form) as a label-to-key dict.
+
+        Errors name ``variable`` and show ``example``, and never repeat a key.
+        """
+        form = f'{variable}="{example}" (label=key pairs separated by commas)'
+        keys: dict[str, str] = {}
+        for number, entry in enumerate(text.split(","), start=1):
+            label, sep, key = (part.strip() for part in entry.partition("="))
+            if not sep:
+                problem = "is empty" if not entry.strip() else "has no '='"
+                raise ConfigurationError(f"{variable} is malformed: entry {number} {problem}. Expected {form}.")
+            if not _LABEL.match(label):
+                raise ConfigurationError(
+                    f"{variable} is malformed: entry {number} has the label {label!r}; a label is 1-64 "
+                    f"letters, digits, '_', '-' or '.'. Expected {form}."
+                )
+            if label in keys:
+                raise ConfigurationError(f"{variable} names {label!r} twice; give each one key. Expected {form}.")
+            if not key:
+                raise ConfigurationError(f"{variable} is malformed: {label!r} has an empty key. Expected {form}.")
+            if not _TOKEN.match(key):
+                raise ConfigurationError(
+                    f"{variable} is malformed: the key for {label!r} cannot be sent as a bearer token; use "
+                    "letters, digits and - . _ ~ + / (then '=' padding), and separate entries with commas. "
+                    f"Expected {form}."
+                )
+            keys[label] = key
+        try:
+            StaticKeys(keys)  # the checks the server makes too (length, one key per label)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{variable}: {str(exc).removeprefix('StaticKeys: ')}.") from None
+        return keys
 
     @property
     def labels(self) -> tuple[str, ...]:

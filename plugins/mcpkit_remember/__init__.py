@@ -14,9 +14,11 @@ from ._plugin import RememberPlugin
 from ._remember import Remember
 from ._scope import SCOPES, Scope
 from ._search import Match
+from ._vault import Found
 
 __all__ = [
     "SCOPES",
+    "Found",
     "Match",
     "Remember",
     "RememberConflictError",

@@ -131,6 +131,19 @@ class Remember:
             raise _unavailable(exc) from None
         return default if found is None else found.value
 
+    async def lookup(self, key: str, *, scope: Scope = "session") -> Found | None:
+        """The value under ``key`` with when it was written and when it expires, or None when there is none.
+
+        ``Found.updated_at`` (seconds since the epoch, on the framework clock) says how fresh a fact is; it
+        is None for a value written by mcpkit 0.1. ``Found.expires_at`` is None for a value without a ttl.
+        """
+        place = self._place(scope)
+        check_key(key)
+        try:
+            return await self._policy.vault.read(place, key, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+
     async def forget(self, key: str, *, scope: Scope = "session") -> bool:
         """Delete the value now; True when there was one."""
         place = self._place(scope)

@@ -1,4 +1,4 @@
-"""The model-facing memory tools: remember_this, recall, forget and list_memories."""
+"""The model-facing memory tools: remember_this, recall, forget, list_memories and search_memories."""
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -10,6 +10,7 @@ from mcpkit import ToolContext, tool
 from ._cursor import Cursors
 from ._errors import RememberIdentityError, RememberScopeNotAllowedError
 from ._scope import Scope, place_for, usable
+from ._search import MAX_SEARCH_LIMIT
 from ._values import MAX_KEY_LENGTH
 
 NOTES_NAMESPACE = "memory."
@@ -31,6 +32,10 @@ Ttl = Annotated[float | None, Field(gt=0, description="Forget it after this many
 Pattern = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="Glob over keys: * any, ? one.")]
 Limit = Annotated[int, Field(ge=1, le=200, description="At most this many keys per page.")]
 CursorArg = Annotated[str | None, Field(description="nextCursor from the previous page.")]
+Query = Annotated[
+    str, Field(min_length=1, max_length=1000, description="Words to look for in the memories' keys and values.")
+]
+SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="At most this many matches.")]
 
 _SCOPES_2026 = (
     "Scopes under MCP 2026-07-28: user keeps it for the signed-in user across sessions, conversations and clients; "
@@ -64,14 +69,26 @@ class Listed(TypedDict):
     nextCursor: str | None
 
 
+class Found(TypedDict):
+    key: str
+    value: Any
+    score: float
+    updated_at: float | None
+
+
+class Searched(TypedDict):
+    scope: str
+    results: list[Found]
+
+
 _ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
 
 
 def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
-    """Build the four tool classes for one plugin (their names carry its prefix)."""
+    """Build the five tool classes for one plugin (their names carry its prefix)."""
     config = plugin.tools_config
     prefix = config.prefix
-    names = {base: prefix + base for base in ("remember_this", "recall", "forget", "list_memories")}
+    names = {base: prefix + base for base in ("remember_this", "recall", "forget", "list_memories", "search_memories")}
     allowed = config.allowed_scopes
     scopes_note = "" if len(allowed) == 4 else f" This server allows only: {', '.join(allowed)}."
 
@@ -158,4 +175,25 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
                 "nextCursor": cursors().make(owner, place.bucket, page[-1]) if more else None,
             }
 
-    return [RememberThis, Recall, Forget, ListMemories]
+    @tool(
+        name=names["search_memories"],
+        description=describe(
+            "search_memories",
+            "Find remembered values by what they say: the best matches for some words, best first (words are "
+            "matched by their stem, so 'preferences' finds 'preferred'). Search before remembering something new, "
+            "to update a memory rather than keep a duplicate.",
+        ),
+    )
+    class SearchMemories(ToolContext):
+        async def execute(self, query: Query, scope: ScopeArg = None, limit: SearchLimit = 10) -> Searched:
+            remember, chosen = open_scope(self, scope)
+            matches = await remember.search(query, scope=chosen, limit=limit)
+            return {
+                "scope": chosen,
+                "results": [
+                    {"key": m.key, "value": m.value, "score": round(m.score, 4), "updated_at": m.updated_at}
+                    for m in matches
+                ],
+            }
+
+    return [RememberThis, Recall, Forget, ListMemories, SearchMemories]

@@ -44,7 +44,11 @@ Migration = Literal["moved", "cleaned", "changed", "gone"]
 
 
 class Found(NamedTuple):
-    """A value read back, with its sealed deadline and when it was written (None: by mcpkit 0.1)."""
+    """A value read back (``Remember.lookup``), with its sealed deadline (None: none) and when it was written.
+
+    Both times are seconds since the epoch on the framework clock; ``updated_at`` is None for a value
+    written by mcpkit 0.1, which did not keep it.
+    """
 
     value: Any
     expires_at: float | None

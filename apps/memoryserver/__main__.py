@@ -1,0 +1,76 @@
+"""``python -m memoryserver``: serve the memory server over streamable HTTP and say how to connect."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from mcpkit import ConfigurationError, StartupError
+from mcpkit_remember import parse_store_url
+
+from ._server import create_server
+from ._signin import KEYS_VARIABLE, load_sign_in
+from ._startup import startup_message
+
+__all__ = ["main"]
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m memoryserver",
+        description=(
+            "Serve mcpkit's memory server (write_memory, read_memory, search_memory, list_memory_keys, "
+            "delete_memory) over MCP streamable HTTP at http://HOST:PORT/mcp. Users sign in with static keys "
+            f'from {KEYS_VARIABLE}="alice=KEY,bob=KEY" or JWTs (MEMORY_JWT_SECRET or MEMORY_JWT_PUBLIC_KEY_FILE, '
+            "with MEMORY_JWT_ISSUER and MEMORY_JWT_AUDIENCE); with neither, the demo keys alice-demo-key and "
+            "bob-demo-key. Memories are encrypted with REMEMBER_SECRET."
+        ),
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument(
+        "--store",
+        default=os.environ.get("REMEMBER_STORE") or "memory",
+        help=(
+            "where memories are kept: memory (lost on restart), sqlite:///relative.db, sqlite:////absolute.db "
+            "or redis://HOST:PORT/DB (needs REMEMBER_SECRET). Default: $REMEMBER_STORE if set, else memory"
+        ),
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        store = parse_store_url(args.store)
+        sign_in = load_sign_in()
+        server = create_server(args.store, sign_in.authenticators)
+
+        def serving(url: str) -> None:  # called once the port is bound and the store is open
+            print(startup_message(args.host, urlsplit(url).port or args.port, store, sign_in), flush=True)
+
+        server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
+    except ConfigurationError as exc:
+        print(f"memoryserver: {exc}", file=sys.stderr)
+        return 2
+    except StartupError as exc:  # the store cannot be opened (Redis down, say)
+        print(f"memoryserver: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

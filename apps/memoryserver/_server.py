@@ -1,0 +1,34 @@
+"""``create_server``: the memory server, named so that agents detect it, with its five tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mcpkit import Authenticator, Server, app
+from mcpkit_remember import RememberPlugin, parse_store_url
+
+from ._signin import load_sign_in
+from ._tools import MEMORY_TOOLS
+
+__all__ = ["SERVER_NAME", "create_server"]
+
+#: Agents detect a memory server by a name containing "memory" or "mem" and by its tool names.
+SERVER_NAME = "mcpkit-memory"
+
+
+def create_server(store: str | None = None, auth: Sequence[Authenticator] | None = None) -> Server:
+    """A new memory server; nothing is opened or printed until it serves.
+
+    ``store`` is a store URL (``memory``, the default; ``sqlite:///memories.db``; ``redis://HOST:PORT/DB``),
+    its secret ``REMEMBER_SECRET`` as everywhere. ``auth`` defaults to what ``MEMORY_KEYS`` and the
+    ``MEMORY_JWT_*`` variables configure, else the demo keys.
+    """
+    config = parse_store_url(store or "memory")
+    plugin = RememberPlugin.init(type=config.type, url=config.url, path=config.path)
+    memories = app(id="memory", name="Memory", tools=list(MEMORY_TOOLS), plugins=[plugin])(
+        type("MemoryApp", (), {"__doc__": "The signed-in user's long-term memory."})
+    )
+    authenticators = load_sign_in().authenticators if auth is None else tuple(auth)
+    # Anonymous callers reach the tools (and can list them) so that they are told what to do: every tool
+    # keeps to user scope, which refuses them with REMEMBER_IDENTITY_REQUIRED.
+    return Server([memories], auth=list(authenticators), allow_anonymous=True, name=SERVER_NAME)

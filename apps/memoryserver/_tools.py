@@ -1,0 +1,198 @@
+"""The five memory tools agents look for (write, read, search, list, delete), on the caller's own memory.
+
+Every tool keeps to user scope: what one signed-in user writes, only that user reads, finds, lists or
+deletes, from any client and any session. An anonymous caller is refused (``REMEMBER_IDENTITY_REQUIRED``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from mcpkit import ToolContext, ToolError, tool
+
+__all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "DeleteMemory", "ListMemoryKeys", "ReadMemory", "SearchMemory"]
+
+#: How agents recognise a memory server's tools (with a server name containing "memory" or "mem").
+MEMORY_TOOL_NAMES = ("write_memory", "read_memory", "search_memory", "list_memory_keys", "delete_memory")
+
+_OWN = (
+    "Memories belong to the signed-in user: each user reads, finds and changes only their own, from any client "
+    "or conversation, and a caller who has not signed in is refused."
+)
+
+Key = Annotated[str, Field(min_length=1, max_length=256, description="The memory's name, like 'preferences:replies'.")]
+Value = Annotated[str, Field(max_length=60_000, description="What to remember, as text.")]
+Ttl = Annotated[
+    float | None, Field(gt=0, le=3_155_760_000, description="Forget the memory after this many seconds; omit to keep.")
+]
+Query = Annotated[str, Field(min_length=1, max_length=1000, description="Words to look for in keys and values.")]
+Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
+PageLimit = Annotated[int, Field(ge=1, le=1000, description="At most this many keys per page.")]
+Prefix = Annotated[str, Field(max_length=256, description="Only keys that start with this; omit for all.")]
+Cursor = Annotated[str | None, Field(max_length=400, description="nextCursor from the previous page.")]
+
+
+def _when(seconds: float | None) -> str | None:
+    """A time as ISO 8601 UTC, like 2026-12-01T09:30:00Z (None stays None)."""
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _text(value: Any) -> str:
+    """A kept value as text: strings as they are, anything else (kept by another tool) as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class Written(TypedDict):
+    key: str
+    written: bool
+
+
+class Read(TypedDict):
+    key: str
+    found: bool
+    value: str | None
+    updated_at: str | None
+    expires_at: str | None
+
+
+class Result(TypedDict):
+    key: str
+    value: str
+    score: float
+    updated_at: str | None
+
+
+class Results(TypedDict):
+    results: list[Result]
+
+
+class Keys(TypedDict):
+    keys: list[str]
+    nextCursor: str | None
+
+
+class Deleted(TypedDict):
+    key: str
+    deleted: bool
+
+
+@tool(
+    name="write_memory",
+    description=(
+        "Store a memory: text under a key, for later read_memory and search_memory. Writing a key that exists "
+        "overwrites its value (search_memory first, to update a memory rather than keep a duplicate). "
+        f"Optional ttl_seconds forgets it after that long. {_OWN}"
+    ),
+)
+class WriteMemory(ToolContext):
+    async def execute(self, key: Key, value: Value, ttl_seconds: Ttl = None) -> Written:
+        await self.remember.set(key, value, scope="user", ttl=ttl_seconds)
+        return {"key": key, "written": True}
+
+
+@tool(
+    name="read_memory",
+    description=(
+        "Read the memory stored under a key: its value, when it was last written (updated_at, ISO 8601 UTC, so "
+        "you can tell how fresh it is) and when it expires (null: never). A key with no memory is not an "
+        f"error: found is false. {_OWN}"
+    ),
+)
+class ReadMemory(ToolContext):
+    async def execute(self, key: Key) -> Read:
+        found = await self.remember.lookup(key, scope="user")
+        if found is None:
+            return {"key": key, "found": False, "value": None, "updated_at": None, "expires_at": None}
+        value = _text(found.value)
+        return {
+            "key": key,
+            "found": True,
+            "value": value,
+            "updated_at": _when(found.updated_at),
+            "expires_at": _when(found.expires_at),
+        }
+
+
+@tool(
+    name="search_memory",
+    description=(
+        "Search memories by content: the best matches for some words among keys and values, best first, each "
+        "with a score (higher is better). Words match by their stem ('preferences' finds 'preferred'), "
+        f"ignoring case and accents. {_OWN}"
+    ),
+)
+class SearchMemory(ToolContext):
+    async def execute(self, query: Query, limit: Limit = 10) -> Results:
+        matches = await self.remember.search(query, scope="user", limit=limit)
+        return {
+            "results": [
+                {
+                    "key": match.key,
+                    "value": _text(match.value),
+                    "score": round(match.score, 4),
+                    "updated_at": _when(match.updated_at),
+                }
+                for match in matches
+            ]
+        }
+
+
+@tool(
+    name="list_memory_keys",
+    description=(
+        "List the keys of stored memories, sorted, a page at a time; prefix keeps only keys that start with it. "
+        f"Pass nextCursor back as cursor for the next page (null: no more). {_OWN}"
+    ),
+)
+class ListMemoryKeys(ToolContext):
+    async def execute(self, prefix: Prefix = "", limit: PageLimit = 100, cursor: Cursor = None) -> Keys:
+        after = None if cursor is None else _read_cursor(cursor)
+        keys = [key for key in await self.remember.list(scope="user") if key.startswith(prefix)]
+        if after is not None:
+            keys = [key for key in keys if key > after]
+        page = keys[:limit]
+        more = len(keys) > limit
+        return {"keys": page, "nextCursor": _make_cursor(page[-1]) if more else None}
+
+
+@tool(
+    name="delete_memory",
+    description=(
+        "Delete the memory stored under a key. Deleting a key with no memory is not an error (deleted is "
+        f"false), so it is safe to repeat. {_OWN}"
+    ),
+)
+class DeleteMemory(ToolContext):
+    async def execute(self, key: Key) -> Deleted:
+        return {"key": key, "deleted": await self.remember.forget(key, scope="user")}
+
+
+def _make_cursor(last: str) -> str:
+    """A page's cursor: the last key it listed, base64url (the caller's own key, so nothing to hide)."""
+    return base64.urlsafe_b64encode(last.encode("utf-8", "surrogatepass")).decode().rstrip("=")
+
+
+def _read_cursor(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        after = base64.b64decode(padded, altchars=b"-_", validate=True).decode("utf-8", "surrogatepass")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        after = ""
+    if not after:
+        raise ToolError(
+            "cursor is not a nextCursor from list_memory_keys; call again without a cursor to start over.",
+            code="INVALID_CURSOR",
+        )
+    return after
+
+
+MEMORY_TOOLS = (WriteMemory, ReadMemory, SearchMemory, ListMemoryKeys, DeleteMemory)

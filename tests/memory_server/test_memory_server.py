@@ -1,0 +1,227 @@
+"""The memory server: detected by agents' dual rule, five tools on each user's own memory, both eras.
+
+In process through the real HTTP app (``running``), and as ``python -m memoryserver`` driven by the
+official ``mcp`` client over a real socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcpkit import ManualClock, StaticKeys
+from mcpkit.testing import CallAs, ToolCallError
+from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
+
+KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
+#: The dual rule agents use (seed 003): a server name matching one of these, and one of the tool names.
+MEMORY_SERVER_PATTERNS = ("memory", "mem")
+
+
+def detected(server_name: str, tool_names: list[str]) -> bool:
+    return any(pattern in server_name.lower() for pattern in MEMORY_SERVER_PATTERNS) and any(
+        name in MEMORY_TOOL_NAMES for name in tool_names
+    )
+
+
+@pytest.fixture(params=["2026-07-28", "2025-11-25"])
+def mcp_protocol(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def mcpkit_server() -> Any:
+    return create_server("memory", [StaticKeys(KEYS)])
+
+
+async def test_the_five_tools_are_listed_with_self_contained_descriptions(call_as: CallAs) -> None:
+    listed = {tool.name: tool for tool in await call_as("alice").list_tools()}
+    assert sorted(listed) == sorted(MEMORY_TOOL_NAMES)
+    for tool in listed.values():
+        assert "signed-in user" in (tool.description or "")
+    assert "overwrites" in (listed["write_memory"].description or "")
+    assert "search_memory first" in (listed["write_memory"].description or "")
+    assert detected(SERVER_NAME, list(listed))
+
+
+async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_as: CallAs, clock: ManualClock) -> None:
+    alice = call_as("alice")
+    written = await alice.call("write_memory", {"key": "pref:replies", "value": "Prefers short replies in French"})
+    assert written == {"key": "pref:replies", "written": True}
+    await alice.call("write_memory", {"key": "fact:city", "value": "Lives in Lyon", "ttl_seconds": 3600})
+    await alice.call("write_memory", {"key": "pref:tone", "value": "Likes a friendly tone"})
+
+    read = await alice.call("read_memory", {"key": "fact:city"})
+    assert read["found"] is True
+    assert read["value"] == "Lives in Lyon"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", read["updated_at"])
+    assert read["expires_at"] > read["updated_at"]
+    assert await alice.call("read_memory", {"key": "nothing"}) == {
+        "key": "nothing",
+        "found": False,
+        "value": None,
+        "updated_at": None,
+        "expires_at": None,
+    }
+
+    results = (await alice.call("search_memory", {"query": "preferred replies"}))["results"]
+    assert results[0]["key"] == "pref:replies"
+    assert results[0]["value"] == "Prefers short replies in French"
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+
+    first = await alice.call("list_memory_keys", {"prefix": "pref:", "limit": 1})
+    assert first["keys"] == ["pref:replies"]
+    second = await alice.call("list_memory_keys", {"prefix": "pref:", "limit": 1, "cursor": first["nextCursor"]})
+    assert second == {"keys": ["pref:tone"], "nextCursor": None}
+    assert (await alice.call("list_memory_keys"))["keys"] == ["fact:city", "pref:replies", "pref:tone"]
+
+    assert await alice.call("delete_memory", {"key": "pref:tone"}) == {"key": "pref:tone", "deleted": True}
+    assert await alice.call("delete_memory", {"key": "pref:tone"}) == {"key": "pref:tone", "deleted": False}
+
+    await alice.call("write_memory", {"key": "pref:replies", "value": "Now prefers long replies"})  # overwrites
+    assert (await alice.call("read_memory", {"key": "pref:replies"}))["value"] == "Now prefers long replies"
+    assert (await alice.call("search_memory", {"query": "French"}))["results"] == []
+
+    clock.advance(3600)
+    assert (await alice.call("read_memory", {"key": "fact:city"}))["found"] is False
+    assert (await alice.call("search_memory", {"query": "Lyon"}))["results"] == []
+
+
+async def test_bob_never_sees_alices_memories(call_as: CallAs) -> None:
+    alice, bob = call_as("alice"), call_as("bob")
+    await alice.call("write_memory", {"key": "plan", "value": "surprise party on friday"})
+    await bob.call("write_memory", {"key": "plan", "value": "surprise party on friday"})
+    await alice.call("write_memory", {"key": "gift", "value": "a party hat"})
+    assert (await bob.call("read_memory", {"key": "gift"}))["found"] is False
+    assert [r["key"] for r in (await bob.call("search_memory", {"query": "party"}))["results"]] == ["plan"]
+    assert (await bob.call("list_memory_keys"))["keys"] == ["plan"]
+    assert (await bob.call("delete_memory", {"key": "gift"}))["deleted"] is False
+    assert (await alice.call("read_memory", {"key": "gift"}))["found"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("write_memory", {"key": "k", "value": "v"}),
+        ("read_memory", {"key": "k"}),
+        ("search_memory", {"query": "v"}),
+        ("list_memory_keys", {}),
+        ("delete_memory", {"key": "k"}),
+    ],
+)
+async def test_an_anonymous_caller_is_refused_by_every_tool(call_as: CallAs, name: str, arguments: Any) -> None:
+    with pytest.raises(ToolCallError) as refusal:
+        await call_as(None).call(name, arguments)
+    assert refusal.value.code == "REMEMBER_IDENTITY_REQUIRED"
+
+
+async def test_a_cursor_that_is_not_one_is_refused_with_what_to_do(call_as: CallAs) -> None:
+    with pytest.raises(ToolCallError) as refusal:
+        await call_as("alice").call("list_memory_keys", {"cursor": "%%%"})
+    assert refusal.value.code == "INVALID_CURSOR"
+    assert "without a cursor" in refusal.value.message
+
+
+def test_sign_in_comes_from_memory_keys_and_jwt_settings() -> None:
+    demo = load_sign_in({})
+    assert demo.demo
+    assert dict(demo.keys) == dict(DEMO_KEYS)
+    keyed = load_sign_in({"MEMORY_KEYS": "alice=alice-key-0123456789"})
+    assert not keyed.demo
+    assert not keyed.jwt
+    both = load_sign_in({"MEMORY_KEYS": "alice=alice-key-0123456789", "MEMORY_JWT_SECRET": "j" * 40})
+    assert both.jwt
+    assert len(both.authenticators) == 2
+    jwt_only = load_sign_in({"MEMORY_JWT_SECRET": "j" * 40})
+    assert jwt_only.keys == {}
+    assert not jwt_only.demo
+
+
+# -- python -m memoryserver, driven by the official client over a real socket ---------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """``python -m memoryserver`` on a free port with a SQLite store and the demo keys, stopped by its PID."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REMEMBER_"))}
+    port = free_port()
+    output = tmp_path / "server.out"
+    with output.open("wb") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memoryserver", "--port", str(port), "--store", "sqlite:///memories.db"],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 15
+        while "Stop with Ctrl+C." not in output.read_text():
+            assert process.poll() is None, output.read_text()
+            assert time.monotonic() < deadline, output.read_text()
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", output
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def session(url: str, key: str | None, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=10) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        info = client.server_info  # what the server said it is (server/discover, or initialize): agents match it
+        results = [await client.call_tool(name, arguments) for name, arguments in calls]
+        version = client.protocol_version
+    return {"name": info.name if info is not None else None, "tools": tools, "results": results, "version": version}
+
+
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+def test_python_m_memoryserver_is_detected_and_serves_the_signed_in_user(
+    served: tuple[str, Path], mode: str, version: str
+) -> None:
+    url, output = served
+    banner = output.read_text()
+    assert f"Memory MCP server (name mcpkit-memory) at {url}" in banner
+    assert "alice = alice-demo-key" in banner
+    assert "SQLite at memories.db" in banner
+
+    calls = [
+        ("write_memory", {"key": "pref:coffee", "value": "Prefers oat milk in coffee"}),
+        ("search_memory", {"query": "coffee preferences"}),
+    ]
+    alice = asyncio.run(session(url, "alice-demo-key", mode, calls))
+    assert alice["version"] == version
+    assert alice["name"] == SERVER_NAME
+    assert detected(alice["name"], alice["tools"])
+    written, searched = alice["results"]
+    assert not written.is_error
+    assert searched.structured_content["results"][0]["key"] == "pref:coffee"
+
+    bob = asyncio.run(session(url, "bob-demo-key", mode, [("search_memory", {"query": "coffee"})]))
+    assert bob["results"][0].structured_content == {"results": []}
+    anonymous = asyncio.run(session(url, None, mode, [("read_memory", {"key": "pref:coffee"})]))
+    assert anonymous["results"][0].is_error
+    assert "REMEMBER_IDENTITY_REQUIRED" in str(anonymous["results"][0].meta)
