@@ -62,6 +62,8 @@ _INFO_DATA_KEY = b"mcpkit-remember/v1 data-key\x00"
 _INFO_PURPOSE = b"mcpkit-remember/v1 purpose\x00"
 _INFO_ADDRESS = b"mcpkit-remember/v2 address"
 _INFO_TERMS = b"mcpkit-remember/v2 search terms"
+#: Bits of a blind term: 63, so it is a positive SQLite INTEGER.
+BLIND_TERM_BITS = 63
 #: Hex characters of a hashed bucket or key (128 bits: no two ever meet).
 NAME_HEX_CHARS = 32
 
@@ -258,7 +260,7 @@ class Keyring:
     def _blind_term(self, secret: int, owner: str, bucket: str, word: str) -> int:
         message = b"".join(len(part).to_bytes(4, "big") + part for part in (utf8(owner), utf8(bucket), utf8(word)))
         digest = hashlib.blake2b(message, key=self._secrets[secret].term_key, digest_size=8).digest()
-        return int.from_bytes(digest, "big") >> 1  # 63 bits: a positive SQLite INTEGER
+        return int.from_bytes(digest, "big") >> (64 - BLIND_TERM_BITS)
 
     def _locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
         return tuple(

@@ -46,6 +46,9 @@ TIMEOUT_SECONDS = 2.0
 HEALTH_CHECK_SECONDS = 15
 SCAN_COUNT = 1000
 
+#: Hex digits of a blind term in the search index's member names (63 bits, zero-padded).
+TERM_HEX_DIGITS = 16
+
 #: Added to every expiry Redis applies by itself, so a value is never reclaimed before its deadline.
 EXPIRY_MARGIN_MS = 1000
 
@@ -378,8 +381,8 @@ class RedisStore:
 
 
 def _term(term: int) -> str:
-    """A blind term as the scripts name it: 16 hex digits, so one term's postings are one ZRANGEBYLEX range."""
-    return f"{term:016x}"
+    """A blind term as the scripts name it: fixed-width hex, so one term's postings are one ZRANGEBYLEX range."""
+    return f"{term:0{TERM_HEX_DIGITS}x}"
 
 
 def _expecting(expected: bytes | None) -> list[str | bytes]:

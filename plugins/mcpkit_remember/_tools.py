@@ -15,6 +15,9 @@ from ._values import MAX_KEY_LENGTH
 
 NOTES_NAMESPACE = "memory."
 
+#: The longest query ``search_memories`` takes, in characters.
+MAX_QUERY_CHARS = 1000
+
 if TYPE_CHECKING:
     from ._plugin import RememberPlugin
     from ._remember import Remember
@@ -33,7 +36,8 @@ Pattern = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, descript
 Limit = Annotated[int, Field(ge=1, le=200, description="At most this many keys per page.")]
 CursorArg = Annotated[str | None, Field(description="nextCursor from the previous page.")]
 Query = Annotated[
-    str, Field(min_length=1, max_length=1000, description="Words to look for in the memories' keys and values.")
+    str,
+    Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Words to look for in the memories' keys and values."),
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="At most this many matches.")]
 

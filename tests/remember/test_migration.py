@@ -168,3 +168,30 @@ async def test_rotate_keeps_looking_for_the_old_layout_while_expired_0_1_entries
         assert store.legacy  # its plain name is still in the store until the clean-up deletes it
     finally:
         await store.close()
+
+
+async def found(client: Any, query: str, scope: str = "user") -> list[str]:
+    return [key for key, _, _ in await mem(client, "search", query=query, scope=scope)]
+
+
+async def test_values_of_0_1_are_found_by_search_before_and_after_rotate(legacy_options: dict[str, Any]) -> None:
+    clock = at_write_time()
+    async with running(server(legacy_options), clock=clock) as call_as:
+        nour = call_as("nour")
+        assert await found(nour, "parcel") == ["draft:T-1"]  # unindexed, analysed from the opened 0.1 value
+        await mem(nour, "set", key="note", value="another parcel, damaged", scope="user")  # indexed, beside it
+        assert sorted(await found(nour, "parcel")) == ["draft:T-1", "note"]
+        assert await found(call_as("sam"), "parcel") == []
+        assert await found(call_as("sam"), "support") == ["signature"]
+        clock.advance(3600)
+        assert await found(nour, "short lived") == []  # expired 0.1 values are not found either
+    plugin = RememberPlugin.init(**legacy_options, secret=LEGACY["secret"])
+    store = make_store(plugin.store_config, legacy_options.get("redis_prefix", "mcpkit:remember:"))
+    await store.open()
+    try:
+        assert (await rotate(store, Keyring([LEGACY["secret"]]), clock.now())).rotated == 5  # "soon" expired
+    finally:
+        await store.close()
+    async with running(server(legacy_options), clock=clock) as call_as:
+        assert sorted(await found(call_as("nour"), "parcel")) == ["draft:T-1", "note"]  # now from the index
+        assert await found(call_as(None), "email", "global") == ["banner"]
