@@ -21,7 +21,7 @@ HELP_DESK = {
     "get_draft": ({"ticketId"}, ["ticketId"], {"draft"}, ["draft"]),
     "send_reply": ({"ticketId"}, ["ticketId"], {"sent", "text"}, ["sent"]),
 }
-ASSISTANT = {"remember_this", "recall", "forget", "list_memories"}
+ASSISTANT = {"remember_this", "recall", "forget", "list_memories", "search_memories"}
 
 
 @pytest.fixture

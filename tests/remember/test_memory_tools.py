@@ -24,7 +24,7 @@ from remember.support import (
 )
 from remember.tools import MISSING, TOOLS
 
-FOUR = ("remember_this", "recall", "forget", "list_memories")
+FIVE = ("remember_this", "recall", "forget", "list_memories", "search_memories")
 APP_TOOLS = ("mem", "mem_twin", "set_unjsonable", "whoami", "ping")
 ENDING = (
     "An anonymous caller cannot use user scope, nor session or tool scope without a session. "
@@ -61,9 +61,9 @@ class TestEnabled:
     def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
         return memory_server(store_options, {}, with_app_tools=True)
 
-    async def test_the_plugin_adds_the_four_tools_beside_the_apps_own(self, call_as: CallAs) -> None:
+    async def test_the_plugin_adds_the_five_tools_beside_the_apps_own(self, call_as: CallAs) -> None:
         names = [listed.name for listed in await call_as("nour").list_tools()]
-        assert sorted(names) == sorted([*FOUR, *APP_TOOLS])
+        assert sorted(names) == sorted([*FIVE, *APP_TOOLS])
 
     async def test_remember_recall_forget_round_trip_for_nour_and_not_for_sam(
         self, call_as: CallAs, mcp_protocol: str
@@ -82,6 +82,19 @@ class TestEnabled:
         assert (await nour.call("forget", {"key": "timezone", "scope": "user"}))["forgotten"] is True
         assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["found"] is False
 
+    async def test_search_memories_finds_the_callers_notes_by_their_words(self, call_as: CallAs) -> None:
+        nour, sam = call_as("nour"), call_as("sam")
+        await nour.call("remember_this", {"key": "style", "value": "Prefers short replies", "scope": "user"})
+        await nour.call("remember_this", {"key": "city", "value": {"lives": "Lyon"}, "scope": "user"})
+        await sam.call("remember_this", {"key": "style", "value": "Prefers long replies", "scope": "user"})
+        found = await nour.call("search_memories", {"query": "preferred reply", "scope": "user"})
+        assert [r["key"] for r in found["results"]] == ["style"]
+        assert found["results"][0]["value"] == "Prefers short replies"
+        assert found["results"][0]["score"] > 0
+        assert isinstance(found["results"][0]["updated_at"], float)
+        assert (await nour.call("search_memories", {"query": "lyon", "scope": "user"}))["results"][0]["key"] == "city"
+        assert (await nour.call("search_memories", {"query": "replies"}))["results"] == []  # session scope: none
+
     async def test_the_scope_defaults_to_session(self, call_as: CallAs) -> None:
         nour = call_as("nour")
         assert (await nour.call("remember_this", {"key": "ticket", "value": "T-1"}))["scope"] == "session"
@@ -89,11 +102,14 @@ class TestEnabled:
         assert (await nour.call("recall", {"key": "ticket", "scope": "user"}))["found"] is False
         assert (await nour.call("list_memories", {}))["keys"] == ["ticket"]
 
-    async def test_the_four_tools_share_one_tool_scope(self, call_as: CallAs) -> None:
+    async def test_the_five_tools_share_one_tool_scope(self, call_as: CallAs) -> None:
         nour = call_as("nour")
         await nour.call("remember_this", {"key": "k", "value": 1, "scope": "tool"})
         assert (await nour.call("recall", {"key": "k", "scope": "tool"}))["value"] == 1
         assert (await nour.call("list_memories", {"scope": "tool"}))["keys"] == ["k"]
+        assert [r["key"] for r in (await nour.call("search_memories", {"query": "k", "scope": "tool"}))["results"]] == [
+            "k"
+        ]
         assert (await nour.call("forget", {"key": "k", "scope": "tool"}))["forgotten"] is True
 
     async def test_the_models_notes_never_touch_the_values_the_servers_tools_keep(self, call_as: CallAs) -> None:
@@ -150,17 +166,18 @@ class TestDescriptions:
         self, call_as: CallAs
     ) -> None:
         listed = {tool.name: tool.description or "" for tool in await call_as("nour").list_tools()}
-        assert sorted(listed) == sorted(f"memory_{base}" for base in FOUR)
+        assert sorted(listed) == sorted(f"memory_{base}" for base in FIVE)
         for name, description in listed.items():
             assert description.endswith(ENDING), name
             assert "2026-07-28" in description
             for scope in ("user keeps", "session keeps", "tool is like session", "global is shared"):
                 assert scope in description, (name, scope)
-            others = [f"memory_{base}" for base in FOUR if f"memory_{base}" != name]
+            others = [f"memory_{base}" for base in FIVE if f"memory_{base}" != name]
             for other in others:
                 assert other in description, (name, other)
             # every mention of another tool uses its prefixed name
-            assert re.findall(r"(?<![\w.])(remember_this|recall|forget|list_memories)\b", description) == [], name
+            unprefixed = r"(?<![\w.])(remember_this|recall|forget|list_memories|search_memories)\b"
+            assert re.findall(unprefixed, description) == [], name
 
     @pytest.mark.parametrize("mcp_protocol", [NEW])
     async def test_prefixed_tools_work_under_their_new_names(self, call_as: CallAs) -> None:
@@ -188,6 +205,7 @@ class TestAllowedScopes:
             ("recall", {"key": "k"}),
             ("forget", {"key": "k"}),
             ("list_memories", {}),
+            ("search_memories", {"query": "k"}),
         ]:
             for scope in (None, "session", "tool"):
                 error = await refusal(nour, name, arguments if scope is None else {**arguments, "scope": scope})
@@ -243,8 +261,9 @@ class TestUserOnly:
         return memory_server(store_options, {"allowed_scopes": ["user"]})
 
     async def test_an_anonymous_caller_is_told_to_authenticate(self, call_as: CallAs) -> None:
-        for name in FOUR:
+        for name in FIVE:
             arguments = {"key": "k", "value": 1} if name == "remember_this" else {"key": "k"}
+            arguments = {"query": "k"} if name == "search_memories" else arguments
             error = await refusal(call_as(None), name, {} if name == "list_memories" else arguments)
             assert error.code == "REMEMBER_IDENTITY_REQUIRED"
             assert "Authenticate" in error.message
@@ -256,8 +275,8 @@ class TestPaging:
         return memory_server(store_options, {})
 
     @pytest.mark.parametrize("mcp_protocol", [NEW])
-    async def test_an_app_that_lists_no_tools_gets_exactly_the_four(self, call_as: CallAs) -> None:
-        assert [listed.name for listed in await call_as("nour").list_tools()] == list(FOUR)
+    async def test_an_app_that_lists_no_tools_gets_exactly_the_five(self, call_as: CallAs) -> None:
+        assert [listed.name for listed in await call_as("nour").list_tools()] == list(FIVE)
 
     async def test_list_memories_pages_with_an_opaque_cursor(self, call_as: CallAs) -> None:
         nour = call_as("nour")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpkit_remember import _sqlite_schema as sqlite_schema
 from mcpkit_remember import _sqlite_store as sqlite_store
 from mcpkit_remember._sqlite_store import SQLiteStore
 from mcpkit_remember._store import Address, Entry, Quota, StoreUnavailableError
@@ -127,7 +128,7 @@ async def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     await store.close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_store.SCHEMA_VERSION,) == (2,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_schema.SCHEMA_VERSION,) == (2,)
 
 
 async def test_a_newer_schema_is_refused_with_its_version(tmp_path: Path) -> None:

@@ -1,0 +1,292 @@
+"""``python -m bench.search``: search latency, Redis round trips, the FTS5 baseline, indexing cost, quality.
+
+Prints one JSON document. Latency: one caller's N values (written through ``self.remember``) among
+``--others`` values of other owners in the same store (written straight into the store, with postings, as
+they would be), 200 queries per size, p50 and p99. The baseline: the same texts in a plain-text SQLite FTS5
+table (``porter unicode61``), queried the same way from a worker thread, as the SQLite store does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import redis
+
+import bench.micro as micro
+from bench.data.quality import MEMORIES, QUERIES
+from bench.micro import Bench, PrivateRedis, SendCounter, clean_redis, per_call_us
+from mcpkit_remember import Remember
+from mcpkit_remember._store import Postings
+
+__all__ = ["main"]
+
+QUERY_COUNT = 200
+VOCABULARY = 5000
+SEED = 20261201
+
+
+def _vocabulary() -> list[str]:
+    """Pseudo-words (no stems in common), Zipf-weighted when drawn: a few common, a long tail of rare ones."""
+    letters = "bcdfghjklmnprstvz"
+    vowels = "aeiou"
+    rng = random.Random(SEED)
+    words: set[str] = set()
+    while len(words) < VOCABULARY:
+        words.add("".join(rng.choice(letters) + rng.choice(vowels) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+WORDS = _vocabulary()
+WEIGHTS = [1 / (rank + 1) for rank in range(VOCABULARY)]
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(8, 16)))
+
+
+def queries(rng: random.Random) -> list[str]:
+    return [" ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(1, 3))) for _ in range(QUERY_COUNT)]
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": statistics.median(ordered) * 1000,
+        "p99_ms": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+        "mean_ms": statistics.fmean(ordered) * 1000,
+    }
+
+
+# -- other owners, written straight into each store ---------------------------------------------------------
+
+
+def _other_postings(rng: random.Random) -> Postings:
+    terms = {rng.getrandbits(63): rng.randint(1, 2) for _ in range(rng.randint(6, 12))}
+    return Postings(tuple(terms.items()), sum(terms.values()))
+
+
+async def fill_others_memory(bench: Bench, count: int, now: float) -> None:
+    store, rng = bench.plugin._store, random.Random(SEED + 1)
+    assert store is not None
+    for number in range(count):
+        owner = f"{number // 100:032x}"
+        await store.put(owner, "b" * 32, f"{number:032x}", os.urandom(120), None, now, None, _other_postings(rng))
+
+
+def fill_others_sqlite(path: Path, count: int) -> None:
+    rng = random.Random(SEED + 1)
+    with sqlite3.connect(path) as db:
+        for start in range(0, count, 50_000):
+            entries, docs, terms = [], [], []
+            for number in range(start, min(count, start + 50_000)):
+                owner, key, doc = f"{number // 100:032x}", f"{number:032x}", 10**9 + number
+                postings = _other_postings(rng)
+                entries.append((owner, "b" * 32, key, os.urandom(120), None))
+                docs.append((doc, owner, "b" * 32, key, postings.length, None))
+                terms += [(term, doc, n) for term, n in postings.terms]
+            db.executemany("INSERT INTO remember_entries VALUES (?, ?, ?, ?, ?)", entries)
+            db.executemany("INSERT INTO remember_docs VALUES (?, ?, ?, ?, ?, ?)", docs)
+            db.executemany("INSERT INTO remember_terms VALUES (?, ?, ?)", terms)
+
+
+def fill_others_redis(url: str, prefix: str, count: int) -> None:
+    rng = random.Random(SEED + 1)
+    client = redis.Redis.from_url(url)
+    pipe = client.pipeline(transaction=False)
+    for number in range(count):
+        base, key = f"{prefix}{{{number // 100:032x}}}", f"{number:032x}"
+        bucket = "b" * 32
+        postings = _other_postings(rng)
+        pipe.set(f"{base}:v:{bucket}:{key}", b"\x7f\xf0" + b"\0" * 6 + os.urandom(120))
+        pipe.zadd(f"{base}:i:{bucket}", {key: "inf"})
+        spec = " ".join([str(postings.length), *(f"{t:016x}:{n}" for t, n in postings.terms)])
+        pipe.hset(f"{base}:d:{bucket}", key, spec)
+        pipe.zadd(f"{base}:x:{bucket}", {f"{t:016x}:{n}:{key}": 0 for t, n in postings.terms})
+        if number % 2000 == 1999:
+            pipe.execute()
+    pipe.execute()
+    client.close()
+
+
+# -- latency --------------------------------------------------------------------------------------------
+
+
+async def timed(remember: Remember, asked: list[str]) -> dict[str, float]:
+    for query in asked[:20]:
+        await remember.search(query, scope="user")
+    samples = []
+    for query in asked:
+        start = time.perf_counter()
+        await remember.search(query, scope="user")
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+async def latency(store: str, tmp: Path, prefix: str, sizes: list[int], others: int) -> dict[str, Any]:
+    rng = random.Random(SEED)
+    asked = queries(rng)
+    out: dict[str, Any] = {"others": others}
+    async with Bench(store, tmp, prefix) as bench:
+        started = time.perf_counter()
+        if store == "memory":
+            await fill_others_memory(bench, others, time.time())
+        elif store == "sqlite":
+            fill_others_sqlite(Path(bench.plugin.store_config.path or ""), others)
+        else:
+            fill_others_redis(bench.plugin.store_config.url or "", prefix, others)
+        out["fill_others_s"] = time.perf_counter() - started
+        remember = bench.remember()
+        kept = 0
+        for size in sizes:
+            while kept < size:
+                await remember.set(f"note:{kept}", sentence(rng), scope="user")
+                kept += 1
+            out[str(size)] = await timed(remember, asked)
+            if store == "redis":
+                with SendCounter() as counter:
+                    await remember.search(asked[0], scope="user")
+                out[str(size)]["round_trips"] = counter.sends
+    return out
+
+
+async def fts5_baseline(tmp: Path, sizes: list[int], others: int) -> dict[str, Any]:
+    """Plain-text SQLite FTS5 (porter), the same texts and queries, queried from one worker thread."""
+    rng_others, rng = random.Random(SEED + 1), random.Random(SEED)
+    asked = queries(rng)
+    db = sqlite3.connect(tmp / "fts5.db", check_same_thread=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(owner, key, body, tokenize='porter unicode61')")
+    started = time.perf_counter()
+    for start in range(0, others, 50_000):
+        rows = [(f"o{n // 100}", f"{n:032x}", sentence(rng_others)) for n in range(start, min(others, start + 50_000))]
+        db.executemany("INSERT INTO docs VALUES (?, ?, ?)", rows)
+    db.commit()
+    out: dict[str, Any] = {"others": others, "fill_others_s": time.perf_counter() - started}
+    sql = "SELECT key, body, bm25(docs) AS score FROM docs WHERE docs MATCH ? ORDER BY score LIMIT 10"
+
+    def search(query: str) -> list[Any]:
+        words = " OR ".join(f'"{word}"' for word in query.split())
+        return db.execute(sql, (f'owner:"me" AND ({words})',)).fetchall()
+
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        kept = 0
+        for size in sizes:
+            while kept < size:
+                db.execute("INSERT INTO docs VALUES ('me', ?, ?)", (f"note:{kept}", sentence(rng)))
+                kept += 1
+            db.commit()
+            for query in asked[:20]:
+                await loop.run_in_executor(executor, search, query)
+            samples = []
+            for query in asked:
+                began = time.perf_counter()
+                await loop.run_in_executor(executor, search, query)
+                samples.append(time.perf_counter() - began)
+            out[str(size)] = percentiles(samples)
+    db.close()
+    return out
+
+
+# -- indexing cost --------------------------------------------------------------------------------------
+
+
+async def indexing_cost(tmp: Path, prefix: str, quick: bool) -> dict[str, Any]:
+    """``set`` of a 100-byte text with search on, and with the vault's postings turned off (a set of 0.1)."""
+    text = "Prefers short replies in French, no greetings, signs as Nour from the Help Desk team, CET hours"
+    out: dict[str, Any] = {}
+    for store in ("memory", "sqlite", "redis"):
+        number, repeat = (2000, 7) if store == "memory" else (200, 5)
+        if quick:
+            number, repeat = number // 4, 3
+        for indexed in (True, False):
+            async with Bench(store, tmp, f"{prefix}ix:") as bench:
+                if not indexed:
+                    vault = bench.plugin._policy.vault  # type: ignore[union-attr]
+                    vault.index.postings = lambda address, key, value_json: None  # type: ignore[method-assign]
+                remember = bench.remember()
+
+                async def write(remember: Remember = remember) -> None:
+                    await remember.set("note", text, scope="user")
+
+                out[f"{store}/{'on' if indexed else 'off'}"] = await per_call_us(write, number, repeat)
+        out[f"{store}/ratio"] = out[f"{store}/on"]["min_us"] / out[f"{store}/off"]["min_us"]
+    return out
+
+
+# -- quality --------------------------------------------------------------------------------------------
+
+
+async def quality(tmp: Path, prefix: str) -> dict[str, Any]:
+    """P@1, MRR and recall@5 of BM25 over the labelled set (bench/data/quality.py), lexical and paraphrased."""
+    async with Bench("memory", tmp, prefix) as bench:
+        remember = bench.remember()
+        for key, value in MEMORIES.items():
+            await remember.set(key, value, scope="user")
+        ranks: dict[str, list[int | None]] = {"lexical": [], "paraphrased": []}
+        for query, wanted, kind in QUERIES:
+            found = [match.key for match in await remember.search(query, scope="user", limit=10)]
+            ranks[kind].append(found.index(wanted) + 1 if wanted in found else None)
+    out: dict[str, Any] = {"queries": len(QUERIES), "memories": len(MEMORIES)}
+    for kind, got in [*ranks.items(), ("all", ranks["lexical"] + ranks["paraphrased"])]:
+        out[kind] = {
+            "queries": len(got),
+            "p_at_1": sum(rank == 1 for rank in got) / len(got),
+            "mrr": sum(1 / rank for rank in got if rank is not None) / len(got),
+            "recall_at_5": sum(rank is not None and rank <= 5 for rank in got) / len(got),
+        }
+    return out
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    sizes = [1000, 10_000] if args.quick else [1000, 10_000, 100_000]
+    others = 100_000 if args.quick else args.others
+    prefix = f"mcpkit-bench:{os.getpid()}:{uuid.uuid4().hex[:8]}:"
+    out: dict[str, Any] = {"sizes": sizes, "queries": QUERY_COUNT}
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-search-") as folder:
+        tmp = Path(folder)
+        out["quality"] = await quality(tmp, prefix)
+        out["latency"] = {"memory": await latency("memory", tmp, prefix, sizes, others)}
+        out["latency"]["sqlite"] = await latency("sqlite", tmp, prefix, sizes, others)
+        out["fts5"] = await fts5_baseline(tmp, sizes, others)
+        private = PrivateRedis(tmp, args.redis_cpu)
+        url = private.start()
+        try:
+            micro.REDIS_URL = url or micro.REDIS_URL  # Bench and clean_redis read it when called
+            out["latency"]["redis"] = await latency("redis", tmp, prefix, sizes, others)
+            out["indexing"] = await indexing_cost(tmp, prefix, args.quick)
+        finally:
+            clean_redis(prefix)
+            private.stop()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.search")
+    parser.add_argument("--quick", action="store_true", help="1k and 10k values, 100k others")
+    parser.add_argument("--others", type=int, default=1_000_000, help="values of other owners in each store")
+    parser.add_argument("--cpu", type=int, default=None)
+    parser.add_argument("--redis-cpu", type=int, default=1, help="core for the private redis-server")
+    args = parser.parse_args(argv)
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+    json.dump(asyncio.run(run(args)), sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
