@@ -28,6 +28,7 @@ from bench.imports import import_costs
 from bench.page import render
 from bench.procs import ROOT, TASKSET, ServerProcess, pinned
 from bench.report import RUN_FIGURES, evaluate_targets, summarise, write_chart
+from bench.search_report import search_targets
 
 SERVER_CPU, CLIENT_CPU = 0, 1
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -45,6 +46,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--pairs", type=int, help="back-to-back mcpkit/SDK pairs for the CPU target (default 12, quick 2; 0: none)"
     )
     parser.add_argument("--skip-micro", action="store_true")
+    parser.add_argument("--skip-search", action="store_true", help="skip the search benchmarks (about 6 minutes)")
     parser.add_argument("--skip-imports", action="store_true")
     parser.add_argument(
         "--skip-instructions", action="store_true", help="skip the callgrind instruction counts (about 3 minutes)"
@@ -265,6 +267,17 @@ def run_micro(args: argparse.Namespace) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+def run_search(args: argparse.Namespace) -> dict[str, Any]:
+    """``python -m bench.search`` in its own process, pinned like the micro-benchmarks."""
+    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", "bench.search"])
+    command += extra + (["--quick"] if args.quick else [])
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=2400)
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        return {"error": done.stderr[-1000:]}
+    return json.loads(done.stdout)
+
+
 def findings_for(results: dict[str, Any]) -> list[str]:
     """Plain sentences for each failed target, from the profiles and micro-benchmarks of this run."""
     out: list[str] = []
@@ -307,7 +320,7 @@ def targets_for(results: dict[str, Any]) -> list[dict[str, Any]]:
         results.get("imports", {}),
         results.get("instructions"),
         results.get("back_to_back"),
-    )
+    ) + search_targets(results.get("search", {}))
 
 
 def write_docs(results: dict[str, Any]) -> list[str]:
@@ -368,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_micro:
         print("  micro-benchmarks ...", flush=True)
         results["micro"] = run_micro(args)
+    if not args.skip_search:
+        print("  search benchmarks ...", flush=True)
+        results["search"] = run_search(args)
     if not args.skip_imports:
         print("  import times ...", flush=True)
         results["imports"] = import_costs(3 if args.quick else 7, SERVER_CPU)

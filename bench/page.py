@@ -6,6 +6,7 @@ from typing import Any
 
 from bench.cases import CASES
 from bench.report import load_table, targets_table
+from bench.search_report import search_section
 
 __all__ = ["render"]
 
@@ -166,7 +167,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         " measured window / calls. Every response is checked (each counter exactly one more than the last),"
         " and every case is checked before and after (exact per-user counts, 401 for a bad token).",
         "",
-        "## Targets (issue 5)",
+        "## Targets (issues 5 and 10)",
         "",
         *targets_table(results["targets"]),
         "",
@@ -262,6 +263,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
             " key, dict slots, per-owner cipher cache).",
             "",
         ]
+    lines += search_section(results.get("search", {}))
     lines += _profile(results.get("profiles", {}))
     lines += [
         "",

@@ -33,7 +33,7 @@ import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, hmac
@@ -64,6 +64,8 @@ _INFO_ADDRESS = b"mcpkit-remember/v2 address"
 _INFO_TERMS = b"mcpkit-remember/v2 search terms"
 #: Bits of a blind term: 63, so it is a positive SQLite INTEGER.
 BLIND_TERM_BITS = 63
+#: Words whose blind terms one bucket keeps cached (then it starts over).
+BUCKET_TERMS_CACHED = 4096
 #: Hex characters of a hashed bucket or key (128 bits: no two ever meet).
 NAME_HEX_CHARS = 32
 
@@ -177,8 +179,10 @@ class Keyring:
         self.locate_bucket: Callable[[str, str], tuple[tuple[str, str], ...]] = lru_cache(maxsize=cache_size)(
             self._locate_bucket
         )
-        # The same words come back in every value of a bucket: their blind terms are cached.
-        self._blind: Callable[[int, str, str, str], int] = lru_cache(maxsize=16 * cache_size)(self._blind_term)
+        # The same words come back in every value of a bucket: each bucket's blind terms are cached by word.
+        self._bucket_terms: Callable[[int, str, str], tuple[Any, dict[str, int]]] = lru_cache(maxsize=cache_size)(
+            self._bucket_hasher
+        )
 
     @classmethod
     def from_env_value(cls, text: str) -> Keyring:
@@ -255,12 +259,25 @@ class Keyring:
 
     def blind(self, secret: int, owner: str, bucket: str, words: Sequence[str]) -> list[int]:
         """The blind terms of ``words`` in the bucket (owner, hashed bucket) of secret number ``secret``."""
-        return [self._blind(secret, owner, bucket, word) for word in words]
+        hasher, known = self._bucket_terms(secret, owner, bucket)
+        if len(known) > BUCKET_TERMS_CACHED:
+            known.clear()
+        found = []
+        for word in words:
+            term = known.get(word)
+            if term is None:
+                mac = hasher.copy()  # keyed, and already fed the bucket's address
+                mac.update(utf8(word))
+                term = known[word] = int.from_bytes(mac.digest(), "big") >> (64 - BLIND_TERM_BITS)
+            found.append(term)
+        return found
 
-    def _blind_term(self, secret: int, owner: str, bucket: str, word: str) -> int:
-        message = b"".join(len(part).to_bytes(4, "big") + part for part in (utf8(owner), utf8(bucket), utf8(word)))
-        digest = hashlib.blake2b(message, key=self._secrets[secret].term_key, digest_size=8).digest()
-        return int.from_bytes(digest, "big") >> (64 - BLIND_TERM_BITS)
+    def _bucket_hasher(self, secret: int, owner: str, bucket: str) -> tuple[Any, dict[str, int]]:
+        """A keyed BLAKE2b fed the bucket's (owner, bucket), and the bucket's cache of blind terms by word."""
+        hasher = hashlib.blake2b(key=self._secrets[secret].term_key, digest_size=8)
+        for part in (utf8(owner), utf8(bucket)):
+            hasher.update(len(part).to_bytes(4, "big") + part)
+        return hasher, {}
 
     def _locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
         return tuple(

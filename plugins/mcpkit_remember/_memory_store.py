@@ -12,14 +12,15 @@ from collections.abc import AsyncIterator, Sequence
 
 from mcpkit_remember._store import (
     Address,
-    Corpus,
     Entry,
     Expectation,
     Postings,
     Quota,
     QuotaExceededError,
+    Ranking,
     Record,
 )
+from mcpkit_search import Corpus, Stats, bm25, top
 
 __all__ = ["MemoryStore"]
 
@@ -45,6 +46,8 @@ class _Bucket(dict[str, Entry]):
         old = self.get(key)
         self.size += len(entry.data) - (0 if old is None else len(old.data))
         self[key] = entry
+        if index is not None and self.docs.get(key) == index:
+            return  # the same words as before (a value written again): the postings stand
         if self.docs:
             self._unindex(key)
         if index is not None:
@@ -180,14 +183,20 @@ class MemoryStore:
             self._delete(*address, now)
         return True
 
-    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
+    async def search(
+        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+    ) -> Ranking:
         entries = self._bucket(owner, bucket)
         if entries is None:
-            return Corpus(0, 0, {})
+            return Ranking(Stats(0, 0, (0,) * len(terms)), [])
         self._trim(owner, bucket, entries, now, keep=True)  # the corpus holds live entries only
         corpus = entries.corpus(terms)
         self._drop_if_empty(owner, bucket)
-        return corpus
+        own = Stats(corpus.documents, corpus.length, tuple(len(corpus.postings.get(term, ())) for term in terms))
+        if limit <= 0:
+            return Ranking(own, [])
+        ranked = top(bm25(terms, corpus, stats or own), limit)
+        return Ranking(own, [(str(key), score) for key, score in ranked])
 
     async def scan(self) -> AsyncIterator[Record]:
         for owner, buckets in list(self._owners.items()):

@@ -14,7 +14,8 @@ names of that owner's other keys itself. Names, from
   ``"length term:count term:count ..."`` (terms as 16 hex digits), and under the empty field the total
   length;
 - ``base:x:<bucket>`` the search index's postings: a ZSET, every member scored 0 and named
-  ``term:count:key``, so one term's postings are one lexicographic range (``ZRANGEBYLEX``);
+  ``term:count:length:key`` (the document's length too, so scoring reads nothing else), so one term's
+  postings are one lexicographic range (``ZRANGEBYLEX``);
 - ``base:s:<sha1 of the value's name><sha1 of the written bytes>`` a marker that a swap was applied, kept
   for ``SWAP_MARKER_MS``: a swap resent after a dropped connection finds it and
   reports success instead of a conflict, even if another writer came in between.
@@ -31,6 +32,8 @@ Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = 
 """
 
 from __future__ import annotations
+
+from mcpkit_search import K1, B
 
 __all__ = ["DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP"]
 
@@ -60,7 +63,7 @@ local function unindex(p, key)
   local length, terms = string.match(doc, '^(%d+)(.*)$')
   local members = {}
   for term, count in string.gmatch(terms, '(%x+):(%d+)') do
-    members[#members + 1] = term .. ':' .. count .. ':' .. key
+    members[#members + 1] = term .. ':' .. count .. ':' .. length .. ':' .. key
     if #members == 1000 then
       redis.call('ZREM', p.postings, unpack(members))
       members = {}
@@ -79,7 +82,7 @@ local function index(p, key, spec)
   local members = {}
   for term, count in string.gmatch(terms, '(%x+):(%d+)') do
     members[#members + 1] = 0
-    members[#members + 1] = term .. ':' .. count .. ':' .. key
+    members[#members + 1] = term .. ':' .. count .. ':' .. length .. ':' .. key
     if #members == 2000 then
       redis.call('ZADD', p.postings, unpack(members))
       members = {}
@@ -369,17 +372,25 @@ return gone
 """
 )
 
-# ARGV[3..4] = base, bucket, then the query's terms (16 hex digits each). Drops the bucket's expired entries
-# first, so what follows counts live ones only. Returns: documents, total length, then per term the number of
-# its postings and the postings (term:count:key), then key, length pairs for every key those postings name.
+# ARGV[3..6] = base, bucket, limit, the statistics to score with ('' for the bucket's own, else
+# "documents length frequency..." with a frequency per term), then the query's distinct terms (16 hex digits
+# each). Drops the bucket's expired entries first, so the statistics count live ones only. BM25 as in
+# mcpkit_search (k1 and b below). Returns: documents, total length, a frequency per term, then key, score
+# (as a string) for the best ``limit`` keys, best first, ties by key.
 SEARCH = (
     _HELPERS
+    + """
+local k1, b = """
+    + repr(K1)
+    + ", "
+    + repr(B)
     + """
 local p = place(ARGV[3], ARGV[4])
 if trim(p) > 0 then
   refresh_index(p)
   refresh_owner(p.base)
 end
+local limit = tonumber(ARGV[5])
 local total = redis.call('HGET', p.docs, '')
 local documents = redis.call('HLEN', p.docs)
 if total then
@@ -388,23 +399,70 @@ else
   total = '0'
 end
 local found = {documents, total}
-local keys, named = {}, {}
-for i = 5, #ARGV do
+local postings = {}
+for i = 7, #ARGV do
   local members = redis.call('ZRANGEBYLEX', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
+  postings[#postings + 1] = members
   found[#found + 1] = #members
-  for _, member in ipairs(members) do
-    found[#found + 1] = member
-    local key = string.match(member, '^%x+:%d+:(.*)$')
-    if not named[key] then
-      named[key] = true
+end
+if limit <= 0 or #postings == 0 then
+  return found
+end
+local n, length, frequencies = documents, tonumber(total), {}
+for i = 1, #postings do
+  frequencies[i] = #postings[i]
+end
+if ARGV[6] ~= '' then
+  local given = {}
+  for number in string.gmatch(ARGV[6], '%S+') do
+    given[#given + 1] = tonumber(number)
+  end
+  n, length = given[1], given[2]
+  for i = 1, #postings do
+    frequencies[i] = given[2 + i]
+  end
+end
+if n <= 0 then
+  return found
+end
+local average = math.max(length / n, 1e-9)
+local scores, keys = {}, {}
+for i = 1, #postings do
+  local idf = math.log(1 + (n - frequencies[i] + 0.5) / (frequencies[i] + 0.5))
+  for _, member in ipairs(postings[i]) do
+    local count, size, key = string.match(member, '^%x+:(%d+):(%d+):(.*)$')
+    count = tonumber(count)
+    local add = idf * count * (k1 + 1) / (count + k1 * (1 - b + b * tonumber(size) / average))
+    local score = scores[key]
+    if score == nil then
       keys[#keys + 1] = key
+      scores[key] = add
+    else
+      scores[key] = score + add
     end
   end
 end
+-- The best ``limit`` keys, by insertion into a short sorted list (limit is small; most keys never enter it).
+local best = {}
+local function before(a, b)
+  return scores[a] > scores[b] or scores[a] == scores[b] and a < b
+end
 for _, key in ipairs(keys) do
-  local doc = redis.call('HGET', p.docs, key)
+  if #best < limit or before(key, best[#best]) then
+    local at = #best + 1
+    while at > 1 and before(key, best[at - 1]) do
+      best[at] = best[at - 1]
+      at = at - 1
+    end
+    best[at] = key
+    if #best > limit then
+      best[#best] = nil
+    end
+  end
+end
+for _, key in ipairs(best) do
   found[#found + 1] = key
-  found[#found + 1] = doc and string.match(doc, '^(%d+)') or '0'
+  found[#found + 1] = string.format('%.17g', scores[key])
 end
 return found
 """

@@ -30,15 +30,16 @@ from redis.commands.core import AsyncScript
 from mcpkit_remember import _redis_scripts as lua
 from mcpkit_remember._store import (
     Address,
-    Corpus,
     Entry,
     Expectation,
     Postings,
     Quota,
     QuotaExceededError,
+    Ranking,
     Record,
     StoreUnavailableError,
 )
+from mcpkit_search import Stats
 
 __all__ = ["RedisStore"]
 
@@ -215,24 +216,17 @@ class RedisStore:
             args += [self._base(other_owner), other_bucket, other_key, *_expecting(bytes_there)]
         return _outcome(await self._call("SWAP", now, *args), quota)
 
-    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
-        """One round trip: the SEARCH script drops the bucket's expired entries and reads the terms' postings."""
+    async def search(
+        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+    ) -> Ranking:
+        """One round trip: the SEARCH script drops the bucket's expired entries, counts and scores in Redis."""
         self._check(owner, bucket)
-        flat = await self._call("SEARCH", now, self._base(owner), bucket, *map(_term, dict.fromkeys(terms)))
-        documents, length, at = int(flat[0]), int(flat[1]), 2
-        counted: dict[int, list[tuple[str, int]]] = {}
-        for term in dict.fromkeys(terms):
-            size = int(flat[at])
-            held = counted[term] = []
-            for member in flat[at + 1 : at + 1 + size]:
-                _, count, key = member.decode().split(":", 2)
-                held.append((key, int(count)))
-            at += 1 + size
-        lengths = {flat[i].decode(): int(flat[i + 1]) for i in range(at, len(flat), 2)}
-        postings = {
-            term: [(key, count, lengths.get(key, 0)) for key, count in held] for term, held in counted.items() if held
-        }
-        return Corpus(documents, length, postings)
+        given = "" if stats is None else " ".join(map(str, (stats.documents, stats.length, *stats.frequencies)))
+        flat = await self._call("SEARCH", now, self._base(owner), bucket, str(limit), given, *map(_term, terms))
+        at = 2 + len(terms)
+        own = Stats(int(flat[0]), int(flat[1]), tuple(int(n) for n in flat[2:at]))
+        hits = [(flat[i].decode(), float(flat[i + 1])) for i in range(at, len(flat), 2)]
+        return Ranking(own, hits)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every value under the prefix, via SCAN (operator commands only: it walks the keyspace)."""

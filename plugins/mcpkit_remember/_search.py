@@ -9,11 +9,11 @@ remain, its unindexed buckets, analysed here from their opened values.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 import pydantic_core
 
-from mcpkit_search import Corpus, bm25
+from mcpkit_search import Corpus, Stats, bm25, top
 
 from ._payload import Payload
 from ._scope import Place
@@ -39,7 +39,10 @@ class Match(NamedTuple):
     expires_at: float | None
 
 
-#: A document of the merged corpus: (which bucket address, the store's key there).
+#: How many times a search asks the store for 4 times more hits when some of the best no longer open.
+_WIDENINGS = 3
+
+#: A hit of the merged ranking: (which bucket address, the store's key there).
 _Doc = tuple[int, str]
 
 
@@ -49,26 +52,58 @@ async def search(vault: Vault, place: Place, query: str, now: float, limit: int)
     if not words:
         return []
     buckets = vault.buckets(place)
-    secrets = len(vault.keyring)
-    documents = length = 0
-    postings: dict[int, list[tuple[Hashable, int, int]]] = {}  # word number -> postings over every bucket address
+    ranked: list[tuple[_Doc, float]] = []
     opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
+    want = limit
+    for _ in range(_WIDENINGS):
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened)
+        matches = await _fetch(vault, place, buckets, ranked, opened, now, limit)
+        # Fewer than asked only when some of the best hits no longer open (written over meanwhile, or a key
+        # kept twice during a rotation): ask the store for more, unless it had no more.
+        if len(matches) >= limit or len(ranked) < want:
+            break
+        want *= 4
+    return matches
+
+
+async def _ranked(
+    vault: Vault,
+    place: Place,
+    buckets: Sequence[tuple[str, str]],
+    words: Sequence[str],
+    now: float,
+    want: int,
+    opened: dict[_Doc, Payload],
+) -> list[tuple[_Doc, float]]:
+    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics."""
+    secrets = len(vault.keyring)
+    terms = [vault.index.terms(where, owner, bucket, words) for where, (owner, bucket) in enumerate(buckets[:secrets])]
+    if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store
+        owner, bucket = buckets[0]
+        ranking = await vault.store.search(owner, bucket, terms[0], now, limit=want)
+        return [((0, key), score) for key, score in ranking.hits]
+    # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare.
+    corpora: dict[int, Corpus] = {}
+    total = Stats(0, 0, (0,) * len(words))
     for where, (owner, bucket) in enumerate(buckets):
         if where < secrets:
-            terms = vault.index.terms(where, owner, bucket, words)
-            corpus = await vault.store.search(owner, bucket, terms, now)
-            by_term = {term: number for number, term in enumerate(terms)}
+            total += (await vault.store.search(owner, bucket, terms[where], now, limit=0)).stats
         else:
             corpus, payloads = await _analysed(vault, place, Address(owner, bucket, ""), words, now)
-            by_term = {number: number for number in range(len(words))}
+            corpora[where] = corpus
             opened.update(((where, key), payload) for key, payload in payloads.items())
-        documents += corpus.documents
-        length += corpus.length
-        for term, held in corpus.postings.items():
-            postings.setdefault(by_term[term], []).extend(((where, key), count, size) for key, count, size in held)
-    scores = bm25(range(len(words)), Corpus(documents, length, postings))
-    ranked = cast("list[_Doc]", sorted(scores, key=lambda doc: -scores[doc]))
-    return await _fetch(vault, place, buckets, ranked, scores, opened, now, limit)
+            frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
+            total += Stats(corpus.documents, corpus.length, frequencies)
+    ranked: list[tuple[_Doc, float]] = []
+    for where, (owner, bucket) in enumerate(buckets):
+        if where < secrets:
+            ranking = await vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
+            ranked += [((where, key), score) for key, score in ranking.hits]
+        else:
+            scores = bm25(range(len(words)), corpora[where], total)
+            ranked += [((where, str(key)), score) for key, score in top(scores, want)]
+    ranked.sort(key=lambda hit: (-hit[1], hit[0]))
+    return ranked[:want]
 
 
 async def _analysed(
@@ -77,7 +112,7 @@ async def _analysed(
     """An unindexed bucket's corpus for ``words`` (word numbers as terms), from its values opened here."""
     began = vault.begin()
     wanted = {word: number for number, word in enumerate(words)}
-    postings: dict[int, list[tuple[str, int, int]]] = {}
+    postings: dict[int, list[tuple[Hashable, int, int]]] = {}
     payloads: dict[str, Payload] = {}
     length = 0
     for name, entry in await vault.store.entries(bucket.owner, bucket.bucket, now):
@@ -98,39 +133,34 @@ async def _fetch(
     vault: Vault,
     place: Place,
     buckets: Sequence[tuple[str, str]],
-    ranked: list[_Doc],
-    scores: dict[Hashable, float],
+    ranked: list[tuple[_Doc, float]],
     opened: dict[_Doc, Payload],
     now: float,
     limit: int,
 ) -> list[Match]:
-    """Open the best-ranked documents, a batch at a time, until ``limit`` values are found or none are left.
+    """Open the ranked documents (one ``get_many``) and keep the ``limit`` best that still open.
 
     A document whose entry no longer opens (written over meanwhile, or tampered with) is passed over; a key
     found at two addresses (a writer that knew only one secret) counts once, as its newest copy.
     """
+    wanted = [doc for doc, _ in ranked if doc not in opened]
+    addresses = [Address(*buckets[where], key) for where, key in wanted]
+    began = vault.begin()
+    entries = await vault.store.get_many(addresses, now) if addresses else []
+    for doc, address, entry in zip(wanted, addresses, entries, strict=True):
+        payload = None if entry is None else vault.opened(address, entry, now, place, began)
+        if payload is not None:
+            opened[doc] = payload
     best: dict[str, tuple[float, Payload]] = {}
-    at = 0
-    while at < len(ranked) and len(best) < limit:
-        batch = ranked[at : at + max(limit - len(best), 8)]
-        at += len(batch)
-        wanted = [doc for doc in batch if doc not in opened]
-        addresses = [Address(*buckets[where], key) for where, key in wanted]
-        began = vault.begin()
-        entries = await vault.store.get_many(addresses, now) if addresses else []
-        for doc, address, entry in zip(wanted, addresses, entries, strict=True):
-            payload = None if entry is None else vault.opened(address, entry, now, place, began)
-            if payload is not None:
-                opened[doc] = payload
-        for doc in batch:
-            payload = opened.get(doc)
-            if payload is None:
-                continue
-            kept = best.get(payload.key)
-            if kept is None:
-                best[payload.key] = (scores[doc], payload)
-            elif _newer(payload, kept[1]):
-                best[payload.key] = (max(kept[0], scores[doc]), payload)
+    for doc, score in ranked:
+        payload = opened.get(doc)
+        if payload is None:
+            continue
+        kept = best.get(payload.key)
+        if kept is None:
+            best[payload.key] = (score, payload)
+        elif _newer(payload, kept[1]):
+            best[payload.key] = (max(kept[0], score), payload)
     matches = [
         Match(key, payload.value(), score, payload.written_at, payload.expires_at)
         for key, (score, payload) in best.items()

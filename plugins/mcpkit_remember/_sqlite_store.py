@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -32,15 +33,16 @@ from mcpkit_remember._private_files import create_database
 from mcpkit_remember._sqlite_schema import SCHEMA_VERSION, migrate
 from mcpkit_remember._store import (
     Address,
-    Corpus,
     Entry,
     Expectation,
     Postings,
     Quota,
     QuotaExceededError,
+    Ranking,
     Record,
     StoreUnavailableError,
 )
+from mcpkit_search import K1, B, Stats
 
 __all__ = ["SQLiteStore"]
 
@@ -87,9 +89,22 @@ _ADD_TERM = "INSERT INTO remember_terms (term, doc, count) VALUES (?, ?, ?)"
 _SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
 _SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
     WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"""
-_SEARCH_TERM = """SELECT d.key, t.count, d.length FROM remember_terms t JOIN remember_docs d ON d.doc = t.doc
+_SEARCH_FREQUENCY = """SELECT count(*) FROM remember_terms t JOIN remember_docs d ON d.doc = t.doc
     WHERE t.term = :term AND d.owner = :owner AND d.bucket = :bucket
         AND (d.expires_at IS NULL OR d.expires_at > :now)"""
+
+
+@functools.lru_cache(maxsize=64)
+def _ranking_sql(terms: int) -> str:
+    """BM25 in SQL (``mcpkit_search.weight`` summed per document) over ``terms`` (term, idf) pairs."""
+    weights = ", ".join(["(?, ?)"] * terms)
+    return f"""WITH w(term, idf) AS (VALUES {weights})
+    SELECT d.key, sum(w.idf * t.count * {K1 + 1!r} / (t.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / ?))) AS score
+    FROM w JOIN remember_terms t ON t.term = w.term JOIN remember_docs d ON d.doc = t.doc
+    WHERE d.owner = ? AND d.bucket = ? AND (d.expires_at IS NULL OR d.expires_at > ?)
+    GROUP BY t.doc ORDER BY score DESC, d.key LIMIT ?"""
+
+
 _SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
 
 
@@ -208,9 +223,11 @@ class SQLiteStore:
             return await self._run(self._rowcount, sql, params) == 1
         return await self._run(self._transaction, self._swap_within, params, list(also), quota, index)
 
-    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
+    async def search(
+        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+    ) -> Ranking:
         params = {"owner": owner, "bucket": bucket, "now": now}
-        return await self._run(self._search_snapshot, params, list(dict.fromkeys(terms)))
+        return await self._run(self._search_snapshot, params, list(terms), limit, stats)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every entry, read in primary-key pages so no read transaction spans a ``yield``."""
@@ -324,21 +341,24 @@ class SQLiteStore:
         doc = db.execute(_ADD_DOC, {**params, "length": index.length}).lastrowid
         db.executemany(_ADD_TERM, [(term, doc, count) for term, count in index.terms])
 
-    def _search_snapshot(self, params: dict[str, Any], terms: list[int]) -> Corpus:
-        """The statistics and postings as of one moment (a read transaction), so they agree with each other."""
-        return self._transaction(self._search_within, params, terms, begin="BEGIN")
+    def _search_snapshot(self, params: dict[str, Any], terms: list[int], limit: int, stats: Stats | None) -> Ranking:
+        """The statistics and the ranking as of one moment (a read transaction), so they agree with each other."""
+        return self._transaction(self._search_within, params, terms, limit, stats, begin="BEGIN")
 
-    def _search_within(self, params: dict[str, Any], terms: list[int]) -> Corpus:
+    def _search_within(self, params: dict[str, Any], terms: list[int], limit: int, given: Stats | None) -> Ranking:
         usage = self._fetchone(_SEARCH_USAGE, params)
         if usage is None:
-            return Corpus(0, 0, {})
+            return Ranking(Stats(0, 0, (0,) * len(terms)), [])
         expired, expired_length = self._fetchone(_SEARCH_EXPIRED, params)
-        postings = {}
-        for term in terms:
-            rows = self._fetchall(_SEARCH_TERM, {**params, "term": term})
-            if rows:
-                postings[term] = [(key, count, length) for key, count, length in rows]
-        return Corpus(usage[0] - expired, usage[1] - expired_length, postings)
+        frequencies = tuple(self._fetchone(_SEARCH_FREQUENCY, {**params, "term": term})[0] for term in terms)
+        own = Stats(usage[0] - expired, usage[1] - expired_length, frequencies)
+        stats = given or own
+        if limit <= 0 or stats.documents <= 0 or not terms:
+            return Ranking(own, [])
+        weighted = [value for pair in zip(terms, stats.weights(), strict=True) for value in pair]
+        arguments = [*weighted, stats.average, params["owner"], params["bucket"], params["now"], limit]
+        rows = self._db().execute(_ranking_sql(len(terms)), arguments).fetchall()
+        return Ranking(own, [(key, score) for key, score in rows])
 
     def _swap_within(
         self, params: dict[str, Any], also: list[Expectation], quota: Quota | None, index: Postings | None

@@ -13,17 +13,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Literal, NamedTuple, Protocol
 
-from mcpkit_search import Corpus
+from mcpkit_search import Stats
 
 __all__ = [
     "Address",
-    "Corpus",
     "Entry",
     "Expectation",
     "Postings",
     "Quota",
     "QuotaExceededError",
+    "Ranking",
     "Record",
+    "Stats",
     "Store",
     "StoreUnavailableError",
 ]
@@ -70,6 +71,17 @@ class Postings(NamedTuple):
 
     terms: tuple[tuple[int, int], ...]
     length: int
+
+
+class Ranking(NamedTuple):
+    """A store's answer to a search: the bucket's own statistics for the terms, and its best keys with scores.
+
+    ``hits`` is best first (ties by key), BM25 scores computed with the statistics the search was given,
+    else with ``stats``.
+    """
+
+    stats: Stats
+    hits: list[tuple[str, float]]
 
 
 class Quota(NamedTuple):
@@ -179,12 +191,16 @@ class Store(Protocol):
         after a dropped connection): it returns True and changes nothing. ``quota`` and ``index`` as in ``put``.
         """
 
-    async def search(self, owner: str, bucket: str, terms: Sequence[int], now: float) -> Corpus:
-        """What BM25 needs to rank this owner's bucket for ``terms``, over its live searchable entries only.
+    async def search(
+        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+    ) -> Ranking:
+        """This owner's bucket ranked by BM25 (``mcpkit_search.weight``) for distinct ``terms``, live entries only.
 
-        The corpus counts those entries and their total length, and lists, for each of ``terms`` some entry
-        holds, ``(key, count, length)`` per entry. Cost in proportion to the
-        bucket's postings for these terms (and its expired entries), never to the whole store.
+        Returns the bucket's statistics for the terms (live searchable entries, their total length, how many
+        hold each term) and its ``limit`` best keys (``limit=0``: statistics only), scored with ``stats`` when
+        given (those of all the buckets a place's values live in, during a rotation), else with its own.
+        Cost in proportion to the bucket's postings for these terms (and its expired entries), never to the
+        whole store.
         """
 
     def scan(self) -> AsyncIterator[Record]:

@@ -4,8 +4,9 @@ Steps, in order: camelCase splits (``ticketId`` is "ticket id"); Unicode NFKD
 normalisation with combining marks dropped (accent folding: "café" is "cafe")
 and case folding; words are runs of letters and digits, so every other
 character (``:`` ``_`` ``-`` ``.`` ``/``, spaces, punctuation) splits them;
-English stop words go; every other word is stemmed by the Snowball English
-stemmer ("preferences" and "preferred" are both "prefer").
+English stop words go; every other word made of letters alone is stemmed by the
+Snowball English stemmer ("preferences" and "preferred" are both "prefer"), and
+words with digits (numbers, ids) are kept whole.
 """
 
 from __future__ import annotations
@@ -54,22 +55,24 @@ class Analyzer:
 
     def __init__(self, *, stop_words: frozenset[str] = ENGLISH_STOP_WORDS, stem: bool = True) -> None:
         self._stop_words = stop_words
-        self._stem: Callable[[str], str] = (
-            lru_cache(maxsize=STEM_CACHE_SIZE)(_english_stemmer()) if stem else lambda word: word
-        )
+        self._stemmer: Callable[[str], str] = _english_stemmer() if stem else str
+        # word -> its term ("" for a stop word), cached: the same words come back in every value
+        self._term: Callable[[str], str] = lru_cache(maxsize=STEM_CACHE_SIZE)(self._term_of)
+
+    def _term_of(self, word: str) -> str:
+        if word in self._stop_words:
+            return ""
+        if not word.isalpha():  # numbers and ids (T-1042, 7731, a3f9) are not English words: kept whole
+            return word[:MAX_TERM_CHARS]
+        return self._stemmer(word[:MAX_TERM_CHARS])
 
     def terms(self, text: str) -> list[str]:
         """The terms of ``text`` in order, repeats kept (a term's count is its weight)."""
-        stop, stem = self._stop_words, self._stem
-        words = _WORD.findall(fold(_CAMEL.sub(" ", text)))
-        return [stem(word[:MAX_TERM_CHARS]) for word in words if word not in stop]
+        return [term for term in map(self._term, _WORD.findall(fold(_CAMEL.sub(" ", text)))) if term]
 
     def counts(self, *texts: str) -> Counter[str]:
         """How often each term occurs in all of ``texts`` together."""
-        counted: Counter[str] = Counter()
-        for text in texts:
-            counted.update(self.terms(text))
-        return counted
+        return Counter(self.terms(texts[0] if len(texts) == 1 else "\n".join(texts)))
 
     def value_counts(self, key: str, value: Any) -> Counter[str]:
         """The terms of a kept value: its key, and every string, number and object key inside the (JSON) value."""

@@ -238,3 +238,26 @@ async def test_search_while_redis_is_down_says_the_store_is_unavailable(
         assert refusal.value.code == "REMEMBER_STORE_UNAVAILABLE"
         private_redis.start()
         assert await found(nour, "printer") == []  # a new, empty Redis: nothing found, no error
+
+
+@STORED
+async def test_during_a_rotation_search_ranks_the_values_under_both_secrets_together(
+    store_options: dict[str, Any],
+) -> None:
+    clock = ManualClock()
+    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+        await keep_notes(callers("nour"))  # sealed and indexed under the old secret
+    rotating = build_server(RememberPlugin.init(**store_options, secret=[SECRET_B, SECRET]))
+    async with running(rotating, clock=clock) as callers:
+        nour = callers("nour")
+        await mem(nour, "set", key="note:refund-policy", value="Refunds over 500 euros need approval", scope="user")
+        await mem(nour, "set", key="draft:T-1042", value="Your refund for order 7731 was sent", scope="user")  # moved
+        during = await mem(nour, "search", query="refund", scope="user")
+        assert sorted(key for key, _, _ in during) == ["draft:T-1042", "note:refund-policy"]
+        assert (await found(nour, "french"))[:1] == ["pref:language"]  # still under the old secret
+    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET_B)), clock=clock) as callers:
+        # the same values, all under one secret after a rotation, score exactly as they did across both
+        async with opened_store(store_options) as store:
+            await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
+        after = await mem(callers("nour"), "search", query="refund", scope="user")
+    assert [(key, pytest.approx(score)) for key, _, score in during] == [(key, score) for key, _, score in after]

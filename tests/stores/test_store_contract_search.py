@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit_remember._store import Address, Corpus, Postings, Quota, QuotaExceededError, Store
+from mcpkit_remember._store import Address, Postings, Quota, QuotaExceededError, Ranking, Store
+from mcpkit_search import Corpus, Stats, bm25, top
 from stores.conftest import OTHER, OWNER, MakeStore
 
 HOUR = 3600.0
@@ -22,47 +23,80 @@ def postings(*terms: tuple[int, int]) -> Postings:
     return Postings(tuple(terms), sum(count for _, count in terms))
 
 
-def normal(corpus: Corpus) -> tuple[int, int, dict[int, set[tuple[str, int, int]]]]:
-    """A corpus with each term's postings as a set: stores list them in any order."""
-    return corpus.documents, corpus.length, {term: set(held) for term, held in corpus.postings.items()}
+async def found(store: Store, terms: list[int], now: float, owner: str = OWNER, bucket: str = BUCKET) -> Ranking:
+    return await store.search(owner, bucket, terms, now, limit=10)
 
 
-async def test_search_returns_the_bucket_statistics_and_the_postings_of_the_asked_terms(
-    store: Store, now: float
-) -> None:
+def keys(ranking: Ranking) -> list[str]:
+    return [key for key, _ in ranking.hits]
+
+
+async def test_search_returns_the_bucket_statistics_and_its_best_keys_scored_by_bm25(store: Store, now: float) -> None:
     await store.put(OWNER, BUCKET, "k1", b"1", None, now, index=postings((COFFEE, 2), (MILK, 1)))
     await store.put(OWNER, BUCKET, "k2", b"2", None, now, index=postings((TEA, 1)))
     await store.put(OWNER, BUCKET, "k3", b"3", None, now, index=postings())  # searchable, but no terms
-    corpus = await store.search(OWNER, BUCKET, [COFFEE, TEA, 99], now)
-    assert normal(corpus) == (3, 4, {COFFEE: {("k1", 2, 3)}, TEA: {("k2", 1, 1)}})
+    await store.put(OWNER, BUCKET, "k4", b"4", None, now, index=postings((COFFEE, 1), (TEA, 1), (MILK, 5)))
+    ranking = await found(store, [COFFEE, TEA, 99], now)
+    assert ranking.stats == Stats(4, 11, (2, 2, 0))
+    corpus = Corpus(4, 11, {COFFEE: [("k1", 2, 3), ("k4", 1, 7)], TEA: [("k2", 1, 1), ("k4", 1, 7)]})
+    expected = top(bm25([COFFEE, TEA, 99], corpus), 10)
+    assert keys(ranking) == [key for key, _ in expected]
+    assert sorted(keys(ranking)) == ["k1", "k2", "k4"]  # k3 holds no asked term
+    for (_, score), (_, reference) in zip(ranking.hits, expected, strict=True):
+        assert score == pytest.approx(reference, rel=1e-12)  # the same formula, in SQL and Lua too
+
+
+async def test_a_search_scores_with_the_statistics_it_is_given_and_limit_0_gives_only_the_bucket_s(
+    store: Store, now: float
+) -> None:
+    await store.put(OWNER, BUCKET, "k1", b"1", None, now, index=postings((COFFEE, 1)))
+    await store.put(OWNER, BUCKET, "k2", b"2", None, now, index=postings((COFFEE, 3), (TEA, 1)))
+    assert await store.search(OWNER, BUCKET, [COFFEE], now, limit=0) == Ranking(Stats(2, 5, (2,)), [])
+    wider = Stats(50, 500, (40,))  # the bucket and others of the same place together
+    ranking = await store.search(OWNER, BUCKET, [COFFEE], now, limit=1, stats=wider)
+    assert ranking.stats == Stats(2, 5, (2,))
+    corpus = Corpus(2, 5, {COFFEE: [("k1", 1, 1), ("k2", 3, 4)]})
+    [(key, reference)] = top(bm25([COFFEE], corpus, wider), 1)
+    assert ranking.hits[0][0] == key
+    assert ranking.hits[0][1] == pytest.approx(reference, rel=1e-12)
+
+
+async def test_ties_are_broken_by_key(store: Store, now: float) -> None:
+    for key in ("b", "c", "a"):
+        await store.put(OWNER, BUCKET, key, key.encode(), None, now, index=postings((TEA, 1)))
+    assert keys(await found(store, [TEA], now)) == ["a", "b", "c"]
+    assert keys(await store.search(OWNER, BUCKET, [TEA], now, limit=2)) == ["a", "b"]
 
 
 async def test_entries_written_without_postings_are_not_searched(store: Store, now: float) -> None:
     await store.put(OWNER, BUCKET, "plain", b"1", None, now)
     await store.put(OWNER, BUCKET, "k", b"2", None, now, index=postings((TEA, 1)))
-    assert normal(await store.search(OWNER, BUCKET, [TEA], now)) == (1, 1, {TEA: {("k", 1, 1)}})
+    ranking = await found(store, [TEA], now)
+    assert (ranking.stats, keys(ranking)) == (Stats(1, 1, (1,)), ["k"])
 
 
 async def test_replacing_a_value_replaces_its_postings(store: Store, now: float) -> None:
     await store.put(OWNER, BUCKET, "k", b"1", None, now, index=postings((COFFEE, 1)))
     await store.put(OWNER, BUCKET, "k", b"2", None, now, index=postings((TEA, 3)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now)) == (1, 3, {TEA: {("k", 3, 3)}})
+    ranking = await found(store, [COFFEE, TEA], now)
+    assert (ranking.stats, keys(ranking)) == (Stats(1, 3, (0, 1)), ["k"])
     await store.put(OWNER, BUCKET, "k", b"3", None, now)  # written over without postings: no longer found
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now)) == (0, 0, {})
+    assert await found(store, [COFFEE, TEA], now) == Ranking(Stats(0, 0, (0, 0)), [])
 
 
 async def test_a_swap_writes_postings_and_a_failed_swap_leaves_them(store: Store, now: float) -> None:
     assert await store.swap(OWNER, BUCKET, "k", None, b"1", None, now, index=postings((COFFEE, 1)))
     assert not await store.swap(OWNER, BUCKET, "k", b"not this", b"2", None, now, index=postings((TEA, 1)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now)) == (1, 1, {COFFEE: {("k", 1, 1)}})
+    assert (await found(store, [COFFEE, TEA], now)).stats == Stats(1, 1, (1, 0))
     assert await store.swap(OWNER, BUCKET, "k", b"1", b"2", None, now, index=postings((TEA, 2)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now)) == (1, 2, {TEA: {("k", 2, 2)}})
+    assert (await found(store, [COFFEE, TEA], now)).stats == Stats(1, 2, (0, 1))
 
 
 async def test_a_resent_swap_keeps_its_postings(store: Store, now: float) -> None:
     assert await store.swap(OWNER, BUCKET, "k", None, b"1", None, now, index=postings((COFFEE, 1)))
     assert await store.swap(OWNER, BUCKET, "k", None, b"1", None, now, index=postings((COFFEE, 1)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE], now)) == (1, 1, {COFFEE: {("k", 1, 1)}})
+    ranking = await found(store, [COFFEE], now)
+    assert (ranking.stats, keys(ranking)) == (Stats(1, 1, (1,)), ["k"])
 
 
 async def test_a_move_takes_the_postings_of_the_old_copies_with_them(store: Store, now: float) -> None:
@@ -79,8 +113,8 @@ async def test_a_move_takes_the_postings_of_the_old_copies_with_them(store: Stor
         index=postings((TEA, 1)),
     )
     assert moved
-    assert normal(await store.search(OTHER, ELSEWHERE, [COFFEE], now)) == (0, 0, {})
-    assert normal(await store.search(OWNER, BUCKET, [TEA], now)) == (1, 1, {TEA: {("k", 1, 1)}})
+    assert await found(store, [COFFEE], now, OTHER, ELSEWHERE) == Ranking(Stats(0, 0, (0,)), [])
+    assert keys(await found(store, [TEA], now)) == ["k"]
 
 
 @pytest.mark.parametrize("how", ["delete", "delete_many", "delete_bucket", "delete_owner"])
@@ -95,25 +129,29 @@ async def test_every_deletion_takes_the_postings(store: Store, now: float, how: 
         await store.delete_bucket(OWNER, BUCKET, now)
     else:
         await store.delete_owner(OWNER)
-    expected = (0, 0, {}) if how in ("delete_bucket", "delete_owner") else (1, 2, {COFFEE: {("kept", 2, 2)}})
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE], now)) == expected
+    ranking = await found(store, [COFFEE], now)
+    if how in ("delete_bucket", "delete_owner"):
+        assert ranking == Ranking(Stats(0, 0, (0,)), [])
+    else:
+        assert (ranking.stats, keys(ranking)) == (Stats(1, 2, (1,)), ["kept"])
 
 
 async def test_expired_entries_are_neither_counted_nor_found(store: Store, now: float) -> None:
     await store.put(OWNER, BUCKET, "short", b"1", now + 10, now, index=postings((COFFEE, 1), (TEA, 1)))
     await store.put(OWNER, BUCKET, "long", b"2", now + HOUR, now, index=postings((COFFEE, 3)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE], now + 5))[:2] == (2, 5)
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now + 11)) == (1, 3, {COFFEE: {("long", 3, 3)}})
-    await store.purge_expired(now + 11)
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now + 11)) == (1, 3, {COFFEE: {("long", 3, 3)}})
+    assert (await found(store, [COFFEE], now + 5)).stats == Stats(2, 5, (2,))
+    for _ in range(2):  # before and after a purge
+        ranking = await found(store, [COFFEE, TEA], now + 11)
+        assert (ranking.stats, keys(ranking)) == (Stats(1, 3, (1, 0)), ["long"])
+        await store.purge_expired(now + 11)
 
 
 async def test_a_search_sees_only_its_own_bucket(store: Store, now: float) -> None:
     await store.put(OWNER, BUCKET, "k", b"1", None, now, index=postings((COFFEE, 1)))
     await store.put(OWNER, ELSEWHERE, "k", b"1", None, now, index=postings((COFFEE, 1)))
     await store.put(OTHER, BUCKET, "k", b"1", None, now, index=postings((COFFEE, 1)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE], now)) == (1, 1, {COFFEE: {("k", 1, 1)}})
-    assert normal(await store.search(OWNER, "d" * 32, [COFFEE], now)) == (0, 0, {})
+    assert (await found(store, [COFFEE], now)).stats == Stats(1, 1, (1,))
+    assert await found(store, [COFFEE], now, OWNER, "d" * 32) == Ranking(Stats(0, 0, (0,)), [])
 
 
 async def test_a_write_refused_by_its_quota_leaves_the_index_as_it_was(store: Store, now: float) -> None:
@@ -121,7 +159,7 @@ async def test_a_write_refused_by_its_quota_leaves_the_index_as_it_was(store: St
     await store.put(OWNER, BUCKET, "k", b"1", None, now, quota, postings((COFFEE, 1)))
     with pytest.raises(QuotaExceededError):
         await store.put(OWNER, BUCKET, "other", b"2", None, now, quota, postings((TEA, 1)))
-    assert normal(await store.search(OWNER, BUCKET, [COFFEE, TEA], now)) == (1, 1, {COFFEE: {("k", 1, 1)}})
+    assert (await found(store, [COFFEE, TEA], now)).stats == Stats(1, 1, (1, 0))
 
 
 async def test_the_index_survives_a_reopen(make_store: MakeStore, now: float) -> None:
@@ -132,7 +170,8 @@ async def test_the_index_survives_a_reopen(make_store: MakeStore, now: float) ->
     second = make_store()
     await second.open()
     try:
-        assert normal(await second.search(OWNER, BUCKET, [COFFEE], now)) == (1, 4, {COFFEE: {("k", 4, 4)}})
+        ranking = await found(second, [COFFEE], now)
+        assert (ranking.stats, keys(ranking)) == (Stats(1, 4, (1,)), ["k"])
     finally:
         await second.close()
 
@@ -140,6 +179,6 @@ async def test_the_index_survives_a_reopen(make_store: MakeStore, now: float) ->
 async def test_a_value_with_thousands_of_terms_is_indexed_and_removed_whole(store: Store, now: float) -> None:
     many = postings(*((term, 1) for term in range(1000, 6000)))
     await store.put(OWNER, BUCKET, "k", b"1", None, now, index=many)
-    assert normal(await store.search(OWNER, BUCKET, [1000, 5999], now))[:2] == (1, 5000)
+    assert (await found(store, [1000, 5999], now)).stats == Stats(1, 5000, (1, 1))
     await store.put(OWNER, BUCKET, "k", b"2", None, now, index=postings((COFFEE, 1)))
-    assert normal(await store.search(OWNER, BUCKET, [1000, 5999, COFFEE], now)) == (1, 1, {COFFEE: {("k", 1, 1)}})
+    assert (await found(store, [1000, 5999, COFFEE], now)).stats == Stats(1, 1, (0, 0, 1))
