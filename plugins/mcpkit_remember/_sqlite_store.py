@@ -89,8 +89,11 @@ _ADD_TERM = "INSERT INTO remember_terms (term, doc, count) VALUES (?, ?, ?)"
 _SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
 _SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
     WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"""
-_SEARCH_FREQUENCY = """SELECT count(*) FROM remember_terms t JOIN remember_docs d ON d.doc = t.doc
-    WHERE t.term = :term AND d.owner = :owner AND d.bucket = :bucket
+# Searches start from the term's postings and look each document up by its number: CROSS JOIN fixes that
+# order, and the unary + keeps SQLite from scanning the owner's documents instead (which its planner, without
+# statistics, believes cheaper: at 10,000 values it was 3 to 6 times slower).
+_SEARCH_FREQUENCY = """SELECT count(*) FROM remember_terms t CROSS JOIN remember_docs d ON d.doc = t.doc
+    WHERE t.term = :term AND +d.owner = :owner AND +d.bucket = :bucket
         AND (d.expires_at IS NULL OR d.expires_at > :now)"""
 
 
@@ -100,8 +103,8 @@ def _ranking_sql(terms: int) -> str:
     weights = ", ".join(["(?, ?)"] * terms)
     return f"""WITH w(term, idf) AS (VALUES {weights})
     SELECT d.key, sum(w.idf * t.count * {K1 + 1!r} / (t.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / ?))) AS score
-    FROM w JOIN remember_terms t ON t.term = w.term JOIN remember_docs d ON d.doc = t.doc
-    WHERE d.owner = ? AND d.bucket = ? AND (d.expires_at IS NULL OR d.expires_at > ?)
+    FROM w CROSS JOIN remember_terms t ON t.term = w.term CROSS JOIN remember_docs d ON d.doc = t.doc
+    WHERE +d.owner = ? AND +d.bucket = ? AND (d.expires_at IS NULL OR d.expires_at > ?)
     GROUP BY t.doc ORDER BY score DESC, d.key LIMIT ?"""
 
 
