@@ -64,7 +64,7 @@ def caller(user: str) -> Caller:
 class Bench:
     """One started plugin on one store, and a ``Remember`` for any caller."""
 
-    def __init__(self, store: str, tmp: Path, prefix: str, *, plain: bool = False) -> None:
+    def __init__(self, store: str, tmp: Path, prefix: str, *, plain: bool = False, search: bool = False) -> None:
         self.store = store
         self.prefix = prefix
         self.plugin = RememberPlugin.init(
@@ -73,6 +73,7 @@ class Bench:
             url=REDIS_URL if store == "redis" else None,
             secret=REMEMBER_SECRET,
             redis_prefix=prefix,
+            search=search,
         )
         self.plugin.setup(PluginSetup("bench", "bench", "bench", ("bench",), SystemClock))
         if plain:

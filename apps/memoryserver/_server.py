@@ -24,7 +24,7 @@ def create_server(store: str | None = None, auth: Sequence[Authenticator] | None
     ``MEMORY_JWT_*`` variables configure, else the demo keys.
     """
     config = parse_store_url(store or "memory")
-    plugin = RememberPlugin.init(type=config.type, url=config.url, path=config.path)
+    plugin = RememberPlugin.init(type=config.type, url=config.url, path=config.path, search=True)
     memories = app(id="memory", name="Memory", tools=list(MEMORY_TOOLS), plugins=[plugin])(
         type("MemoryApp", (), {"__doc__": "The signed-in user's long-term memory."})
     )

@@ -1,4 +1,4 @@
-"""``mcpkit remember rotate`` and ``mcpkit remember purge``: operator commands over a store."""
+"""``mcpkit remember rotate``, ``reindex`` and ``purge``: operator commands over a store."""
 
 from __future__ import annotations
 
@@ -26,21 +26,27 @@ __all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
 
 @dataclass
 class RotationReport:
-    """What ``rotate`` did: moved under the first secret, already there, unreadable, expired, changed meanwhile."""
+    """What ``rotate`` did: moved under the first secret, already there, unreadable, expired, changed meanwhile.
+
+    With ``reindex``, the entries already current are rewritten too (``reindexed``), with their postings.
+    """
 
     rotated: int = 0
     current: int = 0
     unreadable: int = 0
     expired: int = 0
     changed: int = 0
+    reindexed: int = 0
 
     def __str__(self) -> str:
         text = (
             f"rotated {self.rotated}, already current {self.current}, "
             f"unreadable {self.unreadable}, expired {self.expired}"
         )
+        if self.reindexed:
+            text += f", reindexed {self.reindexed}"
         if self.changed:
-            text += f", changed while rotating {self.changed} (run rotate again)"
+            text += f", changed while rotating {self.changed} (run the command again)"
         return text
 
 
@@ -59,12 +65,15 @@ class PurgeReport:
 _MIGRATE_ATTEMPTS = 3
 
 
-async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
+async def rotate(store: Store, keyring: Keyring, now: float, *, reindex: bool = False) -> RotationReport:
     """Rewrite every entry sealed under an older secret, or in mcpkit 0.1's layout, under the first secret.
 
-    The store is read a page at a time. Each move is one atomic compare-and-set that writes the newest
-    copy at the primary address and deletes the others only if none of them changed meanwhile, so a
-    value forgotten or purged while ``rotate`` runs stays forgotten, and a newer write is never replaced.
+    Each entry keeps its search postings, or their absence (those of mcpkit 0.1 have none, unless they are
+    the memory tools' notes); ``reindex`` rewrites every other live entry too, with postings: after turning
+    ``RememberPlugin(search=True)`` on for a store that already holds values. The store is read a page at a
+    time. Each move is one atomic compare-and-set that writes the newest copy at the primary address and
+    deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
+    ``rotate`` runs stays forgotten, and a newer write is never replaced.
     """
     vault = Vault(store, keyring)
     report = RotationReport()
@@ -84,13 +93,13 @@ async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
             report.expired += 1
             legacy_left += legacy  # judged by this host's clock, and its plain names stay until purged
             continue
-        if not stale:
+        if not stale and (not reindex or hash(address) in written):
             if hash(address) not in written:
                 report.current += 1
             continue
         outcome = "changed"
         for _ in range(_MIGRATE_ATTEMPTS):
-            outcome = await vault.migrate(payload, now)
+            outcome = await vault.migrate(payload, now, indexed=True if reindex or record.indexed else None)
             if outcome != "changed":
                 break
         if outcome == "changed":
@@ -98,8 +107,11 @@ async def rotate(store: Store, keyring: Keyring, now: float) -> RotationReport:
             legacy_left += legacy
         elif outcome == "gone":
             report.expired += 1
-        else:
+        elif stale:
             report.rotated += 1
+        else:
+            report.reindexed += 1
+        if outcome in ("moved", "cleaned"):
             place = keyring.locate(payload.identity, payload.bucket, payload.key)[0]
             written.add(hash(place))
     if store.legacy and not legacy_left:
@@ -136,6 +148,16 @@ def register(commands: Any) -> None:
     rotate_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
     rotate_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     rotate_cmd.set_defaults(handler=_rotate_command)
+    reindex_cmd = actions.add_parser(
+        "reindex",
+        help="rewrite every value with its search postings (after turning search=True on)",
+        description="Rewrite every live value, unchanged, with its search postings, so that values kept before "
+        "RememberPlugin.init(search=True) was turned on can be found; entries under an older secret are rotated "
+        "on the way. Safe to run while servers serve.",
+    )
+    reindex_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    reindex_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    reindex_cmd.set_defaults(handler=_reindex_command)
     purge_cmd = actions.add_parser(
         "purge",
         help="delete everything kept under one user id",
@@ -163,6 +185,10 @@ def _open(url: str, redis_prefix: str) -> tuple[StoreConfig, Store, Keyring]:
 
 def _rotate_command(args: argparse.Namespace) -> int:
     return _execute(args, lambda store, keyring: rotate(store, keyring, time.time()))
+
+
+def _reindex_command(args: argparse.Namespace) -> int:
+    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True))
 
 
 def _purge_command(args: argparse.Namespace) -> int:

@@ -202,7 +202,7 @@ class MemoryStore:
         for owner, buckets in list(self._owners.items()):
             for bucket, entries in list(buckets.items()):
                 for key, entry in list(entries.items()):
-                    yield Record(owner, bucket, key, entry)
+                    yield Record(owner, bucket, key, entry, key in entries.docs)
 
     async def purge_expired(self, now: float) -> int:
         purged = 0

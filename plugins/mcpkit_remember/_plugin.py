@@ -16,8 +16,9 @@ from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._private_files import secret_beside
 from ._remember import Remember, RememberPolicy
+from ._scope import NOTES_NAMESPACE
 from ._store import Quota, Store
-from ._tools import NOTES_NAMESPACE, memory_tools
+from ._tools import memory_tools
 from ._values import MAX_TTL
 from ._vault import Vault
 
@@ -64,7 +65,13 @@ class RememberPlugin(Plugin):
         session_ttl: float | None = DEFAULT_SESSION_TTL,
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
+        search: bool = False,
     ) -> None:
+        if not isinstance(search, bool):
+            raise ConfigurationError(
+                f"search is True (index every value, for self.remember.search) or False, not {search!r:.40}."
+            )
+        self.search = search
         self._store_config = store
         self.default_ttl = _seconds("default_ttl", default_ttl)
         self.session_ttl = _seconds("session_ttl", session_ttl)
@@ -105,6 +112,7 @@ class RememberPlugin(Plugin):
         session_ttl: float | None = DEFAULT_SESSION_TTL,
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
+        search: bool = False,
     ) -> RememberPlugin:
         """The plugin with a ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``) store.
 
@@ -113,6 +121,8 @@ class RememberPlugin(Plugin):
         encrypts, the others are still read during a rotation). ``max_values`` and
         ``max_bytes`` bound what one caller keeps in one scope (None: no limit);
         ``session_ttl`` is the longest a value kept for a session lives after its last write.
+        ``search=True`` indexes every value so that ``self.remember.search`` can find it (the memory
+        tools' notes are always indexed, for ``search_memories``).
         """
         # Without a type, REMEMBER_STORE is read when the server is built, not at import.
         config = None if type is None and url is None and path is None else store_config(type, url, _path(path))
@@ -126,6 +136,7 @@ class RememberPlugin(Plugin):
             session_ttl=session_ttl,
             tools=tools,
             redis_prefix=redis_prefix,
+            search=search,
         )
 
     @property
@@ -187,7 +198,7 @@ class RememberPlugin(Plugin):
         if self._keyring is None:  # sqlite without a configured secret
             self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
         await self._store.open()
-        vault = Vault(self._store, self._keyring)
+        vault = Vault(self._store, self._keyring, search_all=self.search)
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
             async with asyncio.timeout(SECRET_CHECK_SECONDS):
                 await vault.check_secret(config.describe())

@@ -302,14 +302,23 @@ class RedisStore:
     async def _records(self, names: list[bytes]) -> list[Record]:
         if not names:
             return []
+        addresses = [self._parse(name, "v") for name in names]
         with self._reaching():
-            raws = cast("list[bytes | None]", await self._redis.mget(names))
-        records = []
-        for name, raw in zip(names, raws, strict=True):
-            address = self._parse(name, "v")
+            async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.mget(names)
+                for address in addresses:
+                    if address is not None:
+                        owner, bucket, key = address
+                        pipe.hexists(f"{self._base(owner)}:d:{bucket}", key)
+                raws, *indexed = await pipe.execute()
+        records, flags = [], iter(indexed)
+        for address, raw in zip(addresses, cast("list[bytes | None]", raws), strict=True):
+            if address is None:
+                continue
+            has_postings = bool(next(flags))
             entry = None if raw is None else _unpack(raw)
-            if address is not None and entry is not None:
-                records.append(Record(*address, entry))
+            if entry is not None:
+                records.append(Record(*address, entry, has_postings))
         return records
 
     def _check(self, owner: str, bucket: str) -> None:

@@ -189,6 +189,12 @@ class Remember:
         query of stop words alone finds nothing. ``limit``: 1 to 100.
         """
         place = self._place(scope)
+        if not self._policy.vault.searchable(place.bucket):
+            raise RememberInvalidError(
+                "search() needs the plugin built with RememberPlugin.init(..., search=True), which indexes "
+                "values as they are written; values kept before that are found once `mcpkit remember reindex` "
+                "has run (docs/search.md)."
+            )
         if not isinstance(query, str):
             raise RememberInvalidError(f"search() takes the query as a string, not {type(query).__name__}.")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:

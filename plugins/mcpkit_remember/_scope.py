@@ -10,12 +10,15 @@ from mcpkit import Caller
 
 from ._errors import RememberIdentityError, RememberInvalidError
 
-__all__ = ["SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
+__all__ = ["NOTES_NAMESPACE", "SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
 
 Scope = Literal["user", "session", "tool", "global"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 _GLOBAL_IDENTITY = json.dumps(["g"])
+
+#: The memory tools' notes live in buckets of their own: ``memory.user``, ``memory.session``, ...
+NOTES_NAMESPACE = "memory."
 
 
 class Place(NamedTuple):

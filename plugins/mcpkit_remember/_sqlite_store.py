@@ -75,11 +75,11 @@ _SWAP_EQUAL = f"""UPDATE remember_entries SET data = :data, expires_at = :expire
     WHERE {_AT} AND (data = :expected AND {_LIVE} OR data = :data)"""
 _USAGE = "SELECT count, bytes FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
 _TRIM = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"
-_SCAN_FIRST = """SELECT owner, bucket, key, data, expires_at FROM remember_entries
-    ORDER BY owner, bucket, key LIMIT :limit"""
-_SCAN_NEXT = """SELECT owner, bucket, key, data, expires_at FROM remember_entries
-    WHERE (owner, bucket, key) > (:owner, :bucket, :key)
-    ORDER BY owner, bucket, key LIMIT :limit"""
+_SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL
+    FROM remember_entries e LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
+_SCAN_FIRST = f"{_SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT :limit"
+_SCAN_NEXT = f"""{_SCANNED} WHERE (e.owner, e.bucket, e.key) > (:owner, :bucket, :key)
+    ORDER BY e.owner, e.bucket, e.key LIMIT :limit"""
 _PURGE = "DELETE FROM remember_entries WHERE expires_at <= :now"
 _PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0"
 _LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
@@ -237,8 +237,8 @@ class SQLiteStore:
         sql, params = _SCAN_FIRST, {"limit": SCAN_PAGE}
         while True:
             rows = await self._run(self._fetchall, sql, params)
-            for owner, bucket, key, data, expires_at in rows:
-                yield Record(owner, bucket, key, Entry(data, expires_at))
+            for owner, bucket, key, data, expires_at, indexed in rows:
+                yield Record(owner, bucket, key, Entry(data, expires_at), bool(indexed))
             if len(rows) < SCAN_PAGE:
                 return
             owner, bucket, key = rows[-1][:3]

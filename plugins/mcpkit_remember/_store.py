@@ -50,12 +50,13 @@ class Entry(NamedTuple):
 
 
 class Record(NamedTuple):
-    """One entry with its full address, as ``scan()`` yields it."""
+    """One entry with its full address, as ``scan()`` yields it, and whether it has search postings."""
 
     owner: str
     bucket: str
     key: str
     entry: Entry
+    indexed: bool = False
 
 
 #: An address and the bytes a compare-and-set expects there (None: no live entry).

@@ -9,11 +9,9 @@ from mcpkit import ToolContext, tool
 
 from ._cursor import Cursors
 from ._errors import RememberIdentityError, RememberScopeNotAllowedError
-from ._scope import Scope, place_for, usable
+from ._scope import NOTES_NAMESPACE, Scope, place_for, usable
 from ._search import MAX_SEARCH_LIMIT
 from ._values import MAX_KEY_LENGTH
-
-NOTES_NAMESPACE = "memory."
 
 #: The longest query ``search_memories`` takes, in characters.
 MAX_QUERY_CHARS = 1000

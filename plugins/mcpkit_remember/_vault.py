@@ -25,7 +25,7 @@ from ._index import BlindIndex
 from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
-from ._scope import Place
+from ._scope import NOTES_NAMESPACE, Place
 from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
 __all__ = ["Found", "Observed", "Vault", "backoff"]
@@ -68,10 +68,13 @@ class Observed(NamedTuple):
 class Vault:
     """Reads and writes values for places; everything a store holds is sealed and hashed."""
 
-    def __init__(self, store: Store, keyring: Keyring) -> None:
+    def __init__(self, store: Store, keyring: Keyring, *, search_all: bool = False) -> None:
         self.store = store
         self.keyring = keyring
         self.index = BlindIndex(keyring)
+        #: Whether every value is indexed for search (``RememberPlugin(search=True)``); the memory tools'
+        #: notes always are.
+        self.search_all = search_all
         self._guard = RollbackGuard()
         self._warned: set[tuple[str, str]] = set()
         # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
@@ -139,7 +142,7 @@ class Vault:
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             data = self.keyring.seal(*address, pack(place.identity, place.bucket, key, value_json, expires_at, now))
-            postings = self.index.postings(address, key, value_json)
+            postings = self.index.postings(address, key, value_json) if self.searchable(place.bucket) else None
             began = self._guard.begin()
             await self.store.put(*address, data, expires_at, now, quota, postings)
             self._guard.replaced(address, None, data, began)
@@ -162,12 +165,18 @@ class Vault:
         quota: Quota | None,
         *,
         written_at: float | None = None,
+        indexed: bool | None = None,
     ) -> bool:
-        """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go."""
+        """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go.
+
+        ``indexed`` says whether to write search postings (None: as this vault indexes the bucket).
+        """
         (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
         data = self._seal(address, place, key, value_json, expires_at, stamp)
-        postings = self.index.postings(address, key, value_json)
+        if indexed is None:
+            indexed = self.searchable(place.bucket)
+        postings = self.index.postings(address, key, value_json) if indexed else None
         began = self._guard.begin()
         if not await self.store.swap(
             *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
@@ -214,7 +223,7 @@ class Vault:
 
     # -- rotation -----------------------------------------------------------------------
 
-    async def migrate(self, payload: Payload, now: float) -> Migration:
+    async def migrate(self, payload: Payload, now: float, *, indexed: bool | None = None) -> Migration:
         """Leave the newest copy of a stale entry's key at its primary address and delete every other copy.
 
         ``moved``: the value now lives under the primary secret; ``cleaned``: it already did, and older
@@ -226,7 +235,15 @@ class Vault:
             return "gone"
         observed = Observed(_found(best), seen)
         done = await self.swap(
-            place, payload.key, observed, best.value_json, best.expires_at, now, None, written_at=best.written_at
+            place,
+            payload.key,
+            observed,
+            best.value_json,
+            best.expires_at,
+            now,
+            None,
+            written_at=best.written_at,
+            indexed=indexed,
         )
         if not done:
             return "changed"
@@ -278,6 +295,10 @@ class Vault:
         if not legacy:
             return located
         return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
+
+    def searchable(self, bucket: str) -> bool:
+        """Whether values of this bucket are indexed (and so can be searched)."""
+        return self.search_all or bucket.startswith(NOTES_NAMESPACE)
 
     def begin(self) -> int:
         """Mark the start of a read, for ``opened``'s replay check."""

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import redis
 
-from mcpkit import ManualClock
+from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import purge_user, rotate
@@ -41,6 +41,16 @@ LABELLED = [
 @pytest.fixture(params=[NEW, OLD])
 def mcp_protocol(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+def searching(store_options: dict[str, Any], secret: str | list[str] = SECRET) -> Server:
+    """A test server whose plugin indexes every value (``search=True``)."""
+    return build_server(RememberPlugin.init(**store_options, secret=secret, search=True))
+
+
+@pytest.fixture
+def mcpkit_server(store_options: dict[str, Any]) -> Server:
+    return searching(store_options)
 
 
 async def found(client: CallerClient, query: str, scope: str = "user", **options: Any) -> list[str]:
@@ -157,28 +167,28 @@ STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
 @STORED
 async def test_after_a_restart_search_still_finds_what_was_kept(store_options: dict[str, Any]) -> None:
     clock = ManualClock()
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock) as callers:
         await keep_notes(callers("nour"))
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock) as callers:
         assert (await found(callers("nour"), "refund"))[:1] == ["draft:T-1042"]
 
 
 @STORED
 async def test_purge_and_rotate_keep_the_index_exact(store_options: dict[str, Any]) -> None:
     clock = ManualClock()
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock) as callers:
         await keep_notes(callers("nour"))
         await keep_notes(callers("sam"))
     async with opened_store(store_options) as store:
         report = await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
         assert report.rotated == 2 * len(NOTES)
-    after = build_server(RememberPlugin.init(**store_options, secret=SECRET_B))  # the new secret alone
+    after = searching(store_options, SECRET_B)  # the new secret alone
     async with running(after, clock=clock) as callers:
         for query, best in LABELLED:
             assert (await found(callers("nour"), query))[:1] == [best], query
     async with opened_store(store_options) as store:
         assert (await purge_user(store, Keyring([SECRET_B]), static_user_id("nour"))).deleted == len(NOTES)
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET_B)), clock=clock) as callers:
+    async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         assert await found(callers("nour"), "refund customer french") == []
         assert (await found(callers("sam"), "refund"))[:1] == ["draft:T-1042"]
 
@@ -212,7 +222,7 @@ def redis_dump(url: str, prefix: str) -> bytes:
 @STORED
 async def test_a_copy_of_the_store_holds_none_of_the_words_written(store_options: dict[str, Any]) -> None:
     clock = ManualClock()
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock) as callers:
         await keep_notes(callers("nour"))
         assert (await found(callers("nour"), "refund"))[:1] == ["draft:T-1042"]  # searchable, so indexed
     if store_options["type"] == "sqlite":
@@ -228,7 +238,7 @@ async def test_a_copy_of_the_store_holds_none_of_the_words_written(store_options
 async def test_search_while_redis_is_down_says_the_store_is_unavailable(
     private_redis: PrivateRedis, mcp_protocol: str
 ) -> None:
-    server = build_server(RememberPlugin.init(type="redis", url=private_redis.url, secret=SECRET))
+    server = build_server(RememberPlugin.init(type="redis", url=private_redis.url, secret=SECRET, search=True))
     async with running(server, clock=ManualClock(), protocol=mcp_protocol) as callers:
         nour = callers("nour")
         await mem(nour, "set", key="k", value="printer", scope="user")
@@ -245,9 +255,9 @@ async def test_during_a_rotation_search_ranks_the_values_under_both_secrets_toge
     store_options: dict[str, Any],
 ) -> None:
     clock = ManualClock()
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock) as callers:
         await keep_notes(callers("nour"))  # sealed and indexed under the old secret
-    rotating = build_server(RememberPlugin.init(**store_options, secret=[SECRET_B, SECRET]))
+    rotating = searching(store_options, [SECRET_B, SECRET])
     async with running(rotating, clock=clock) as callers:
         nour = callers("nour")
         await mem(nour, "set", key="note:refund-policy", value="Refunds over 500 euros need approval", scope="user")
@@ -255,9 +265,48 @@ async def test_during_a_rotation_search_ranks_the_values_under_both_secrets_toge
         during = await mem(nour, "search", query="refund", scope="user")
         assert sorted(key for key, _, _ in during) == ["draft:T-1042", "note:refund-policy"]
         assert (await found(nour, "french"))[:1] == ["pref:language"]  # still under the old secret
-    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET_B)), clock=clock) as callers:
+    async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         # the same values, all under one secret after a rotation, score exactly as they did across both
         async with opened_store(store_options) as store:
             await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
         after = await mem(callers("nour"), "search", query="refund", scope="user")
     assert [(key, pytest.approx(score)) for key, _, score in during] == [(key, score) for key, _, score in after]
+
+
+async def test_without_search_on_search_says_how_to_turn_it_on_and_reindex_finds_what_was_kept(
+    store_options: dict[str, Any],
+) -> None:
+    clock = ManualClock()
+    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+        nour = callers("nour")
+        await keep_notes(nour)  # search is off: kept without postings
+        refusal = await refused(nour, "search", query="refund", scope="user")
+        assert refusal.code == "REMEMBER_INVALID"
+        assert "search=True" in refusal.message
+        assert "mcpkit remember reindex" in refusal.message
+    if store_options["type"] == "memory":
+        return  # nothing outlives the process: the rest needs a store to reopen
+
+    async with running(searching(store_options), clock=clock) as callers:
+        assert await found(callers("nour"), "refund") == []  # kept before search was on: not indexed
+    async with opened_store(store_options) as store:
+        report = await rotate(store, Keyring([SECRET]), clock.now(), reindex=True)
+        assert (report.rotated, report.reindexed, report.current) == (0, len(NOTES), 0)
+        assert f"reindexed {len(NOTES)}" in str(report)
+    async with running(searching(store_options), clock=clock) as callers:
+        for query, best in LABELLED:
+            assert (await found(callers("nour"), query))[:1] == [best], query
+
+
+@STORED
+async def test_rotate_keeps_each_values_postings_or_their_absence(store_options: dict[str, Any]) -> None:
+    clock = ManualClock()
+    async with running(searching(store_options), clock=clock) as callers:
+        await mem(callers("nour"), "set", key="indexed", value="printer", scope="user")
+    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+        await mem(callers("nour"), "set", key="plain", value="printer", scope="user")  # search off: no postings
+    async with opened_store(store_options) as store:
+        assert (await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())).rotated == 2
+        assert sorted([record.indexed async for record in store.scan()]) == [False, True]
+    async with running(searching(store_options, SECRET_B), clock=clock) as callers:
+        assert await found(callers("nour"), "printer") == ["indexed"]

@@ -182,3 +182,10 @@ async def test_a_value_with_thousands_of_terms_is_indexed_and_removed_whole(stor
     assert (await found(store, [1000, 5999], now)).stats == Stats(1, 5000, (1, 1))
     await store.put(OWNER, BUCKET, "k", b"2", None, now, index=postings((COFFEE, 1)))
     assert (await found(store, [1000, 5999, COFFEE], now)).stats == Stats(1, 1, (0, 0, 1))
+
+
+async def test_scan_says_which_entries_have_postings(store: Store, now: float) -> None:
+    await store.put(OWNER, BUCKET, "indexed", b"1", None, now, index=postings((COFFEE, 1)))
+    await store.put(OWNER, BUCKET, "plain", b"2", None, now)
+    flags = {record.key: record.indexed async for record in store.scan()}
+    assert flags == {"indexed": True, "plain": False}
