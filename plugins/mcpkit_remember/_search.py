@@ -1,9 +1,11 @@
 """Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits.
 
-Every address the place's values may live at takes part: one bucket per
-secret (during a rotation, a bucket under each), whose corpora are merged
-before ranking so scores stay comparable, and, while entries of mcpkit 0.1 may
-remain, its unindexed buckets, analysed here from their opened values.
+The store ranks (``Store.search``); with one address, that is one call. Every
+address the place's values may live at takes part: one bucket per secret
+(during a rotation, a bucket under each) and, while entries of mcpkit 0.1 may
+remain, its unindexed buckets, analysed here from their opened values. Then the
+statistics of all of them are summed first and each ranks with the sum, so
+scores compare.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from mcpkit_search import Corpus, Stats, bm25, top
 from ._payload import Payload
 from ._scope import Place
 from ._store import Address
-from ._vault import Vault, _newer
+from ._vault import Vault, newer
 
 __all__ = ["MAX_SEARCH_LIMIT", "Match", "search"]
 
@@ -52,7 +54,6 @@ async def search(vault: Vault, place: Place, query: str, now: float, limit: int)
     if not words:
         return []
     buckets = vault.buckets(place)
-    ranked: list[tuple[_Doc, float]] = []
     opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
     want = limit
     for _ in range(_WIDENINGS):
@@ -159,7 +160,7 @@ async def _fetch(
         kept = best.get(payload.key)
         if kept is None:
             best[payload.key] = (score, payload)
-        elif _newer(payload, kept[1]):
+        elif newer(payload, kept[1]):
             best[payload.key] = (max(kept[0], score), payload)
     matches = [
         Match(key, payload.value(), score, payload.written_at, payload.expires_at)

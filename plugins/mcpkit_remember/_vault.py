@@ -28,7 +28,7 @@ from ._rollback import RollbackGuard
 from ._scope import NOTES_NAMESPACE, Place
 from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
-__all__ = ["Found", "Observed", "Vault", "backoff"]
+__all__ = ["Found", "Observed", "Vault", "backoff", "newer"]
 
 logger = logging.getLogger("mcpkit.remember")
 
@@ -130,7 +130,7 @@ class Vault:
         where = -1
         for index, (address, entry) in enumerate(zip(addresses, entries, strict=True)):
             payload = None if entry is None else self.opened(address, entry, now, place, began)
-            if payload is not None and (best is None or _newer(payload, best)):
+            if payload is not None and (best is None or newer(payload, best)):
                 best, where = payload, index
         seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
         return best, where, seen
@@ -208,7 +208,7 @@ class Vault:
             began = self._guard.begin()
             for name, entry in await self.store.entries(owner, bucket, now):
                 payload = self.opened(Address(owner, bucket, name), entry, now, place, began)
-                if payload is not None and (payload.key not in best or _newer(payload, best[payload.key])):
+                if payload is not None and (payload.key not in best or newer(payload, best[payload.key])):
                     best[payload.key] = payload
         return best
 
@@ -384,7 +384,7 @@ def _found(payload: Payload) -> Found:
     return Found(payload.value(), payload.expires_at, payload.written_at)
 
 
-def _newer(candidate: Payload, best: Payload) -> bool:
+def newer(candidate: Payload, best: Payload) -> bool:
     """Whether ``candidate`` should win over ``best`` when a key has copies at two addresses.
 
     Writers of this version always leave one copy, so two copies mean a writer that knew only one of
