@@ -23,7 +23,7 @@ NOW = int(time.time())
 
 @pytest.fixture(autouse=True)
 def _now() -> None:
-    """``NOW`` is read again as each test starts, so claims a minute away stay a minute away however long a run takes."""
+    """``NOW`` is read again as each test starts: claims a minute away stay a minute away however long a run takes."""
     global NOW
     NOW = int(time.time())
 
