@@ -1,4 +1,11 @@
-"""The clock the framework and its plugins read time from, so tests can move it."""
+"""The clock the framework and its plugins read time from, so tests can move it.
+
+Two readings: ``now()`` is wall time (seconds since the Unix epoch), for deadlines that outlive the
+process or are compared with other machines (a remembered value's ttl, a token's ``exp``);
+``monotonic()`` only ever moves forward at the pace of real time, for durations inside the process (a
+session's idle time, a handshake's deadline), so a wall clock set back or forward by NTP or an operator
+neither ends every session at once nor keeps one forever.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +17,21 @@ __all__ = ["Clock", "ManualClock", "SystemClock"]
 
 @runtime_checkable
 class Clock(Protocol):
-    """Anything with ``now()``: seconds since the Unix epoch, as a float."""
+    """Anything with ``now()`` (seconds since the Unix epoch) and ``monotonic()`` (seconds, never going back)."""
 
     def now(self) -> float: ...
 
+    def monotonic(self) -> float: ...
+
 
 class SystemClock:
-    """The real wall clock (``time.time``)."""
+    """The real clocks: ``time.time`` and ``time.monotonic``."""
 
     def now(self) -> float:
         return time.time()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
 
     def __repr__(self) -> str:
         return "SystemClock()"
@@ -29,24 +41,30 @@ class ManualClock:
     """A clock that only moves when told to; tests use it instead of sleeping.
 
     It starts at the real time by default, so deadlines handed to real services
-    (such as Redis expiry) still land in the future.
+    (such as Redis expiry) still land in the future. ``advance()`` moves both readings;
+    ``set()`` moves only the wall time, as when a machine's clock is corrected.
     """
 
     def __init__(self, start: float | None = None) -> None:
         self._now = time.time() if start is None else float(start)
+        self._monotonic = 0.0
 
     def now(self) -> float:
         return self._now
 
+    def monotonic(self) -> float:
+        return self._monotonic
+
     def advance(self, seconds: float) -> float:
-        """Move the clock forward by ``seconds`` and return the new time."""
+        """Move the clock forward by ``seconds`` and return the new (wall) time."""
         if seconds < 0:
             raise ValueError(f"ManualClock.advance() takes a non-negative number of seconds, got {seconds!r}")
         self._now += seconds
+        self._monotonic += seconds
         return self._now
 
     def set(self, timestamp: float) -> None:
-        """Put the clock at ``timestamp`` (seconds since the epoch)."""
+        """Put the wall clock at ``timestamp`` (seconds since the epoch); ``monotonic()`` does not move."""
         self._now = float(timestamp)
 
     def __repr__(self) -> str:

@@ -8,27 +8,30 @@ easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol wi
 - ``read_timeout``: a request must arrive whole, head and body, within this many seconds of the
   connection opening (or of its first byte, on a kept-alive connection); otherwise it gets 408 and
   the connection is closed. An idle kept-alive connection is uvicorn's ``timeout_keep_alive``'s.
-- ``max_connections``: at the cap, a new connection closes the connection that has waited longest
-  for its request (one that is sending nothing, or too little); only when every connection has a
-  request in progress is the new one refused with 503. A caller whose request has arrived is never
-  cut off for someone else's slowness.
+- ``max_connections``: at the cap, a new connection closes a connection that is waiting for its
+  request (sending nothing or too little, or kept alive and idle): the longest-waiting one of the client
+  holding the most connections, so one client (an IPv4 address or an IPv6 /64, ``_addresses``) cannot
+  take the slots of others by opening more. The new one is refused with 503 only when no connection
+  is waiting, or when its own client already holds more than any client with a waiting connection. A
+  caller whose request has arrived is never cut off for someone else's slowness. Behind a trusted proxy
+  a connection counts for the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import resource
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import h11
-from mcp_types import INVALID_REQUEST
 from uvicorn.config import LOG_LEVELS
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ._addresses import ForwardedClients, client_group
 from ._errors import ConfigurationError
+from ._http_errors import raw_response
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
 
@@ -84,34 +87,70 @@ class ConnectionLimits:
         return max(16, min(wanted, room))
 
 
-def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with the read deadline and the connection cap, for one server."""
-    return type(
-        "GuardedH11Protocol", (_GuardedH11Protocol,), {"limits": limits, "cap": limits.connection_cap(), "waiting": {}}
-    )
+@dataclass(slots=True, eq=False)
+class _Client:
+    """The open connections of one client (an IPv4 address or an IPv6 /64)."""
+
+    name: str
+    held: int = 0
+    #: Its connections waiting for a request, longest-waiting first, with the loop time each began to wait.
+    waiting: dict[_GuardedH11Protocol, float] = field(default_factory=dict)
+
+    def fuller_than(self, other: _Client) -> bool:
+        """Whether this client gives up a connection before ``other``: it holds more, or waited longer."""
+        if self.held != other.held:
+            return self.held > other.held
+        return next(iter(self.waiting.values())) < next(iter(other.waiting.values()))
+
+
+def guarded_protocol(limits: ConnectionLimits, forwarded: ForwardedClients | None = None) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the read deadline and the connection cap, for one server.
+
+    ``forwarded`` says which proxies' ``X-Forwarded-For`` names the client (uvicorn's default: loopback).
+    """
+    namespace = {
+        "limits": limits,
+        "cap": limits.connection_cap(),
+        "forwarded": forwarded or ForwardedClients(),
+        "clients": {},
+    }
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,), namespace)
 
 
 class _GuardedH11Protocol(H11Protocol):
     limits: ClassVar[ConnectionLimits]
     cap: ClassVar[int]
-    #: Connections waiting for a request (nothing or part of one received), longest-waiting first.
-    waiting: ClassVar[dict[_GuardedH11Protocol, None]]
+    forwarded: ClassVar[ForwardedClients]
+    #: Every client with a connection open, by ``client_group``.
+    clients: ClassVar[dict[str, _Client]]
 
+    _client: _Client
     _deadline: asyncio.TimerHandle | None = None
     _served = False
+    _proxied = False
+    #: The request head this connection was last counted by (uvicorn's ``headers`` of its current request).
+    _head: object = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.cap:
-            oldest = next(iter(self.waiting), None)
-            if oldest is None:
+        peer = self.client[0] if self.client else ""
+        self._proxied = bool(peer) and self.forwarded.trusts(peer)
+        self._join(client_group(peer))
+        if len(self.connections) > self.cap and not self._make_room():
+            if any(client.waiting for client in self.clients.values()):
+                self._answer(
+                    503,
+                    "The server is at its connection limit, and this client already holds more connections than "
+                    "any client with an idle one: use fewer connections at once, or retry.",
+                )
+            else:
                 self._answer(503, "The server is at its connection limit, with a request in progress on each. Retry.")
-                return
-            oldest._close()
+            return
         self._wait()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
+        self._leave()
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -123,6 +162,31 @@ class _GuardedH11Protocol(H11Protocol):
         self._served = True
         self._track()
 
+    def _make_room(self) -> bool:
+        """At the cap: close the longest-waiting connection of the client holding the most, if that client
+        holds at least as many as this connection's own (counting this one); False if none may be closed."""
+        fullest: _Client | None = None
+        for client in self.clients.values():
+            if client.waiting and (fullest is None or client.fuller_than(fullest)):
+                fullest = client
+        if fullest is None or fullest.held < self._client.held:
+            return False
+        next(iter(fullest.waiting))._close()
+        return True
+
+    def _join(self, name: str) -> None:
+        client = self.clients.get(name)
+        if client is None:
+            client = self.clients[name] = _Client(name)
+        client.held += 1
+        self._client = client
+
+    def _leave(self) -> None:
+        client = self._client
+        client.held -= 1
+        if not client.held:
+            del self.clients[client.name]
+
     def _track(self) -> None:
         """Follow the request's progress: waiting for it, receiving its body, or done reading."""
         if self.transport.is_closing():
@@ -132,17 +196,30 @@ class _GuardedH11Protocol(H11Protocol):
         if state is h11.IDLE:
             # A kept-alive connection with nothing sent yet is uvicorn's (timeout_keep_alive); from its
             # first byte on, the request has read_timeout to arrive, like on a new connection.
-            if self not in self.waiting or (self._deadline is None and self.conn.trailing_data[0]):
+            if self not in self._client.waiting or (self._deadline is None and self.conn.trailing_data[0]):
                 self._wait()
         else:
-            self.waiting.pop(self, None)
+            self._client.waiting.pop(self, None)
             if state is not h11.SEND_BODY and self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
+            if self._proxied and self.headers is not self._head:
+                self._head = self.headers
+                self._follow_forwarded()
+
+    def _follow_forwarded(self) -> None:
+        """Count a trusted proxy's connection for the client its newest request names."""
+        assert self.client is not None  # _proxied
+        forwarded_for = [value for name, value in self.headers if name == b"x-forwarded-for"]
+        name = client_group(self.forwarded.client(self.client[0], forwarded_for))
+        if name != self._client.name:
+            self._leave()
+            self._join(name)
 
     def _wait(self) -> None:
-        self.waiting.pop(self, None)
-        self.waiting[self] = None
+        waiting = self._client.waiting
+        waiting.pop(self, None)
+        waiting[self] = self.loop.time()
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
@@ -150,7 +227,7 @@ class _GuardedH11Protocol(H11Protocol):
             self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
 
     def _stop_waiting(self) -> None:
-        self.waiting.pop(self, None)
+        self._client.waiting.pop(self, None)
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
@@ -167,11 +244,8 @@ class _GuardedH11Protocol(H11Protocol):
 
     def _answer(self, status: int, message: str) -> None:
         """Write a whole response without h11 (no request was read), then close the connection."""
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}})
-        reason = {408: "Request Timeout", 503: "Service Unavailable"}[status]
-        lines = [f"HTTP/1.1 {status} {reason}", "content-type: application/json", f"content-length: {len(body)}"]
-        lines += ["connection: close", *(["retry-after: 1"] if status == 503 else []), "", body]
-        self.transport.write("\r\n".join(lines).encode())
+        retry = [(b"retry-after", b"1")] if status == 503 else []
+        self.transport.write(raw_response(status, message, retry))
         self._close()
 
     def _close(self) -> None:

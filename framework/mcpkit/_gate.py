@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
+from ._http_errors import encode, send_json
 
 __all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
 
@@ -145,10 +145,7 @@ async def _respond(
     challenge: str | None = None,
     extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    payload = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    headers.extend(extra or [])
+    headers = list(extra or [])
     if challenge is not None:
         headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, status, encode(body), headers)

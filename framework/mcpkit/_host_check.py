@@ -8,27 +8,17 @@ listens beyond loopback without ``allowed_hosts`` is refused when it is built, w
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Sequence
 
 from mcp.server.transport_security import TransportSecuritySettings
 
+from ._addresses import is_loopback
 from ._errors import ConfigurationError
 
-__all__ = ["host_check", "is_loopback"]
+__all__ = ["host_check"]
 
 #: What the SDK allows on loopback: any port of the three loopback names.
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def host_check(

@@ -5,7 +5,9 @@ The SDK's 2025-11-25 transport parses bodies with pydantic's parser, which refus
 (HTTP 400, parse error); its 2026-07-28 transport parses with ``json.loads``, which lets the
 half character through to the tool and on into a result nothing can encode as UTF-8.
 ``ProtocolErrorMask`` reads every POST body first, in both eras, and passes a body that is not
-``is_plain`` to ``guard_body``. A lone surrogate inside a ``tools/call``'s arguments is
+``is_plain`` to ``guard_body``. A body over the server's limit is never held or scanned: it is handed
+on as soon as it is known to be too big (its ``Content-Length``, or what has arrived), and the SDK's
+limit answers 413 at once. A lone surrogate inside a ``tools/call``'s arguments is
 replaced (so either parser accepts the body) and its place is left in the ASGI scope, where the
 dispatcher finds it and answers ``INVALID_INPUT`` naming the argument. Anywhere else in a body
 (the method, the tool name, ``_meta``) the request gets HTTP 400.
@@ -17,11 +19,19 @@ import json
 import re
 from typing import Any
 
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp_types import PARSE_ERROR
 from starlette.types import Message, Receive, Scope, Send
 
-__all__ = ["LONE_SURROGATES_SCOPE_KEY", "guard_body", "is_plain", "lone_surrogate_problems", "replaying"]
+from ._http_errors import send_rpc_error
+
+__all__ = [
+    "LONE_SURROGATES_SCOPE_KEY",
+    "declared_length",
+    "guard_body",
+    "is_plain",
+    "lone_surrogate_problems",
+    "replaying",
+]
 
 #: Where the guard leaves the places in a tool's arguments that held a lone surrogate.
 LONE_SURROGATES_SCOPE_KEY = "mcpkit.lone_surrogates"
@@ -30,8 +40,6 @@ LONE_SURROGATES_SCOPE_KEY = "mcpkit.lone_surrogates"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 #: A surrogate code point left in a string by ``json.loads``, which joins every valid pair.
 _LONE = re.compile("[\ud800-\udfff]")
-#: A bigger body is passed on unread: the SDK refuses it (413) unless its body limit was raised.
-_MAX_HELD_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE
 #: How many places an error names at most.
 _MAX_PLACES = 5
 _ARGUMENTS = ("params", "arguments")
@@ -45,14 +53,15 @@ def is_plain(message: Message) -> bool:
     return body.find(b"\\") == -1 or _SURROGATE_ESCAPE.search(body) is None  # memchr first: most bodies have no "\\"
 
 
-async def guard_body(first: Message, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+async def guard_body(first: Message, scope: Scope, receive: Receive, send: Send, limit: int) -> Receive | None:
     """The rest of a POST body whose ``first`` message is not plain; what the SDK should receive from,
-    or None once the request has been refused."""
-    held, body = await _hold(first, receive, _declared_length(scope))
+    or None once the request has been refused. A body over ``limit`` bytes is handed on as soon as that is
+    known, unscanned, for the SDK to refuse."""
+    held, body = await _hold(first, receive, limit)
     if body is not None and _SURROGATE_ESCAPE.search(body) is not None:
         found = _examine(body)
         if isinstance(found, str):
-            await _refuse(send, found)
+            await send_rpc_error(send, 400, found, code=PARSE_ERROR)
             return None
         if found is not None:
             rewritten, places = found
@@ -65,20 +74,18 @@ async def guard_body(first: Message, scope: Scope, receive: Receive, send: Send)
     return replaying(held, receive)
 
 
-async def _hold(first: Message, receive: Receive, declared: int | None) -> tuple[list[Message], bytes | None]:
-    """The body's messages, and the body itself unless it is too big or the client went away."""
+async def _hold(first: Message, receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The body's messages, and the body itself unless it is over ``limit`` or the client went away."""
     held = [first]
-    if declared is not None and declared > _MAX_HELD_BYTES:
-        return held, None
     size = len(first.get("body", b""))
     message = first
     while message["type"] == "http.request" and message.get("more_body", False):
-        if size > _MAX_HELD_BYTES:
+        if size > limit:
             return held, None
         message = await receive()
         held.append(message)
         size += len(message.get("body", b""))
-    if message["type"] != "http.request":
+    if message["type"] != "http.request" or size > limit:
         return held, None
     return held, b"".join(m.get("body", b"") for m in held)
 
@@ -93,7 +100,8 @@ def replaying(held: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-def _declared_length(scope: Scope) -> int | None:
+def declared_length(scope: Scope) -> int | None:
+    """The body length the request's ``Content-Length`` states, if it states one."""
     for key, value in scope["headers"]:
         if key.lower() == b"content-length":
             return int(value) if value.isdigit() else None
@@ -168,10 +176,3 @@ def lone_surrogate_problems(places: tuple[str, ...]) -> list[str]:
     if len(places) > _MAX_PLACES:
         shown.append(f"and {len(places) - _MAX_PLACES} more places")
     return shown
-
-
-async def _refuse(send: Send, message: str) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": message}}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 400, "headers": headers})
-    await send({"type": "http.response.body", "body": body})

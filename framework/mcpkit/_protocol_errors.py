@@ -7,7 +7,9 @@ body too large", "Invalid Host header") or send a newcomer the wrong way ("Missi
 a 2026-07-28 request without its ``MCP-Protocol-Version`` header). This ASGI middleware replaces
 those bodies with fixed JSON-RPC errors that say what to do; the status, the id and every other
 response pass through unchanged. It also reads each POST body first, for the other difference
-between the two eras' body parsers: lone surrogates (``_lone_surrogates``).
+between the two eras' body parsers: lone surrogates (``_lone_surrogates``); a body over the server's
+limit is handed on unread (by its ``Content-Length``) or as soon as it is known to be too big, so the
+SDK refuses it at once and nothing here buffers or scans it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_types import INVALID_REQUEST
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._lone_surrogates import guard_body, is_plain, replaying
+from ._http_errors import encode, rpc_error
+from ._lone_surrogates import declared_length, guard_body, is_plain, replaying
 
 __all__ = ["ProtocolErrorMask"]
 
@@ -58,13 +60,15 @@ class ProtocolErrorMask:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        if scope["method"] == "POST":
-            # Read the body before the SDK: a plain one (whole, no surrogate escape) is handed back as it is.
+        limit = self._max_body_bytes
+        if scope["method"] == "POST" and (declared_length(scope) or 0) <= limit:
+            # Read the body before the SDK: a plain one (whole, no surrogate escape) is handed back as it is,
+            # and so is one already over the limit (one that says so in Content-Length is not even read).
             first = await receive()
-            if is_plain(first):
+            if len(first.get("body", b"")) > limit or is_plain(first):
                 receive = replaying([first], receive)
             else:
-                guarded = await guard_body(first, scope, receive, send)
+                guarded = await guard_body(first, scope, receive, send, limit)
                 if guarded is None:
                     return
                 receive = guarded
@@ -124,20 +128,15 @@ class ProtocolErrorMask:
             return None
         if status == 503:
             full = message == "Too many open sessions"
-            return (_error(_TABLE_FULL), [(b"retry-after", b"5")], ()) if full else None
+            return (rpc_error(_TABLE_FULL), [(b"retry-after", b"5")], ()) if full else None
         if message == _MISSING_SESSION:  # the session the SDK made for this request is gone again: drop its id
-            return _error(_missing_session(scope)), [], (b"mcp-session-id",)
+            return rpc_error(_missing_session(scope)), [], (b"mcp-session-id",)
         masked = _masked(body, message)
         return None if masked is None else (masked, [], ())
 
 
 def _plain(message: str) -> _Replacement:
-    return _error(message), [], ()
-
-
-def _error(message: str) -> bytes:
-    document = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}
-    return json.dumps(document, separators=(",", ":")).encode()
+    return rpc_error(message), [], ()
 
 
 def _header(scope: Scope, wanted: bytes) -> str:
@@ -179,5 +178,5 @@ def _masked(body: bytes, message: str) -> bytes | None:
             document: dict[str, Any] = json.loads(body)
             document["error"]["message"] = replacement
             document["error"].pop("data", None)
-            return json.dumps(document, separators=(",", ":")).encode()
+            return encode(document)
     return None

@@ -40,7 +40,8 @@ class Server:
 
     ``auth`` takes one authenticator or several (tried in order); a request
     without credentials is refused with 401 unless ``allow_anonymous=True``.
-    ``clock`` is what the framework and plugins read time from; tests replace it.
+    ``clock`` is what the framework and plugins read time from (``now()`` and ``monotonic()``); tests
+    replace it.
     """
 
     def __init__(
@@ -57,7 +58,7 @@ class Server:
     ) -> None:
         self.name = name
         self.version = version
-        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.clock: Clock = _clock(clock)
         self.allow_anonymous = allow_anonymous
         self.authenticators: tuple[Authenticator, ...] = _authenticators(auth)
         self._plugins: list[Plugin] = []
@@ -170,7 +171,8 @@ class Server:
         on loopback against loopback names; anywhere else ``allowed_hosts=["mcp.example.com"]`` is
         required (and ``allowed_origins`` for browser pages). Bodies over ``max_body_bytes`` get 413
         (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
-        in all and ``sessions_per_caller`` per identity (per address for anonymous callers), ended
+        in all and ``sessions_per_caller`` per identity (per address, or IPv6 /64, for anonymous
+        callers, who hold at most half the table on a server that also signs callers in), ended
         after ``session_idle_timeout`` seconds unused. Responses are plain JSON
         (``json_response=True``); pass False for SSE responses. See docs/deployment.md.
         """
@@ -180,7 +182,8 @@ class Server:
                 "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
             )
         security = host_check(host, allowed_hosts, allowed_origins)
-        sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout)
+        both = bool(self.authenticators) and self.allow_anonymous  # anonymous callers get half the table
+        sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
         limit = body_limit(max_body_bytes, self._plugins)
         sdk_app = self._sdk.streamable_http_app(
             streamable_http_path="/mcp",
@@ -276,6 +279,19 @@ class Server:
 
     def _say_serving(self, url: str) -> None:
         print(f"Serving {self.name} at {url} (Ctrl+C stops it)", flush=True)
+
+
+def _clock(clock: Clock | None) -> Clock:
+    if clock is None:
+        return SystemClock()
+    missing = [name for name in ("now", "monotonic") if not callable(getattr(clock, name, None))]
+    if missing:
+        raise ConfigurationError(
+            f"clock={clock!r} has no {' and no '.join(f'{name}()' for name in missing)}: a clock needs now() (wall "
+            "time, seconds since the epoch) and monotonic() (seconds that never go back, for durations); use "
+            "mcpkit.SystemClock() or mcpkit.ManualClock()."
+        )
+    return clock
 
 
 def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tuple[Authenticator, ...]:

@@ -4,7 +4,9 @@
 log line after the app has started, and turns a lifespan failure into a logged traceback. Here the
 socket is bound before anything else (a taken port is a ``ConfigurationError``), the app's lifespan
 runs inside uvicorn's startup so a plugin that cannot start raises its own error, and ``on_ready``
-is called once uvicorn accepts connections.
+is called once uvicorn accepts connections, with a URL a client can use (on loopback for a wildcard bind).
+The proxies whose ``X-Forwarded-For`` is believed are read once (``FORWARDED_ALLOW_IPS``) and given to both
+uvicorn (the ASGI scope's ``client``) and the connection guard (its per-client fair share).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
+from ._addresses import ForwardedClients, connect_host
 from ._connections import ACCEPT_BACKLOG, MAX_HEADER_BYTES, ConnectionLimits, guarded_protocol
 from ._errors import ConfigurationError
 
@@ -36,8 +39,9 @@ def serve_http(
     on_ready: Callable[[str], object],
 ) -> None:
     """Serve ``app`` on the bound ``sock`` until SIGINT or SIGTERM; ``on_ready(url)`` once it accepts."""
+    forwarded = ForwardedClients.from_environment()
     try:
-        protocol = guarded_protocol(limits)
+        protocol = guarded_protocol(limits, forwarded)
     except BaseException:
         sock.close()
         raise
@@ -50,6 +54,7 @@ def serve_http(
         backlog=ACCEPT_BACKLOG,
         timeout_keep_alive=limits.keep_alive_timeout,  # type: ignore[arg-type]  # a float works
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        forwarded_allow_ips=forwarded.trusted,
     )
     server = _Uvicorn(config, app, lambda: on_ready(url_of(sock)))
     try:
@@ -120,8 +125,8 @@ def _bind_failure(host: str, port: int, exc: OSError) -> str:
 
 
 def url_of(sock: socket.socket) -> str:
-    """The MCP URL a bound socket serves (with the port it really got)."""
+    """The MCP URL a client connects to for a bound socket (with the port it really got; loopback for a wildcard)."""
     address: Any = sock.getsockname()
-    host, port = address[0], address[1]
+    host, port = connect_host(address[0]), address[1]
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/mcp"

@@ -6,9 +6,12 @@ timeout, but no per-caller limit and no deadline for the handshake: one client s
 it (behind the auth gate, which says who is calling) that counts each caller's sessions: a caller at
 ``per_caller`` that opens another one ends its own least recently used session (a client whose sessions
 leak keeps working; a flooding one only churns its own), and a session that has not sent
-``notifications/initialized`` within ``handshake_timeout`` is ended. It ends sessions the way a client
-does, with a ``DELETE`` through the SDK's own HTTP interface. 2026-07-28 requests have no session and
-pass straight through.
+``notifications/initialized`` within ``handshake_timeout`` is ended. Anonymous callers are counted per
+client address (an IPv6 client per /64, ``_addresses``); on a server that also signs callers in, they
+hold at most half of ``max_sessions`` together, so anonymous traffic cannot fill the table for signed-in
+callers. Durations are measured on the clock's ``monotonic()``, so a wall clock set back or forward
+changes no deadline. It ends sessions the way a client does, with a ``DELETE`` through the SDK's own HTTP
+interface. 2026-07-28 requests have no session and pass straight through.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_types import INVALID_REQUEST
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ._addresses import client_group
 from ._clock import Clock
 from ._errors import ConfigurationError
 from ._gate import IDENTITY_SCOPE_KEY
+from ._http_errors import send_rpc_error
 
 __all__ = ["SessionGuard", "SessionLimits"]
 
@@ -35,20 +39,32 @@ logger = logging.getLogger("mcpkit.sessions")
 _HANDSHAKE_VERSIONS = frozenset(version.encode() for version in HANDSHAKE_PROTOCOL_VERSIONS)
 #: Sessions ended by one sweep at most (a request that sweeps waits for them); the rest wait for the next.
 _ENDED_PER_SWEEP = 256
-#: How often (framework clock seconds) the idle sessions are looked for; overdue handshakes are looked for always.
+#: How often (monotonic seconds) the idle sessions are looked for; overdue handshakes are looked for always.
 _IDLE_SWEEP_SECONDS = 10.0
+#: The prefix of an anonymous caller's owner (mcpkit's own: no token may claim a user id starting so).
+_ANONYMOUS = "anon:"
 #: The largest body read to see whether it is ``notifications/initialized``.
 _NOTIFICATION_BYTES = 4096
 
 
 @dataclass(frozen=True, slots=True)
 class SessionLimits:
-    """How many 2025-11-25 sessions a server keeps, per caller and in all, and for how long."""
+    """How many 2025-11-25 sessions a server keeps, per caller and in all, and for how long.
+
+    ``signed_in_too``: the server also signs callers in, so anonymous callers together keep at most
+    ``max_anonymous`` (half of ``max_sessions``) and the other half stays for signed-in callers.
+    """
 
     max_sessions: int = 10_000
     per_caller: int = 64
     idle_timeout: float = 1800.0
     handshake_timeout: float = 10.0
+    signed_in_too: bool = False
+
+    @property
+    def max_anonymous(self) -> int:
+        """How many sessions anonymous callers may hold together."""
+        return self.max_sessions // 2 if self.signed_in_too else self.max_sessions
 
     def __post_init__(self) -> None:
         for name, value in (("max_sessions", self.max_sessions), ("sessions_per_caller", self.per_caller)):
@@ -68,10 +84,12 @@ class SessionLimits:
 class _Session:
     session_id: bytes
     owner: str
+    anonymous: bool
     #: What the opening request carried that a DELETE for this session must carry too.
     path: str
     host: bytes | None
     user: Any
+    #: Monotonic clock readings.
     opened: float
     last_active: float
     ready: bool = False
@@ -93,6 +111,8 @@ class SessionGuard:
         self._pending: dict[bytes, _Session] = {}
         #: owner -> opening requests in flight (counted against the limit until they are answered).
         self._opening: dict[str, int] = {}
+        #: Sessions of anonymous callers, and their opening requests in flight.
+        self._anonymous = 0
         self._base: Scope = {}
         self._next_idle_sweep = 0.0
         self._warned_at = -math.inf
@@ -121,9 +141,10 @@ class SessionGuard:
     # -- opening --------------------------------------------------------------------------------------
 
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
-        now = self._clock().now()
+        now = self._clock().monotonic()
         await self._end_all(self._overdue(now))
         owner = _owner(scope)
+        anonymous = owner.startswith(_ANONYMOUS)
         held = self._by_owner.get(owner, {})
         victim = None
         if len(held) + self._opening.get(owner, 0) >= self._limits.per_caller:
@@ -133,8 +154,15 @@ class SessionGuard:
                 return
             self._warn(owner, now)
             self._forget(victim)
+        elif anonymous and self._anonymous >= self._limits.max_anonymous:
+            victim = self._anonymous_victim(owner)
+            if victim is None:
+                await _refuse_anonymous(send)
+                return
+            self._forget(victim)
         # Counted before anything is awaited, so concurrent openings by one caller cannot overshoot its limit.
         self._opening[owner] = self._opening.get(owner, 0) + 1
+        self._anonymous += anonymous
         reserved = True
 
         async def registering_send(message: Message) -> None:
@@ -144,7 +172,7 @@ class SessionGuard:
                 self._release(owner)
                 minted = _header(message.get("headers", ()), b"mcp-session-id")
                 if message["status"] < 400 and minted is not None:
-                    self._register(minted, owner, scope, self._clock().now())
+                    self._register(minted, owner, scope, self._clock().monotonic())
             await send(message)
 
         try:
@@ -155,7 +183,23 @@ class SessionGuard:
             if reserved:
                 self._release(owner)
 
+    def _anonymous_victim(self, opener: str) -> _Session | None:
+        """At the anonymous callers' limit: the least recently used idle session of the anonymous caller
+        holding the most, if that is the opener or holds at least as many as the opener would; else None."""
+        victim: _Session | None = None
+        most = 0
+        for owner, held in self._by_owner.items():
+            if owner.startswith(_ANONYMOUS) and len(held) > most:
+                idle = next((s for s in held.values() if not s.posts_in_flight), None)
+                if idle is not None:
+                    victim, most = idle, len(held)
+        would_hold = len(self._by_owner.get(opener, ())) + self._opening.get(opener, 0) + 1
+        if victim is None or (victim.owner != opener and most < would_hold):
+            return None
+        return victim
+
     def _release(self, owner: str) -> None:
+        self._anonymous -= owner.startswith(_ANONYMOUS)
         left = self._opening[owner] - 1
         if left:
             self._opening[owner] = left
@@ -165,17 +209,18 @@ class SessionGuard:
     def _register(self, session_id: bytes, owner: str, scope: Scope, now: float) -> None:
         if not self._base:
             self._base = {key: scope[key] for key in ("asgi", "scheme", "root_path", "server", "app") if key in scope}
-        session = _Session(
-            session_id, owner, scope["path"], _header(scope["headers"], b"host"), scope.get("user"), now, now
-        )
+        host = _header(scope["headers"], b"host")
+        anonymous = owner.startswith(_ANONYMOUS)
+        session = _Session(session_id, owner, anonymous, scope["path"], host, scope.get("user"), now, now)
         self._sessions[session_id] = session
         self._by_owner.setdefault(owner, {})[session_id] = session
         self._pending[session_id] = session
+        self._anonymous += anonymous
 
     # -- using ----------------------------------------------------------------------------------------
 
     async def _use(self, session: _Session, scope: Scope, receive: Receive, send: Send) -> None:
-        now = self._clock().now()
+        now = self._clock().monotonic()
         if not session.ready and now >= session.opened + self._limits.handshake_timeout:
             await self._end_all([session])  # the SDK now answers 404: the client opens a new session
             await self._app(scope, receive, send)
@@ -212,7 +257,7 @@ class SessionGuard:
         finally:
             session.in_flight -= 1
             session.posts_in_flight -= is_post
-            session.last_active = self._clock().now()
+            session.last_active = self._clock().monotonic()
             if method == "DELETE" and 200 <= status < 300:
                 self._forget(session)
 
@@ -238,6 +283,7 @@ class SessionGuard:
         if self._sessions.pop(session.session_id, None) is None:
             return
         self._pending.pop(session.session_id, None)
+        self._anonymous -= session.anonymous
         held = self._by_owner[session.owner]
         del held[session.session_id]
         if not held:
@@ -297,12 +343,13 @@ class SessionGuard:
 
 
 def _owner(scope: Scope) -> str:
-    """Whose session this is: the signed-in identity, or the client's address for anonymous callers."""
+    """Whose session this is: the signed-in identity, or the client's address (IPv6: its /64) for anonymous
+    callers."""
     identity = scope.get(IDENTITY_SCOPE_KEY)
     if identity is not None:
         return str(identity.user_id)
     client = scope.get("client")
-    return f"anonymous@{client[0] if client else '?'}"
+    return _ANONYMOUS + (client_group(client[0]) if client else "?")
 
 
 def _header(headers: Any, wanted: bytes) -> bytes | None:
@@ -328,11 +375,13 @@ async def _refuse(send: Send, limit: int) -> None:
         "Wait for one to finish or end one (DELETE /mcp with its Mcp-Session-Id), then retry; or use protocol "
         "2026-07-28, which needs no session."
     )
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": message}}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", b"1"),
-    ]
-    await send({"type": "http.response.start", "status": 429, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    await send_rpc_error(send, 429, message, extra=[(b"retry-after", b"1")])
+
+
+async def _refuse_anonymous(send: Send) -> None:
+    message = (
+        "The 2025-11-25 sessions this server keeps for anonymous callers (half of max_sessions) are all in use. "
+        "Sign in (half of the table is kept for signed-in callers), retry later, or use protocol 2026-07-28, "
+        "which needs no session."
+    )
+    await send_rpc_error(send, 503, message, extra=[(b"retry-after", b"5")])

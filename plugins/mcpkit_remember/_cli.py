@@ -196,14 +196,18 @@ def _purge_command(args: argparse.Namespace) -> int:
 
 
 def _execute(args: argparse.Namespace, action: Any) -> int:
+    """Run ``action`` on the store; exit code 2 for a configuration mistake, 1 for a store that fails."""
     try:
         config, store, keyring = _open(args.store, args.redis_prefix)
-    except ConfigurationError as exc:
+    except ValueError as exc:  # ConfigurationError, or a Redis prefix the store refuses
         print(f"mcpkit remember: {exc}", file=sys.stderr)
-        return 1
+        return 2
 
     async def go() -> Any:
-        await store.open()
+        try:
+            await store.open()
+        except ValueError as exc:  # a store URL its client cannot read: a port or database that is not a number
+            raise ConfigurationError(f"The store URL for {config.describe()} cannot be used: {exc}") from None
         try:
             return await action(store, keyring)
         finally:
@@ -211,6 +215,9 @@ def _execute(args: argparse.Namespace, action: Any) -> int:
 
     try:
         report = anyio.run(go)
+    except ConfigurationError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
     except StoreUnavailableError as exc:
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 1

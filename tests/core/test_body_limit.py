@@ -1,19 +1,23 @@
 """The request body limit: 256 KiB by default, what a plugin needs, or ``max_body_bytes``; 413 says what to do.
 
 Bodies are sent as raw bytes through ``server.http_app()``, with ``Content-Length`` and chunked (an
-async iterator: no ``Content-Length``), in both protocol eras.
+async iterator: no ``Content-Length``), in both protocol eras; and over real sockets to ``mcpkit run``,
+where a body arrives in pieces, to see that the 413 comes before the rest of an oversized body is sent.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import mcp_types as types
 import pytest
 
+from core._served import connect, mcpkit_run, read_response
 from core._support import ACCEPT, LEGACY, MODERN, NOUR_KEY, bearer, body_of, open_legacy_session, running
 from mcpkit import ConfigurationError, Plugin, Server, StaticKeys, ToolContext, app, tool
 from mcpkit_remember import RememberPlugin
@@ -137,3 +141,48 @@ async def test_the_largest_value_remember_stores_by_default_fits_even_with_every
 
     assert len(body) > 3 * 64 * 1024 - 100
     assert body_of(response)["result"]["structuredContent"] == {"kept": True}
+
+
+# -- over real sockets: an oversized body is refused before it has arrived ---------------------------------
+
+#: The start of a call whose text holds a lone surrogate escape: a body the lone-surrogate guard would examine.
+SURROGATE_CALL = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"\\ud800'
+POST_HEAD = (
+    "POST /mcp HTTP/1.1",
+    "Host: 127.0.0.1",
+    "Content-Type: application/json",
+    "Accept: application/json, text/event-stream",
+    "MCP-Protocol-Version: 2026-07-28",
+    "Mcp-Method: tools/call",
+    "Mcp-Name: echo",
+)
+
+
+def answer_to_a_part(sock: socket.socket, head: list[str], sent: bytes) -> bytes:
+    """Send ``head`` and the ``sent`` part of a body whose rest never comes; the response, if any comes."""
+    sock.sendall("\r\n".join([*head, "", ""]).encode() + sent)
+    try:
+        return read_response(sock)
+    except TimeoutError:
+        return b"<no answer: the server is still reading the body>"
+
+
+def chunked(body: bytes, size: int = 16 * 1024) -> bytes:
+    parts = [body[start : start + size] for start in range(0, len(body), size)]
+    return b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in parts)
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_body_over_the_limit_gets_413_before_it_has_arrived_even_with_a_lone_surrogate(
+    tmp_path: Path, framing: str
+) -> None:
+    part = SURROGATE_CALL + b"x" * (DEFAULT_LIMIT + 16 * 1024)  # over the limit, and the rest never sent
+    with mcpkit_run(tmp_path, "--read-timeout", "60") as port, connect(port) as sock:
+        if framing == "content-length":  # says it is 1 MiB: refused on its head
+            answer = answer_to_a_part(sock, [*POST_HEAD, f"Content-Length: {1024 * 1024}"], part[: 16 * 1024])
+        else:  # says nothing: refused once the limit is passed
+            answer = answer_to_a_part(sock, [*POST_HEAD, "Transfer-Encoding: chunked"], chunked(part))
+
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    message = json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["message"]
+    assert message.startswith("The request body is over this server's limit of 262,144 bytes (max_body_bytes).")

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from core._support import NOUR_KEY
-from mcpkit import Clock, ManualClock, Server, StaticKeys, SystemClock, ToolContext, app, tool
+from mcpkit import Clock, ConfigurationError, ManualClock, Server, StaticKeys, SystemClock, ToolContext, app, tool
 from mcpkit.testing import CallAs
 
 SEEN_CLOCKS: list[Clock] = []
@@ -88,3 +88,30 @@ async def test_a_tool_reads_the_servers_clock_and_sees_it_move(
     assert second == {"now": start + 3_600}
     assert mcpkit_server.clock is clock
     assert all(seen is clock for seen in SEEN_CLOCKS)
+
+
+def test_a_manual_clocks_monotonic_reading_moves_with_advance_and_not_with_set() -> None:
+    clock = ManualClock(start=1_000.0)
+    start = clock.monotonic()
+
+    clock.advance(90)
+    clock.set(5.5)  # the wall clock corrected backwards: durations are not
+    clock.set(10_000.0)
+
+    assert clock.monotonic() == start + 90
+
+
+def test_the_system_clocks_monotonic_reading_is_time_monotonic() -> None:
+    before = time.monotonic()
+    reading = SystemClock().monotonic()
+
+    assert before <= reading <= time.monotonic()
+
+
+def test_a_clock_without_monotonic_is_refused_when_the_server_is_built() -> None:
+    class WallOnly:
+        def now(self) -> float:
+            return 0.0
+
+    with pytest.raises(ConfigurationError, match=r"has no monotonic\(\): a clock needs now\(\) \(wall time"):
+        Server([TimeApp], allow_anonymous=True, clock=WallOnly())  # type: ignore[arg-type]

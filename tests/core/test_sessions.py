@@ -141,6 +141,21 @@ async def test_anonymous_callers_are_counted_by_their_address() -> None:
         assert [await works(one, sid) for sid in mine] == [False, True, True]
 
 
+async def test_anonymous_ipv6_callers_are_counted_by_their_64_bit_prefix() -> None:
+    asgi = make_server().http_app(sessions_per_caller=2)
+    async with (
+        running(asgi),
+        from_address(asgi, "2001:db8:1:2::1") as one,
+        from_address(asgi, "2001:db8:1:2:ffff::99") as same_host,
+        from_address(asgi, "2001:db8:1:3::1") as neighbour,
+    ):
+        theirs = await open_legacy_session(neighbour)
+        mine = [await open_legacy_session(one), await open_legacy_session(same_host), await open_legacy_session(one)]
+
+        assert await works(neighbour, theirs)  # another /64: another caller
+        assert [await works(one, sid) for sid in mine] == [False, True, True]  # one /64: one caller
+
+
 async def test_a_session_that_never_sent_initialized_is_ended_after_ten_seconds() -> None:
     clock = ManualClock()
     async with running(make_server(clock).http_app()) as http:
@@ -242,3 +257,101 @@ def test_unusable_session_limits_are_refused_when_the_app_is_built(options: dict
 
 async def _append(answers: list[httpx2.Response], call: Any) -> None:
     answers.append(await call)
+
+
+# -- anonymous callers and signed-in callers share the table --------------------------------------------------
+
+
+async def test_anonymous_callers_together_hold_at_most_half_the_table_when_callers_also_sign_in() -> None:
+    asgi = make_server().http_app(max_sessions=8, sessions_per_caller=4)
+    async with running(asgi) as http:
+        flood = []
+        for n in range(12):  # anonymous callers from twelve addresses
+            async with from_address(asgi, f"192.0.2.{n + 1}") as stranger:
+                flood.append(await initialize(stranger))
+        nours = [await open_legacy_session(http, token=NOUR_KEY) for _ in range(2)]
+        sams = [await open_legacy_session(http, token=SAM_KEY) for _ in range(2)]
+
+        assert {response.status_code for response in flood} == {200}
+        assert [await works(http, sid, NOUR_KEY) for sid in nours] == [True, True]
+        assert [await works(http, sid, SAM_KEY) for sid in sams] == [True, True]
+        alive = []
+        for n, response in enumerate(flood):
+            async with from_address(asgi, f"192.0.2.{n + 1}") as stranger:
+                alive.append(await works(stranger, response.headers["mcp-session-id"]))
+        assert alive == [False] * 8 + [True] * 4  # the newest four: half of max_sessions
+
+
+async def test_at_the_anonymous_half_the_anonymous_caller_holding_the_most_gives_one_up() -> None:
+    asgi = make_server().http_app(max_sessions=8, sessions_per_caller=4)
+    async with (
+        running(asgi),
+        from_address(asgi, "192.0.2.1") as busy,
+        from_address(asgi, "192.0.2.2") as light,
+        from_address(asgi, "192.0.2.3") as newcomer,
+    ):
+        busys = [await open_legacy_session(busy) for _ in range(3)]
+        lights = [await open_legacy_session(light)]
+        newcomers = [await open_legacy_session(newcomer)]
+
+        assert [await works(busy, sid) for sid in busys] == [False, True, True]  # its least recently used
+        assert await works(light, lights[0])
+        assert await works(newcomer, newcomers[0])
+
+
+async def test_on_a_server_without_sign_in_anonymous_callers_may_fill_the_whole_table() -> None:
+    server = Server([IdentityApp], allow_anonymous=True)
+    asgi = server.http_app(max_sessions=4, sessions_per_caller=1)
+    async with running(asgi):
+        opened = []
+        for n in range(4):
+            async with from_address(asgi, f"192.0.2.{n + 1}") as stranger:
+                opened.append(await works(stranger, await open_legacy_session(stranger)))
+
+    assert opened == [True] * 4
+
+
+async def test_when_the_anonymous_half_is_busy_a_new_anonymous_caller_gets_503_saying_to_sign_in() -> None:
+    global HOLD
+    HOLD = Hold(2)
+    asgi = make_server().http_app(max_sessions=4, sessions_per_caller=2)
+    async with running(asgi) as http, from_address(asgi, "192.0.2.1") as busy:
+        sessions = [await open_legacy_session(busy) for _ in range(2)]
+        async with anyio.create_task_group() as group:
+            for sid in sessions:
+                group.start_soon(lambda sid=sid: call_legacy(busy, sid, "wait"))
+            with anyio.fail_after(10):
+                await HOLD.all_in.wait()
+            async with from_address(asgi, "192.0.2.2") as stranger:
+                refused = await initialize(stranger)
+            signed_in = await initialize(http, NOUR_KEY)
+            HOLD.release.set()
+
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "5"
+    assert refused.json()["error"]["message"].startswith(
+        "The 2025-11-25 sessions this server keeps for anonymous callers (half of max_sessions) are all in use."
+    )
+    assert signed_in.status_code == 200
+
+
+# -- durations on the monotonic clock ------------------------------------------------------------------------
+
+
+async def test_a_wall_clock_set_forward_ends_no_handshake_early() -> None:
+    clock = ManualClock()
+    async with running(make_server(clock).http_app()) as http:
+        silent = (await initialize(http, NOUR_KEY)).headers["mcp-session-id"]
+        clock.set(clock.now() + 3600)  # NTP, or an operator, corrects the wall clock by an hour
+
+        assert await works(http, silent, NOUR_KEY)
+
+
+async def test_a_wall_clock_set_back_keeps_no_handshake_alive_for_longer() -> None:
+    clock = ManualClock()
+    async with running(make_server(clock).http_app()) as http:
+        silent = (await initialize(http, NOUR_KEY)).headers["mcp-session-id"]
+        clock.set(clock.now() - 3600)
+        clock.advance(10)
+
+        assert not await works(http, silent, NOUR_KEY)

@@ -24,11 +24,11 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 import conformance.run as conformance
 import helpdesk._drafts as helpdesk_drafts
 import helpdesk._startup as helpdesk_startup
+import mcpkit._addresses as addresses
 import mcpkit._body_limit as body_limit
 import mcpkit._connections as connections
 import mcpkit._gate as gate
 import mcpkit._jwt_auth as jwt_auth
-import mcpkit._lone_surrogates as lone_surrogates
 import mcpkit._static_keys as static_keys
 import mcpkit_remember._glob as glob
 import mcpkit_remember._index as index
@@ -111,6 +111,8 @@ UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
 SESSION_TTL = "day" if plugin.DEFAULT_SESSION_TTL == 86400 else f"{plugin.DEFAULT_SESSION_TTL} s"
 EXPIRY_MARGIN = words(redis_store.EXPIRY_MARGIN_MS / 1000, "seconds")
 MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
+#: How much of the session table anonymous callers may hold on a server that also signs callers in.
+ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(signed_in_too=True).max_anonymous]
 
 STATED = [
     # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
@@ -212,7 +214,18 @@ STATED = [
     Stated("deployment.md", "| Request head | {} |", kib(connections.MAX_HEADER_BYTES)),
     Stated("deployment.md", "A request head over {} gets 400", kib(connections.MAX_HEADER_BYTES)),
     Stated("deployment.md", "`notifications/initialized` within {} seconds", int(SessionLimits().handshake_timeout)),
-    Stated("architecture.md", "Bodies over the SDK's default limit ({})", mib(lone_surrogates._MAX_HELD_BYTES)),
+    # per-client accounting and the session table's halves
+    Stated("deployment.md", "(an IPv6 client per /{}: one host", addresses.IPV6_CLIENT_PREFIX),
+    Stated("deployment.md", "commonly given a whole /{}, and", addresses.IPV6_CLIENT_PREFIX),
+    Stated("deployment.md", "an IPv4 address or an IPv6 /{} (behind", addresses.IPV6_CLIENT_PREFIX),
+    Stated("architecture.md", "an IPv6 client per /{}: `_addresses.py`", addresses.IPV6_CLIENT_PREFIX),
+    Stated("architecture.md", "the client (IPv4 address or IPv6 /{}) holding", addresses.IPV6_CLIENT_PREFIX),
+    Stated("errors.md", "(an IPv4 address or IPv6 /{}) already", addresses.IPV6_CLIENT_PREFIX),
+    Stated("deployment.md", "anonymous callers together hold at most {} of `max_sessions`", ANONYMOUS_SHARE),
+    Stated("deployment.md", "| {} of `max_sessions` on a server that also signs", ANONYMOUS_SHARE),
+    Stated("errors.md", "for anonymous callers ({} of max_sessions)", ANONYMOUS_SHARE),
+    Stated("architecture.md", "anonymous sessions together are capped at {} the table", ANONYMOUS_SHARE),
+    Stated("deployment.md", "({} by default; the", " and ".join(addresses.DEFAULT_FORWARDED_ALLOW_IPS.split(","))),
     Stated("tools.md", '`server.run(transport="http", host="127.0.0.1", port={})`', default_of(Server.run, "port")),
     # what to install
     Stated("README.md", "with Python {} or newer", python_floor()),
@@ -245,6 +258,8 @@ STATED = [
 NOT_CONSTANTS = {
     "deployment.md": [
         "hold the server's event loop for most of a second",  # a measurement
+        "sets forward or back by an hour",  # prose: what the monotonic clock is proof against
+        "alive for an hour longer",  # prose
         "sets the limit outright (at least 1 KiB)",  # pinned by test_body_limit.py
     ],
     "errors.md": [],

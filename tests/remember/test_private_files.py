@@ -75,7 +75,7 @@ async def test_a_secret_file_others_can_read_is_refused_with_the_chmod_that_fixe
     assert "has mode 0644" in message
     assert f"Run `chmod 600 {secret_file}`" in message
     cli = remember_cli(database)
-    assert cli.returncode == 1
+    assert cli.returncode == 2  # a configuration mistake
     assert f"`chmod 600 {secret_file}`" in cli.stderr
     run_the_fix(message)
     assert await set_then_read_with(database, KNOWN) == "kept"  # fixed, the same file is used
@@ -90,7 +90,7 @@ async def test_a_secret_file_of_another_user_is_refused_with_the_chown_that_fixe
     assert f"belongs to nobody (uid {NOBODY}), not to root (uid 0)" in message
     assert f"run `chown root {secret_file} && chmod 600 {secret_file}`" in message
     cli = remember_cli(database)
-    assert cli.returncode == 1
+    assert cli.returncode == 2  # a configuration mistake
     assert f"uid {NOBODY}" in cli.stderr
     run_the_fix(message)
     assert await set_then_read_with(database, KNOWN) == "kept"
@@ -102,7 +102,7 @@ async def test_a_symlinked_secret_file_is_refused_even_when_it_points_at_a_priva
     (tmp_path / "remember.db.secret").symlink_to(elsewhere)
     message = await refusal_to_start(database)
     assert f"is a symbolic link (to {elsewhere})" in message
-    assert remember_cli(database).returncode == 1
+    assert remember_cli(database).returncode == 2  # a configuration mistake
     run_the_fix(message)
     assert stat.S_ISREG((tmp_path / "remember.db.secret").lstat().st_mode)
     assert await set_then_read_with(database, KNOWN) == "kept"

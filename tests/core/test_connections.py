@@ -1,0 +1,111 @@
+"""The connection cap's fair share, over real sockets to a real ``mcpkit run``: one client cannot take every slot.
+
+At ``max_connections`` a new connection closes the longest-waiting connection of the client holding the
+most. The clients here connect from different loopback addresses (127.0.0.2, 127.0.0.3: any 127.x reaches
+the server on Linux), or through a "proxy" on 127.0.0.1, which uvicorn trusts by default, naming the
+client in ``X-Forwarded-For``.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import time
+from pathlib import Path
+
+from core._served import ANSWER_SECONDS, connect, exchange, mcpkit_run
+
+CAP = 16  # the smallest max_connections a server accepts
+#: Connections kept long enough for the test: no timer of the server's may close one meanwhile.
+ARGS = ("--max-connections", str(CAP), "--keep-alive-timeout", "60", "--read-timeout", "60")
+#: New connections made once the server is at its cap: each closes one connection.
+NEWCOMERS = 5
+
+
+def served_404(sock: socket.socket, *headers: str) -> bool:
+    return exchange(sock, *headers).startswith(b"HTTP/1.1 404 ")
+
+
+def closed_by_the_server(sockets: list[socket.socket], count: int) -> list[socket.socket]:
+    """Wait (on the sockets, a real process has no clock) until ``count`` of ``sockets`` have been closed."""
+    closed: list[socket.socket] = []
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while len(closed) < count and time.monotonic() < deadline:
+        readable, _, _ = select.select([s for s in sockets if s not in closed], [], [], 0.2)
+        for sock in readable:
+            try:
+                if sock.recv(1) == b"":
+                    closed.append(sock)
+            except ConnectionResetError:
+                closed.append(sock)
+    return closed
+
+
+def environment_without_trusted_proxies() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name != "FORWARDED_ALLOW_IPS"}
+
+
+def test_a_client_holding_the_most_connections_gives_up_its_own_when_new_ones_come(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS) as port:
+        mine = connect(port, "127.0.0.3")
+        assert served_404(mine)  # now kept alive, idle: the longest-waiting connection of all
+        flood = [connect(port, "127.0.0.2") for _ in range(CAP - 1)]  # the server is at its cap
+        flood += [connect(port, "127.0.0.2") for _ in range(NEWCOMERS)]
+        closed = closed_by_the_server([mine, *flood], NEWCOMERS)
+
+        assert mine not in closed
+        assert set(closed) == set(flood[:NEWCOMERS])  # the flood's own longest-waiting ones
+        assert served_404(mine)
+        for sock in [mine, *flood]:
+            sock.close()
+
+
+def test_behind_a_trusted_proxy_connections_count_for_the_client_each_request_names(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS, env=environment_without_trusted_proxies()) as port:  # trusted: loopback
+        mine = connect(port)
+        assert served_404(mine, "X-Forwarded-For: 203.0.113.9")
+        flood = [connect(port) for _ in range(CAP - 1)]
+        assert all(served_404(sock, "X-Forwarded-For: 198.51.100.7") for sock in flood)
+        newcomers = [connect(port) for _ in range(NEWCOMERS)]  # from the proxy, no request yet
+        closed = closed_by_the_server([mine, *flood, *newcomers], NEWCOMERS)
+
+        assert mine not in closed
+        assert set(closed) == set(flood[:NEWCOMERS])
+        assert served_404(mine, "X-Forwarded-For: 203.0.113.9")
+        for sock in [mine, *flood, *newcomers]:
+            sock.close()
+
+
+def test_the_x_forwarded_for_of_a_client_that_is_not_a_trusted_proxy_is_ignored(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS, env=environment_without_trusted_proxies()) as port:
+        mine = connect(port, "127.0.0.3")
+        assert served_404(mine)
+        flood = [connect(port, "127.0.0.2") for _ in range(CAP - 1)]
+        assert all(served_404(sock, f"X-Forwarded-For: 203.0.113.{n}") for n, sock in enumerate(flood))  # lies
+        flood += [connect(port, "127.0.0.2") for _ in range(NEWCOMERS)]
+        closed = closed_by_the_server([mine, *flood], NEWCOMERS)
+
+        assert mine not in closed
+        assert set(closed) == set(flood[:NEWCOMERS])
+        for sock in [mine, *flood]:
+            sock.close()
+
+
+def test_when_every_connection_is_busy_or_the_newcomers_client_holds_the_most_it_gets_503(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS) as port:
+        mine = connect(port, "127.0.0.3")
+        assert served_404(mine)
+        flood = [connect(port, "127.0.0.2") for _ in range(CAP - 1)]
+        head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+        for sock in flood:  # each one a request in progress: its head read, its body awaited (100 Continue)
+            sock.sendall(head)
+            assert sock.recv(65536).startswith(b"HTTP/1.1 100 ")
+        refused = connect(port, "127.0.0.2")
+        answer = refused.recv(65536)
+
+        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
+        assert b"this client already holds more connections than any client with an idle one" in answer
+        assert served_404(mine)
+        for sock in [mine, *flood, refused]:
+            sock.close()
