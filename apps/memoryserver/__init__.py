@@ -12,7 +12,7 @@ from mcpkit import Server
 
 from ._server import SERVER_NAME, create_server
 from ._signin import DEMO_KEYS, KEYS_VARIABLE, SignIn, load_sign_in
-from ._startup import connect_url, startup_message
+from ._startup import startup_message
 from ._tools import MEMORY_TOOL_NAMES, MEMORY_TOOLS
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "MEMORY_TOOL_NAMES",
     "SERVER_NAME",
     "SignIn",
-    "connect_url",
     "create_server",
     "load_sign_in",
     "server",

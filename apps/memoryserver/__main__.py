@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from urllib.parse import urlsplit
 
 from mcpkit import ConfigurationError, StartupError
 from mcpkit_remember import parse_store_url
@@ -60,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = create_server(args.store, sign_in.authenticators)
 
         def serving(url: str) -> None:  # called once the port is bound and the store is open
-            print(startup_message(args.host, urlsplit(url).port or args.port, store, sign_in), flush=True)
+            print(startup_message(url, store, sign_in), flush=True)
 
         server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
     except ConfigurationError as exc:

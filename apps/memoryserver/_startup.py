@@ -9,18 +9,9 @@ from mcpkit_remember import StoreConfig
 from ._signin import JWT_PUBLIC_KEY_VARIABLE, JWT_SECRET_VARIABLE, KEYS_VARIABLE, SignIn
 from ._tools import MEMORY_TOOL_NAMES
 
-__all__ = ["connect_url", "startup_message"]
+__all__ = ["startup_message"]
 
-_WILDCARD = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
-
-
-def connect_url(host: str, port: int) -> str:
-    """The URL a client on this machine connects to (a wildcard bind is reached on loopback)."""
-    shown = _WILDCARD.get(host, host)
-    if ":" in shown and not shown.startswith("["):
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}/mcp"
 
 
 def _sign_in_lines(sign_in: SignIn) -> list[str]:
@@ -47,9 +38,8 @@ def _secret_line(store: StoreConfig) -> str:
     return "Memories are encrypted with a secret made up for this process (and lost with it)."
 
 
-def startup_message(host: str, port: int, store: StoreConfig, sign_in: SignIn) -> str:
-    """The lines printed once the server listens."""
-    url = connect_url(host, port)
+def startup_message(url: str, store: StoreConfig, sign_in: SignIn) -> str:
+    """The lines printed once the server listens at ``url`` (the one the server reports: always connectable)."""
     if sign_in.keys:
         label = next(iter(sign_in.keys))
         token = sign_in.keys[label] if sign_in.demo else f"<key for {label} from {KEYS_VARIABLE}>"
