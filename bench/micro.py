@@ -64,7 +64,9 @@ def caller(user: str) -> Caller:
 class Bench:
     """One started plugin on one store, and a ``Remember`` for any caller."""
 
-    def __init__(self, store: str, tmp: Path, prefix: str, *, plain: bool = False, search: bool = False) -> None:
+    def __init__(
+        self, store: str, tmp: Path, prefix: str, *, plain: bool = False, search: bool = False, quotas: bool = True
+    ) -> None:
         self.store = store
         self.prefix = prefix
         self.plugin = RememberPlugin.init(
@@ -74,6 +76,7 @@ class Bench:
             secret=REMEMBER_SECRET,
             redis_prefix=prefix,
             search=search,
+            **({} if quotas else {"max_values": None, "max_bytes": None}),
         )
         self.plugin.setup(PluginSetup("bench", "bench", "bench", ("bench",), SystemClock))
         if plain:

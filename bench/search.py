@@ -139,7 +139,7 @@ async def latency(store: str, tmp: Path, prefix: str, sizes: list[int], others: 
     rng = random.Random(SEED)
     asked = queries(rng)
     out: dict[str, Any] = {"others": others}
-    async with Bench(store, tmp, prefix, search=True) as bench:
+    async with Bench(store, tmp, prefix, search=True, quotas=False) as bench:  # 100k values: past max_values
         started = time.perf_counter()
         if store == "memory":
             await fill_others_memory(bench, others, time.time())

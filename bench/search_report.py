@@ -74,9 +74,11 @@ def search_section(search: dict[str, Any]) -> list[str]:
     lines = [
         "## Search (`self.remember.search`)",
         "",
+        *([search["note"], ""] if search.get("note") else []),
         f"One caller's values, written through `self.remember.set` (8-16 Zipf-distributed words each, from"
         f" {5000:,} pseudo-words), among other owners' values written straight into the same store with their"
-        f" postings; {search['queries']} queries of 1-3 words, `limit=10`, in process on one core; p50 / p99 in"
+        f" postings (quotas lifted: 100,000 values is past the default `max_values`); {search['queries']} queries"
+        " of 1-3 words, `limit=10`, in process on one core; p50 / p99 in"
         " ms. The FTS5 row is the same texts and queries in a plain-text SQLite FTS5 table (`porter unicode61`,"
         ' `owner:"me" AND (w1 OR w2)`, values read back), queried from one worker thread as the SQLite store'
         " is.",

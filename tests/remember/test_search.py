@@ -15,7 +15,7 @@ from mcpkit_remember._cli import purge_user, rotate
 from mcpkit_remember._keyring import Keyring
 from redis_fixtures import PrivateRedis
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem, refused, static_user_id
-from remember.test_rotation import opened_store
+from remember.test_rotation import mcpkit, opened_store
 
 # A small labelled set: what Nour keeps, and which key each query must find first.
 NOTES = {
@@ -310,3 +310,15 @@ async def test_rotate_keeps_each_values_postings_or_their_absence(store_options:
         assert sorted([record.indexed async for record in store.scan()]) == [False, True]
     async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         assert await found(callers("nour"), "printer") == ["indexed"]
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])  # the command once; rotate(reindex=True) runs on every store
+async def test_the_reindex_command_makes_values_kept_before_search_findable(store_options: dict[str, Any]) -> None:
+    clock = ManualClock()
+    async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
+        await keep_notes(callers("nour"))
+    done = mcpkit("reindex", "--store", f"sqlite:///{store_options['path']}", secret=SECRET)
+    assert done.returncode == 0, done.stderr
+    assert f"rotated 0, already current 0, unreadable 0, expired 0, reindexed {len(NOTES)}" in done.stdout
+    async with running(searching(store_options), clock=clock) as callers:
+        assert (await found(callers("nour"), "refund"))[:1] == ["draft:T-1042"]
