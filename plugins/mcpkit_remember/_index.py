@@ -27,7 +27,14 @@ class BlindIndex:
 
     def __init__(self, keyring: Keyring, analyzer: Analyzer | None = None) -> None:
         self.keyring = keyring
-        self.analyzer = analyzer or Analyzer()
+        self._analyzer = analyzer
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The analyser, built when first needed: a server that never indexes never loads the stemmer."""
+        if self._analyzer is None:
+            self._analyzer = Analyzer()
+        return self._analyzer
 
     def postings(self, address: Address, key: str, value_json: str | bytes) -> Postings:
         """The postings of a value written now at ``address`` (always under the primary secret)."""

@@ -22,6 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from docs.test_examples import DOCS, blocks_of
 from mcpkit import ManualClock, StaticKeys
 from mcpkit.testing import CallAs, ToolCallError
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
@@ -225,3 +226,11 @@ def test_python_m_memoryserver_is_detected_and_serves_the_signed_in_user(
     anonymous = asyncio.run(session(url, None, mode, [("read_memory", {"key": "pref:coffee"})]))
     assert anonymous["results"][0].is_error
     assert "REMEMBER_IDENTITY_REQUIRED" in str(anonymous["results"][0].meta)
+
+
+def test_the_docs_client_example_works_against_python_m_memoryserver(served: tuple[str, Path]) -> None:
+    url, _ = served
+    [block] = [b for b in blocks_of(DOCS / "memory-server.md") if "async def remember_for" in b.source]
+    namespace: dict[str, Any] = {}
+    exec(compile(block.source, "memory-server.md", "exec"), namespace)
+    assert asyncio.run(namespace["remember_for"](url, "alice-demo-key")) == ["pref:coffee"]
