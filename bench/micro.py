@@ -65,7 +65,15 @@ class Bench:
     """One started plugin on one store, and a ``Remember`` for any caller."""
 
     def __init__(
-        self, store: str, tmp: Path, prefix: str, *, plain: bool = False, search: bool = False, quotas: bool = True
+        self,
+        store: str,
+        tmp: Path,
+        prefix: str,
+        *,
+        plain: bool = False,
+        search: bool = False,
+        quotas: bool = True,
+        embedder: Any = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
@@ -76,6 +84,7 @@ class Bench:
             secret=REMEMBER_SECRET,
             redis_prefix=prefix,
             search=search,
+            embedder=embedder,
             **({} if quotas else {"max_values": None, "max_bytes": None}),
         )
         self.plugin.setup(PluginSetup("bench", "bench", "bench", ("bench",), SystemClock))

@@ -1,5 +1,7 @@
 """``python -m bench.search``: search latency, Redis round trips, the FTS5 baseline, indexing cost, quality.
 
+With the ``semantic`` extra, also the semantic and hybrid quality rows, embedding time and size (``bench.semantic``).
+
 Prints one JSON document. Latency: one caller's N values (written through ``self.remember``) among
 ``--others`` values of other owners in the same store (written straight into the store, with postings, as
 they would be), 200 queries per size, p50 and p99. The baseline: the same texts in a plain-text SQLite FTS5
@@ -26,8 +28,10 @@ from typing import Any
 import redis
 
 import bench.micro as micro
+from bench import semantic
 from bench.data.quality import MEMORIES, QUERIES
 from bench.micro import Bench, PrivateRedis, SendCounter, clean_redis, per_call_us
+from bench.semantic import metrics
 from mcpkit_remember import Remember
 from mcpkit_remember._store import Postings
 
@@ -237,15 +241,7 @@ async def quality(tmp: Path, prefix: str) -> dict[str, Any]:
         for query, wanted, kind in QUERIES:
             found = [match.key for match in await remember.search(query, scope="user", limit=10)]
             ranks[kind].append(found.index(wanted) + 1 if wanted in found else None)
-    out: dict[str, Any] = {"queries": len(QUERIES), "memories": len(MEMORIES)}
-    for kind, got in [*ranks.items(), ("all", ranks["lexical"] + ranks["paraphrased"])]:
-        out[kind] = {
-            "queries": len(got),
-            "p_at_1": sum(rank == 1 for rank in got) / len(got),
-            "mrr": sum(1 / rank for rank in got if rank is not None) / len(got),
-            "recall_at_5": sum(rank is not None and rank <= 5 for rank in got) / len(got),
-        }
-    return out
+    return {"queries": len(QUERIES), "memories": len(MEMORIES), **metrics(ranks)}
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -256,6 +252,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-search-") as folder:
         tmp = Path(folder)
         out["quality"] = await quality(tmp, prefix)
+        out["semantic"] = await semantic.semantic(tmp, prefix)
+        if args.semantic_only:
+            return out
         out["latency"] = {"memory": await latency("memory", tmp, prefix, sizes, others)}
         out["latency"]["sqlite"] = await latency("sqlite", tmp, prefix, sizes, others)
         out["fts5"] = await fts5_baseline(tmp, sizes, others)
@@ -277,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--others", type=int, default=1_000_000, help="values of other owners in each store")
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--redis-cpu", type=int, default=1, help="core for the private redis-server")
+    parser.add_argument("--semantic-only", action="store_true", help="quality and the semantic extra's figures only")
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})

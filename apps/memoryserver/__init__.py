@@ -10,7 +10,7 @@ import os
 
 from mcpkit import Server
 
-from ._server import SERVER_NAME, create_server
+from ._server import SEMANTIC_VARIABLE, SERVER_NAME, create_server
 from ._signin import DEMO_KEYS, KEYS_VARIABLE, SignIn, load_sign_in
 from ._startup import startup_message
 from ._tools import MEMORY_TOOL_NAMES, MEMORY_TOOLS
@@ -20,6 +20,7 @@ __all__ = [
     "KEYS_VARIABLE",
     "MEMORY_TOOLS",
     "MEMORY_TOOL_NAMES",
+    "SEMANTIC_VARIABLE",
     "SERVER_NAME",
     "SignIn",
     "create_server",

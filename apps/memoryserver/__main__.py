@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
             "or redis://HOST:PORT/DB (needs REMEMBER_SECRET). Default: $REMEMBER_STORE if set, else memory"
         ),
     )
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        default=None,
+        help="search by meaning too, with the local model of mcpkit[semantic] (default: $MEMORY_SEMANTIC)",
+    )
     return parser
 
 
@@ -56,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         store = parse_store_url(args.store)
         sign_in = load_sign_in()
-        server = create_server(args.store, sign_in.authenticators)
+        server = create_server(args.store, sign_in.authenticators, semantic=args.semantic)
 
         def serving(url: str) -> None:  # called once the port is bound and the store is open
             print(startup_message(url, store, sign_in), flush=True)

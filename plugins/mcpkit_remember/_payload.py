@@ -5,8 +5,11 @@ identity and the plain bucket and key (so a rotation can re-hash the address,
 and a listing can name keys the store only knows as hashes), the deadline (so
 whoever can write the store cannot make a value outlive it) and when it was
 written. Layout: ``deadline (f64, inf: none) | written (f64, nan: unknown) |
-length of the names (u32) | names | value JSON``, where the names are three
-u16 lengths and the identity, bucket and key. The names of an address are
+length of the names (u32) | names | [vector] | value JSON``, where the names are
+three u16 lengths and the identity, bucket and key. A value kept for search by
+meaning also seals its vector (``mcpkit_search.pack_vector``): the top bit of
+the names' length says so, and the vector follows the names as ``length (u32) |
+bytes``. The names of an address are
 encoded once and cached, and a read decodes them only when it needs them
 (listings, rotation), not to return a value.
 
@@ -27,6 +30,9 @@ __all__ = ["Payload", "pack", "peek", "unpack", "unpack_legacy", "utf8"]
 
 _HEAD = struct.Struct(">ddI")
 _LENGTHS = struct.Struct(">HHH")
+VECTOR_LENGTH = struct.Struct(">I")
+#: The top bit of the names' length: a vector follows the names.
+_HAS_VECTOR = 0x8000_0000
 
 
 class Payload(NamedTuple):
@@ -36,6 +42,7 @@ class Payload(NamedTuple):
     expires_at: float | None
     written_at: float | None
     names: bytes  # three u16 lengths, then identity, bucket and key as UTF-8
+    vector: bytes = b""  # the sealed vector for search by meaning (empty: none)
 
     @property
     def identity(self) -> str:
@@ -82,14 +89,23 @@ def names_of(identity: str, bucket: str, key: str) -> bytes:
 
 
 def pack(
-    identity: str, bucket: str, key: str, value_json: str | bytes, expires_at: float | None, written_at: float | None
+    identity: str,
+    bucket: str,
+    key: str,
+    value_json: str | bytes,
+    expires_at: float | None,
+    written_at: float | None,
+    vector: bytes = b"",
 ) -> bytes:
-    """The plaintext to seal for a value written now."""
+    """The plaintext to seal for a value written now (with its vector, when it has one)."""
     names = names_of(identity, bucket, key)
     value = value_json.encode() if isinstance(value_json, str) else value_json
     deadline = math.inf if expires_at is None else expires_at
     written = math.nan if written_at is None else written_at
-    return b"".join((_HEAD.pack(deadline, written, len(names)), names, value))
+    if not vector:
+        return b"".join((_HEAD.pack(deadline, written, len(names)), names, value))
+    head = _HEAD.pack(deadline, written, len(names) | _HAS_VECTOR)
+    return b"".join((head, names, VECTOR_LENGTH.pack(len(vector)), vector, value))
 
 
 def peek(plaintext: bytes) -> tuple[float, float, int]:
@@ -97,7 +113,11 @@ def peek(plaintext: bytes) -> tuple[float, float, int]:
     if len(plaintext) < _HEAD.size:
         raise ValueError("sealed payload is too short")
     deadline, written, length = _HEAD.unpack_from(plaintext)
-    end = _HEAD.size + length
+    end = _HEAD.size + (length & ~_HAS_VECTOR)
+    if length & _HAS_VECTOR:
+        if end + VECTOR_LENGTH.size > len(plaintext):
+            raise ValueError("sealed payload is truncated")
+        end += VECTOR_LENGTH.size + VECTOR_LENGTH.unpack_from(plaintext, end)[0]
     if end > len(plaintext):
         raise ValueError("sealed payload is truncated")
     return deadline, written, end
@@ -106,11 +126,13 @@ def peek(plaintext: bytes) -> tuple[float, float, int]:
 def unpack(plaintext: bytes) -> Payload:
     """The payload of a version-2 plaintext; ValueError when it is not one."""
     deadline, written, end = peek(plaintext)
+    names_end = _HEAD.size + (_HEAD.unpack_from(plaintext)[2] & ~_HAS_VECTOR)
     return Payload(
         plaintext[end:],
         None if deadline == math.inf else deadline,
         None if written != written else written,  # NaN: unknown
-        plaintext[_HEAD.size : end],
+        plaintext[_HEAD.size : names_end],
+        plaintext[names_end + VECTOR_LENGTH.size : end] if end > names_end else b"",
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
+import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -11,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, ToolContext
+from mcpkit_search import Embedder
 
 from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._private_files import secret_beside
 from ._remember import Remember, RememberPolicy
 from ._scope import NOTES_NAMESPACE
+from ._semantic import Semantic
 from ._store import Quota, Store
 from ._tools import memory_tools
 from ._values import MAX_TTL
@@ -66,12 +70,14 @@ class RememberPlugin(Plugin):
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
         search: bool = False,
+        embedder: Embedder | None = None,
     ) -> None:
         if not isinstance(search, bool):
             raise ConfigurationError(
                 f"search is True (index every value, for self.remember.search) or False, not {search!r:.40}."
             )
         self.search = search
+        self.embedder = _checked_embedder(embedder)
         self._store_config = store
         self.default_ttl = _seconds("default_ttl", default_ttl)
         self.session_ttl = _seconds("session_ttl", session_ttl)
@@ -113,6 +119,7 @@ class RememberPlugin(Plugin):
         tools: ToolsConfig | Mapping[str, Any] | None = None,
         redis_prefix: str = "mcpkit:remember:",
         search: bool = False,
+        embedder: Embedder | None = None,
     ) -> RememberPlugin:
         """The plugin with a ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``) store.
 
@@ -122,7 +129,9 @@ class RememberPlugin(Plugin):
         ``max_bytes`` bound what one caller keeps in one scope (None: no limit);
         ``session_ttl`` is the longest a value kept for a session lives after its last write.
         ``search=True`` indexes every value so that ``self.remember.search`` can find it (the memory
-        tools' notes are always indexed, for ``search_memories``).
+        tools' notes are always indexed, for ``search_memories``). With an ``embedder`` (for example
+        ``mcpkit_search.MiniLM()``), searchable values also keep a sealed vector and search is hybrid:
+        BM25 and similarity in meaning, fused (docs/search.md).
         """
         # Without a type, REMEMBER_STORE is read when the server is built, not at import.
         config = None if type is None and url is None and path is None else store_config(type, url, _path(path))
@@ -137,6 +146,7 @@ class RememberPlugin(Plugin):
             tools=tools,
             redis_prefix=redis_prefix,
             search=search,
+            embedder=embedder,
         )
 
     @property
@@ -197,8 +207,11 @@ class RememberPlugin(Plugin):
         config = self.store_config
         if self._keyring is None:  # sqlite without a configured secret
             self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
+        if self.embedder is not None and callable(getattr(self.embedder, "load", None)):
+            await self.embedder.load()  # type: ignore[attr-defined]  # optional: a missing model fails the start
         await self._store.open()
-        vault = Vault(self._store, self._keyring, search_all=self.search)
+        semantic = None if self.embedder is None else Semantic(self.embedder)
+        vault = Vault(self._store, self._keyring, search_all=self.search, semantic=semantic)
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
             async with asyncio.timeout(SECRET_CHECK_SECONDS):
                 await vault.check_secret(config.describe())
@@ -243,6 +256,24 @@ class RememberPlugin(Plugin):
             else:
                 if removed:
                     logger.debug("deleted %d expired remembered values", removed)
+
+
+def _checked_embedder(embedder: object) -> Embedder | None:
+    """The embedder when it has a string ``name`` and an async ``embed`` and numpy is there; else why not."""
+    if embedder is None:
+        return None
+    if not isinstance(embedder, Embedder) or not inspect.iscoroutinefunction(embedder.embed):
+        raise ConfigurationError(
+            f"embedder is an object with a `name` and an `async def embed(self, texts)` returning one vector per "
+            f"text (mcpkit_search.Embedder), for example mcpkit_search.MiniLM(); not {embedder!r:.60}."
+        )
+    if not isinstance(embedder.name, str) or not embedder.name:
+        raise ConfigurationError(
+            f"the embedder's name is a non-empty string naming its model, not {embedder.name!r:.60}."
+        )
+    if importlib.util.find_spec("numpy") is None:
+        raise ConfigurationError("An embedder needs numpy for its vectors: pip install 'mcpkit[semantic]' (or numpy).")
+    return embedder
 
 
 def _seconds(name: str, value: object) -> float | None:

@@ -113,9 +113,11 @@ class Remember:
         place = self._place(scope)
         check_key(key)
         text = encode_value(key, value, self._policy.max_value_bytes)
+        vault = self._policy.vault
+        vector = b"" if vault.semantic is None else await vault.vector(place, key, value)
         now = self._policy.clock().now()
         try:
-            await self._policy.vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota)
+            await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         except QuotaExceededError as exc:
@@ -249,6 +251,7 @@ class Remember:
         check_key(key)
         check_ttl(ttl)
         vault, quota = self._policy.vault, self._policy.quota
+        vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         async with self._policy.updates.hold((place, key)):
             try:
                 for attempt in range(_UPDATE_ATTEMPTS):
@@ -260,7 +263,10 @@ class Remember:
                         new = await new
                     text = encode_value(key, new, self._policy.max_value_bytes)
                     deadline = self._deadline(place, ttl, now, found)
-                    if await vault.swap(place, key, observed, text, deadline, now, quota):
+                    if vault.semantic is not None and text not in vectors:
+                        vectors[text] = await vault.vector(place, key, new)
+                    vector = vectors.get(text, b"")
+                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
                         return new
                     await backoff(attempt)  # another process wrote first: wait a little, and read again
             except StoreUnavailableError as exc:

@@ -1,5 +1,9 @@
 """Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits.
 
+With an embedder (``Vault.semantic``) the search is hybrid: every live value of
+the place is opened for its sealed vector, and the BM25 and similarity rankings
+are fused (``_hybrid``).
+
 The store ranks (``Store.search``); with one address, that is one call. Every
 address the place's values may live at takes part: one bucket per secret
 (during a rotation, a bucket under each) and, while entries of mcpkit 0.1 may
@@ -15,7 +19,7 @@ from typing import Any, NamedTuple
 
 import pydantic_core
 
-from mcpkit_search import Corpus, Stats, bm25, top
+from mcpkit_search import Corpus, Stats, bm25, fuse, top
 
 from ._payload import Payload
 from ._scope import Place
@@ -51,6 +55,10 @@ _Doc = tuple[int, str]
 async def search(vault: Vault, place: Place, query: str, now: float, limit: int) -> list[Match]:
     """The place's ``limit`` best matches for ``query``, best first (ties by key)."""
     words = vault.index.words(query)
+    if vault.semantic is not None and query.strip():
+        query_vector = await vault.semantic.query(query)
+        if query_vector is not None:
+            return await _hybrid(vault, place, words, query_vector, now, limit)
     if not words:
         return []
     buckets = vault.buckets(place)
@@ -65,6 +73,47 @@ async def search(vault: Vault, place: Place, query: str, now: float, limit: int)
             break
         want *= 4
     return matches
+
+
+async def _hybrid(
+    vault: Vault, place: Place, words: Sequence[str], query_vector: bytes, now: float, limit: int
+) -> list[Match]:
+    """BM25 and vector similarity fused (``mcpkit_search.fuse``) over every live value of the place.
+
+    The place's values are all opened (their vectors are sealed inside them): cost in proportion to the
+    place. BM25 comes from the store's index as without an embedder, for its best ``MAX_SEARCH_LIMIT``.
+    """
+    assert vault.semantic is not None
+    buckets = vault.buckets(place)
+    opened: dict[_Doc, Payload] = {}
+    for where, (owner, bucket) in enumerate(buckets):
+        began = vault.begin()
+        for name, entry in await vault.store.entries(owner, bucket, now):
+            payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
+            if payload is not None:
+                opened[(where, name)] = payload
+    newest: dict[str, tuple[_Doc, Payload]] = {}  # a key kept twice during a rotation counts as its newest copy
+    for doc, payload in opened.items():
+        kept = newest.get(payload.key)
+        if kept is None or newer(payload, kept[1]):
+            newest[payload.key] = (doc, payload)
+    if not newest:
+        return []
+    lexical: dict[Hashable, float] = {}
+    if words:
+        for doc, score in await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, opened):
+            payload = opened.get(doc)
+            if payload is not None and newest[payload.key][0] == doc:
+                lexical[payload.key] = score
+    keys = sorted(newest)
+    similarities = await vault.semantic.similarities(query_vector, [newest[key][1] for key in keys])
+    semantic: dict[Hashable, float] = {} if similarities is None else dict(zip(keys, similarities, strict=True))
+    best = sorted(fuse(lexical, semantic).items(), key=lambda hit: (-hit[1], str(hit[0])))[:limit]
+    return [
+        Match(str(key), payload.value(), score, payload.written_at, payload.expires_at)
+        for key, score in best
+        for payload in [newest[str(key)][1]]
+    ]
 
 
 async def _ranked(

@@ -26,6 +26,7 @@ from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import NOTES_NAMESPACE, Place
+from ._semantic import Semantic
 from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
 __all__ = ["Found", "Observed", "Vault", "backoff", "newer"]
@@ -68,10 +69,14 @@ class Observed(NamedTuple):
 class Vault:
     """Reads and writes values for places; everything a store holds is sealed and hashed."""
 
-    def __init__(self, store: Store, keyring: Keyring, *, search_all: bool = False) -> None:
+    def __init__(
+        self, store: Store, keyring: Keyring, *, search_all: bool = False, semantic: Semantic | None = None
+    ) -> None:
         self.store = store
         self.keyring = keyring
         self.index = BlindIndex(keyring)
+        #: The embedder of searchable values (None: search is BM25 alone).
+        self.semantic = semantic
         #: Whether every value is indexed for search (``RememberPlugin(search=True)``); the memory tools'
         #: notes always are.
         self.search_all = search_all
@@ -135,13 +140,27 @@ class Vault:
         seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
         return best, where, seen
 
+    async def vector(self, place: Place, key: str, value: Any) -> bytes:
+        """The sealed-to-be vector of a value written now at ``place`` (empty: none, or no embedder)."""
+        if self.semantic is None or not self.searchable(place.bucket):
+            return b""
+        return await self.semantic.vector(key, value)
+
     async def write(
-        self, place: Place, key: str, value_json: str, expires_at: float | None, now: float, quota: Quota | None
+        self,
+        place: Place,
+        key: str,
+        value_json: str,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None,
+        vector: bytes = b"",
     ) -> None:
-        """Keep ``value_json`` at ``place``/``key``, replacing what was there."""
+        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there."""
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
-            data = self.keyring.seal(*address, pack(place.identity, place.bucket, key, value_json, expires_at, now))
+            plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
+            data = self.keyring.seal(*address, plaintext)
             postings = self.index.postings(address, key, value_json) if self.searchable(place.bucket) else None
             began = self._guard.begin()
             await self.store.put(*address, data, expires_at, now, quota, postings)
@@ -149,7 +168,7 @@ class Vault:
             return
         for attempt in range(WRITE_ATTEMPTS):
             observed = await self.observe(place, key, now)
-            if await self.swap(place, key, observed, value_json, expires_at, now, quota):
+            if await self.swap(place, key, observed, value_json, expires_at, now, quota, vector=vector):
                 return
             await backoff(attempt)
         raise RememberConflictError(key, WRITE_ATTEMPTS)
@@ -166,6 +185,7 @@ class Vault:
         *,
         written_at: float | None = None,
         indexed: bool | None = None,
+        vector: bytes = b"",
     ) -> bool:
         """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go.
 
@@ -173,7 +193,7 @@ class Vault:
         """
         (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
-        data = self._seal(address, place, key, value_json, expires_at, stamp)
+        data = self._seal(address, place, key, value_json, expires_at, stamp, vector)
         if indexed is None:
             indexed = self.searchable(place.bucket)
         postings = self.index.postings(address, key, value_json) if indexed else None
@@ -244,6 +264,7 @@ class Vault:
             None,
             written_at=best.written_at,
             indexed=indexed,
+            vector=best.vector,
         )
         if not done:
             return "changed"
@@ -319,8 +340,9 @@ class Vault:
         value_json: str | bytes,
         expires_at: float | None,
         written_at: float | None,
+        vector: bytes,
     ) -> bytes:
-        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at)
+        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at, vector)
         return self.keyring.seal(*address, plaintext)
 
     def opened(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:

