@@ -13,11 +13,13 @@ from typing import Any
 import anyio
 
 from mcpkit import ConfigurationError
+from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._plugin import keyring_from, make_store
 from ._private_files import read_secret_file
+from ._semantic import Semantic
 from ._store import Address, Store, StoreUnavailableError
 from ._vault import Vault
 
@@ -37,6 +39,7 @@ class RotationReport:
     expired: int = 0
     changed: int = 0
     reindexed: int = 0
+    embedded: int = 0
 
     def __str__(self) -> str:
         text = (
@@ -45,6 +48,8 @@ class RotationReport:
         )
         if self.reindexed:
             text += f", reindexed {self.reindexed}"
+        if self.embedded:
+            text += f", embedded {self.embedded}"
         if self.changed:
             text += f", changed while rotating {self.changed} (run the command again)"
         return text
@@ -65,17 +70,23 @@ class PurgeReport:
 _MIGRATE_ATTEMPTS = 3
 
 
-async def rotate(store: Store, keyring: Keyring, now: float, *, reindex: bool = False) -> RotationReport:
+async def rotate(
+    store: Store, keyring: Keyring, now: float, *, reindex: bool = False, embedder: Embedder | None = None
+) -> RotationReport:
     """Rewrite every entry sealed under an older secret, or in mcpkit 0.1's layout, under the first secret.
 
     Each entry keeps its search postings, or their absence (those of mcpkit 0.1 have none, unless they are
     the memory tools' notes); ``reindex`` rewrites every other live entry too, with postings: after turning
-    ``RememberPlugin(search=True)`` on for a store that already holds values. The store is read a page at a
+    ``RememberPlugin(search=True)`` on for a store that already holds values. With an ``embedder`` (which
+    implies ``reindex``), each value without a vector of that model gets one, for search by meaning
+    (``embedded``). The store is read a page at a
     time. Each move is one atomic compare-and-set that writes the newest copy at the primary address and
     deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
     ``rotate`` runs stays forgotten, and a newer write is never replaced.
     """
     vault = Vault(store, keyring)
+    semantic = None if embedder is None else Semantic(embedder)
+    reindex = reindex or semantic is not None
     report = RotationReport()
     # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
     written: set[int] = set()
@@ -97,9 +108,14 @@ async def rotate(store: Store, keyring: Keyring, now: float, *, reindex: bool = 
             if hash(address) not in written:
                 report.current += 1
             continue
+        vector = None
+        if semantic is not None and not semantic.has_vector(payload):
+            vector = await semantic.vector(payload.key, payload.value()) or None
+            report.embedded += vector is not None
         outcome = "changed"
         for _ in range(_MIGRATE_ATTEMPTS):
-            outcome = await vault.migrate(payload, now, indexed=True if reindex or record.indexed else None)
+            indexed = True if reindex or record.indexed else None
+            outcome = await vault.migrate(payload, now, indexed=indexed, vector=vector)
             if outcome != "changed":
                 break
         if outcome == "changed":
@@ -157,6 +173,11 @@ def register(commands: Any) -> None:
     )
     reindex_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
     reindex_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    reindex_cmd.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also give every value without one a vector of mcpkit[semantic]'s local model, for search by meaning",
+    )
     reindex_cmd.set_defaults(handler=_reindex_command)
     purge_cmd = actions.add_parser(
         "purge",
@@ -188,7 +209,12 @@ def _rotate_command(args: argparse.Namespace) -> int:
 
 
 def _reindex_command(args: argparse.Namespace) -> int:
-    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True))
+    try:
+        embedder = MiniLM() if args.semantic else None
+    except SemanticUnavailableError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True, embedder=embedder))
 
 
 def _purge_command(args: argparse.Namespace) -> int:

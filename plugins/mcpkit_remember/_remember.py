@@ -188,7 +188,8 @@ class Remember:
         """The caller's values in ``scope`` that best match ``query``, best first (BM25 over keys and text).
 
         Words are folded, stop words dropped and English words stemmed ("preferences" finds "preferred"); a
-        query of stop words alone finds nothing. ``limit``: 1 to 100.
+        query of stop words alone finds nothing. With an embedder (``RememberPlugin.init(embedder=...)``) the
+        ranking is hybrid: BM25 fused with similarity in meaning. ``limit``: 1 to 100.
         """
         place = self._place(scope)
         if not self._policy.vault.searchable(place.bucket):

@@ -33,7 +33,9 @@ MAX_SEARCH_LIMIT = 100
 
 
 class Match(NamedTuple):
-    """One value a search found: its key, the value, its BM25 score (higher is better) and when it was written.
+    """One value a search found: its key, the value, its score (higher is better) and when it was written.
+
+    The score is BM25's; with an embedder, BM25 and similarity in meaning fused, from 0 to 1.
 
     ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
     """

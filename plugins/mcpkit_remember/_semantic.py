@@ -16,7 +16,16 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mcpkit_search import MAX_EMBED_CHARS, TAG_BYTES, Embedder, document_text, pack_vector, unpack_vectors
+from mcpkit_search import (
+    MAX_EMBED_CHARS,
+    TAG_BYTES,
+    Embedder,
+    dimensions_of,
+    document_text,
+    pack_vector,
+    tag_of,
+    unpack_vectors,
+)
 
 from ._payload import Payload
 
@@ -35,6 +44,10 @@ class Semantic:
     def name(self) -> str:
         return str(self.embedder.name)
 
+    def has_vector(self, payload: Payload) -> bool:
+        """Whether a kept value carries a vector of this embedder's model."""
+        return payload.vector[:TAG_BYTES] == tag_of(self.name)
+
     async def vector(self, key: str, value: Any) -> bytes:
         """The packed vector of a value written now; empty bytes when the embedder fails."""
         vectors = await self._embed([document_text(key, value)], "a written value")
@@ -52,7 +65,7 @@ class Semantic:
         """
         import numpy
 
-        dimensions = (len(query) - TAG_BYTES) // 2
+        dimensions = dimensions_of(query)
         [query_row], _ = unpack_vectors(self.name, [query], dimensions)
         rows, present = unpack_vectors(self.name, [payload.vector for payload in kept], dimensions)
         scores = numpy.zeros(len(kept), dtype=numpy.float32)

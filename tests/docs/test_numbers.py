@@ -111,8 +111,8 @@ def pinned(extra: str, package: str) -> str:
 
 
 UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
-#: A MiniLM vector as kept: the model's tag, then 16-bit floats.
-MINILM_VECTOR_BYTES = embedder.TAG_BYTES + 2 * MiniLM.dimensions
+#: A MiniLM vector as kept: the model's tag and a scale, then a byte per component.
+MINILM_VECTOR_BYTES = embedder._HEAD_BYTES + MiniLM.dimensions
 SESSION_TTL = "day" if plugin.DEFAULT_SESSION_TTL == 86400 else f"{plugin.DEFAULT_SESSION_TTL} s"
 EXPIRY_MARGIN = words(redis_store.EXPIRY_MARGIN_MS / 1000, "seconds")
 MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
@@ -192,7 +192,8 @@ STATED = [
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "(the first {} characters)", f"{embedder.MAX_EMBED_CHARS:,}"),
     Stated("search.md", "(a {}-byte tag naming the model", embedder.TAG_BYTES),
-    Stated("search.md", "16-bit floats: {} bytes for", MINILM_VECTOR_BYTES),
+    Stated("search.md", "the model, a {}-byte scale", embedder._HEAD_BYTES - embedder.TAG_BYTES),
+    Stated("search.md", "{} bytes for `MiniLM`) is sealed", MINILM_VECTOR_BYTES),
     Stated("architecture.md", "told apart by a {}-byte tag", embedder.TAG_BYTES),
     Stated("architecture.md", "such entries are {} bytes longer", MINILM_VECTOR_BYTES + payload.VECTOR_LENGTH.size),
     Stated("search.md", "words are cut to {} characters", analyzer.MAX_TERM_CHARS),
@@ -274,7 +275,11 @@ NOT_CONSTANTS = {
     ],
     "errors.md": [],
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
-    "search.md": ["nothing links two owners or two scopes"],  # prose
+    "search.md": [
+        "nothing links two owners or two scopes",  # prose
+        "then one byte per component",  # the int8 components, pinned with the vector's size
+        "one at a time (about 15 ms each on one core: some 25 minutes for 100,000",  # python -m bench.search
+    ],
     "stores.md": [
         "moves a value between two owners — two hash slots",  # prose
     ],
@@ -293,6 +298,9 @@ NOT_CONSTANTS = {
         "through a second trigger",  # prose
         "returned the postings took 35 ms at 10,000 values, median, against 5.6 ms for FTS5",  # bench.search, before
         "the memory store's set costs about three times as much with it",  # python -m bench.search
+        "Vectors in one byte per component",  # the int8 components, pinned with the vector's size
+        "a `MiniLM` vector took 776 bytes",  # the float16 layout this replaced (4 + 2 x 384 + 4)
+        "spill into a 4 KiB overflow page once a row passes about 1,000 bytes: 5,020 bytes",  # SQLite, measured
     ],
     "quickstart.md": ["in about five minutes", "without a second terminal"],
     "plugins.md": ["a second server never sees", "a second copy would"],

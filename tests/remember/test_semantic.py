@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcpkit import ConfigurationError, ManualClock, Server
@@ -23,7 +24,7 @@ from mcpkit_remember._cli import rotate
 from mcpkit_remember._keyring import Keyring
 from mcpkit_search import MiniLM, SemanticUnavailableError, pack_vector
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem
-from remember.test_rotation import opened_store
+from remember.test_rotation import mcpkit, opened_store
 from remember.test_search import found
 
 #: Words that mean the same thing, by concept; any other word gets a dimension of its own (hashed).
@@ -185,6 +186,42 @@ async def test_values_kept_before_the_embedder_are_embedded_when_searched_and_ro
 
 
 @STORED
+async def test_reindex_with_an_embedder_gives_every_value_its_vector(store_options: dict[str, Any]) -> None:
+    clock = ManualClock()
+    plain = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True))
+    async with running(plain, clock=clock) as callers:
+        await keep_notes(callers)
+        await mem(callers("nour"), "set", key="pref:coffee", value="Green tea", scope="user", ttl=5)
+    async with opened_store(store_options) as store:
+        report = await rotate(store, Keyring([SECRET]), clock.now(), embedder=Concepts())
+    assert (report.reindexed, report.embedded) == (len(NOTES), len(NOTES))
+    assert f"reindexed {len(NOTES)}, embedded {len(NOTES)}" in str(report)
+    later = Concepts()
+    async with running(semantic(store_options, later), clock=clock) as callers:
+        assert (await found(callers("nour"), "favourite hot beverage"))[:1] == ["pref:coffee"]
+        assert await mem(callers("nour"), "get", key="pref:coffee", scope="user") == "Green tea"  # value kept
+        clock.advance(6)
+        assert "pref:coffee" not in await found(callers("nour"), "favourite hot beverage")  # and its deadline
+    assert later.embedded == ["favourite hot beverage", "favourite hot beverage"]  # the queries alone
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+def test_the_reindex_command_embeds_with_the_local_model(store_options: dict[str, Any]) -> None:
+    _minilm_or_skip()
+    path = store_options["path"]
+
+    async def keep() -> None:
+        async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET))) as callers:
+            await keep_notes(callers)
+
+    anyio.run(keep)
+    done = mcpkit("reindex", "--store", f"sqlite:///{path}", "--semantic", secret=SECRET)
+    assert done.returncode == 0, done.stderr
+    assert f"reindexed {len(NOTES)}, embedded {len(NOTES)}" in done.stdout
+    assert "Loading weights" not in done.stderr
+
+
+@STORED
 async def test_vectors_of_another_model_are_not_compared_but_made_again(store_options: dict[str, Any]) -> None:
     async with running(semantic(store_options, Concepts("model-a"))) as callers:
         await keep_notes(callers)
@@ -201,7 +238,7 @@ async def test_the_store_file_holds_no_vector(store_options: dict[str, Any], emb
     dump = store_options["path"].read_bytes()  # the store is closed: nothing else runs
     for key, value in NOTES.items():
         kept = pack_vector(embedder.name, embedder.vector(f"{key.replace(':', ' ')} {value}"))
-        assert kept[4:20] not in dump  # not even part of one vector
+        assert kept[8:24] not in dump  # not even part of one vector's components
         assert value.split()[-1].encode() not in dump
 
 
