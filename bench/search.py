@@ -166,6 +166,29 @@ async def latency(store: str, tmp: Path, prefix: str, sizes: list[int], others: 
     return out
 
 
+async def hybrid_latency(tmp: Path, prefix: str, sizes: list[int]) -> dict[str, Any]:
+    """Search with an embedder at each size, on memory and SQLite, model time left out (``RandomVectors``).
+
+    What grows with the scope: opening every value for its vector and the similarities; the model's own time
+    per query (``semantic.embedding``) comes on top.
+    """
+    rng = random.Random(SEED)
+    asked = queries(rng)[:50]
+    out: dict[str, Any] = {}
+    for store in ("memory", "sqlite"):
+        out[store] = {}
+        embedder = semantic.RandomVectors()
+        async with Bench(store, tmp, prefix, search=True, quotas=False, embedder=embedder) as bench:
+            remember = bench.remember()
+            kept = 0
+            for size in sizes:
+                while kept < size:
+                    await remember.set(f"note:{kept}", sentence(rng), scope="user")
+                    kept += 1
+                out[store][str(size)] = await timed(remember, asked)
+    return out
+
+
 async def fts5_baseline(tmp: Path, sizes: list[int], others: int) -> dict[str, Any]:
     """Plain-text SQLite FTS5 (porter), the same texts and queries, queried from one worker thread."""
     rng_others, rng = random.Random(SEED + 1), random.Random(SEED)
@@ -253,6 +276,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         tmp = Path(folder)
         out["quality"] = await quality(tmp, prefix)
         out["semantic"] = await semantic.semantic(tmp, prefix)
+        if "error" not in out["semantic"]:
+            out["semantic"]["latency"] = await hybrid_latency(tmp, prefix, sizes[:2])
         if args.semantic_only:
             return out
         out["latency"] = {"memory": await latency("memory", tmp, prefix, sizes, others)}

@@ -164,4 +164,24 @@ def _semantic_costs(semantic: dict[str, Any]) -> list[str]:
         " value in one batch (values kept without a vector, embedded at a search). The SQLite file, per value of the"
         f" labelled set kept with search on: {size['with_vectors']:,.0f} bytes with vectors, {size['without']:,.0f}"
         " without.",
+        *_hybrid_latency(semantic.get("latency", {})),
     ]
+
+
+def _hybrid_latency(latency: dict[str, Any]) -> list[str]:
+    if not latency:
+        return []
+    sizes = sorted({int(size) for row in latency.values() for size in row}, key=int)
+    lines = [
+        "",
+        "Search with an embedder, p50 / p99 in ms, the model's own time left out (vectors of the same length"
+        " from a stand-in that makes them in microseconds; add a query's embedding time above): a search opens"
+        " every value of the caller's scope for its vector, so it grows with that scope.",
+        "",
+        "| store | " + " | ".join(f"{size:,} values" for size in sizes) + " |",
+        "|---|" + "---:|" * len(sizes),
+    ]
+    for store, row in latency.items():
+        cells = [f"{row[str(size)]['p50_ms']:.2f} / {row[str(size)]['p99_ms']:.2f}" for size in sizes]
+        lines.append(f"| {store} | " + " | ".join(cells) + " |")
+    return lines

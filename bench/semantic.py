@@ -8,9 +8,11 @@ Times are on one core (``MiniLM(threads=1)``, this process pinned by ``python -m
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,25 @@ from bench.data.quality import MEMORIES, QUERIES
 from bench.micro import Bench
 from mcpkit_search import MiniLM, SemanticUnavailableError, document_text, rrf
 
-__all__ = ["available", "metrics", "semantic"]
+__all__ = ["RandomVectors", "available", "metrics", "semantic"]
 
 #: How many values the store-size rows write (texts of the labelled set, cycled).
 SIZE_VALUES = 2000
+
+
+class RandomVectors:
+    """Vectors of MiniLM's length, random but fixed per text, made in microseconds: search cost without the model."""
+
+    name = "bench-random-384"
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        import numpy
+
+        vectors = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
+            vectors.append(numpy.random.default_rng(seed).standard_normal(MiniLM.dimensions).tolist())
+        return vectors
 
 
 def available() -> str | None:

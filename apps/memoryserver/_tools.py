@@ -127,7 +127,8 @@ class ReadMemory(ToolContext):
     description=(
         "Search memories by content: the best matches for some words among keys and values, best first, each "
         "with a score (higher is better). Words match by their stem ('preferences' finds 'preferred'), "
-        f"ignoring case and accents. {_OWN}"
+        "ignoring case and accents; a server that also searches by meaning returns the closest memories even "
+        f"in other words, and even when none is close, so read them. {_OWN}"
     ),
 )
 class SearchMemory(ToolContext):

@@ -17,9 +17,10 @@ from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
+from ._payload import Payload
 from ._plugin import keyring_from, make_store
 from ._private_files import read_secret_file
-from ._semantic import Semantic
+from ._semantic import EmbedderFailedError, Semantic
 from ._store import Address, Store, StoreUnavailableError
 from ._vault import Vault
 
@@ -88,6 +89,18 @@ async def rotate(
     semantic = None if embedder is None else Semantic(embedder)
     reindex = reindex or semantic is not None
     report = RotationReport()
+    made: list[bytes] = []  # the vectors the current move made
+
+    async def embed(best: Payload) -> bytes:
+        if semantic is None or semantic.has_vector(best):
+            return b""
+        vector = await semantic.vector(best.key, best.value_json, strict=True)
+        made.append(vector)
+        return vector
+
+    if semantic is not None:
+        await _load(embedder)
+        await semantic.vector("probe", '"probe"', strict=True)  # fails now if it fails; learns the length
     # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
     written: set[int] = set()
     legacy_left = 0
@@ -108,16 +121,14 @@ async def rotate(
             if hash(address) not in written:
                 report.current += 1
             continue
-        vector = None
-        if semantic is not None and not semantic.has_vector(payload):
-            vector = await semantic.vector(payload.key, payload.value()) or None
-            report.embedded += vector is not None
         outcome = "changed"
         for _ in range(_MIGRATE_ATTEMPTS):
+            made.clear()
             indexed = True if reindex or record.indexed else None
-            outcome = await vault.migrate(payload, now, indexed=indexed, vector=vector)
+            outcome = await vault.migrate(payload, now, indexed=indexed, embed=None if semantic is None else embed)
             if outcome != "changed":
                 break
+        report.embedded += bool(made) and outcome in ("moved", "cleaned")
         if outcome == "changed":
             report.changed += 1
             legacy_left += legacy
@@ -133,6 +144,13 @@ async def rotate(
     if store.legacy and not legacy_left:
         await store.settle_legacy()
     return report
+
+
+async def _load(embedder: object) -> None:
+    """Await the embedder's optional ``load`` (for ``MiniLM``: check the model files and load them)."""
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        await load()
 
 
 async def purge_user(store: Store, keyring: Keyring, user_id: str) -> PurgeReport:
@@ -244,8 +262,11 @@ def _execute(args: argparse.Namespace, action: Any) -> int:
     except ConfigurationError as exc:
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2
-    except StoreUnavailableError as exc:
+    except (StoreUnavailableError, EmbedderFailedError) as exc:
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 1
+    except SemanticUnavailableError as exc:  # the model's files are missing or not the pinned ones
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
     print(f"{config.describe()}: {report}")
     return 0

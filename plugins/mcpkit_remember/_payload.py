@@ -5,11 +5,14 @@ identity and the plain bucket and key (so a rotation can re-hash the address,
 and a listing can name keys the store only knows as hashes), the deadline (so
 whoever can write the store cannot make a value outlive it) and when it was
 written. Layout: ``deadline (f64, inf: none) | written (f64, nan: unknown) |
-length of the names (u32) | names | [vector] | value JSON``, where the names are
-three u16 lengths and the identity, bucket and key. A value kept for search by
-meaning also seals its vector (``mcpkit_search.pack_vector``): the top bit of
-the names' length says so, and the vector follows the names as ``length (u32) |
-bytes``. The names of an address are
+length of the names (u32) | names | value JSON [| vector | its length (u32) |
+0xFF "v"]``, where the names are three u16 lengths and the identity, bucket and
+key. A value kept for search by meaning also seals its vector
+(``mcpkit_search.pack_vector``) after the value, with a trailer that JSON text
+cannot end with (0xFF is never in UTF-8): so an older mcpkit, which does not
+know vectors, reads such a value as JSON that does not parse and fails the
+call, rather than taking it for missing (and an update for a fresh start). The
+names of an address are
 encoded once and cached, and a read decodes them only when it needs them
 (listings, rotation), not to return a value.
 
@@ -31,8 +34,9 @@ __all__ = ["Payload", "pack", "peek", "unpack", "unpack_legacy", "utf8"]
 _HEAD = struct.Struct(">ddI")
 _LENGTHS = struct.Struct(">HHH")
 VECTOR_LENGTH = struct.Struct(">I")
-#: The top bit of the names' length: a vector follows the names.
-_HAS_VECTOR = 0x8000_0000
+#: The last bytes of a plaintext whose value has a vector (no JSON text ends with 0xFF).
+VECTOR_MARK = b"\xffv"
+_TRAILER = VECTOR_LENGTH.size + len(VECTOR_MARK)
 
 
 class Payload(NamedTuple):
@@ -102,37 +106,37 @@ def pack(
     value = value_json.encode() if isinstance(value_json, str) else value_json
     deadline = math.inf if expires_at is None else expires_at
     written = math.nan if written_at is None else written_at
-    if not vector:
-        return b"".join((_HEAD.pack(deadline, written, len(names)), names, value))
-    head = _HEAD.pack(deadline, written, len(names) | _HAS_VECTOR)
-    return b"".join((head, names, VECTOR_LENGTH.pack(len(vector)), vector, value))
+    parts = [_HEAD.pack(deadline, written, len(names)), names, value]
+    if vector:
+        parts += [vector, VECTOR_LENGTH.pack(len(vector)), VECTOR_MARK]
+    return b"".join(parts)
 
 
-def peek(plaintext: bytes) -> tuple[float, float, int]:
-    """The raw deadline (inf: none), write time (NaN: unknown) and where the value starts: all a read needs."""
+def peek(plaintext: bytes) -> tuple[float, float, int, int]:
+    """The raw deadline (inf: none), write time (NaN: unknown) and where the value starts and ends: all a read needs."""
     if len(plaintext) < _HEAD.size:
         raise ValueError("sealed payload is too short")
     deadline, written, length = _HEAD.unpack_from(plaintext)
-    end = _HEAD.size + (length & ~_HAS_VECTOR)
-    if length & _HAS_VECTOR:
-        if end + VECTOR_LENGTH.size > len(plaintext):
+    start = _HEAD.size + length
+    end = len(plaintext)
+    if plaintext.endswith(VECTOR_MARK):
+        if end - _TRAILER < start:
             raise ValueError("sealed payload is truncated")
-        end += VECTOR_LENGTH.size + VECTOR_LENGTH.unpack_from(plaintext, end)[0]
-    if end > len(plaintext):
+        end -= _TRAILER + VECTOR_LENGTH.unpack_from(plaintext, end - _TRAILER)[0]
+    if start > end:
         raise ValueError("sealed payload is truncated")
-    return deadline, written, end
+    return deadline, written, start, end
 
 
 def unpack(plaintext: bytes) -> Payload:
     """The payload of a version-2 plaintext; ValueError when it is not one."""
-    deadline, written, end = peek(plaintext)
-    names_end = _HEAD.size + (_HEAD.unpack_from(plaintext)[2] & ~_HAS_VECTOR)
+    deadline, written, start, end = peek(plaintext)
     return Payload(
-        plaintext[end:],
+        plaintext[start:end],
         None if deadline == math.inf else deadline,
         None if written != written else written,  # NaN: unknown
-        plaintext[_HEAD.size : names_end],
-        plaintext[names_end + VECTOR_LENGTH.size : end] if end > names_end else b"",
+        plaintext[_HEAD.size : start],
+        plaintext[end : len(plaintext) - _TRAILER] if end < len(plaintext) else b"",
     )
 
 

@@ -207,8 +207,9 @@ class RememberPlugin(Plugin):
         config = self.store_config
         if self._keyring is None:  # sqlite without a configured secret
             self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
-        if self.embedder is not None and callable(getattr(self.embedder, "load", None)):
-            await self.embedder.load()  # type: ignore[attr-defined]  # optional: a missing model fails the start
+        load = getattr(self.embedder, "load", None)
+        if load is not None:
+            await load()  # optional: a missing model fails the start, not the first write
         await self._store.open()
         semantic = None if self.embedder is None else Semantic(self.embedder)
         vault = Vault(self._store, self._keyring, search_all=self.search, semantic=semantic)
@@ -267,6 +268,9 @@ def _checked_embedder(embedder: object) -> Embedder | None:
             f"embedder is an object with a `name` and an `async def embed(self, texts)` returning one vector per "
             f"text (mcpkit_search.Embedder), for example mcpkit_search.MiniLM(); not {embedder!r:.60}."
         )
+    load = getattr(embedder, "load", None)
+    if load is not None and not inspect.iscoroutinefunction(load):
+        raise ConfigurationError(f"the embedder's load is `async def load(self) -> None`, not {load!r:.60}.")
     if not isinstance(embedder.name, str) or not embedder.name:
         raise ConfigurationError(
             f"the embedder's name is a non-empty string naming its model, not {embedder.name!r:.60}."

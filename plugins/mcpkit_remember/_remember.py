@@ -114,7 +114,7 @@ class Remember:
         check_key(key)
         text = encode_value(key, value, self._policy.max_value_bytes)
         vault = self._policy.vault
-        vector = b"" if vault.semantic is None else await vault.vector(place, key, value)
+        vector = b"" if vault.semantic is None else await vault.vector(place, key, text)
         now = self._policy.clock().now()
         try:
             await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
@@ -189,7 +189,8 @@ class Remember:
 
         Words are folded, stop words dropped and English words stemmed ("preferences" finds "preferred"); a
         query of stop words alone finds nothing. With an embedder (``RememberPlugin.init(embedder=...)``) the
-        ranking is hybrid: BM25 fused with similarity in meaning. ``limit``: 1 to 100.
+        ranking is hybrid, BM25 fused with similarity in meaning, and returns the closest values even when
+        none is close (a query of stop words too). ``limit``: 1 to 100.
         """
         place = self._place(scope)
         if not self._policy.vault.searchable(place.bucket):
@@ -265,7 +266,7 @@ class Remember:
                     text = encode_value(key, new, self._policy.max_value_bytes)
                     deadline = self._deadline(place, ttl, now, found)
                     if vault.semantic is not None and text not in vectors:
-                        vectors[text] = await vault.vector(place, key, new)
+                        vectors[text] = await vault.vector(place, key, text)
                     vector = vectors.get(text, b"")
                     if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
                         return new

@@ -94,27 +94,32 @@ async def _hybrid(
             payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
             if payload is not None:
                 opened[(where, name)] = payload
-    newest: dict[str, tuple[_Doc, Payload]] = {}  # a key kept twice during a rotation counts as its newest copy
-    for doc, payload in opened.items():
-        kept = newest.get(payload.key)
-        if kept is None or newer(payload, kept[1]):
-            newest[payload.key] = (doc, payload)
-    if not newest:
+    if len(buckets) == 1:  # one address per key: every document is its own key (names decoded for the best only)
+        docs = list(opened)
+    else:  # a key kept twice during a rotation counts as its newest copy
+        newest: dict[str, _Doc] = {}
+        for doc, payload in opened.items():
+            kept = newest.get(payload.key)
+            if kept is None or newer(payload, opened[kept]):
+                newest[payload.key] = doc
+        docs = list(newest.values())
+    if not docs:
         return []
-    lexical: dict[Hashable, float] = {}
+    lexical: dict[_Doc, float] = {}
     if words:
-        for doc, score in await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, opened):
-            payload = opened.get(doc)
-            if payload is not None and newest[payload.key][0] == doc:
-                lexical[payload.key] = score
-    keys = sorted(newest)
-    similarities = await vault.semantic.similarities(query_vector, [newest[key][1] for key in keys])
-    semantic: dict[Hashable, float] = {} if similarities is None else dict(zip(keys, similarities, strict=True))
-    best = sorted(fuse(lexical, semantic).items(), key=lambda hit: (-hit[1], str(hit[0])))[:limit]
+        chosen = set(docs)
+        ranked = await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, opened)
+        lexical = {doc: score for doc, score in ranked if doc in chosen}
+    similarities = await vault.semantic.similarities(query_vector, [opened[doc] for doc in docs])
+    semantic = {docs[number]: score for number, score in similarities.items()}
+    fused = sorted(fuse(lexical, semantic).items(), key=lambda hit: -hit[1])
+    # The best ``limit``, ties broken by key: only the documents scoring at least the last one's score are named.
+    cut = fused[min(limit, len(fused)) - 1][1] if fused else 0.0
+    best = sorted(
+        ((opened[doc], score) for doc, score in fused if score >= cut), key=lambda hit: (-hit[1], hit[0].key)
+    )[:limit]
     return [
-        Match(str(key), payload.value(), score, payload.written_at, payload.expires_at)
-        for key, score in best
-        for payload in [newest[str(key)][1]]
+        Match(payload.key, payload.value(), score, payload.written_at, payload.expires_at) for payload, score in best
     ]
 
 

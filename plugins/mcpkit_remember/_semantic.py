@@ -4,17 +4,21 @@ A value's vector is sealed inside its entry (``_payload``), so it is written,
 replaced, expired, deleted and rotated with the value in the same atomic step:
 no separate index to keep exact. A search opens the place's values and compares
 their vectors with the query's; values without one (kept before an embedder was
-configured, or by another model) are embedded then, in process, and get their
-vector at their next write. An embedder that fails never fails a write (the
-value is kept without a vector) nor a search (it ranks by BM25 alone); both are
-logged.
+configured, or by another model) are embedded then, in process, at most
+``MAX_EMBEDDED_PER_SEARCH`` of them (the rest rank by BM25 alone), and get their
+vector at their next write or from ``mcpkit remember reindex --semantic``. An
+embedder that fails or takes longer than ``EMBED_TIMEOUT_SECONDS`` never fails a
+write (the value is kept without a vector) nor a search (it ranks by BM25
+alone); both are logged.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+
+import anyio
+import pydantic_core
 
 from mcpkit_search import (
     MAX_EMBED_CHARS,
@@ -29,9 +33,19 @@ from mcpkit_search import (
 
 from ._payload import Payload
 
-__all__ = ["Semantic"]
+__all__ = ["EMBED_TIMEOUT_SECONDS", "MAX_EMBEDDED_PER_SEARCH", "EmbedderFailedError", "Semantic"]
 
 logger = logging.getLogger("mcpkit.remember")
+
+#: The longest one call to the embedder may take before the write or search goes on without it.
+EMBED_TIMEOUT_SECONDS = 10.0
+
+#: Values without a usable vector that one search embeds; the others rank by BM25 alone.
+MAX_EMBEDDED_PER_SEARCH = 256
+
+
+class EmbedderFailedError(Exception):
+    """The embedder failed where going on without it is not an option (``mcpkit remember reindex --semantic``)."""
 
 
 class Semantic:
@@ -39,18 +53,25 @@ class Semantic:
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-
-    @property
-    def name(self) -> str:
-        return str(self.embedder.name)
+        self.name = str(embedder.name)
+        self._tag = tag_of(self.name)
+        #: How many components the embedder's vectors have, once one was seen (None: not yet).
+        self.dimensions: int | None = None
 
     def has_vector(self, payload: Payload) -> bool:
-        """Whether a kept value carries a vector of this embedder's model."""
-        return payload.vector[:TAG_BYTES] == tag_of(self.name)
+        """Whether a kept value carries a vector of this embedder's model (and length, once it is known)."""
+        vector = payload.vector
+        if vector[:TAG_BYTES] != self._tag:
+            return False
+        return self.dimensions is None or dimensions_of(vector) == self.dimensions
 
-    async def vector(self, key: str, value: Any) -> bytes:
-        """The packed vector of a value written now; empty bytes when the embedder fails."""
-        vectors = await self._embed([document_text(key, value)], "a written value")
+    async def vector(self, key: str, value_json: str | bytes, *, strict: bool = False) -> bytes:
+        """The packed vector of a value (its stored JSON text); empty bytes when the embedder fails.
+
+        ``strict``: raise ``EmbedderFailedError`` instead.
+        """
+        text = document_text(key, pydantic_core.from_json(value_json))
+        vectors = await self._embed([text], "a written value", strict=strict)
         return b"" if vectors is None else vectors[0]
 
     async def query(self, query: str) -> bytes | None:
@@ -58,38 +79,39 @@ class Semantic:
         vectors = await self._embed([query[:MAX_EMBED_CHARS]], "a search query")
         return None if vectors is None else vectors[0]
 
-    async def similarities(self, query: bytes, kept: Sequence[Payload]) -> list[float] | None:
-        """The cosine similarity of each kept value to the query's vector, in order.
+    async def similarities(self, query: bytes, kept: Sequence[Payload]) -> dict[int, float]:
+        """The cosine similarity to the query's vector of each kept value that has (or now gets) a vector, by position.
 
-        Vectors missing or of another model are made now from their values; None when that fails.
+        Values without a usable vector are embedded now, the first ``MAX_EMBEDDED_PER_SEARCH`` of them.
         """
-        import numpy
-
         dimensions = dimensions_of(query)
         [query_row], _ = unpack_vectors(self.name, [query], dimensions)
         rows, present = unpack_vectors(self.name, [payload.vector for payload in kept], dimensions)
-        scores = numpy.zeros(len(kept), dtype=numpy.float32)
-        if present:
-            scores[present] = rows @ query_row
-        absent = sorted(set(range(len(kept))) - set(present))
+        scores = {number: float(score) for number, score in zip(present, rows @ query_row, strict=True)}
+        absent = [number for number in range(len(kept)) if number not in scores][:MAX_EMBEDDED_PER_SEARCH]
         if absent:
             texts = [document_text(kept[number].key, kept[number].value()) for number in absent]
             made = await self._embed(texts, "values kept without a vector")
-            if made is None:
-                return None
-            more, fitting = unpack_vectors(self.name, made, dimensions)
-            if len(fitting) != len(absent):
-                logger.warning("the embedder %r changed its vectors' length; semantic ranking skipped", self.name)
-                return None
-            scores[absent] = more @ query_row
-        return [float(score) for score in scores]
+            if made is not None:
+                more, fitting = unpack_vectors(self.name, made, dimensions)
+                if len(fitting) == len(absent):
+                    scores.update(zip(absent, (float(score) for score in more @ query_row), strict=True))
+                else:
+                    logger.warning("the embedder %r changed its vectors' length; skipped them", self.name)
+        return scores
 
-    async def _embed(self, texts: list[str], what: str) -> list[bytes] | None:
+    async def _embed(self, texts: list[str], what: str, *, strict: bool = False) -> list[bytes] | None:
         try:
-            vectors = await self.embedder.embed(texts)
+            with anyio.fail_after(EMBED_TIMEOUT_SECONDS):
+                vectors = await self.embedder.embed(texts)
             if len(vectors) != len(texts):
                 raise ValueError(f"{len(vectors)} vectors for {len(texts)} texts")
-            return [pack_vector(self.name, vector) for vector in vectors]
-        except Exception:  # the user's model: whatever it raises, writes and searches go on without it
+            packed = [pack_vector(self.name, vector) for vector in vectors]
+        except Exception as exc:  # the user's model: whatever it raises, writes and searches go on without it
+            if strict:
+                raise EmbedderFailedError(f"the embedder {self.name!r} failed on {what}: {exc!r:.200}") from exc
             logger.warning("the embedder %r failed on %s; going on without its vectors", self.name, what, exc_info=True)
             return None
+        if packed and self.dimensions is None:
+            self.dimensions = dimensions_of(packed[0])
+        return packed

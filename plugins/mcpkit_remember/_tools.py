@@ -181,9 +181,14 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
         name=names["search_memories"],
         description=describe(
             "search_memories",
-            "Find remembered values by what they say: the best matches for some words, best first (words are "
-            "matched by their stem, so 'preferences' finds 'preferred'). Search before remembering something new, "
-            "to update a memory rather than keep a duplicate.",
+            (
+                "Find remembered values by what they mean and say: the closest first, also those in other words "
+                "(so the closest come back even when none is close: read them)."
+                if plugin.embedder is not None
+                else "Find remembered values by what they say: the best matches for some words, best first (words "
+                "are matched by their stem, so 'preferences' finds 'preferred')."
+            )
+            + " Search before remembering something new, to update a memory rather than keep a duplicate.",
         ),
     )
     class SearchMemories(ToolContext):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, NamedTuple
 
 import anyio
@@ -103,7 +104,7 @@ class Vault:
             opened = self.keyring.open(*address, entry.data)
             if opened.version != VERSION:
                 raise ValueError(f"a version-{opened.version} entry at a current address")
-            deadline, written, start = peek(opened.plaintext)
+            deadline, written, start, end = peek(opened.plaintext)
         except (UndecryptableError, ValueError) as exc:
             self._warn(address.owner, place.bucket, exc)
             return None
@@ -111,7 +112,7 @@ class Vault:
             return None
         self._check_replay(address, entry.data, place, began)
         return Found(
-            pydantic_core.from_json(opened.plaintext[start:]),
+            pydantic_core.from_json(opened.plaintext[start:end]),
             None if deadline == math.inf else deadline,
             None if written != written else written,
         )
@@ -140,11 +141,11 @@ class Vault:
         seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
         return best, where, seen
 
-    async def vector(self, place: Place, key: str, value: Any) -> bytes:
-        """The sealed-to-be vector of a value written now at ``place`` (empty: none, or no embedder)."""
+    async def vector(self, place: Place, key: str, value_json: str) -> bytes:
+        """The sealed-to-be vector of a value (its JSON text) written now at ``place`` (empty: none, or no embedder)."""
         if self.semantic is None or not self.searchable(place.bucket):
             return b""
-        return await self.semantic.vector(key, value)
+        return await self.semantic.vector(key, value_json)
 
     async def write(
         self,
@@ -244,21 +245,24 @@ class Vault:
     # -- rotation -----------------------------------------------------------------------
 
     async def migrate(
-        self, payload: Payload, now: float, *, indexed: bool | None = None, vector: bytes | None = None
+        self,
+        payload: Payload,
+        now: float,
+        *,
+        indexed: bool | None = None,
+        embed: Callable[[Payload], Awaitable[bytes]] | None = None,
     ) -> Migration:
         """Leave the newest copy of a stale entry's key at its primary address and delete every other copy.
 
         ``moved``: the value now lives under the primary secret; ``cleaned``: it already did, and older
         copies went; ``changed``: a writer came in between (look again); ``gone``: nothing live is left.
-        ``vector`` (made from ``payload``'s value) replaces the kept one, if the newest copy still holds
-        that value; None keeps the newest copy's own.
+        ``embed`` makes the newest copy's vector (empty bytes: keep the one it has).
         """
         place = Place(payload.identity, payload.bucket)
         best, where, seen = await self._look(place, payload.key, now, True)
         if best is None:
             return "gone"
-        if vector is None or best.value_json != payload.value_json:
-            vector = best.vector
+        vector = (await embed(best) if embed is not None else b"") or best.vector
         observed = Observed(_found(best), seen)
         done = await self.swap(
             place,

@@ -81,10 +81,10 @@ def pack_vector(name: str, vector: Sequence[float]) -> bytes:
     array = numpy.asarray(vector, dtype=numpy.float32)
     if array.ndim != 1 or not array.size or not numpy.isfinite(array).all():
         raise ValueError(f"the embedder {name!r} returned {array.shape} values, not one finite vector per text")
-    norm = float(numpy.linalg.norm(array))
+    norm = float(numpy.linalg.norm(array.astype(numpy.float64)))  # float64: large components do not overflow
     if norm == 0.0:
         raise ValueError(f"the embedder {name!r} returned a zero vector")
-    unit = array / norm
+    unit = (array / norm).astype(numpy.float32)
     scale = float(numpy.abs(unit).max()) / 127.0
     quantised: bytes = numpy.rint(unit / scale).astype(numpy.int8).tobytes()
     return tag_of(name) + struct.pack("<f", scale) + quantised

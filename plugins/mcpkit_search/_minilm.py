@@ -73,7 +73,8 @@ class MiniLM:
         batch = list(texts)
         if not batch:
             return []
-        return await anyio.to_thread.run_sync(self.embed_now, batch)
+        # Abandoned, not awaited, when the caller gives up (a timeout): the thread finishes on its own.
+        return await anyio.to_thread.run_sync(self.embed_now, batch, abandon_on_cancel=True)
 
     def embed_now(self, texts: Sequence[str]) -> list[list[float]]:
         """``embed`` in the calling thread (for scripts and benchmarks)."""

@@ -40,6 +40,7 @@ import mcpkit_remember._redis_store as redis_store
 import mcpkit_remember._remember as remember
 import mcpkit_remember._rollback as rollback
 import mcpkit_remember._search as search
+import mcpkit_remember._semantic as semantic
 import mcpkit_remember._tools as memory_tools
 import mcpkit_remember._values as values
 import mcpkit_remember._vault as vault
@@ -113,6 +114,8 @@ def pinned(extra: str, package: str) -> str:
 UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
 #: A MiniLM vector as kept: the model's tag and a scale, then a byte per component.
 MINILM_VECTOR_BYTES = embedder._HEAD_BYTES + MiniLM.dimensions
+#: What a MiniLM vector adds to an entry: the vector, its length and the mark after it.
+MINILM_ENTRY_GROWTH = MINILM_VECTOR_BYTES + payload.VECTOR_LENGTH.size + len(payload.VECTOR_MARK)
 SESSION_TTL = "day" if plugin.DEFAULT_SESSION_TTL == 86400 else f"{plugin.DEFAULT_SESSION_TTL} s"
 EXPIRY_MARGIN = words(redis_store.EXPIRY_MARGIN_MS / 1000, "seconds")
 MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
@@ -195,7 +198,11 @@ STATED = [
     Stated("search.md", "the model, a {}-byte scale", embedder._HEAD_BYTES - embedder.TAG_BYTES),
     Stated("search.md", "{} bytes for `MiniLM`) is sealed", MINILM_VECTOR_BYTES),
     Stated("architecture.md", "told apart by a {}-byte tag", embedder.TAG_BYTES),
-    Stated("architecture.md", "such entries are {} bytes longer", MINILM_VECTOR_BYTES + payload.VECTOR_LENGTH.size),
+    Stated("architecture.md", "such entries are {} bytes longer", MINILM_ENTRY_GROWTH),
+    Stated("search.md", "entries grew by {} bytes", MINILM_ENTRY_GROWTH),
+    Stated("search.md", "or takes more than {} seconds", int(semantic.EMBED_TIMEOUT_SECONDS)),
+    Stated("architecture.md", "a call that takes over {} seconds", int(semantic.EMBED_TIMEOUT_SECONDS)),
+    Stated("search.md", "a search embeds up to {} of them", semantic.MAX_EMBEDDED_PER_SEARCH),
     Stated("search.md", "words are cut to {} characters", analyzer.MAX_TERM_CHARS),
     Stated("search.md", "At most {} distinct terms of a query count", index.MAX_QUERY_TERMS),
     Stated("search.md", "1 to {} (default 10)", search.MAX_SEARCH_LIMIT),

@@ -15,15 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pydantic_core
 import pytest
 
+import mcpkit_remember._semantic as semantic_module
 from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import rotate
 from mcpkit_remember._keyring import Keyring
+from mcpkit_remember._payload import pack, peek, unpack
 from mcpkit_search import MiniLM, SemanticUnavailableError, pack_vector
-from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem
+from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem, plugin_of
 from remember.test_rotation import mcpkit, opened_store
 from remember.test_search import found
 
@@ -142,6 +145,75 @@ async def test_every_change_is_visible_to_the_next_search_by_meaning(call_as: Ca
     assert "short" not in await found(nour, "beverage")
     await mem(nour, "forget_all", scope="user")
     assert await found(nour, "plane") == []
+
+
+async def test_a_replaced_value_leaves_no_stale_vector_behind(call_as: CallAs, embedder: Concepts) -> None:
+    nour = call_as("nour")
+    await mem(nour, "set", key="note", value="coffee with the vendor", scope="user")
+    await mem(nour, "set", key="other", value="green tea", scope="user")
+    await mem(nour, "set", key="note", value="refund the vendor", scope="user")
+    embedder.embedded.clear()
+    results = await mem(nour, "search", query="beverage", scope="user")
+    assert [key for key, _, _ in results] == ["other", "note"]
+    assert results[1][2] == 0.0  # the refund is as far from a beverage as anything kept
+    assert embedder.embedded == ["beverage"]  # every value had its vector: only the query was embedded
+
+
+class Hanging(Concepts):
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+async def test_an_embedder_that_hangs_is_given_up_on(
+    store_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(semantic_module, "EMBED_TIMEOUT_SECONDS", 0.2)
+    with caplog.at_level(logging.WARNING, "mcpkit.remember"):
+        async with running(semantic(store_options, Hanging())) as callers:
+            nour = callers("nour")
+            await mem(nour, "set", key="pref:coffee", value=NOTES["pref:coffee"], scope="user")
+            await mem(nour, "append", key="seen", item="tea", scope="user")
+            assert await found(nour, "oat milk") == ["pref:coffee"]
+    assert caplog.text.count("TimeoutError") >= 3
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_one_search_embeds_a_bounded_number_of_values_kept_without_a_vector(
+    store_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic_module, "MAX_EMBEDDED_PER_SEARCH", 5)
+    late = Concepts()
+    server = semantic(store_options, late)
+    async with running(server) as callers:
+        nour = callers("nour")
+        vault = plugin_of(server)._started().vault
+        vault.semantic, kept = None, vault.semantic  # as if the values were kept before the embedder was on
+        for number in range(8):
+            await mem(nour, "set", key=f"note:{number}", value=f"tea number {number}", scope="user")
+        vault.semantic = kept
+        await mem(nour, "set", key="latte", value="a latte", scope="user")  # with its vector
+        late.embedded.clear()
+        results = await mem(nour, "search", query="beverage", scope="user", limit=10)
+    assert len(late.embedded) == 1 + 5  # the query, and five of the eight kept without a vector
+    assert results[0][0] in {"latte", *(f"note:{number}" for number in range(5))}
+    assert len(results) == 1 + 5  # the other three have neither a vector nor the query's words
+
+
+def test_a_vector_is_sealed_after_the_value_where_an_older_reader_cannot_mistake_it() -> None:
+    vector = pack_vector("m", [0.5, -0.25, 1.0])
+    for kept in (b"", vector):
+        plaintext = pack("identity", "bucket", "key", '{"a": "tea"}', None, 1.0, kept)
+        opened = unpack(plaintext)
+        assert (opened.value_json, opened.vector, opened.key) == (b'{"a": "tea"}', kept, "key")
+        _, _, start, end = peek(plaintext)
+        assert plaintext[start:end] == b'{"a": "tea"}'
+    plaintext = pack("identity", "bucket", "key", '"tea"', None, 1.0, vector)
+    _, _, start, _ = peek(plaintext)
+    with pytest.raises(ValueError, match="trailing characters"):  # what mcpkit before vectors reads as the value
+        pydantic_core.from_json(plaintext[start:])
+    with pytest.raises(ValueError, match="truncated"):
+        unpack(plaintext[: start + 2] + plaintext[-6:])
 
 
 async def test_a_failing_embedder_fails_neither_writes_nor_searches(
