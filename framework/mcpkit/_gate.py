@@ -12,6 +12,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._http_errors import encode, send_json
+from ._resource_metadata import ResourceMetadata
 
 __all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
 
@@ -37,20 +38,37 @@ class AuthGate:
     that opened it.
     """
 
-    def __init__(self, app: ASGIApp, authenticators: Sequence[Authenticator], *, allow_anonymous: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticators: Sequence[Authenticator],
+        *,
+        allow_anonymous: bool,
+        metadata: ResourceMetadata | None = None,
+    ) -> None:
         self._app = app
         self._authenticators = tuple(authenticators)
         self._allow_anonymous = allow_anonymous
         self._users: dict[str, AuthenticatedUser] = {}
+        # With Protected Resource Metadata: served here, to anyone (it is how a client learns to sign in),
+        # and named in every 401.
+        self._metadata = metadata
+        self._metadata_paths = frozenset(metadata.paths) if metadata is not None else frozenset()
+        self._challenge = (
+            f'Bearer realm="mcp", resource_metadata="{metadata.url}"' if metadata else 'Bearer realm="mcp"'
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if self._metadata is not None and scope["path"] in self._metadata_paths:
+            await self._metadata.serve(scope, receive, send)
+            return
         header = _authorization(scope)
         if header is None:
             if not self._allow_anonymous:
-                await _unauthorized(
+                await self._unauthorized(
                     send, "unauthorized", "This server needs a bearer token: send 'Authorization: Bearer <token>'."
                 )
                 return
@@ -62,7 +80,7 @@ class AuthGate:
         # no-break space is not the key (str.strip() would have made it one).
         token = token.lstrip(" ")
         if scheme.lower() != "bearer" or not token or " " in token or not token.isprintable():
-            await _unauthorized(
+            await self._unauthorized(
                 send,
                 "invalid_request",
                 "Malformed Authorization header: expected 'Bearer <token>', with no whitespace or control "
@@ -72,7 +90,7 @@ class AuthGate:
         try:
             identity = await self._authenticate(token)
         except InvalidCredentialError as exc:
-            await _unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
+            await self._unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
             return
         except AuthUnavailableError:
             logger.warning("authentication unavailable", exc_info=True)
@@ -99,11 +117,21 @@ class AuthGate:
             )
             return
         if identity is None:
-            await _unauthorized(send, "invalid_token", "The bearer token is not a key or token this server accepts.")
+            await self._unauthorized(
+                send, "invalid_token", "The bearer token is not a key or token this server accepts."
+            )
             return
         scope[IDENTITY_SCOPE_KEY] = identity
         scope["user"] = self._sdk_user(identity.user_id)
         await self._app(scope, receive, send)
+
+    async def _unauthorized(self, send: Send, error: str, description: str) -> None:
+        """401 with a challenge (RFC 6750) that names the metadata, if any: where a client learns to sign in."""
+        challenge = self._challenge
+        if error != "unauthorized":  # a token was sent: say what was wrong with it
+            quoted = description.replace("\\", "/").replace('"', "'")
+            challenge += f', error="{error}", error_description="{quoted}"'
+        await _respond(send, 401, {"error": error, "error_description": description}, challenge)
 
     def _sdk_user(self, user_id: str) -> AuthenticatedUser:
         """The SDK's view of the caller (it binds sessions to it); the same few callers come back, so keep them."""
@@ -128,14 +156,6 @@ def _authorization(scope: Scope) -> str | None:
         if name == b"authorization":
             return str(value.decode("latin-1"))
     return None
-
-
-async def _unauthorized(send: Send, error: str, description: str) -> None:
-    quoted = description.replace("\\", "/").replace('"', "'")
-    challenge = f'Bearer realm="mcp", error="{error}", error_description="{quoted}"'
-    if error == "unauthorized":
-        challenge = 'Bearer realm="mcp"'
-    await _respond(send, 401, {"error": error, "error_description": description}, challenge)
 
 
 async def _respond(
