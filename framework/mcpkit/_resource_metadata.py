@@ -8,7 +8,6 @@ what tokens are bound to, so a ``Host`` header must not be able to choose it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -17,7 +16,7 @@ from starlette.types import Receive, Scope, Send
 
 from ._addresses import is_loopback
 from ._errors import ConfigurationError
-from ._http_errors import encode, send_json
+from ._http_errors import encode, send_empty, send_json
 
 __all__ = ["WELL_KNOWN_PATH", "ResourceMetadata", "resource_metadata"]
 
@@ -26,6 +25,7 @@ WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource"
 
 #: How long clients and proxies may keep the document, in seconds.
 CACHE_SECONDS = 3600
+_CACHE_CONTROL = f"public, max-age={CACHE_SECONDS}".encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,30 +62,17 @@ class ResourceMetadata:
         return body
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer a request for the document: GET or HEAD, a CORS preflight, or 405 (readable from any page)."""
+        """Answer a request for the document: GET, a CORS preflight, or 405 (readable from any web page)."""
         cors = [(b"access-control-allow-origin", b"*")]
         method = scope.get("method", "GET")
         if method == "OPTIONS":
-            preflight = [
-                (b"access-control-allow-methods", b"GET, HEAD, OPTIONS"),
-                (b"access-control-max-age", b"86400"),
-            ]
-            await send({"type": "http.response.start", "status": 204, "headers": cors + preflight})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        if method not in ("GET", "HEAD"):
+            allowed = [(b"access-control-allow-methods", b"GET, OPTIONS"), (b"access-control-max-age", b"600")]
+            await send_empty(send, 204, [*cors, *allowed])
+        elif method == "GET":
+            await send_json(send, 200, encode(self.document()), [*cors, (b"cache-control", _CACHE_CONTROL)])
+        else:
             body = {"error": "method_not_allowed", "error_description": f"{method} is not served here; use GET."}
-            await send_json(send, 405, encode(body), [*cors, (b"allow", b"GET, HEAD, OPTIONS")])
-            return
-        payload = json.dumps(self.document(), separators=(",", ":")).encode()
-        headers = [
-            *cors,
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(payload)).encode()),
-            (b"cache-control", f"public, max-age={CACHE_SECONDS}".encode()),
-        ]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else payload})
+            await send_json(send, 405, encode(body), [*cors, (b"allow", b"GET, OPTIONS")])
 
 
 def resource_metadata(

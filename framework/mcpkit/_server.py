@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import re
 import uuid
@@ -81,6 +82,9 @@ class Server:
         server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
         bound = self._collect(apps, server_plugins)
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
+        if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, together
+            scopes = sorted({scope for spec in self.tools.values() for scope in spec.scopes})
+            self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
         self._dispatcher = Dispatcher(bound, lambda: self.clock)
         self._sdk = SDKServer(
             name,
@@ -220,6 +224,8 @@ class Server:
             authenticators=self.authenticators,
             allow_anonymous=self.allow_anonymous,
             metadata=self.resource_metadata,
+            required_scopes={name: spec.scopes for name, spec in self.tools.items() if spec.scopes},
+            max_body_bytes=limit,
         )
         sdk_lifespan = sdk_app.router.lifespan_context
 

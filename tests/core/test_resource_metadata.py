@@ -59,6 +59,7 @@ async def test_the_metadata_is_served_at_both_well_known_paths_to_anyone() -> No
         preflight = await http.options(METADATA_URL, headers={"Origin": "https://inspector.example"})
         assert preflight.status_code == 204
         assert "GET" in preflight.headers["access-control-allow-methods"]
+        assert "content-length" not in preflight.headers
         refused = await http.post(METADATA_URL, json={})
         assert refused.status_code == 405
         assert refused.json()["error"] == "method_not_allowed"
