@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._oauth_scopes import granted_scopes
+
 __all__ = ["Caller", "CallerKind"]
 
 CallerKind = Literal["user", "static", "local", "anonymous"]
@@ -32,6 +34,15 @@ class Caller:
     session_id: str | None
     protocol_version: str
     anonymous_id: str
+
+    @property
+    def scopes(self) -> frozenset[str] | None:
+        """The OAuth scopes the caller's token grants; None for static keys and stdio, which scopes do not limit."""
+        if self.kind == "anonymous":
+            return frozenset()
+        if self.kind != "user":
+            return None
+        return granted_scopes(self.claims)
 
     @property
     def is_anonymous(self) -> bool:

@@ -31,6 +31,7 @@ class ToolOptions:
     read_only: bool | None = None
     destructive: bool | None = None
     idempotent: bool | None = None
+    scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +52,17 @@ def tool(
     read_only: bool | None = None,
     destructive: bool | None = None,
     idempotent: bool | None = None,
+    scopes: Sequence[str] = (),
 ) -> Callable[[T], T]:
     """Mark a :class:`ToolContext` subclass as the tool ``name``.
 
     ``description`` falls back to the class docstring; a tool with neither is
     refused when the server is built, since the model chooses tools by it.
+    ``scopes``: the OAuth scopes a caller's token must grant to call it
+    (docs/authorization.md); static keys and stdio are not limited by scope.
     """
 
-    options = ToolOptions(name, description, title, read_only, destructive, idempotent)
+    options = ToolOptions(name, description, title, read_only, destructive, idempotent, scopes)
 
     def mark(cls: T) -> T:
         if not isinstance(cls, type):

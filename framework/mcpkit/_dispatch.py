@@ -23,6 +23,7 @@ from ._credentials import Identity
 from ._errors import ConfigurationError, ToolError
 from ._gate import IDENTITY_SCOPE_KEY
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
+from ._oauth_scopes import missing_scopes
 from ._plugin import Plugin
 from ._results import error_result
 from ._tool_spec import ToolSpec
@@ -112,6 +113,16 @@ class Dispatcher:
                 "UNKNOWN_TOOL", f"There is no tool named {params.name!r}; call tools/list to see the tools offered."
             )
         spec = bound.spec
+        if spec.scopes and ctx.request is not None:
+            lacking = missing_scopes(spec.scopes, ctx.request.scope.get(IDENTITY_SCOPE_KEY))
+            if (
+                lacking
+            ):  # the HTTP gate answers 403 first where it can see the tool; this holds whatever the headers say
+                return error_result(
+                    "INSUFFICIENT_SCOPE",
+                    f"Calling {spec.name!r} needs the OAuth scope(s) {' '.join(sorted(lacking))}, which the caller's "
+                    "token does not grant: sign in again asking for them.",
+                )
         arguments = params.arguments or {}
         if ctx.request is not None and LONE_SURROGATES_SCOPE_KEY in ctx.request.scope:
             places = ctx.request.scope[LONE_SURROGATES_SCOPE_KEY]

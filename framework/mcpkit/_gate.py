@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._http_errors import encode, send_json
+from ._oauth_scopes import missing_scopes
+from ._resource_metadata import ResourceMetadata
 
 __all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
 
@@ -37,24 +40,52 @@ class AuthGate:
     that opened it.
     """
 
-    def __init__(self, app: ASGIApp, authenticators: Sequence[Authenticator], *, allow_anonymous: bool) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticators: Sequence[Authenticator],
+        *,
+        allow_anonymous: bool,
+        metadata: ResourceMetadata | None = None,
+        required_scopes: Mapping[str, frozenset[str]] | None = None,
+        max_body_bytes: int = 0,
+    ) -> None:
         self._app = app
+        # Tools that need OAuth scopes: a caller whose token lacks them gets 403 naming them (step-up) here,
+        # where the tool is visible (Mcp-Name on 2026-07-28, the body on 2025-11-25, read up to max_body_bytes).
+        self._required = dict(required_scopes or {})
+        self._max_body_bytes = max_body_bytes
         self._authenticators = tuple(authenticators)
         self._allow_anonymous = allow_anonymous
         self._users: dict[str, AuthenticatedUser] = {}
+        # With Protected Resource Metadata: served here, to anyone (it is how a client learns to sign in),
+        # and named in every 401.
+        self._metadata = metadata
+        self._metadata_paths = frozenset(metadata.paths) if metadata is not None else frozenset()
+        self._challenge = (
+            f'Bearer realm="mcp", resource_metadata="{metadata.url}"' if metadata else 'Bearer realm="mcp"'
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
+        if self._metadata is not None and scope["path"] in self._metadata_paths:
+            await self._metadata.serve(scope, receive, send)
+            return
         header = _authorization(scope)
         if header is None:
             if not self._allow_anonymous:
-                await _unauthorized(
+                await self._unauthorized(
                     send, "unauthorized", "This server needs a bearer token: send 'Authorization: Bearer <token>'."
                 )
                 return
             scope[IDENTITY_SCOPE_KEY] = None
+            if self._required:
+                checked = await self._check_scopes(scope, receive, send, None)
+                if checked is None:
+                    return
+                receive = checked
             await self._app(scope, receive, send)
             return
         scheme, _, token = header.partition(" ")
@@ -62,7 +93,7 @@ class AuthGate:
         # no-break space is not the key (str.strip() would have made it one).
         token = token.lstrip(" ")
         if scheme.lower() != "bearer" or not token or " " in token or not token.isprintable():
-            await _unauthorized(
+            await self._unauthorized(
                 send,
                 "invalid_request",
                 "Malformed Authorization header: expected 'Bearer <token>', with no whitespace or control "
@@ -72,7 +103,7 @@ class AuthGate:
         try:
             identity = await self._authenticate(token)
         except InvalidCredentialError as exc:
-            await _unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
+            await self._unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
             return
         except AuthUnavailableError:
             logger.warning("authentication unavailable", exc_info=True)
@@ -99,11 +130,49 @@ class AuthGate:
             )
             return
         if identity is None:
-            await _unauthorized(send, "invalid_token", "The bearer token is not a key or token this server accepts.")
+            await self._unauthorized(
+                send, "invalid_token", "The bearer token is not a key or token this server accepts."
+            )
             return
         scope[IDENTITY_SCOPE_KEY] = identity
         scope["user"] = self._sdk_user(identity.user_id)
+        if self._required:
+            checked = await self._check_scopes(scope, receive, send, identity)
+            if checked is None:
+                return
+            receive = checked
         await self._app(scope, receive, send)
+
+    async def _check_scopes(
+        self, scope: Scope, receive: Receive, send: Send, identity: Identity | None
+    ) -> Receive | None:
+        """The request's receive (replayed if the body was read) when the caller may call the tool it names; None
+        when it was answered: 401 for an anonymous caller, 403 ``insufficient_scope`` for a token without them."""
+        name, receive = await _called_tool(scope, receive, self._max_body_bytes)
+        lacking = missing_scopes(self._required.get(name or "", frozenset()), identity)
+        if not lacking:
+            return receive
+        wanted = " ".join(sorted(lacking))
+        if identity is None:
+            description = f"Calling {name!r} needs a signed-in caller with the OAuth scope(s) {wanted}."
+            challenge = f'{self._challenge}, scope="{wanted}"'
+            await _respond(send, 401, {"error": "unauthorized", "error_description": description}, challenge)
+            return None
+        description = (
+            f"Calling {name!r} needs the OAuth scope(s) {wanted}, which this token does not grant: "
+            "sign in again asking for them."
+        )
+        challenge = f'{self._challenge}, error="insufficient_scope", scope="{wanted}"'
+        await _respond(send, 403, {"error": "insufficient_scope", "error_description": description}, challenge)
+        return None
+
+    async def _unauthorized(self, send: Send, error: str, description: str) -> None:
+        """401 with a challenge (RFC 6750) that names the metadata, if any: where a client learns to sign in."""
+        challenge = self._challenge
+        if error != "unauthorized":  # a token was sent: say what was wrong with it
+            quoted = description.replace("\\", "/").replace('"', "'")
+            challenge += f', error="{error}", error_description="{quoted}"'
+        await _respond(send, 401, {"error": error, "error_description": description}, challenge)
 
     def _sdk_user(self, user_id: str) -> AuthenticatedUser:
         """The SDK's view of the caller (it binds sessions to it); the same few callers come back, so keep them."""
@@ -123,19 +192,49 @@ class AuthGate:
         return None
 
 
+async def _called_tool(scope: Scope, receive: Receive, limit: int) -> tuple[str | None, Receive]:
+    """The tool a ``tools/call`` request names (None: not one), and a receive that still yields the whole body.
+
+    2026-07-28 says it in headers (``Mcp-Method``, ``Mcp-Name``); 2025-11-25 only in the JSON-RPC body, which is
+    read here (at most ``limit`` bytes; a longer one is left to the body limit) and then replayed.
+    """
+    if scope.get("method") != "POST":
+        return None, receive
+    headers = dict(scope["headers"])
+    method = headers.get(b"mcp-method")
+    if method is not None:
+        name = headers.get(b"mcp-name")
+        return (name.decode("latin-1") if method == b"tools/call" and name else None), receive
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        size += len(message.get("body", b""))
+        if message["type"] != "http.request" or not message.get("more_body") or size > limit:
+            break
+    replayed = iter(messages)
+
+    async def replay() -> Message:
+        return next(replayed, None) or await receive()
+
+    if size > limit or messages[-1].get("more_body"):
+        return None, replay
+    try:
+        body = json.loads(b"".join(m.get("body", b"") for m in messages))
+    except ValueError:
+        return None, replay
+    if isinstance(body, dict) and body.get("method") == "tools/call" and isinstance(body.get("params"), dict):
+        name = body["params"].get("name")
+        return (name if isinstance(name, str) else None), replay
+    return None, replay
+
+
 def _authorization(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":
             return str(value.decode("latin-1"))
     return None
-
-
-async def _unauthorized(send: Send, error: str, description: str) -> None:
-    quoted = description.replace("\\", "/").replace('"', "'")
-    challenge = f'Bearer realm="mcp", error="{error}", error_description="{quoted}"'
-    if error == "unauthorized":
-        challenge = 'Bearer realm="mcp"'
-    await _respond(send, 401, {"error": error, "error_description": description}, challenge)
 
 
 async def _respond(

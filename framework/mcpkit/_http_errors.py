@@ -16,7 +16,7 @@ from typing import Any
 from mcp_types import INVALID_REQUEST
 from starlette.types import Send
 
-__all__ = ["encode", "json_headers", "raw_response", "rpc_error", "send_json", "send_rpc_error"]
+__all__ = ["encode", "json_headers", "raw_response", "rpc_error", "send_empty", "send_json", "send_rpc_error"]
 
 #: A header as ASGI carries it.
 Header = tuple[bytes, bytes]
@@ -41,6 +41,12 @@ async def send_json(send: Send, status: int, body: bytes, extra: Iterable[Header
     """Send a whole JSON response over ASGI."""
     await send({"type": "http.response.start", "status": status, "headers": json_headers(body, extra)})
     await send({"type": "http.response.body", "body": body})
+
+
+async def send_empty(send: Send, status: int, extra: Iterable[Header] = ()) -> None:
+    """Send a response without a body (a CORS preflight's 204)."""
+    await send({"type": "http.response.start", "status": status, "headers": list(extra)})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def send_rpc_error(

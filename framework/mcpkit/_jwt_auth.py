@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import binascii
+import copy
 import json
 import math
 import re
@@ -125,6 +126,22 @@ class JWTAuth:
     def algorithms(self) -> tuple[str, ...]:
         """The signature algorithms this authenticator accepts."""
         return self._algorithms
+
+    @property
+    def issuer(self) -> str | None:
+        """The ``iss`` every token must carry (None: any); a server's default authorization server."""
+        return self._issuer
+
+    def bound_to(self, resource: str) -> JWTAuth:
+        """This authenticator for a server at ``resource``: without an ``audience`` of its own, tokens must name it.
+
+        A server with ``resource_url`` uses this copy (RFC 8707: a token is for the resource it names).
+        """
+        if self._audience is not None:
+            return self
+        bound = copy.copy(self)
+        bound._audience = resource
+        return bound
 
     async def authenticate(self, token: str) -> Identity | None:
         """The caller named by a valid token's ``sub``; ``None`` for a token that is not a JWT."""

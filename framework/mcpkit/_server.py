@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import logging
 import re
 import uuid
@@ -23,8 +24,10 @@ from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
 from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
+from ._jwt_auth import JWTAuth
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
+from ._resource_metadata import resource_metadata
 from ._sessions import SessionGuard, SessionLimits
 from ._tool_spec import ToolSpec, build_tool_spec
 
@@ -41,7 +44,11 @@ class Server:
     ``auth`` takes one authenticator or several (tried in order); a request
     without credentials is refused with 401 unless ``allow_anonymous=True``.
     ``clock`` is what the framework and plugins read time from (``now()`` and ``monotonic()``); tests
-    replace it.
+    replace it. ``resource_url`` (the URL clients connect to, e.g. ``https://mcp.example.com/mcp``)
+    makes the server an OAuth protected resource: it serves its Protected Resource Metadata (RFC 9728)
+    naming ``authorization_servers`` (default: the ``issuer`` of each ``JWTAuth``), every 401 points at
+    it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource.
+    See docs/authorization.md.
     """
 
     def __init__(
@@ -55,16 +62,29 @@ class Server:
         instructions: str | None = None,
         plugins: Sequence[Plugin] = (),
         clock: Clock | None = None,
+        resource_url: str | None = None,
+        authorization_servers: Sequence[str] | None = None,
+        resource_documentation: str | None = None,
     ) -> None:
         self.name = name
         self.version = version
         self.clock: Clock = _clock(clock)
         self.allow_anonymous = allow_anonymous
-        self.authenticators: tuple[Authenticator, ...] = _authenticators(auth)
+        authenticators = _authenticators(auth)
+        issuers = [a.issuer for a in authenticators if isinstance(a, JWTAuth) and a.issuer is not None]
+        #: The Protected Resource Metadata served with the HTTP app (None without ``resource_url``).
+        self.resource_metadata = resource_metadata(resource_url, authorization_servers, resource_documentation, issuers)
+        if self.resource_metadata is not None:  # tokens must be meant for this server (audience binding)
+            resource = self.resource_metadata.resource
+            authenticators = tuple(a.bound_to(resource) if isinstance(a, JWTAuth) else a for a in authenticators)
+        self.authenticators: tuple[Authenticator, ...] = authenticators
         self._plugins: list[Plugin] = []
         server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
         bound = self._collect(apps, server_plugins)
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
+        if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, together
+            scopes = sorted({scope for spec in self.tools.values() for scope in spec.scopes})
+            self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
         self._dispatcher = Dispatcher(bound, lambda: self.clock)
         self._sdk = SDKServer(
             name,
@@ -199,7 +219,14 @@ class Server:
         # the lifespan starts the plugins around the SDK's own (its session manager).
         sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
         sdk_app.add_middleware(SessionGuard, limits=sessions, clock=lambda: self.clock)
-        sdk_app.add_middleware(AuthGate, authenticators=self.authenticators, allow_anonymous=self.allow_anonymous)
+        sdk_app.add_middleware(
+            AuthGate,
+            authenticators=self.authenticators,
+            allow_anonymous=self.allow_anonymous,
+            metadata=self.resource_metadata,
+            required_scopes={name: spec.scopes for name, spec in self.tools.items() if spec.scopes},
+            max_body_bytes=limit,
+        )
         sdk_lifespan = sdk_app.router.lifespan_context
 
         @contextlib.asynccontextmanager

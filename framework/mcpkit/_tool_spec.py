@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from ._context import ToolContext
 from ._decorators import ToolOptions
 from ._errors import ConfigurationError
+from ._oauth_scopes import checked_scopes
 from ._output import Output, output_for
 
 __all__ = ["ToolSpec", "build_tool_spec"]
@@ -35,6 +36,7 @@ class ToolSpec:
     is_async: bool
     output: Output
     wire: types.Tool
+    scopes: frozenset[str] = frozenset()
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -50,6 +52,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         raise ConfigurationError(
             f"{where}: tool name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
         )
+    scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
@@ -102,6 +105,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         is_async=inspect.iscoroutinefunction(execute),
         output=output,
         wire=wire,
+        scopes=scopes,
     )
 
 
