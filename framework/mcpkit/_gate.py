@@ -52,7 +52,7 @@ class AuthGate:
     ) -> None:
         self._app = app
         # Tools that need OAuth scopes: a caller whose token lacks them gets 403 naming them (step-up) here,
-        # where the tool is visible (Mcp-Name on 2026-07-28, the body on 2025-11-25, read up to max_body_bytes).
+        # the tool read from the request body (up to max_body_bytes).
         self._required = dict(required_scopes or {})
         self._max_body_bytes = max_body_bytes
         self._authenticators = tuple(authenticators)
@@ -195,16 +195,11 @@ class AuthGate:
 async def _called_tool(scope: Scope, receive: Receive, limit: int) -> tuple[str | None, Receive]:
     """The tool a ``tools/call`` request names (None: not one), and a receive that still yields the whole body.
 
-    2026-07-28 says it in headers (``Mcp-Method``, ``Mcp-Name``); 2025-11-25 only in the JSON-RPC body, which is
-    read here (at most ``limit`` bytes; a longer one is left to the body limit) and then replayed.
+    Read from the JSON-RPC body in both eras, never from headers (the SDK picks the era by its own rules, and
+    decodes ``Mcp-Name``): at most ``limit`` bytes, a longer body being left to the body limit; then replayed.
     """
     if scope.get("method") != "POST":
         return None, receive
-    headers = dict(scope["headers"])
-    method = headers.get(b"mcp-method")
-    if method is not None:
-        name = headers.get(b"mcp-name")
-        return (name.decode("latin-1") if method == b"tools/call" and name else None), receive
     messages: list[Message] = []
     size = 0
     while True:
@@ -218,11 +213,11 @@ async def _called_tool(scope: Scope, receive: Receive, limit: int) -> tuple[str 
     async def replay() -> Message:
         return next(replayed, None) or await receive()
 
-    if size > limit or messages[-1].get("more_body"):
+    if size > limit or messages[-1].get("more_body") or messages[-1]["type"] != "http.request":
         return None, replay
     try:
         body = json.loads(b"".join(m.get("body", b"") for m in messages))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the SDK answers it
         return None, replay
     if isinstance(body, dict) and body.get("method") == "tools/call" and isinstance(body.get("params"), dict):
         name = body["params"].get("name")

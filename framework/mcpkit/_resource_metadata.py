@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.types import Receive, Scope, Send
 
 from ._addresses import is_loopback
@@ -66,7 +67,11 @@ class ResourceMetadata:
         cors = [(b"access-control-allow-origin", b"*")]
         method = scope.get("method", "GET")
         if method == "OPTIONS":
-            allowed = [(b"access-control-allow-methods", b"GET, OPTIONS"), (b"access-control-max-age", b"600")]
+            allowed = [
+                (b"access-control-allow-methods", b"GET, OPTIONS"),
+                (b"access-control-allow-headers", b"mcp-protocol-version"),  # clients send it on this fetch too
+                (b"access-control-max-age", b"600"),
+            ]
             await send_empty(send, 204, [*cors, *allowed])
         elif method == "GET":
             await send_json(send, 200, encode(self.document()), [*cors, (b"cache-control", _CACHE_CONTROL)])
@@ -89,7 +94,7 @@ def resource_metadata(
                 "which needs its URL: pass resource_url='https://mcp.example.com/mcp' too."
             )
         return None
-    resource = _checked_url("resource_url", resource_url)
+    resource = _canonical(_checked_url("resource_url", resource_url))
     if authorization_servers is None:
         servers = list(dict.fromkeys(issuers))
         if not servers:
@@ -110,6 +115,13 @@ def resource_metadata(
     checked = tuple(_checked_url("authorization_servers entry", server) for server in servers)
     docs = None if documentation is None else _checked_url("resource_documentation", documentation)
     return ResourceMetadata(resource, checked, (), docs)
+
+
+def _canonical(url: str) -> str:
+    """The URL as the official client writes it (lower-case scheme and host, no default port): that is the
+    ``resource`` it asks tokens for, so that is what the metadata says and what a token's ``aud`` must name."""
+    parsed = ProtectedResourceMetadata.model_validate({"resource": url, "authorization_servers": [url]})
+    return str(parsed.resource)
 
 
 def _checked_url(what: str, value: object) -> str:

@@ -8,10 +8,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import httpx2
 import jwt
 import pytest
-from mcp import MCPError
 from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     extract_resource_metadata_from_www_auth,
@@ -19,12 +17,14 @@ from mcp.client.auth.utils import (
 )
 
 from core._support import (
+    ACCEPT,
     JWT_SECRET,
     LEGACY,
     MODERN,
     NOUR_KEY,
     URL,
     IdentityApp,
+    bearer,
     call_modern,
     official_client,
     running,
@@ -34,6 +34,12 @@ from mcpkit import ConfigurationError, JWTAuth, Server, StaticKeys
 
 ISSUER = "http://127.0.0.1:9000/"
 METADATA_URL = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
 
 
 def resource_server(*, audience: str | None = None, **options: Any) -> Server:
@@ -59,6 +65,7 @@ async def test_the_metadata_is_served_at_both_well_known_paths_to_anyone() -> No
         preflight = await http.options(METADATA_URL, headers={"Origin": "https://inspector.example"})
         assert preflight.status_code == 204
         assert "GET" in preflight.headers["access-control-allow-methods"]
+        assert "mcp-protocol-version" in preflight.headers["access-control-allow-headers"]
         assert "content-length" not in preflight.headers
         refused = await http.post(METADATA_URL, json={})
         assert refused.status_code == 405
@@ -96,20 +103,41 @@ async def test_without_resource_url_there_is_no_metadata_and_the_401_names_none(
 async def test_a_token_is_accepted_only_when_its_audience_is_this_server(era: str) -> None:
     asgi = resource_server().http_app()
     async with running(asgi) as http:
-        assert structured(await call_modern(http, "whoami", token=token({"sub": "nour", "aud": URL})))["user_id"] == (
-            "nour"
-        )
         for claims in ({"sub": "nour", "aud": "https://other.example/mcp"}, {"sub": "nour"}):
-            refused = await call_modern(http, "whoami", token=token(claims))
+            if era == MODERN:
+                refused = await call_modern(http, "whoami", token=token(claims))
+            else:
+                refused = await http.post("/mcp", json=INITIALIZE, headers={**ACCEPT, **bearer(token(claims))})
             assert refused.status_code == 401, claims
-            assert "audience" in refused.json()["error_description"] or "aud" in refused.json()["error_description"]
+            assert refused.json()["error"] == "invalid_token"
+            assert "aud" in refused.json()["error_description"] or "audience" in refused.json()["error_description"]
         async with official_client(asgi, era, token({"sub": "sam", "aud": [URL, "https://other.example"]})) as client:
             result = await client.call_tool("whoami", {})
             assert result.structured_content is not None
             assert result.structured_content["user_id"] == "sam"
-        with pytest.raises((MCPError, httpx2.HTTPError, ExceptionGroup)):
-            async with official_client(asgi, era, token({"sub": "sam"})) as client:
-                await client.call_tool("whoami", {})
+        bound = resource_server().authenticators[0]
+        assert isinstance(bound, JWTAuth)
+        async with official_client(asgi, era, bound.issue_token("nour")) as client:  # the bound copy names it
+            result = await client.call_tool("whoami", {})
+            assert result.structured_content is not None
+            assert result.structured_content["user_id"] == "nour"
+
+
+def test_the_resource_is_served_and_bound_as_the_official_client_writes_it() -> None:
+    server = Server(
+        [IdentityApp], auth=JWTAuth(secret=JWT_SECRET, issuer=ISSUER), resource_url="https://MCP.Example.com:443/mcp"
+    )
+    assert server.resource_metadata is not None
+    assert server.resource_metadata.resource == "https://mcp.example.com/mcp"
+    assert server.resource_metadata.url == "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+    bound = server.authenticators[0]
+    assert isinstance(bound, JWTAuth)
+    assert jwt.decode(bound.issue_token("nour"), options={"verify_signature": False})["aud"] == (
+        "https://mcp.example.com/mcp"
+    )
+    bare = Server([IdentityApp], auth=JWTAuth(secret=JWT_SECRET, issuer=ISSUER), resource_url="https://mcp.example.com")
+    assert bare.resource_metadata is not None
+    assert bare.resource_metadata.paths == ("/.well-known/oauth-protected-resource",)
 
 
 async def test_an_explicit_audience_is_kept_and_authorization_servers_can_be_given() -> None:

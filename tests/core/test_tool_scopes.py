@@ -4,10 +4,12 @@ the tool call itself holds whatever the headers say; static keys and stdio are n
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
 
+import anyio
 import jwt
 import pytest
 from mcp.client.auth.utils import extract_resource_metadata_from_www_auth, extract_scope_from_www_auth
@@ -16,6 +18,7 @@ import mcpkit._gate as gate
 from core._support import (
     ACCEPT,
     JWT_SECRET,
+    MODERN,
     NOUR_KEY,
     URL,
     body_of,
@@ -93,19 +96,102 @@ async def test_on_2025_11_25_the_gate_reads_the_tool_from_the_body() -> None:
         assert structured(await call_legacy(http, other, "close_ticket", CLOSE, token=granted)) == {"closed": "T-1"}
 
 
-async def test_a_header_that_names_another_tool_does_not_get_the_call_through() -> None:
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Mcp-Name": "list_tickets"},  # another tool's name
+        {"Mcp-Name": "=?base64?Y2xvc2VfdGlja2V0?="},  # close_ticket, base64 as the SDK allows
+        {"Mcp-Method": "tools/list", "Mcp-Name": "list_tickets"},
+    ],
+)
+async def test_headers_never_decide_which_tool_the_gate_checks(headers: dict[str, str]) -> None:
     async with running(make_server().http_app()) as http:
+        reader = token({"scope": "tickets:read"})
         params = {"name": "close_ticket", "arguments": CLOSE}
-        response = await post_modern(
-            http, "tools/call", params, token=token({"scope": "tickets:read"}), name="list_tickets"
-        )
-        if response.status_code == 200:  # the SDK let the mismatch through: the call itself refuses
-            result = body_of(response).get("result", {})
-            assert result.get("isError") is True
-            assert result["structuredContent"]["error"]["code"] == "INSUFFICIENT_SCOPE"
-        else:
-            assert response.status_code in (400, 403)
-            assert "closed" not in response.text
+        modern = await post_modern(http, "tools/call", params, token=reader, headers=headers)
+        assert modern.status_code == 403, modern.text
+        session = await open_legacy_session(http, token=reader)
+        message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+        legacy_headers = {**ACCEPT, "Authorization": f"Bearer {reader}", "Mcp-Session-Id": session, **headers}
+        legacy = await http.post("/mcp", json=message, headers=legacy_headers)
+        assert legacy.status_code == 403, legacy.text
+
+
+async def test_a_body_the_gate_cannot_read_is_answered_by_the_sdk_not_by_a_crash() -> None:
+    async with running(make_server().http_app()) as http:
+        reader = token({"scope": "tickets:read"})
+        headers = {**ACCEPT, "Content-Type": "application/json", "Authorization": f"Bearer {reader}"}
+        for body in (b"[" * 50_000, b"{not json"):
+            response = await http.post("/mcp", content=body, headers=headers)
+            assert response.status_code in (400, 406, 413), response.text
+            assert "Traceback" not in response.text
+
+
+async def test_a_body_sent_in_chunks_is_checked_and_replayed_whole() -> None:
+    asgi = make_server().http_app()
+    async with running(asgi):
+        for scopes, expected in (("tickets:read", 403), ("tickets:write", 200)):
+            session_token = token({"scope": scopes})
+            message = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "close_ticket", "arguments": CLOSE, "_meta": MODERN_META},
+            }
+            status, body = await chunked_post(asgi, json.dumps(message).encode(), session_token)
+            assert status == expected, body
+            if expected == 200:
+                assert b'"closed":"T-1"' in body.replace(b" ", b"")
+
+
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+async def chunked_post(asgi: Any, body: bytes, bearer_token: str, size: int = 7) -> tuple[int, bytes]:
+    """POST ``body`` to ``/mcp`` straight through ASGI, ``size`` bytes per ``http.request`` message."""
+    chunks = [body[at : at + size] for at in range(0, len(body), size)]
+    incoming = [
+        {"type": "http.request", "body": chunk, "more_body": number < len(chunks) - 1}
+        for number, chunk in enumerate(chunks)
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if incoming:
+            return incoming.pop(0)
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"authorization", f"Bearer {bearer_token}".encode()),
+        (b"mcp-protocol-version", MODERN.encode()),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", b"close_ticket"),
+    ]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }
+    with anyio.fail_after(10):
+        await asgi(scope, receive, send)
+    status = next(message["status"] for message in sent if message["type"] == "http.response.start")
+    return status, b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
 
 
 async def test_static_keys_are_not_limited_by_scope_and_anonymous_callers_are_asked_to_sign_in() -> None:
