@@ -19,6 +19,7 @@ __all__ = [
     "Clock",
     "ConfigurationError",
     "Identity",
+    "IntrospectionAuth",
     "InvalidCredentialError",
     "JWKSUnavailableError",
     "JWTAuth",
@@ -38,6 +39,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from ._introspection_auth import IntrospectionAuth
     from ._jwt_auth import JWKSUnavailableError, JWTAuth
 
 
@@ -47,4 +49,8 @@ def __getattr__(name: str) -> Any:
         from . import _jwt_auth
 
         return getattr(_jwt_auth, name)
+    if name == "IntrospectionAuth":  # an HTTP client, loaded only by servers that introspect tokens
+        from ._introspection_auth import IntrospectionAuth
+
+        return IntrospectionAuth
     raise AttributeError(f"module 'mcpkit' has no attribute {name!r}")

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.types import Receive, Scope, Send
 
 from ._addresses import is_loopback
@@ -120,6 +119,9 @@ def resource_metadata(
 def _canonical(url: str) -> str:
     """The URL as the official client writes it (lower-case scheme and host, no default port): that is the
     ``resource`` it asks tokens for, so that is what the metadata says and what a token's ``aud`` must name."""
+    # Imported here: the SDK's auth models take about 20 ms to import, which only servers with resource_url pay.
+    from mcp.shared.auth import ProtectedResourceMetadata
+
     parsed = ProtectedResourceMetadata.model_validate({"resource": url, "authorization_servers": [url]})
     return str(parsed.resource)
 

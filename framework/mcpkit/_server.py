@@ -9,7 +9,7 @@ import logging
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 from mcp.server import Server as SDKServer
@@ -24,7 +24,6 @@ from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
 from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
-from ._jwt_auth import JWTAuth
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
 from ._resource_metadata import resource_metadata
@@ -71,12 +70,14 @@ class Server:
         self.clock: Clock = _clock(clock)
         self.allow_anonymous = allow_anonymous
         authenticators = _authenticators(auth)
-        issuers = [a.issuer for a in authenticators if isinstance(a, JWTAuth) and a.issuer is not None]
+        # OAuth authenticators (JWTAuth, IntrospectionAuth) name an ``issuer`` and can be ``bound_to`` a resource;
+        # looked up by name, so that a server without them never imports PyJWT.
+        issuers = [issuer for a in authenticators if isinstance(issuer := getattr(a, "issuer", None), str)]
         #: The Protected Resource Metadata served with the HTTP app (None without ``resource_url``).
         self.resource_metadata = resource_metadata(resource_url, authorization_servers, resource_documentation, issuers)
         if self.resource_metadata is not None:  # tokens must be meant for this server (audience binding)
             resource = self.resource_metadata.resource
-            authenticators = tuple(a.bound_to(resource) if isinstance(a, JWTAuth) else a for a in authenticators)
+            authenticators = tuple(_bound(a, resource) for a in authenticators)
         self.authenticators: tuple[Authenticator, ...] = authenticators
         self._plugins: list[Plugin] = []
         server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
@@ -319,6 +320,12 @@ def _clock(clock: Clock | None) -> Clock:
             "mcpkit.SystemClock() or mcpkit.ManualClock()."
         )
     return clock
+
+
+def _bound(authenticator: Authenticator, resource: str) -> Authenticator:
+    """The authenticator's copy for a server at ``resource`` (audience binding), when it has one."""
+    bound_to = getattr(authenticator, "bound_to", None)
+    return authenticator if bound_to is None else cast(Authenticator, bound_to(resource))
 
 
 def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tuple[Authenticator, ...]:

@@ -1,0 +1,200 @@
+"""``IntrospectionAuth``: opaque bearer tokens, checked with the identity provider (OAuth 2.0 Token Introspection).
+
+The provider answers whether a token is active and for whom (RFC 7662). Answers are cached for a short while,
+by a hash of the token, so a burst of calls costs one request; a revoked token stops working when its cached
+answer ends (``cache_seconds``). A provider that cannot be reached, or that refuses the server's own client
+credentials, is an outage (503), never a reason to let the caller in anonymously.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+import math
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+
+from ._addresses import is_loopback
+from ._clock import Clock, SystemClock
+from ._credentials import RESERVED_PREFIXES, AuthUnavailableError, Identity, InvalidCredentialError
+from ._errors import ConfigurationError
+
+__all__ = ["IntrospectionAuth"]
+
+logger = logging.getLogger("mcpkit.auth")
+
+#: Answers kept at most, so that a flood of made-up tokens cannot grow the cache without bound.
+DEFAULT_CACHE_SIZE = 10_000
+
+
+class IntrospectionAuth:
+    """Accepts opaque tokens that the identity provider's introspection endpoint says are active.
+
+    ``url`` is the endpoint (``introspection_endpoint`` in the provider's metadata); ``client_id`` and
+    ``client_secret`` are this server's own credentials there (HTTP Basic). ``issuer`` and ``audience``
+    are checked when the answer carries them (and required when configured); ``sub`` is the user id.
+    ``clock`` (default: the system's) times the cache and ``exp``; tests pass a ``ManualClock``.
+    Put it after ``StaticKeys`` in ``auth=[...]``: every token it is given is sent to the provider.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        client_id: str,
+        client_secret: str,
+        issuer: str | None = None,
+        audience: str | Sequence[str] | None = None,
+        cache_seconds: float = 30.0,
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        timeout: float = 5.0,
+        clock: Clock | None = None,
+    ) -> None:
+        self._clock: Clock = SystemClock() if clock is None else clock
+        self._url = _checked_endpoint(url)
+        for name, value in (("client_id", client_id), ("client_secret", client_secret)):
+            if not isinstance(value, str) or not value:
+                raise ConfigurationError(
+                    f"IntrospectionAuth: {name} is this server's client credential, a non-empty string."
+                )
+        self._credentials = (client_id, client_secret)
+        if issuer is not None and (not isinstance(issuer, str) or not issuer):
+            raise ConfigurationError(f"IntrospectionAuth: issuer is a non-empty string or None, not {issuer!r}.")
+        self._issuer = issuer
+        self._audience = _checked_audience(audience)
+        for name, number in (("cache_seconds", cache_seconds), ("timeout", timeout)):
+            if isinstance(number, bool) or not isinstance(number, int | float) or not 0 <= number < math.inf:
+                raise ConfigurationError(f"IntrospectionAuth: {name} is a number of seconds, not {number!r}.")
+        if timeout <= 0:
+            raise ConfigurationError("IntrospectionAuth: timeout must be above 0 seconds.")
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
+            raise ConfigurationError(
+                f"IntrospectionAuth: cache_size is a whole number, 0 for none; not {cache_size!r}."
+            )
+        self._cache_seconds = float(cache_seconds)
+        self._cache_size = cache_size
+        self._timeout = float(timeout)
+        # sha256(token) -> (when the answer stops being used, on the monotonic clock; the identity, or why not)
+        self._cache: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
+
+    @property
+    def issuer(self) -> str | None:
+        """The issuer answers must name (None: any); a server's default authorization server."""
+        return self._issuer
+
+    def bound_to(self, resource: str) -> IntrospectionAuth:
+        """This authenticator for a server at ``resource``: without an ``audience`` of its own, answers must name it."""
+        if self._audience is not None:
+            return self
+        bound = copy.copy(self)
+        bound._audience = [resource]
+        bound._cache = OrderedDict()  # answers judged without the audience must not be reused
+        return bound
+
+    async def authenticate(self, token: str) -> Identity | None:
+        key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] > self._clock.monotonic():
+            return _outcome(cached[1])
+        answer = await self._introspect(token)
+        outcome, until = self._judge(answer)
+        if self._cache_size and self._cache_seconds:
+            self._cache[key] = (min(self._clock.monotonic() + self._cache_seconds, until), outcome)
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return _outcome(outcome)
+
+    async def _introspect(self, token: str) -> Mapping[str, Any]:
+        try:
+            async with httpx2.AsyncClient(timeout=self._timeout) as http:
+                response = await http.post(
+                    self._url,
+                    data={"token": token, "token_type_hint": "access_token"},
+                    auth=self._credentials,
+                    headers={"Accept": "application/json"},
+                )
+        except httpx2.HTTPError as exc:
+            raise AuthUnavailableError(f"the introspection endpoint {self._url} cannot be reached: {exc!r}") from None
+        if response.status_code in (401, 403):
+            logger.error(
+                "the introspection endpoint %s refused this server's client credentials (HTTP %d): check client_id "
+                "and client_secret",
+                self._url,
+                response.status_code,
+            )
+            raise AuthUnavailableError("the introspection endpoint refused the server's client credentials")
+        if response.status_code != 200:
+            raise AuthUnavailableError(f"the introspection endpoint answered HTTP {response.status_code}")
+        try:
+            answer = response.json()
+        except ValueError:
+            raise AuthUnavailableError("the introspection endpoint did not answer JSON") from None
+        if not isinstance(answer, dict) or not isinstance(answer.get("active"), bool):
+            raise AuthUnavailableError("the introspection endpoint's answer has no boolean 'active' (RFC 7662)")
+        return answer
+
+    def _judge(self, answer: Mapping[str, Any]) -> tuple[Identity | str, float]:
+        """The caller an answer names, or why the token is refused; and until when (monotonic) that holds."""
+        forever = math.inf
+        if not answer["active"]:
+            return "token is not active (expired, revoked or unknown)", forever
+        expires = answer.get("exp")
+        if expires is not None and (isinstance(expires, bool) or not isinstance(expires, int | float)):
+            return "token exp is not a number of seconds", forever
+        left = forever if expires is None else expires - self._clock.now()
+        if left <= 0:
+            return "token has expired", forever
+        until = self._clock.monotonic() + left
+        if self._issuer is not None and answer.get("iss") != self._issuer:
+            return "token issuer is not accepted", until
+        if self._audience is not None:
+            audience = answer.get("aud")
+            named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+            if not any(entry in self._audience for entry in named):
+                return "token audience is not accepted", until
+        subject = answer.get("sub")
+        if not isinstance(subject, str) or not subject.strip():
+            return "token has no subject (sub)", until
+        if subject.lower().startswith(RESERVED_PREFIXES):
+            return "token subject uses a prefix reserved by the server", until
+        name = answer.get("username")
+        label = name if isinstance(name, str) and name else None
+        return Identity(user_id=subject, kind="user", label=label, claims=dict(answer)), until
+
+    def __repr__(self) -> str:
+        return f"IntrospectionAuth({self._url!r}, client_id={self._credentials[0]!r}, client_secret=<hidden>)"
+
+
+def _outcome(outcome: Identity | str) -> Identity:
+    if isinstance(outcome, str):
+        raise InvalidCredentialError(outcome)
+    return outcome
+
+
+def _checked_endpoint(url: object) -> str:
+    parts = urlsplit(url) if isinstance(url, str) else None
+    if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ConfigurationError(f"IntrospectionAuth: {url!r} is not the introspection endpoint's absolute URL.")
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ConfigurationError(
+            f"IntrospectionAuth: {url!r} would send tokens and the client secret in the clear; use https "
+            "(http only on loopback)."
+        )
+    return str(url)
+
+
+def _checked_audience(audience: str | Sequence[str] | None) -> list[str] | None:
+    if audience is None:
+        return None
+    values = [audience] if isinstance(audience, str) else list(audience)
+    if not values or not all(isinstance(value, str) and value for value in values):
+        raise ConfigurationError(
+            f"IntrospectionAuth: audience is a non-empty string or list of them, not {audience!r}."
+        )
+    return values

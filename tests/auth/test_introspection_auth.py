@@ -1,0 +1,140 @@
+"""IntrospectionAuth: opaque tokens checked with the provider (RFC 7662), cached briefly, 503 when it is down."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from auth.introspection_server import CLIENT, IntrospectionServer
+from core._support import URL, IdentityApp, call_modern, running, structured
+from mcpkit import (
+    AuthUnavailableError,
+    ConfigurationError,
+    IntrospectionAuth,
+    InvalidCredentialError,
+    ManualClock,
+    Server,
+)
+
+ISSUER = "http://127.0.0.1:9000/"
+
+
+@pytest.fixture
+def provider() -> Iterator[IntrospectionServer]:
+    server = IntrospectionServer()
+    yield server
+    server.close()
+
+
+def introspection(provider: IntrospectionServer, **options: Any) -> IntrospectionAuth:
+    return IntrospectionAuth(provider.url, client_id=CLIENT[0], client_secret=CLIENT[1], **options)
+
+
+def active(sub: str, **claims: Any) -> dict[str, Any]:
+    return {"active": True, "sub": sub, "exp": int(time.time()) + 3600, "iss": ISSUER, **claims}
+
+
+async def test_an_active_token_names_its_user_and_an_inactive_one_is_refused(provider: IntrospectionServer) -> None:
+    provider.answers["opaque-nour"] = active("nour", scope="tickets:read", username="Nour")
+    auth = introspection(provider, issuer=ISSUER)
+    identity = await auth.authenticate("opaque-nour")
+    assert (identity.user_id, identity.kind, identity.label) == ("nour", "user", "Nour")
+    assert identity.claims["scope"] == "tickets:read"
+    with pytest.raises(InvalidCredentialError, match="not active"):
+        await auth.authenticate("opaque-unknown")
+    assert provider.requests[0]["token"] == ["opaque-nour"]
+    assert provider.requests[0]["token_type_hint"] == ["access_token"]
+
+
+async def test_answers_are_cached_briefly_and_a_revoked_token_stops_working_when_its_answer_ends(
+    provider: IntrospectionServer,
+) -> None:
+    provider.answers["opaque-sam"] = active("sam")
+    clock = ManualClock()
+    auth = introspection(provider, cache_seconds=30, clock=clock)
+    for _ in range(5):
+        assert (await auth.authenticate("opaque-sam")).user_id == "sam"
+    assert len(provider.requests) == 1
+    provider.answers["opaque-sam"] = {"active": False}  # revoked at the provider
+    assert (await auth.authenticate("opaque-sam")).user_id == "sam"  # the cached answer, for cache_seconds
+    clock.advance(31)
+    with pytest.raises(InvalidCredentialError, match="not active"):
+        await auth.authenticate("opaque-sam")
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (active("nour", iss="https://other.example/"), "issuer"),
+        (active("nour", aud="https://other.example/mcp"), "audience"),
+        (active("nour", exp=int(time.time()) - 5), "expired"),
+        (active("nour", exp="soon"), "exp is not a number"),
+        ({"active": True, "iss": ISSUER, "aud": URL}, "no subject"),
+        (active("static:abc", aud=URL), "reserved"),
+    ],
+)
+async def test_what_an_answer_must_say(provider: IntrospectionServer, answer: dict[str, Any], reason: str) -> None:
+    provider.answers["opaque"] = answer
+    auth = introspection(provider, issuer=ISSUER, audience=URL)
+    with pytest.raises(InvalidCredentialError, match=reason):
+        await auth.authenticate("opaque")
+
+
+async def test_a_provider_that_is_down_or_refuses_the_servers_credentials_is_an_outage(
+    provider: IntrospectionServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    wrong = IntrospectionAuth(provider.url, client_id=CLIENT[0], client_secret="wrong")
+    with pytest.raises(AuthUnavailableError, match="client credentials"):
+        await wrong.authenticate("opaque")
+    assert "check client_id and client_secret" in caplog.text
+    provider.status = 500
+    with pytest.raises(AuthUnavailableError, match="HTTP 500"):
+        await introspection(provider).authenticate("opaque")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/introspect"
+    down = IntrospectionAuth(closed, client_id="a", client_secret="b", timeout=2)
+    with pytest.raises(AuthUnavailableError, match="cannot be reached"):
+        await down.authenticate("opaque")
+
+
+async def test_through_the_http_stack_bound_to_the_resource_with_503_when_the_provider_is_down(
+    provider: IntrospectionServer,
+) -> None:
+    provider.answers["opaque-nour"] = active("nour", aud=URL)
+    provider.answers["opaque-elsewhere"] = active("nour", aud="https://other.example/mcp")
+    server = Server([IdentityApp], auth=introspection(provider, issuer=ISSUER), resource_url=URL)
+    async with running(server.http_app()) as http:
+        assert structured(await call_modern(http, "whoami", token="opaque-nour"))["user_id"] == "nour"
+        refused = await call_modern(http, "whoami", token="opaque-elsewhere")
+        assert refused.status_code == 401
+        assert refused.json()["error_description"] == "The bearer token was refused: token audience is not accepted"
+        metadata = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
+        assert metadata["authorization_servers"] == [ISSUER]
+        provider.status = 503
+        outage = await call_modern(http, "whoami", token="opaque-new")
+        assert outage.status_code == 503
+        assert outage.headers["retry-after"]
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"url": "http://idp.example.com/introspect"}, "in the clear"),
+        ({"url": "idp/introspect"}, "absolute URL"),
+        ({"client_secret": ""}, "client credential"),
+        ({"cache_size": -1}, "cache_size"),
+        ({"audience": []}, "audience"),
+    ],
+)
+def test_a_configuration_that_cannot_work_is_refused(options: dict[str, Any], says: str) -> None:
+    given = {"url": "https://idp.example.com/introspect", "client_id": "a", "client_secret": "b", **options}
+    with pytest.raises(ConfigurationError, match=says):
+        IntrospectionAuth(given.pop("url"), **given)
+    assert "zzz-secret" not in repr(
+        IntrospectionAuth("https://idp.example.com/i", client_id="a", client_secret="zzz-secret")
+    )
