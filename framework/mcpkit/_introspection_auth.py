@@ -15,14 +15,13 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx2
 
-from ._addresses import is_loopback
 from ._clock import Clock, SystemClock
 from ._credentials import RESERVED_PREFIXES, AuthUnavailableError, Identity, InvalidCredentialError
 from ._errors import ConfigurationError
+from ._resource_metadata import oauth_url
 
 __all__ = ["IntrospectionAuth"]
 
@@ -56,7 +55,7 @@ class IntrospectionAuth:
         clock: Clock | None = None,
     ) -> None:
         self._clock: Clock = SystemClock() if clock is None else clock
-        self._url = _checked_endpoint(url)
+        self._url = oauth_url("IntrospectionAuth url", url, identifier=False)
         for name, value in (("client_id", client_id), ("client_secret", client_secret)):
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(
@@ -175,18 +174,6 @@ def _outcome(outcome: Identity | str) -> Identity:
     if isinstance(outcome, str):
         raise InvalidCredentialError(outcome)
     return outcome
-
-
-def _checked_endpoint(url: object) -> str:
-    parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
-        raise ConfigurationError(f"IntrospectionAuth: {url!r} is not the introspection endpoint's absolute URL.")
-    if parts.scheme == "http" and not is_loopback(parts.hostname):
-        raise ConfigurationError(
-            f"IntrospectionAuth: {url!r} would send tokens and the client secret in the clear; use https "
-            "(http only on loopback)."
-        )
-    return str(url)
 
 
 def _checked_audience(audience: str | Sequence[str] | None) -> list[str] | None:

@@ -18,7 +18,7 @@ from ._addresses import is_loopback
 from ._errors import ConfigurationError
 from ._http_errors import encode, send_empty, send_json
 
-__all__ = ["WELL_KNOWN_PATH", "ResourceMetadata", "resource_metadata"]
+__all__ = ["WELL_KNOWN_PATH", "ResourceMetadata", "oauth_url", "resource_metadata"]
 
 #: Where RFC 9728 puts the document, before the resource's own path.
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource"
@@ -93,7 +93,7 @@ def resource_metadata(
                 "which needs its URL: pass resource_url='https://mcp.example.com/mcp' too."
             )
         return None
-    resource = _canonical(_checked_url("resource_url", resource_url))
+    resource = _canonical(oauth_url("resource_url", resource_url))
     if authorization_servers is None:
         servers = list(dict.fromkeys(issuers))
         if not servers:
@@ -111,8 +111,8 @@ def resource_metadata(
         servers = list(authorization_servers)
         if not servers:
             raise ConfigurationError("authorization_servers=[] names no authorization server: list at least one.")
-    checked = tuple(_checked_url("authorization_servers entry", server) for server in servers)
-    docs = None if documentation is None else _checked_url("resource_documentation", documentation)
+    checked = tuple(oauth_url("authorization_servers entry", server) for server in servers)
+    docs = None if documentation is None else oauth_url("resource_documentation", documentation)
     return ResourceMetadata(resource, checked, (), docs)
 
 
@@ -126,7 +126,11 @@ def _canonical(url: str) -> str:
     return str(parsed.resource)
 
 
-def _checked_url(what: str, value: object) -> str:
+def oauth_url(what: str, value: object, *, identifier: bool = True) -> str:
+    """``value`` when it is an absolute https URL (http on loopback only), else a ConfigurationError naming ``what``.
+
+    An ``identifier`` (a resource, an issuer) has no query or fragment either.
+    """
     parts = urlsplit(value) if isinstance(value, str) else None
     if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
         raise ConfigurationError(f"{what} {value!r} is not an absolute URL: write 'https://mcp.example.com/mcp'.")
@@ -135,6 +139,6 @@ def _checked_url(what: str, value: object) -> str:
             f"{what} {value!r} uses http beyond loopback: OAuth needs https there (RFC 9728, OAuth 2.1); "
             "write 'https://...', or serve on 127.0.0.1 / localhost while developing."
         )
-    if parts.fragment or parts.query:
+    if identifier and (parts.fragment or parts.query):
         raise ConfigurationError(f"{what} {value!r} has a query or fragment; an OAuth identifier has neither.")
     return str(value)

@@ -124,7 +124,7 @@ async def test_through_the_http_stack_bound_to_the_resource_with_503_when_the_pr
 @pytest.mark.parametrize(
     ("options", "says"),
     [
-        ({"url": "http://idp.example.com/introspect"}, "in the clear"),
+        ({"url": "http://idp.example.com/introspect"}, "uses http beyond loopback"),
         ({"url": "idp/introspect"}, "absolute URL"),
         ({"client_secret": ""}, "client credential"),
         ({"cache_size": -1}, "cache_size"),
