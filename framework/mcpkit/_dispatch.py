@@ -90,10 +90,14 @@ def _overrides(plugin: Plugin, hook: str) -> bool:
 class Dispatcher:
     """Serves ``tools/list`` and ``tools/call`` for one server."""
 
-    def __init__(self, tools: Mapping[str, BoundTool], clock: Callable[[], Clock]) -> None:
+    def __init__(
+        self, tools: Mapping[str, BoundTool], clock: Callable[[], Clock], *, list_permitted_only: bool = False
+    ) -> None:
         self._tools = dict(tools)
         self._clock = clock
         self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
+        # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
+        self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._tools.values())
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         bound = self._tools.get(name)
@@ -102,7 +106,13 @@ class Dispatcher:
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return self._listing
+        if not self._scoped or ctx.request is None:  # stdio is not limited by scope
+            return self._listing
+        identity = ctx.request.scope.get(IDENTITY_SCOPE_KEY)
+        permitted = [
+            bound.spec.wire for bound in self._tools.values() if not missing_scopes(bound.spec.scopes, identity)
+        ]
+        return types.ListToolsResult(tools=permitted)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -115,9 +125,7 @@ class Dispatcher:
         spec = bound.spec
         if spec.scopes and ctx.request is not None:
             lacking = missing_scopes(spec.scopes, ctx.request.scope.get(IDENTITY_SCOPE_KEY))
-            if (
-                lacking
-            ):  # the HTTP gate answers 403 first where it can see the tool; this holds whatever the headers say
+            if lacking:  # the HTTP gate answers 403 first; this holds wherever the gate could not see the tool
                 return error_result(
                     "INSUFFICIENT_SCOPE",
                     f"Calling {spec.name!r} needs the OAuth scope(s) {' '.join(sorted(lacking))}, which the caller's "

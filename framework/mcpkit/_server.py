@@ -47,6 +47,7 @@ class Server:
     makes the server an OAuth protected resource: it serves its Protected Resource Metadata (RFC 9728)
     naming ``authorization_servers`` (default: the ``issuer`` of each ``JWTAuth``), every 401 points at
     it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource.
+    ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
     See docs/authorization.md.
     """
 
@@ -64,6 +65,7 @@ class Server:
         resource_url: str | None = None,
         authorization_servers: Sequence[str] | None = None,
         resource_documentation: str | None = None,
+        list_permitted_tools_only: bool = False,
     ) -> None:
         self.name = name
         self.version = version
@@ -86,7 +88,11 @@ class Server:
         if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, together
             scopes = sorted({scope for spec in self.tools.values() for scope in spec.scopes})
             self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
-        self._dispatcher = Dispatcher(bound, lambda: self.clock)
+        if not isinstance(list_permitted_tools_only, bool):
+            raise ConfigurationError(
+                f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
+            )
+        self._dispatcher = Dispatcher(bound, lambda: self.clock, list_permitted_only=list_permitted_tools_only)
         self._sdk = SDKServer(
             name,
             version=version,

@@ -251,3 +251,22 @@ async def test_where_the_gate_cannot_see_the_tool_the_call_itself_refuses(monkey
         assert result["isError"] is True
         assert "INSUFFICIENT_SCOPE" in str(result)
         assert "closed" not in str(result.get("structuredContent", ""))
+
+
+async def test_tools_list_can_show_only_what_the_caller_may_call() -> None:
+    auth = [JWTAuth(secret=JWT_SECRET, issuer=ISSUER), StaticKeys({"nour": NOUR_KEY})]
+    hiding = Server([TicketsApp], auth=auth, resource_url=URL, allow_anonymous=True, list_permitted_tools_only=True)
+
+    async def names(http: Any, bearer_token: str | None) -> list[str]:
+        response = await post_modern(http, "tools/list", {}, token=bearer_token)
+        return sorted(tool["name"] for tool in body_of(response)["result"]["tools"])
+
+    async with running(hiding.http_app()) as http:
+        assert await names(http, token({"scope": "tickets:read"})) == ["list_tickets"]
+        assert await names(http, token({"scope": "tickets:write"})) == ["close_ticket", "list_tickets"]
+        assert await names(http, NOUR_KEY) == ["close_ticket", "list_tickets"]  # static keys: not limited
+        assert await names(http, None) == ["list_tickets"]
+    async with running(make_server().http_app()) as http:  # by default every tool is listed
+        assert await names(http, token({"scope": "tickets:read"})) == ["close_ticket", "list_tickets"]
+    with pytest.raises(ConfigurationError, match="list_permitted_tools_only is True or False"):
+        Server([TicketsApp], auth=auth, list_permitted_tools_only="yes")  # type: ignore[arg-type]
