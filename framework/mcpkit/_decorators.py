@@ -32,6 +32,7 @@ class ToolOptions:
     destructive: bool | None = None
     idempotent: bool | None = None
     scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
+    rate_limit: object = None  # checked when the server is built (``_rate_limits.parse_rate_limit``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ def tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     scopes: Sequence[str] = (),
+    rate_limit: str | None = None,
 ) -> Callable[[T], T]:
     """Mark a :class:`ToolContext` subclass as the tool ``name``.
 
@@ -60,9 +62,10 @@ def tool(
     refused when the server is built, since the model chooses tools by it.
     ``scopes``: the OAuth scopes a caller's token must grant to call it
     (docs/authorization.md); static keys and stdio are not limited by scope.
+    ``rate_limit`` (``"10/minute"``) bounds each caller's calls of this tool (docs/deployment.md).
     """
 
-    options = ToolOptions(name, description, title, read_only, destructive, idempotent, scopes)
+    options = ToolOptions(name, description, title, read_only, destructive, idempotent, scopes, rate_limit)
 
     def mark(cls: T) -> T:
         if not isinstance(cls, type):

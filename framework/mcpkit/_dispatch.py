@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -16,6 +17,7 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from pydantic import ValidationError
 
+from ._addresses import client_group
 from ._caller import STATELESS_PROTOCOL, Caller
 from ._clock import Clock
 from ._context import ToolContext
@@ -25,6 +27,7 @@ from ._gate import IDENTITY_SCOPE_KEY
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._oauth_scopes import missing_scopes
 from ._plugin import Plugin
+from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
 from ._tool_spec import ToolSpec
 
@@ -91,10 +94,19 @@ class Dispatcher:
     """Serves ``tools/list`` and ``tools/call`` for one server."""
 
     def __init__(
-        self, tools: Mapping[str, BoundTool], clock: Callable[[], Clock], *, list_permitted_only: bool = False
+        self,
+        tools: Mapping[str, BoundTool],
+        clock: Callable[[], Clock],
+        *,
+        list_permitted_only: bool = False,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self._tools = dict(tools)
         self._clock = clock
+        # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
+        self._rate_limit = rate_limit
+        limited = rate_limit is not None or any(bound.spec.rate_limit for bound in self._tools.values())
+        self._limiter = RateLimiter() if limited else None
         self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._tools.values())
@@ -131,6 +143,10 @@ class Dispatcher:
                     f"Calling {spec.name!r} needs the OAuth scope(s) {' '.join(sorted(lacking))}, which the caller's "
                     "token does not grant: sign in again asking for them.",
                 )
+        if self._limiter is not None and ctx.request is not None:
+            refused = self._over_limit(ctx.request, spec)
+            if refused is not None:
+                return refused
         arguments = params.arguments or {}
         if ctx.request is not None and LONE_SURROGATES_SCOPE_KEY in ctx.request.scope:
             places = ctx.request.scope[LONE_SURROGATES_SCOPE_KEY]
@@ -150,6 +166,29 @@ class Dispatcher:
             except Exception:
                 return _internal_error(spec.name)
         return await self._call_wrapped(bound, instance, arguments, validated.__dict__)
+
+    def _over_limit(self, request: Any, spec: ToolSpec) -> types.CallToolResult | None:
+        """RATE_LIMITED when the caller has used up the server's or this tool's rate limit (stdio is not limited)."""
+        assert self._limiter is not None
+        identity: Identity | None = request.scope.get(IDENTITY_SCOPE_KEY)
+        client = request.client
+        who = identity.user_id if identity is not None else f"address:{client_group(client.host if client else '')}"
+        now = self._clock().monotonic()
+        for limit, what, key in (
+            (self._rate_limit, "calls to this server", ""),
+            (spec.rate_limit, repr(spec.name), spec.name),
+        ):
+            if limit is None:
+                continue
+            wait = self._limiter.take((who, key), limit, now)
+            if wait:
+                seconds = math.ceil(wait * 10) / 10
+                return error_result(
+                    "RATE_LIMITED",
+                    f"Too many {what} from this caller (at most {limit}); retry in {seconds:g} s.",
+                    retry_after_seconds=seconds,
+                )
+        return None
 
     async def _call_wrapped(
         self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]

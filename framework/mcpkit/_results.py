@@ -10,10 +10,10 @@ __all__ = ["ERROR_META_KEY", "error_result"]
 ERROR_META_KEY = "mcpkit/error"
 
 
-def error_result(code: str, message: str) -> types.CallToolResult:
-    """An ``isError`` result whose text is ``message`` and whose ``_meta`` carries the code."""
+def error_result(code: str, message: str, **details: object) -> types.CallToolResult:
+    """An ``isError`` result whose text is ``message`` and whose ``_meta`` carries the code (and ``details``)."""
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=message)],
         is_error=True,
-        _meta={ERROR_META_KEY: {"code": code, "message": message}},
+        _meta={ERROR_META_KEY: {"code": code, "message": message, **details}},
     )

@@ -26,6 +26,7 @@ from ._gate import AuthGate
 from ._host_check import host_check
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
+from ._rate_limits import parse_rate_limit
 from ._resource_metadata import resource_metadata
 from ._sessions import SessionGuard, SessionLimits
 from ._tool_spec import ToolSpec, build_tool_spec
@@ -48,6 +49,7 @@ class Server:
     naming ``authorization_servers`` (default: the ``issuer`` of each ``JWTAuth``), every 401 points at
     it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource.
     ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
+    ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md).
     See docs/authorization.md.
     """
 
@@ -66,6 +68,7 @@ class Server:
         authorization_servers: Sequence[str] | None = None,
         resource_documentation: str | None = None,
         list_permitted_tools_only: bool = False,
+        rate_limit: str | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -92,7 +95,12 @@ class Server:
             raise ConfigurationError(
                 f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
             )
-        self._dispatcher = Dispatcher(bound, lambda: self.clock, list_permitted_only=list_permitted_tools_only)
+        self._dispatcher = Dispatcher(
+            bound,
+            lambda: self.clock,
+            list_permitted_only=list_permitted_tools_only,
+            rate_limit=parse_rate_limit("Server", rate_limit),
+        )
         self._sdk = SDKServer(
             name,
             version=version,

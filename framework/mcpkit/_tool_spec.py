@@ -17,6 +17,7 @@ from ._decorators import ToolOptions
 from ._errors import ConfigurationError
 from ._oauth_scopes import checked_scopes
 from ._output import Output, output_for
+from ._rate_limits import RateLimit, parse_rate_limit
 
 __all__ = ["ToolSpec", "build_tool_spec"]
 
@@ -37,6 +38,7 @@ class ToolSpec:
     output: Output
     wire: types.Tool
     scopes: frozenset[str] = frozenset()
+    rate_limit: RateLimit | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -53,6 +55,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
             f"{where}: tool name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
         )
     scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
+    rate_limit = parse_rate_limit(f"{where} ({options.name!r})", options.rate_limit)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
@@ -106,6 +109,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         output=output,
         wire=wire,
         scopes=scopes,
+        rate_limit=rate_limit,
     )
 
 

@@ -1,0 +1,73 @@
+"""Rate limits on tool calls, per caller: a token bucket per (caller, limit), on the framework's monotonic clock.
+
+A limit is written ``"N/second"``, ``"N/minute"`` or ``"N/hour"``: N calls at once at most, refilled evenly
+over the period. ``Server(rate_limit=...)`` bounds every caller's calls to all tools together;
+``@tool(rate_limit=...)`` one tool's. A signed-in caller is counted by user id (whichever credential or
+instance of the token), an anonymous one by address (an IPv6 /64 as one). Buckets live in the process: with
+several instances behind a load balancer each has its own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ._errors import ConfigurationError
+
+__all__ = ["RateLimit", "RateLimiter", "parse_rate_limit"]
+
+#: Buckets kept at most; the least recently used go first (a full bucket is as good as none).
+MAX_BUCKETS = 100_000
+
+_PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
+_FORM = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """At most ``calls`` at once, refilled at ``calls`` per ``per_seconds``."""
+
+    calls: int
+    per_seconds: float
+
+    def __str__(self) -> str:
+        period = next(name for name, seconds in _PERIODS.items() if seconds == self.per_seconds)
+        return f"{self.calls}/{period}"
+
+
+def parse_rate_limit(where: str, value: object) -> RateLimit | None:
+    """``"N/minute"`` (or a RateLimit, or None) as a RateLimit; a ConfigurationError naming ``where`` otherwise."""
+    if value is None or isinstance(value, RateLimit):
+        return value
+    match = _FORM.match(value) if isinstance(value, str) else None
+    if match is None or int(match.group(1)) < 1:
+        raise ConfigurationError(
+            f"{where}: rate_limit is written like '60/minute' (a positive number of calls per second, minute or "
+            f"hour), not {value!r:.40}."
+        )
+    return RateLimit(int(match.group(1)), _PERIODS[match.group(2)])
+
+
+class RateLimiter:
+    """Token buckets by key; ``take`` spends one call or says how long until one is left."""
+
+    def __init__(self, max_buckets: int = MAX_BUCKETS) -> None:
+        self._buckets: OrderedDict[tuple[str, str], tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
+        self._max = max_buckets
+
+    def take(self, key: tuple[str, str], limit: RateLimit, now: float) -> float:
+        """Spend one call from ``key``'s bucket at monotonic time ``now``: 0 when allowed, else seconds to wait."""
+        rate = limit.calls / limit.per_seconds
+        tokens, then = self._buckets.pop(key, (float(limit.calls), now))
+        tokens = min(float(limit.calls), tokens + max(0.0, now - then) * rate)
+        if tokens >= 1.0:
+            self._buckets[key] = (tokens - 1.0, now)
+            wait = 0.0
+        else:
+            self._buckets[key] = (tokens, now)
+            wait = (1.0 - tokens) / rate
+        while len(self._buckets) > self._max:
+            self._buckets.popitem(last=False)
+        return wait if wait == 0.0 else max(wait, math.ulp(1.0))
