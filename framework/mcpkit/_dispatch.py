@@ -172,23 +172,25 @@ class Dispatcher:
         assert self._limiter is not None
         identity: Identity | None = request.scope.get(IDENTITY_SCOPE_KEY)
         client = request.client
-        who = identity.user_id if identity is not None else f"address:{client_group(client.host if client else '')}"
-        now = self._clock().monotonic()
-        for limit, what, key in (
-            (self._rate_limit, "calls to this server", ""),
-            (spec.rate_limit, repr(spec.name), spec.name),
-        ):
-            if limit is None:
-                continue
-            wait = self._limiter.take((who, key), limit, now)
-            if wait:
-                seconds = math.ceil(wait * 10) / 10
-                return error_result(
-                    "RATE_LIMITED",
-                    f"Too many {what} from this caller (at most {limit}); retry in {seconds:g} s.",
-                    retry_after_seconds=seconds,
-                )
-        return None
+        who = (
+            ("user", identity.user_id)
+            if identity is not None
+            else ("address", client_group(client.host if client else ""))
+        )
+        wanted = [((who, ""), self._rate_limit)] if self._rate_limit is not None else []
+        if spec.rate_limit is not None:
+            wanted.append(((who, spec.name), spec.rate_limit))
+        wait, refusing = self._limiter.take(wanted, self._clock().monotonic())
+        if refusing < 0:
+            return None
+        (_, bucket), limit = wanted[refusing]
+        what = repr(spec.name) if bucket else "calls to this server"
+        seconds = math.ceil(wait * 10) / 10
+        return error_result(
+            "RATE_LIMITED",
+            f"Too many {what} from this caller (at most {limit}); retry in {seconds:g} s.",
+            retry_after_seconds=seconds,
+        )
 
     async def _call_wrapped(
         self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]

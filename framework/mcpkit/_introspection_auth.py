@@ -12,10 +12,13 @@ import copy
 import hashlib
 import logging
 import math
+import ssl
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
+import anyio
 import httpx2
 
 from ._clock import Clock, SystemClock
@@ -30,13 +33,23 @@ logger = logging.getLogger("mcpkit.auth")
 #: Answers kept at most, so that a flood of made-up tokens cannot grow the cache without bound.
 DEFAULT_CACHE_SIZE = 10_000
 
+#: Refusals kept at most, apart from the answers, so that made-up tokens never push real ones out.
+REFUSALS_CACHED = 1_000
+
+#: Requests to the provider at once, per authenticator; more wait their turn (within ``timeout``).
+CONCURRENT_REQUESTS = 8
+
+#: What an answer's ``token_type`` may say: an access token, not a refresh token (RFC 7662 section 2.2).
+ACCESS_TOKEN_TYPES = frozenset({"access_token", "bearer"})
+
 
 class IntrospectionAuth:
     """Accepts opaque tokens that the identity provider's introspection endpoint says are active.
 
     ``url`` is the endpoint (``introspection_endpoint`` in the provider's metadata); ``client_id`` and
     ``client_secret`` are this server's own credentials there (HTTP Basic). ``issuer`` and ``audience``
-    are checked when the answer carries them (and required when configured); ``sub`` is the user id.
+    are required in the answer when configured (an ``audience`` also comes from the server's ``resource_url``);
+    ``exp``, ``nbf`` and ``token_type`` are checked when present; ``sub`` is the user id.
     ``clock`` (default: the system's) times the cache and ``exp``; tests pass a ``ManualClock``.
     Put it after ``StaticKeys`` in ``auth=[...]``: every token it is given is sent to the provider.
     """
@@ -78,8 +91,15 @@ class IntrospectionAuth:
         self._cache_seconds = float(cache_seconds)
         self._cache_size = cache_size
         self._timeout = float(timeout)
-        # sha256(token) -> (when the answer stops being used, on the monotonic clock; the identity, or why not)
+        # sha256(token) -> (when the answer stops being used, on the monotonic clock; the identity, or why not),
+        # least recently used first; refusals apart, so that made-up tokens never push real answers out.
         self._cache: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
+        self._refusals: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
+        self._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
+        self._tls = ssl.create_default_context()  # loaded once: building it reads the CA bundle, blocking
+
+    #: Every token it is given leaves the server (to the provider): ``Server`` wants static keys tried first.
+    sends_tokens_away = True
 
     @property
     def issuer(self) -> str | None:
@@ -92,32 +112,47 @@ class IntrospectionAuth:
             return self
         bound = copy.copy(self)
         bound._audience = [resource]
-        bound._cache = OrderedDict()  # answers judged without the audience must not be reused
+        bound._cache, bound._refusals = OrderedDict(), OrderedDict()  # answers judged without it must not be reused
+        bound._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
         return bound
 
     async def authenticate(self, token: str) -> Identity | None:
         key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] > self._clock.monotonic():
-            return _outcome(cached[1])
+        now = self._clock.monotonic()
+        for cache in (self._cache, self._refusals):
+            cached = cache.get(key)
+            if cached is not None and cached[0] > now:
+                cache.move_to_end(key)
+                return _outcome(cached[1])
         answer = await self._introspect(token)
         outcome, until = self._judge(answer)
         if self._cache_size and self._cache_seconds:
-            self._cache[key] = (min(self._clock.monotonic() + self._cache_seconds, until), outcome)
-            self._cache.move_to_end(key)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            cache, size = (
+                (self._refusals, min(REFUSALS_CACHED, self._cache_size))
+                if isinstance(outcome, str)
+                else (
+                    self._cache,
+                    self._cache_size,
+                )
+            )
+            cache[key] = (min(self._clock.monotonic() + self._cache_seconds, until), outcome)
+            cache.move_to_end(key)
+            while len(cache) > size:
+                cache.popitem(last=False)
         return _outcome(outcome)
 
     async def _introspect(self, token: str) -> Mapping[str, Any]:
         try:
-            async with httpx2.AsyncClient(timeout=self._timeout) as http:
-                response = await http.post(
-                    self._url,
-                    data={"token": token, "token_type_hint": "access_token"},
-                    auth=self._credentials,
-                    headers={"Accept": "application/json"},
-                )
+            with anyio.fail_after(self._timeout):  # the whole exchange, waiting for a turn included
+                async with self._requests, httpx2.AsyncClient(timeout=self._timeout, verify=self._tls) as http:
+                    response = await http.post(
+                        self._url,
+                        data={"token": token, "token_type_hint": "access_token"},
+                        auth=self._credentials,
+                        headers={"Accept": "application/json"},
+                    )
+        except TimeoutError:
+            raise AuthUnavailableError(f"the introspection endpoint {self._url} did not answer in time") from None
         except httpx2.HTTPError as exc:
             raise AuthUnavailableError(f"the introspection endpoint {self._url} cannot be reached: {exc!r}") from None
         if response.status_code in (401, 403):
@@ -143,10 +178,21 @@ class IntrospectionAuth:
         forever = math.inf
         if not answer["active"]:
             return "token is not active (expired, revoked or unknown)", forever
+        kind = answer.get("token_type")
+        if kind is not None and (not isinstance(kind, str) or kind.lower() not in ACCESS_TOKEN_TYPES):
+            return "token is not an access token", forever
+        now = self._clock.now()
+        for name in ("exp", "nbf"):
+            value = answer.get(name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not _finite(value)
+            ):
+                return f"token {name} is not a number of seconds", forever
+        starts = answer.get("nbf")
+        if starts is not None and starts > now:
+            return "token is not valid yet (nbf)", forever
         expires = answer.get("exp")
-        if expires is not None and (isinstance(expires, bool) or not isinstance(expires, int | float)):
-            return "token exp is not a number of seconds", forever
-        left = forever if expires is None else expires - self._clock.now()
+        left = forever if expires is None else expires - now
         if left <= 0:
             return "token has expired", forever
         until = self._clock.monotonic() + left
@@ -162,12 +208,19 @@ class IntrospectionAuth:
             return "token has no subject (sub)", until
         if subject.lower().startswith(RESERVED_PREFIXES):
             return "token subject uses a prefix reserved by the server", until
-        name = answer.get("username")
-        label = name if isinstance(name, str) and name else None
-        return Identity(user_id=subject, kind="user", label=label, claims=dict(answer)), until
+        username = answer.get("username")
+        label = username if isinstance(username, str) and username else None
+        return Identity(user_id=subject, kind="user", label=label, claims=MappingProxyType(dict(answer))), until
 
     def __repr__(self) -> str:
         return f"IntrospectionAuth({self._url!r}, client_id={self._credentials[0]!r}, client_secret=<hidden>)"
+
+
+def _finite(number: float) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an integer too large for a float
+        return False
 
 
 def _outcome(outcome: Identity | str) -> Identity:

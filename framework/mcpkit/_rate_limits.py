@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import OrderedDict
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from ._errors import ConfigurationError
@@ -20,6 +21,9 @@ __all__ = ["RateLimit", "RateLimiter", "parse_rate_limit"]
 
 #: Buckets kept at most; the least recently used go first (a full bucket is as good as none).
 MAX_BUCKETS = 100_000
+
+#: The most calls a limit may allow per period.
+MAX_CALLS = 1_000_000
 
 _PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 _FORM = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour)\s*$")
@@ -42,32 +46,39 @@ def parse_rate_limit(where: str, value: object) -> RateLimit | None:
     if value is None or isinstance(value, RateLimit):
         return value
     match = _FORM.match(value) if isinstance(value, str) else None
-    if match is None or int(match.group(1)) < 1:
+    if match is None or not 1 <= int(match.group(1)) <= MAX_CALLS:
         raise ConfigurationError(
-            f"{where}: rate_limit is written like '60/minute' (a positive number of calls per second, minute or "
+            f"{where}: rate_limit is written like '60/minute' (1 to {MAX_CALLS:,} calls per second, minute or "
             f"hour), not {value!r:.40}."
         )
     return RateLimit(int(match.group(1)), _PERIODS[match.group(2)])
 
 
 class RateLimiter:
-    """Token buckets by key; ``take`` spends one call or says how long until one is left."""
+    """Token buckets by key; ``take`` spends one call from every bucket it names, or from none."""
 
     def __init__(self, max_buckets: int = MAX_BUCKETS) -> None:
-        self._buckets: OrderedDict[tuple[str, str], tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
+        self._buckets: OrderedDict[Hashable, tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
         self._max = max_buckets
 
-    def take(self, key: tuple[str, str], limit: RateLimit, now: float) -> float:
-        """Spend one call from ``key``'s bucket at monotonic time ``now``: 0 when allowed, else seconds to wait."""
-        rate = limit.calls / limit.per_seconds
-        tokens, then = self._buckets.pop(key, (float(limit.calls), now))
-        tokens = min(float(limit.calls), tokens + max(0.0, now - then) * rate)
-        if tokens >= 1.0:
-            self._buckets[key] = (tokens - 1.0, now)
-            wait = 0.0
-        else:
-            self._buckets[key] = (tokens, now)
-            wait = (1.0 - tokens) / rate
+    def take(self, wanted: Sequence[tuple[Hashable, RateLimit]], now: float) -> tuple[float, int]:
+        """Spend one call from each (key, limit) at monotonic time ``now`` if every one has a call left: (0, -1).
+
+        Otherwise nothing is spent, and the answer is the longest wait and which of ``wanted`` needs it: a call
+        that one limit refuses does not use up the others.
+        """
+        levels = []
+        wait, refusing = 0.0, -1
+        for number, (key, limit) in enumerate(wanted):
+            rate = limit.calls / limit.per_seconds
+            tokens, then = self._buckets.get(key, (float(limit.calls), now))
+            tokens = min(float(limit.calls), tokens + max(0.0, now - then) * rate)
+            levels.append((key, tokens))
+            if tokens < 1.0 and (1.0 - tokens) / rate > wait:
+                wait, refusing = (1.0 - tokens) / rate, number
+        for key, tokens in levels:
+            self._buckets[key] = (tokens - (0.0 if refusing >= 0 else 1.0), now)
+            self._buckets.move_to_end(key)
         while len(self._buckets) > self._max:
             self._buckets.popitem(last=False)
-        return wait if wait == 0.0 else max(wait, math.ulp(1.0))
+        return (max(wait, math.ulp(1.0)), refusing) if refusing >= 0 else (0.0, -1)

@@ -132,6 +132,8 @@ def oauth_url(what: str, value: object, *, identifier: bool = True) -> str:
     An ``identifier`` (a resource, an issuer) has no query or fragment either.
     """
     parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is not None and (parts.username is not None or parts.password is not None):
+        raise ConfigurationError(f"{what} has credentials in it; pass them as settings, never inside a URL.")
     if parts is None or parts.scheme not in ("https", "http") or not parts.hostname:
         raise ConfigurationError(f"{what} {value!r} is not an absolute URL: write 'https://mcp.example.com/mcp'.")
     if parts.scheme == "http" and not is_loopback(parts.hostname):

@@ -29,6 +29,7 @@ from ._protocol_errors import ProtocolErrorMask
 from ._rate_limits import parse_rate_limit
 from ._resource_metadata import resource_metadata
 from ._sessions import SessionGuard, SessionLimits
+from ._static_keys import StaticKeys
 from ._tool_spec import ToolSpec, build_tool_spec
 
 __all__ = ["Server"]
@@ -75,6 +76,7 @@ class Server:
         self.clock: Clock = _clock(clock)
         self.allow_anonymous = allow_anonymous
         authenticators = _authenticators(auth)
+        _check_order(authenticators)
         # OAuth authenticators (JWTAuth, IntrospectionAuth) name an ``issuer`` and can be ``bound_to`` a resource;
         # looked up by name, so that a server without them never imports PyJWT.
         issuers = [issuer for a in authenticators if isinstance(issuer := getattr(a, "issuer", None), str)]
@@ -334,6 +336,18 @@ def _clock(clock: Clock | None) -> Clock:
             "mcpkit.SystemClock() or mcpkit.ManualClock()."
         )
     return clock
+
+
+def _check_order(authenticators: Sequence[Authenticator]) -> None:
+    """Refuse an authenticator that sends tokens to a provider before StaticKeys: the keys would leave the server."""
+    for position, authenticator in enumerate(authenticators):
+        if getattr(authenticator, "sends_tokens_away", False) and any(
+            isinstance(later, StaticKeys) for later in authenticators[position + 1 :]
+        ):
+            raise ConfigurationError(
+                f"auth=[...] tries {type(authenticator).__name__} before StaticKeys, so every static key would be "
+                "sent to the identity provider (and refused while it is down): put StaticKeys first."
+            )
 
 
 def _bound(authenticator: Authenticator, resource: str) -> Authenticator:

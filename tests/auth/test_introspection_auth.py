@@ -18,6 +18,7 @@ from mcpkit import (
     InvalidCredentialError,
     ManualClock,
     Server,
+    StaticKeys,
 )
 
 ISSUER = "http://127.0.0.1:9000/"
@@ -138,3 +139,81 @@ def test_a_configuration_that_cannot_work_is_refused(options: dict[str, Any], sa
     assert "zzz-secret" not in repr(
         IntrospectionAuth("https://idp.example.com/i", client_id="a", client_secret="zzz-secret")
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (active("nour", aud=["https://other.example/mcp", URL]), None),  # a list naming it
+        (active("nour"), "audience"),  # none at all, with an audience configured
+        (active("nour", aud=URL, token_type="refresh_token"), "not an access token"),
+        (active("nour", aud=URL, token_type="Bearer"), None),
+        (active("nour", aud=URL, nbf=int(time.time()) + 600), "not valid yet"),
+        (active("nour", aud=URL, exp=float("nan")), "exp is not a number"),
+        (active("nour", aud=URL, exp=10**400), "exp is not a number"),
+        ({"active": "true", "sub": "nour"}, "outage"),  # not a boolean: not an introspection answer
+    ],
+)
+async def test_more_of_what_an_answer_must_say(
+    provider: IntrospectionServer, answer: dict[str, Any], reason: str | None
+) -> None:
+    provider.answers["opaque"] = answer
+    auth = introspection(provider, audience=URL)
+    if reason is None:
+        assert (await auth.authenticate("opaque")).user_id == "nour"
+    elif reason == "outage":
+        with pytest.raises(AuthUnavailableError, match="boolean 'active'"):
+            await auth.authenticate("opaque")
+    else:
+        with pytest.raises(InvalidCredentialError, match=reason):
+            await auth.authenticate("opaque")
+
+
+async def test_the_cache_is_bounded_ends_with_exp_and_keeps_refusals_apart(provider: IntrospectionServer) -> None:
+    clock = ManualClock()
+    soon = int(clock.now()) + 10
+    provider.answers.update({f"t{n}": active(f"user{n}") for n in range(3)})
+    provider.answers["short"] = active("sam", exp=soon)
+    auth = introspection(provider, cache_size=2, cache_seconds=3600, clock=clock)
+    for name in ("t0", "t1", "t0", "t2"):  # t1 is the least recently used when t2 comes: it goes
+        await auth.authenticate(name)
+    asked = len(provider.requests)
+    await auth.authenticate("t0")
+    assert len(provider.requests) == asked  # still cached
+    await auth.authenticate("t1")
+    assert len(provider.requests) == asked + 1  # evicted, asked again
+    for n in range(50):  # made-up tokens are refused and cached apart: the real answers stay
+        with pytest.raises(InvalidCredentialError):
+            await auth.authenticate(f"junk{n}")
+    asked = len(provider.requests)
+    await auth.authenticate("t1")
+    assert len(provider.requests) == asked
+    assert (await auth.authenticate("short")).user_id == "sam"
+    provider.answers["short"] = {"active": False}
+    clock.advance(11)  # the answer ends with the token's exp, long before cache_seconds
+    with pytest.raises(InvalidCredentialError, match="not active"):
+        await auth.authenticate("short")
+
+
+async def test_a_bound_copy_judges_afresh_and_errors_never_carry_the_secret(provider: IntrospectionServer) -> None:
+    provider.answers["opaque"] = active("nour")  # no aud
+    plain = introspection(provider)
+    assert (await plain.authenticate("opaque")).user_id == "nour"
+    bound = plain.bound_to(URL)
+    with pytest.raises(InvalidCredentialError, match="audience"):
+        await bound.authenticate("opaque")  # not the plain copy's cached answer
+    wrong = IntrospectionAuth(provider.url, client_id=CLIENT[0], client_secret="zzz-very-secret")
+    with pytest.raises(AuthUnavailableError) as caught:
+        await wrong.authenticate("opaque")
+    assert "zzz-very-secret" not in str(caught.value)
+
+
+def test_static_keys_must_come_before_introspection_and_urls_carry_no_credentials(
+    provider: IntrospectionServer,
+) -> None:
+    keys = StaticKeys({"ops": "ops-key-0123456789abcdef"})
+    with pytest.raises(ConfigurationError, match="put StaticKeys first"):
+        Server([IdentityApp], auth=[introspection(provider), keys])
+    Server([IdentityApp], auth=[keys, introspection(provider)])
+    with pytest.raises(ConfigurationError, match="credentials in it"):
+        IntrospectionAuth("https://user:pw@idp.example.com/i", client_id="a", client_secret="b")

@@ -92,3 +92,17 @@ def test_a_limit_that_is_not_one_is_refused_when_the_server_is_built(limit: Any)
 
     with pytest.raises(ConfigurationError, match="written like '60/minute'"):
         Server([BadApp], allow_anonymous=True)
+
+
+async def test_a_call_one_limit_refuses_does_not_use_up_the_other() -> None:
+    clock = ManualClock()
+    async with running(make_server(rate_limit="4/minute"), clock=clock) as call_as:
+        nour = call_as("nour")
+        for _ in range(2):
+            await nour.call("send_email", {"to": "a@example.com"})
+        for _ in range(5):  # refused by the tool's own limit: the server's budget is not spent
+            assert (await refusal(nour.call("send_email", {"to": "a@example.com"}))).code == "RATE_LIMITED"
+        assert await nour.call("ping", {}) == "pong"
+        assert await nour.call("ping", {}) == "pong"  # 2 + 2 = the server's 4
+        refused = await refusal(nour.call("ping", {}))
+        assert "calls to this server" in refused.message
