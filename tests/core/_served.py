@@ -12,6 +12,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 #: A server for the tests that need real connections: anonymous callers welcome, one tool.
 SERVED_FILE = textwrap.dedent(
@@ -59,12 +60,19 @@ def mcpkit_run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) ->
         url = line.split(" at ", 1)[1].split(" ", 1)[0]
         yield int(url.rsplit(":", 1)[1].split("/", 1)[0])
     finally:
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        stop(process)
+
+
+def stop(process: subprocess.Popen[Any]) -> None:
+    """Stop a server this test started, by its PID: SIGTERM, then SIGKILL if it is still there after 10 s."""
+    if process.poll() is not None:
+        return
+    os.kill(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
 
 
 def connect(port: int, source: str = "127.0.0.1") -> socket.socket:

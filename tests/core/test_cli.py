@@ -21,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from core._served import stop
 from core._support import LEGACY, MODERN, NOUR_KEY, bearer, static_user_id
 from mcpkit import Server
 from mcpkit._cli import load_server, main
@@ -197,13 +198,7 @@ def uvicorn_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         wait_until_listening(process, port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
+        stop(process)
 
 
 @pytest.mark.parametrize("era", ERAS)

