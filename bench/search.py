@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -274,6 +276,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"sizes": sizes, "queries": QUERY_COUNT}
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-search-") as folder:
         tmp = Path(folder)
+        if args.indexing_only:
+            with private_redis(tmp, args.redis_cpu, prefix):
+                return {"indexing": await indexing_cost(tmp, prefix, args.quick)}
         out["quality"] = await quality(tmp, prefix)
         out["semantic"] = await semantic.semantic(tmp, prefix)
         if "error" not in out["semantic"]:
@@ -283,16 +288,23 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         out["latency"] = {"memory": await latency("memory", tmp, prefix, sizes, others)}
         out["latency"]["sqlite"] = await latency("sqlite", tmp, prefix, sizes, others)
         out["fts5"] = await fts5_baseline(tmp, sizes, others)
-        private = PrivateRedis(tmp, args.redis_cpu)
-        url = private.start()
-        try:
-            micro.REDIS_URL = url or micro.REDIS_URL  # Bench and clean_redis read it when called
+        with private_redis(tmp, args.redis_cpu, prefix):
             out["latency"]["redis"] = await latency("redis", tmp, prefix, sizes, others)
             out["indexing"] = await indexing_cost(tmp, prefix, args.quick)
-        finally:
-            clean_redis(prefix)
-            private.stop()
     return out
+
+
+@contextlib.contextmanager
+def private_redis(tmp: Path, cpu: int, prefix: str) -> Iterator[None]:
+    """The Redis steps run on a redis-server of their own (the shared one when none can start)."""
+    private = PrivateRedis(tmp, cpu)
+    url = private.start()
+    try:
+        micro.REDIS_URL = url or micro.REDIS_URL  # Bench and clean_redis read it when called
+        yield
+    finally:
+        clean_redis(prefix)
+        private.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--redis-cpu", type=int, default=1, help="core for the private redis-server")
     parser.add_argument("--semantic-only", action="store_true", help="quality and the semantic extra's figures only")
+    parser.add_argument("--indexing-only", action="store_true", help="the indexing cost rows only")
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})

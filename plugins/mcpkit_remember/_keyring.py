@@ -30,7 +30,7 @@ import hashlib
 import hmac as stdlib_hmac
 import os
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
@@ -64,8 +64,6 @@ _INFO_ADDRESS = b"mcpkit-remember/v2 address"
 _INFO_TERMS = b"mcpkit-remember/v2 search terms"
 #: Bits of a blind term: 63, so it is a positive SQLite INTEGER.
 BLIND_TERM_BITS = 63
-#: Words whose blind terms one bucket keeps cached (then it starts over).
-BUCKET_TERMS_CACHED = 4096
 #: Hex characters of a hashed bucket or key (128 bits: no two ever meet).
 NAME_HEX_CHARS = 32
 
@@ -179,10 +177,8 @@ class Keyring:
         self.locate_bucket: Callable[[str, str], tuple[tuple[str, str], ...]] = lru_cache(maxsize=cache_size)(
             self._locate_bucket
         )
-        # The same words come back in every value of a bucket: each bucket's blind terms are cached by word.
-        self._bucket_terms: Callable[[int, str, str], tuple[Any, dict[str, int]]] = lru_cache(maxsize=cache_size)(
-            self._bucket_hasher
-        )
+        # Callers cache the blind terms they need again (BlindIndex, by word); the keyed hashers are cached here.
+        self._bucket_hasher: Callable[[int, str, str], Any] = lru_cache(maxsize=cache_size)(self._hasher)
 
     @classmethod
     def from_env_value(cls, text: str) -> Keyring:
@@ -257,27 +253,22 @@ class Keyring:
             raise UndecryptableError("authentication", "authentication failed (value moved or corrupted?)") from None
         return Opened(plaintext, index, sealed[0])
 
-    def blind(self, secret: int, owner: str, bucket: str, words: Sequence[str]) -> list[int]:
+    def blind(self, secret: int, owner: str, bucket: str, words: Iterable[str]) -> list[int]:
         """The blind terms of ``words`` in the bucket (owner, hashed bucket) of secret number ``secret``."""
-        hasher, known = self._bucket_terms(secret, owner, bucket)
-        if len(known) > BUCKET_TERMS_CACHED:
-            known.clear()
+        hasher = self._bucket_hasher(secret, owner, bucket)  # keyed, and already fed the bucket's address
         found = []
         for word in words:
-            term = known.get(word)
-            if term is None:
-                mac = hasher.copy()  # keyed, and already fed the bucket's address
-                mac.update(utf8(word))
-                term = known[word] = int.from_bytes(mac.digest(), "big") >> (64 - BLIND_TERM_BITS)
-            found.append(term)
+            mac = hasher.copy()
+            mac.update(utf8(word))
+            found.append(int.from_bytes(mac.digest(), "big") >> (64 - BLIND_TERM_BITS))
         return found
 
-    def _bucket_hasher(self, secret: int, owner: str, bucket: str) -> tuple[Any, dict[str, int]]:
-        """A keyed BLAKE2b fed the bucket's (owner, bucket), and the bucket's cache of blind terms by word."""
+    def _hasher(self, secret: int, owner: str, bucket: str) -> Any:
+        """A keyed BLAKE2b fed the bucket's (owner, bucket): copied for each of its blind terms."""
         hasher = hashlib.blake2b(key=self._secrets[secret].term_key, digest_size=8)
         for part in (utf8(owner), utf8(bucket)):
             hasher.update(len(part).to_bytes(4, "big") + part)
-        return hasher, {}
+        return hasher
 
     def _locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
         return tuple(
