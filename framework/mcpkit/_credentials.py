@@ -6,10 +6,44 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["RESERVED_PREFIXES", "AuthUnavailableError", "Authenticator", "Identity", "InvalidCredentialError"]
+from ._errors import ConfigurationError
+
+__all__ = [
+    "ISSUER_PREFIX",
+    "RESERVED_PREFIXES",
+    "AuthUnavailableError",
+    "Authenticator",
+    "Identity",
+    "InvalidCredentialError",
+    "checked_allow_no_audience",
+    "issuer_namespace",
+]
+
+#: Before the user ids of a second identity provider: ``iss:<issuer>#<sub>`` (see ``issuer_namespace``).
+ISSUER_PREFIX = "iss:"
 
 #: User ids with these prefixes are minted by mcpkit itself; no token may claim one.
-RESERVED_PREFIXES = ("static:", "anon:", "local:")
+RESERVED_PREFIXES = ("static:", "anon:", "local:", ISSUER_PREFIX)
+
+
+def issuer_namespace(issuer: str) -> str:
+    """What goes before the ``sub`` of an issuer whose users must not meet the first issuer's.
+
+    No token's ``sub`` may start with ``iss:`` and no issuer may hold a ``#``, so ids of two issuers never meet.
+    """
+    return f"{ISSUER_PREFIX}{issuer}#"
+
+
+def checked_allow_no_audience(owner: str, allow: object, audience: object) -> bool:
+    """``allow_no_audience`` of an authenticator, checked: a bool, and not beside an ``audience``."""
+    if not isinstance(allow, bool):
+        raise ConfigurationError(f"{owner}: allow_no_audience is True or False, not {allow!r:.40}.")
+    if allow and audience is not None:
+        raise ConfigurationError(
+            f"{owner}: allow_no_audience=True accepts tokens without an audience, but audience= says which one "
+            "they must carry; pass one or the other."
+        )
+    return allow
 
 
 @dataclass(frozen=True, slots=True)

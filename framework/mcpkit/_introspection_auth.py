@@ -22,7 +22,13 @@ import anyio
 import httpx2
 
 from ._clock import Clock, SystemClock
-from ._credentials import RESERVED_PREFIXES, AuthUnavailableError, Identity, InvalidCredentialError
+from ._credentials import (
+    RESERVED_PREFIXES,
+    AuthUnavailableError,
+    Identity,
+    InvalidCredentialError,
+    checked_allow_no_audience,
+)
 from ._errors import ConfigurationError
 from ._resource_metadata import oauth_url
 
@@ -49,7 +55,9 @@ class IntrospectionAuth:
     ``url`` is the endpoint (``introspection_endpoint`` in the provider's metadata); ``client_id`` and
     ``client_secret`` are this server's own credentials there (HTTP Basic). ``issuer`` and ``audience``
     are required in the answer when configured (an ``audience`` also comes from the server's ``resource_url``);
-    ``exp``, ``nbf`` and ``token_type`` are checked when present; ``sub`` is the user id.
+    ``exp``, ``nbf`` and ``token_type`` are checked when present; ``sub`` is the user id. As with
+    ``JWTAuth``, a ``Server`` refuses it without an audience (its own or the server's ``resource_url``)
+    unless ``allow_no_audience=True``.
     ``clock`` (default: the system's) times the cache and ``exp``; tests pass a ``ManualClock``.
     Put it after ``StaticKeys`` in ``auth=[...]``: every token it is given is sent to the provider.
     """
@@ -66,6 +74,7 @@ class IntrospectionAuth:
         cache_size: int = DEFAULT_CACHE_SIZE,
         timeout: float = 5.0,
         clock: Clock | None = None,
+        allow_no_audience: bool = False,
     ) -> None:
         self._clock: Clock = SystemClock() if clock is None else clock
         self._url = oauth_url("IntrospectionAuth url", url, identifier=False)
@@ -79,6 +88,8 @@ class IntrospectionAuth:
             raise ConfigurationError(f"IntrospectionAuth: issuer is a non-empty string or None, not {issuer!r}.")
         self._issuer = issuer
         self._audience = _checked_audience(audience)
+        self._allow_no_audience = checked_allow_no_audience("IntrospectionAuth", allow_no_audience, audience)
+        self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
         for name, number in (("cache_seconds", cache_seconds), ("timeout", timeout)):
             if isinstance(number, bool) or not isinstance(number, int | float) or not 0 <= number < math.inf:
                 raise ConfigurationError(f"IntrospectionAuth: {name} is a number of seconds, not {number!r}.")
@@ -106,15 +117,30 @@ class IntrospectionAuth:
         """The issuer answers must name (None: any); a server's default authorization server."""
         return self._issuer
 
+    @property
+    def needs_audience(self) -> bool:
+        """True when nothing says which ``aud`` answers must carry: a ``Server`` refuses such an authenticator."""
+        return self._audience is None and not self._allow_no_audience
+
+    def namespaced(self, prefix: str) -> IntrospectionAuth:
+        """This authenticator with ``prefix`` before every user id (``Server`` does this per issuer)."""
+        copied = self._copy()
+        copied._namespace = prefix
+        return copied
+
     def bound_to(self, resource: str) -> IntrospectionAuth:
         """This authenticator for a server at ``resource``: without an ``audience`` of its own, answers must name it."""
-        if self._audience is not None:
+        if self._audience is not None or self._allow_no_audience:
             return self
-        bound = copy.copy(self)
+        bound = self._copy()
         bound._audience = [resource]
-        bound._cache, bound._refusals = OrderedDict(), OrderedDict()  # answers judged without it must not be reused
-        bound._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
         return bound
+
+    def _copy(self) -> IntrospectionAuth:
+        copied = copy.copy(self)
+        copied._cache, copied._refusals = OrderedDict(), OrderedDict()  # answers judged otherwise are not reused
+        copied._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
+        return copied
 
     async def authenticate(self, token: str) -> Identity | None:
         key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
@@ -203,6 +229,8 @@ class IntrospectionAuth:
             named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
             if not any(entry in self._audience for entry in named):
                 return "token audience is not accepted", until
+        elif answer.get("aud") not in (None, "", []):  # allow_no_audience: a token meant for someone is not ours
+            return "token names an audience (aud)", until
         subject = answer.get("sub")
         if not isinstance(subject, str) or not subject.strip():
             return "token has no subject (sub)", until
@@ -210,7 +238,8 @@ class IntrospectionAuth:
             return "token subject uses a prefix reserved by the server", until
         username = answer.get("username")
         label = username if isinstance(username, str) and username else None
-        return Identity(user_id=subject, kind="user", label=label, claims=MappingProxyType(dict(answer))), until
+        identity = Identity(self._namespace + subject, "user", label, MappingProxyType(dict(answer)))
+        return identity, until
 
     def __repr__(self) -> str:
         return f"IntrospectionAuth({self._url!r}, client_id={self._credentials[0]!r}, client_secret=<hidden>)"

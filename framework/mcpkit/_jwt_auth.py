@@ -33,7 +33,13 @@ from jwt.exceptions import (
 )
 from jwt.utils import base64url_decode
 
-from ._credentials import RESERVED_PREFIXES, AuthUnavailableError, Identity, InvalidCredentialError
+from ._credentials import (
+    RESERVED_PREFIXES,
+    AuthUnavailableError,
+    Identity,
+    InvalidCredentialError,
+    checked_allow_no_audience,
+)
 from ._errors import ConfigurationError
 
 __all__ = ["JWKSUnavailableError", "JWTAuth"]
@@ -70,9 +76,11 @@ class JWTAuth:
     A token that is not shaped like a JWT (three base64url segments whose first decodes to a JSON
     object) is left to other authenticators. ``exp`` is required unless ``require_exp=False`` (for
     identity providers that omit it); ``exp``, ``nbf`` and ``iat`` must be JSON numbers and are
-    honoured with ``leeway`` seconds of slack. A token carrying ``aud`` is refused unless ``audience`` is
-    configured and matches (RFC 7519 section 4.1.3; MCP servers must only accept tokens meant for
-    them). The ``sub`` claim becomes the user id and must not use a prefix mcpkit reserves.
+    honoured with ``leeway`` seconds of slack. A token must name this server in ``aud``: the
+    ``audience`` given here, or else the ``Server``'s ``resource_url`` (RFC 8707; MCP servers must only
+    accept tokens meant for them); a ``Server`` refuses a ``JWTAuth`` with neither, unless
+    ``allow_no_audience=True`` (for a provider that cannot set one: tokens without ``aud`` pass, tokens
+    with one are refused). The ``sub`` claim becomes the user id and must not use a prefix mcpkit reserves.
     """
 
     def __init__(
@@ -88,6 +96,7 @@ class JWTAuth:
         require_exp: bool = True,
         jwks_cache_seconds: float = 300,
         jwks_refresh_cooldown: float = 30,
+        allow_no_audience: bool = False,
     ) -> None:
         given = [
             name
@@ -103,6 +112,9 @@ class JWTAuth:
         self._algorithms = _check_algorithms(algorithms, given[0])
         self._issuer = _check_issuer(issuer)
         self._audience = _check_audience(audience)
+        self._allow_no_audience = checked_allow_no_audience("JWTAuth", allow_no_audience, audience)
+        self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
+        self._own_issuer_only = False  # set by Server beside other OAuth authenticators: other issuers' JWTs are theirs
         self._leeway = _check_seconds("leeway", leeway, allow_zero=True)
         if not isinstance(require_exp, bool):
             raise ConfigurationError(f"JWTAuth: require_exp must be True or False; got {require_exp!r}")
@@ -132,12 +144,25 @@ class JWTAuth:
         """The ``iss`` every token must carry (None: any); a server's default authorization server."""
         return self._issuer
 
+    @property
+    def needs_audience(self) -> bool:
+        """True when nothing says which ``aud`` tokens must carry: a ``Server`` refuses such an authenticator."""
+        return self._audience is None and not self._allow_no_audience
+
+    def namespaced(self, prefix: str) -> JWTAuth:
+        """This authenticator beside other identity providers: ``prefix`` goes before every user id, and a JWT
+        whose ``iss`` is not this one's is left to the others (``Server`` does this when it has several)."""
+        copied = copy.copy(self)
+        copied._namespace = prefix
+        copied._own_issuer_only = True
+        return copied
+
     def bound_to(self, resource: str) -> JWTAuth:
         """This authenticator for a server at ``resource``: without an ``audience`` of its own, tokens must name it.
 
         A server with ``resource_url`` uses this copy (RFC 8707: a token is for the resource it names).
         """
-        if self._audience is not None:
+        if self._audience is not None or self._allow_no_audience:
             return self
         bound = copy.copy(self)
         bound._audience = resource
@@ -146,7 +171,7 @@ class JWTAuth:
     async def authenticate(self, token: str) -> Identity | None:
         """The caller named by a valid token's ``sub``; ``None`` for a token that is not a JWT."""
         header = _jwt_header(token)
-        if header is None:
+        if header is None or (self._own_issuer_only and _unverified_issuer(token) != self._issuer):
             return None
         if header.get("alg") not in self._algorithms:
             raise InvalidCredentialError("token algorithm is not accepted")
@@ -174,7 +199,7 @@ class JWTAuth:
             raise InvalidCredentialError("token subject uses a prefix reserved by the server")
         name = claims.get("name")
         label = name if isinstance(name, str) and name else None
-        return Identity(user_id=subject, kind="user", label=label, claims=claims)
+        return Identity(user_id=self._namespace + subject, kind="user", label=label, claims=claims)
 
     def issue_token(self, sub: str, claims: Mapping[str, Any] | None = None, *, expires_in: float = 3600) -> str:
         """A token this authenticator accepts, for tests and local tools (only with ``secret=``).
@@ -208,6 +233,7 @@ class JWTAuth:
                 ("issuer", self._issuer),
                 ("audience", self._audience),
                 ("leeway", self._leeway),
+                ("allow_no_audience", self._allow_no_audience),
             )
             if value
         )
@@ -283,6 +309,15 @@ def _jwt_header(token: str) -> dict[str, Any] | None:
     except (ValueError, binascii.Error, RecursionError):
         return None
     return header if isinstance(header, dict) else None
+
+
+def _unverified_issuer(token: str) -> object:
+    """The ``iss`` a JWT-shaped token claims, before any check: only to pick which authenticator checks it."""
+    try:
+        claims = json.loads(base64url_decode(token.split(".")[1]))
+    except (ValueError, binascii.Error, RecursionError):
+        return None
+    return claims.get("iss") if isinstance(claims, dict) else None
 
 
 def _check_time_claims(claims: Mapping[str, Any], *, require_exp: bool, leeway: float) -> None:

@@ -9,7 +9,7 @@ import logging
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import anyio
 from mcp.server import Server as SDKServer
@@ -24,6 +24,7 @@ from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
 from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
+from ._oauth_binding import adopt, issuers_of
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
 from ._rate_limits import parse_rate_limit
@@ -48,7 +49,9 @@ class Server:
     replace it. ``resource_url`` (the URL clients connect to, e.g. ``https://mcp.example.com/mcp``)
     makes the server an OAuth protected resource: it serves its Protected Resource Metadata (RFC 9728)
     naming ``authorization_servers`` (default: the ``issuer`` of each ``JWTAuth``), every 401 points at
-    it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource.
+    it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource
+    (a ``JWTAuth`` with neither is refused here unless ``allow_no_audience=True``). With several identity
+    providers, the user ids of each issuer after the first are ``iss:<issuer>#<sub>``.
     ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
     ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md).
     See docs/authorization.md.
@@ -77,15 +80,12 @@ class Server:
         self.allow_anonymous = allow_anonymous
         authenticators = _authenticators(auth)
         _check_order(authenticators)
-        # OAuth authenticators (JWTAuth, IntrospectionAuth) name an ``issuer`` and can be ``bound_to`` a resource;
-        # looked up by name, so that a server without them never imports PyJWT.
-        issuers = [issuer for a in authenticators if isinstance(issuer := getattr(a, "issuer", None), str)]
+        issuers = issuers_of(authenticators)
         #: The Protected Resource Metadata served with the HTTP app (None without ``resource_url``).
         self.resource_metadata = resource_metadata(resource_url, authorization_servers, resource_documentation, issuers)
-        if self.resource_metadata is not None:  # tokens must be meant for this server (audience binding)
-            resource = self.resource_metadata.resource
-            authenticators = tuple(_bound(a, resource) for a in authenticators)
-        self.authenticators: tuple[Authenticator, ...] = authenticators
+        resource = None if self.resource_metadata is None else self.resource_metadata.resource
+        #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
+        self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
         self._plugins: list[Plugin] = []
         server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
         bound = self._collect(apps, server_plugins)
@@ -348,12 +348,6 @@ def _check_order(authenticators: Sequence[Authenticator]) -> None:
                 f"auth=[...] tries {type(authenticator).__name__} before StaticKeys, so every static key would be "
                 "sent to the identity provider (and refused while it is down): put StaticKeys first."
             )
-
-
-def _bound(authenticator: Authenticator, resource: str) -> Authenticator:
-    """The authenticator's copy for a server at ``resource`` (audience binding), when it has one."""
-    bound_to = getattr(authenticator, "bound_to", None)
-    return authenticator if bound_to is None else cast(Authenticator, bound_to(resource))
 
 
 def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tuple[Authenticator, ...]:

@@ -214,6 +214,6 @@ def test_static_keys_must_come_before_introspection_and_urls_carry_no_credential
     keys = StaticKeys({"ops": "ops-key-0123456789abcdef"})
     with pytest.raises(ConfigurationError, match="put StaticKeys first"):
         Server([IdentityApp], auth=[introspection(provider), keys])
-    Server([IdentityApp], auth=[keys, introspection(provider)])
+    Server([IdentityApp], auth=[keys, introspection(provider, audience="mcpkit-tests")])
     with pytest.raises(ConfigurationError, match="credentials in it"):
         IntrospectionAuth("https://user:pw@idp.example.com/i", client_id="a", client_secret="b")

@@ -39,13 +39,13 @@ ERAS = [MODERN, LEGACY]
 
 def make_server(*, allow_anonymous: bool = False, auth: Any = "both") -> Server:
     if auth == "both":
-        auth = [StaticKeys({"nour": NOUR_KEY, "sam": SAM_KEY}), JWTAuth(secret=JWT_SECRET)]
+        auth = [StaticKeys({"nour": NOUR_KEY, "sam": SAM_KEY}), JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests")]
     return Server([IdentityApp], auth=auth, allow_anonymous=allow_anonymous)
 
 
 def make_jwt(claims: Mapping[str, Any], secret: str = JWT_SECRET, algorithm: str = "HS256") -> str:
-    """A token with ``claims``, expiring in ten minutes unless ``claims`` say otherwise."""
-    return jwt.encode({"exp": int(time.time()) + 600, **claims}, secret, algorithm=algorithm)
+    """A token with ``claims``, for the tests' audience, expiring in ten minutes unless ``claims`` say otherwise."""
+    return jwt.encode({"exp": int(time.time()) + 600, "aud": "mcpkit-tests", **claims}, secret, algorithm=algorithm)
 
 
 async def whoami(http: httpx2.AsyncClient, era: str, token: str | None) -> httpx2.Response:
@@ -247,7 +247,7 @@ async def test_combined_auth_accepts_a_static_key_and_a_jwt_on_one_server() -> N
 
 
 async def test_combined_auth_in_the_other_order_still_accepts_both() -> None:
-    server = make_server(auth=[JWTAuth(secret=JWT_SECRET), StaticKeys({"nour": NOUR_KEY})])
+    server = make_server(auth=[JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests"), StaticKeys({"nour": NOUR_KEY})])
     async with running(server.http_app()) as http:
         by_key = structured(await call_modern(http, "whoami", token=NOUR_KEY))
         by_jwt = structured(await call_modern(http, "whoami", token=make_jwt({"sub": "user-7"})))

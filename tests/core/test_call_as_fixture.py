@@ -14,7 +14,9 @@ from mcpkit.testing import CallAs, HTTPRefusedError, running
 
 @pytest.fixture
 def mcpkit_server() -> Server:
-    return Server([IdentityApp], auth=[StaticKeys({"nour": NOUR_KEY}), JWTAuth(secret=JWT_SECRET)])
+    return Server(
+        [IdentityApp], auth=[StaticKeys({"nour": NOUR_KEY}), JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests")]
+    )
 
 
 async def test_a_jwt_caller_is_a_user_whose_id_is_the_sub_with_its_claims(call_as: CallAs, mcp_protocol: str) -> None:
@@ -54,7 +56,7 @@ async def test_a_wrong_key_is_an_http_refusal_with_its_status_and_reason_in_both
 
 
 async def test_an_expired_jwt_is_an_http_refusal_that_says_so(call_as: CallAs) -> None:
-    expired = JWTAuth(secret=JWT_SECRET).issue_token("user-42", expires_in=-60)
+    expired = JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests").issue_token("user-42", expires_in=-60)
 
     with pytest.raises(HTTPRefusedError) as refused:
         await call_as.token(expired).list_tools()

@@ -91,7 +91,7 @@ async def test_the_official_clients_discovery_finds_and_reads_it_from_a_401() ->
 
 
 async def test_without_resource_url_there_is_no_metadata_and_the_401_names_none() -> None:
-    server = Server([IdentityApp], auth=JWTAuth(secret=JWT_SECRET), allow_anonymous=True)
+    server = Server([IdentityApp], auth=JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests"), allow_anonymous=True)
     async with running(server.http_app()) as http:
         assert (await http.get("/.well-known/oauth-protected-resource")).status_code == 404
         unauthorized = await call_modern(http, "whoami", token="not-a-known-key")

@@ -269,4 +269,4 @@ async def test_tools_list_can_show_only_what_the_caller_may_call() -> None:
     async with running(make_server().http_app()) as http:  # by default every tool is listed
         assert await names(http, token({"scope": "tickets:read"})) == ["close_ticket", "list_tickets"]
     with pytest.raises(ConfigurationError, match="list_permitted_tools_only is True or False"):
-        Server([TicketsApp], auth=auth, list_permitted_tools_only="yes")  # type: ignore[arg-type]
+        Server([TicketsApp], auth=auth, resource_url=URL, list_permitted_tools_only="yes")  # type: ignore[arg-type]

@@ -67,7 +67,7 @@ def create_server() -> Server:
 
     return Server(
         [LoadApp],
-        auth=[StaticKeys(static_keys()), JWTAuth(secret=JWT_SECRET)],
+        auth=[StaticKeys(static_keys()), JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests")],
         allow_anonymous=True,
         name="load",
     )

@@ -234,7 +234,9 @@ def server_on(disk: Disk) -> Server:
     @app(id="at-rest", tools=[Slot], plugins=[disk.plugin()])
     class AtRestApp: ...
 
-    return Server([AtRestApp], auth=[StaticKeys(KEYS), JWTAuth(secret=JWT_SECRET)], allow_anonymous=True)
+    return Server(
+        [AtRestApp], auth=[StaticKeys(KEYS), JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests")], allow_anonymous=True
+    )
 
 
 # -- callers and what they keep ----------------------------------------------------------------------------------------

@@ -159,7 +159,7 @@ def the_callers() -> list[Caller]:
     """24 static keys, 24 JWTs and 16 anonymous callers: half of each kind on either era, and half of the
     2025-11-25 callers on the official client."""
     callers = []
-    issuer = JWTAuth(secret=JWT_SECRET)
+    issuer = JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests")
     for i, (label, key) in enumerate(static_keys().items()):
         callers.append(Caller(f"static-{label}", "static", (MODERN, LEGACY)[i % 2], key, SIGNED_IN_PLACES, ()))
     for i, sub in enumerate(JWT_SUBS):

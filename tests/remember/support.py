@@ -37,14 +37,16 @@ def user_identity(user_id: str) -> str:
 
 def jwt_token(sub: str, **claims: Any) -> str:
     """A JWT the test servers' JWTAuth accepts (signed here with PyJWT)."""
-    return jwt.encode({"sub": sub, "exp": int(time.time()) + 3600, **claims}, JWT_SECRET, algorithm="HS256")
+    return jwt.encode(
+        {"sub": sub, "aud": "mcpkit-tests", "exp": int(time.time()) + 3600, **claims}, JWT_SECRET, algorithm="HS256"
+    )
 
 
 def build_server(plugin: RememberPlugin, tools: Sequence[type[ToolContext]] = TOOLS, *, name: str = "t") -> Server:
     """A server hosting the test tools with ``plugin``, Nour's and Sam's keys, JWTs and anonymous access."""
     return Server(
         [make_app([plugin], tuple(tools))],
-        auth=[StaticKeys(KEYS), JWTAuth(secret=JWT_SECRET)],
+        auth=[StaticKeys(KEYS), JWTAuth(secret=JWT_SECRET, audience="mcpkit-tests")],
         allow_anonymous=True,
         name=name,
     )
