@@ -34,15 +34,10 @@ def issuer_namespace(issuer: str) -> str:
     return f"{ISSUER_PREFIX}{issuer}#"
 
 
-def checked_allow_no_audience(owner: str, allow: object, audience: object) -> bool:
-    """``allow_no_audience`` of an authenticator, checked: a bool, and not beside an ``audience``."""
+def checked_allow_no_audience(owner: str, allow: object) -> bool:
+    """``allow_no_audience`` of an authenticator, checked: True or False."""
     if not isinstance(allow, bool):
         raise ConfigurationError(f"{owner}: allow_no_audience is True or False, not {allow!r:.40}.")
-    if allow and audience is not None:
-        raise ConfigurationError(
-            f"{owner}: allow_no_audience=True accepts tokens without an audience, but audience= says which one "
-            "they must carry; pass one or the other."
-        )
     return allow
 
 

@@ -57,7 +57,7 @@ class IntrospectionAuth:
     are required in the answer when configured (an ``audience`` also comes from the server's ``resource_url``);
     ``exp``, ``nbf`` and ``token_type`` are checked when present; ``sub`` is the user id. As with
     ``JWTAuth``, a ``Server`` refuses it without an audience (its own or the server's ``resource_url``)
-    unless ``allow_no_audience=True``.
+    unless ``allow_no_audience=True`` (answers without ``aud`` pass; one with it must still name this server).
     ``clock`` (default: the system's) times the cache and ``exp``; tests pass a ``ManualClock``.
     Put it after ``StaticKeys`` in ``auth=[...]``: every token it is given is sent to the provider.
     """
@@ -88,7 +88,7 @@ class IntrospectionAuth:
             raise ConfigurationError(f"IntrospectionAuth: issuer is a non-empty string or None, not {issuer!r}.")
         self._issuer = issuer
         self._audience = _checked_audience(audience)
-        self._allow_no_audience = checked_allow_no_audience("IntrospectionAuth", allow_no_audience, audience)
+        self._allow_no_audience = checked_allow_no_audience("IntrospectionAuth", allow_no_audience)
         self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
         for name, number in (("cache_seconds", cache_seconds), ("timeout", timeout)):
             if isinstance(number, bool) or not isinstance(number, int | float) or not 0 <= number < math.inf:
@@ -130,7 +130,7 @@ class IntrospectionAuth:
 
     def bound_to(self, resource: str) -> IntrospectionAuth:
         """This authenticator for a server at ``resource``: without an ``audience`` of its own, answers must name it."""
-        if self._audience is not None or self._allow_no_audience:
+        if self._audience is not None:
             return self
         bound = self._copy()
         bound._audience = [resource]
@@ -224,13 +224,14 @@ class IntrospectionAuth:
         until = self._clock.monotonic() + left
         if self._issuer is not None and answer.get("iss") != self._issuer:
             return "token issuer is not accepted", until
-        if self._audience is not None:
-            audience = answer.get("aud")
-            named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
-            if not any(entry in self._audience for entry in named):
-                return "token audience is not accepted", until
-        elif answer.get("aud") not in (None, "", []):  # allow_no_audience: a token meant for someone is not ours
+        audience = answer.get("aud")
+        named = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
+        missing = audience is None or audience in ("", [])
+        excused = self._allow_no_audience and missing  # allowed to name none
+        if self._audience is None and self._allow_no_audience and not missing:  # meant for someone, and not us
             return "token names an audience (aud)", until
+        if self._audience is not None and not excused and not any(entry in self._audience for entry in named):
+            return "token audience is not accepted", until
         subject = answer.get("sub")
         if not isinstance(subject, str) or not subject.strip():
             return "token has no subject (sub)", until

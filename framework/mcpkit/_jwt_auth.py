@@ -79,8 +79,9 @@ class JWTAuth:
     honoured with ``leeway`` seconds of slack. A token must name this server in ``aud``: the
     ``audience`` given here, or else the ``Server``'s ``resource_url`` (RFC 8707; MCP servers must only
     accept tokens meant for them); a ``Server`` refuses a ``JWTAuth`` with neither, unless
-    ``allow_no_audience=True`` (for a provider that cannot set one: tokens without ``aud`` pass, tokens
-    with one are refused). The ``sub`` claim becomes the user id and must not use a prefix mcpkit reserves.
+    ``allow_no_audience=True`` (for a provider that cannot set one: tokens without ``aud`` pass, a token
+    with one must still name this server). The ``sub`` claim becomes the user id and must not use a prefix
+    mcpkit reserves.
     """
 
     def __init__(
@@ -112,7 +113,7 @@ class JWTAuth:
         self._algorithms = _check_algorithms(algorithms, given[0])
         self._issuer = _check_issuer(issuer)
         self._audience = _check_audience(audience)
-        self._allow_no_audience = checked_allow_no_audience("JWTAuth", allow_no_audience, audience)
+        self._allow_no_audience = checked_allow_no_audience("JWTAuth", allow_no_audience)
         self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
         self._own_issuer_only = False  # set by Server beside other OAuth authenticators: other issuers' JWTs are theirs
         self._leeway = _check_seconds("leeway", leeway, allow_zero=True)
@@ -162,7 +163,7 @@ class JWTAuth:
 
         A server with ``resource_url`` uses this copy (RFC 8707: a token is for the resource it names).
         """
-        if self._audience is not None or self._allow_no_audience:
+        if self._audience is not None:
             return self
         bound = copy.copy(self)
         bound._audience = resource
@@ -180,13 +181,16 @@ class JWTAuth:
             key = await self._key.key_for(header.get("kid"))
         else:
             key = self._key
+        audience = self._audience
+        if self._allow_no_audience and audience is not None and "aud" not in _unverified_claims(token):
+            audience = None  # allowed to carry none (its signature is still checked below)
         try:
             claims = jwt.decode(
                 token,
                 key,
                 algorithms=list(self._algorithms),
                 issuer=self._issuer,
-                audience=self._audience,
+                audience=audience,
                 options=_OWN_TIME_CHECKS,
             )
         except PyJWTError as exc:
@@ -311,13 +315,18 @@ def _jwt_header(token: str) -> dict[str, Any] | None:
     return header if isinstance(header, dict) else None
 
 
-def _unverified_issuer(token: str) -> object:
-    """The ``iss`` a JWT-shaped token claims, before any check: only to pick which authenticator checks it."""
+def _unverified_claims(token: str) -> dict[str, Any]:
+    """The claims of a JWT-shaped token before any check: only to choose how to check it ({} if unreadable)."""
     try:
         claims = json.loads(base64url_decode(token.split(".")[1]))
     except (ValueError, binascii.Error, RecursionError):
-        return None
-    return claims.get("iss") if isinstance(claims, dict) else None
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def _unverified_issuer(token: str) -> object:
+    """The ``iss`` a JWT-shaped token claims, before any check: only to pick which authenticator checks it."""
+    return _unverified_claims(token).get("iss")
 
 
 def _check_time_claims(claims: Mapping[str, Any], *, require_exp: bool, leeway: float) -> None:

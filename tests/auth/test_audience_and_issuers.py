@@ -76,15 +76,24 @@ def test_a_server_refuses_an_authenticator_that_names_no_audience(provider: Intr
 
 
 def test_allow_no_audience_is_checked() -> None:
-    with pytest.raises(ConfigurationError, match="pass one or the other"):
-        JWTAuth(secret=STAFF_SECRET, audience="api://x", allow_no_audience=True)
     with pytest.raises(ConfigurationError, match="allow_no_audience is True or False"):
         JWTAuth(secret=STAFF_SECRET, allow_no_audience="yes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="pass one or the other"):
-        IntrospectionAuth(
-            "https://idp.example.com/i", client_id="a", client_secret="b", audience="x", allow_no_audience=True
-        )
+    with pytest.raises(ConfigurationError, match="allow_no_audience is True or False"):
+        IntrospectionAuth("https://idp.example.com/i", client_id="a", client_secret="b", allow_no_audience=1)  # type: ignore[arg-type]
     assert "allow_no_audience=True" in repr(JWTAuth(secret=STAFF_SECRET, allow_no_audience=True))
+
+
+async def test_with_a_resource_allow_no_audience_still_refuses_a_token_for_another_one() -> None:
+    lenient = JWTAuth(secret=STAFF_SECRET, issuer=STAFF, allow_no_audience=True)
+    async with running(Server([IdentityApp], auth=lenient, resource_url=URL).http_app()) as http:
+        for claims in ({"aud": URL}, {}, {"aud": [URL, "https://billing"]}):
+            token = signed(STAFF_SECRET, sub="nour", iss=STAFF, **claims)
+            assert structured(await call_modern(http, "whoami", token=token))["user_id"] == "nour"
+        refused = await call_modern(
+            http, "whoami", token=signed(STAFF_SECRET, sub="nour", iss=STAFF, aud="https://billing")
+        )
+        assert refused.status_code == 401
+        assert "token audience is not accepted" in refused.headers["www-authenticate"]
 
 
 async def test_allow_no_audience_takes_tokens_without_one_and_still_refuses_a_token_for_someone_else() -> None:
@@ -109,6 +118,17 @@ async def test_introspection_with_allow_no_audience_refuses_an_answer_that_names
         refused = await call_modern(http, "whoami", token="elsewhere")
         assert refused.status_code == 401
         assert "token names an audience (aud)" in refused.headers["www-authenticate"]
+    provider.answers["ours"] = {**provider.answers["plain"], "aud": URL, "iss": STAFF}
+    provider.answers["plain-staff"] = {**provider.answers["plain"], "iss": STAFF}
+    provider.answers["elsewhere-staff"] = {**provider.answers["elsewhere"], "iss": STAFF}
+    bound = IntrospectionAuth(
+        provider.url, client_id=CLIENT[0], client_secret=CLIENT[1], issuer=STAFF, allow_no_audience=True
+    )
+    async with running(Server([IdentityApp], auth=bound, resource_url=URL).http_app()) as http:
+        for token in ("ours", "plain-staff"):
+            assert structured(await call_modern(http, "whoami", token=token))["user_id"] == "nour"
+        refused = await call_modern(http, "whoami", token="elsewhere-staff")
+        assert "token audience is not accepted" in refused.headers["www-authenticate"]
 
 
 def two_providers(*extra: Any) -> Server:
