@@ -107,6 +107,7 @@ class IntrospectionAuth:
         self._cache: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
         self._refusals: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
         self._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
+        self._flights: dict[bytes, _Flight] = {}  # sha256(token) -> the request asking about it now
         self._tls = ssl.create_default_context()  # loaded once: building it reads the CA bundle, blocking
 
     #: Every token it is given leaves the server (to the provider): ``Server`` wants static keys tried first.
@@ -140,6 +141,7 @@ class IntrospectionAuth:
         copied = copy.copy(self)
         copied._cache, copied._refusals = OrderedDict(), OrderedDict()  # answers judged otherwise are not reused
         copied._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
+        copied._flights = {}
         return copied
 
     async def authenticate(self, token: str) -> Identity | None:
@@ -150,6 +152,28 @@ class IntrospectionAuth:
             if cached is not None and cached[0] > now:
                 cache.move_to_end(key)
                 return _outcome(cached[1])
+        flight = self._flights.get(key)
+        if flight is not None:  # the same token is being asked about already: share its answer
+            await flight.done.wait()
+            if flight.outcome is not None:
+                return _outcome(flight.outcome)
+            if flight.error is not None:
+                raise AuthUnavailableError(str(flight.error))
+            return await self.authenticate(token)  # that request was cancelled: ask again
+        flight = self._flights[key] = _Flight()
+        try:
+            outcome = await self._answer(key, token)
+            flight.outcome = outcome
+        except AuthUnavailableError as exc:
+            flight.error = exc
+            raise
+        finally:
+            del self._flights[key]
+            flight.done.set()
+        return _outcome(outcome)
+
+    async def _answer(self, key: bytes, token: str) -> Identity | str:
+        """Ask the provider about ``token`` (sha256 ``key``), judge the answer and cache the outcome."""
         answer = await self._introspect(token)
         outcome, until = self._judge(answer)
         if self._cache_size and self._cache_seconds:
@@ -165,7 +189,7 @@ class IntrospectionAuth:
             cache.move_to_end(key)
             while len(cache) > size:
                 cache.popitem(last=False)
-        return _outcome(outcome)
+        return outcome
 
     async def _introspect(self, token: str) -> Mapping[str, Any]:
         try:
@@ -244,6 +268,17 @@ class IntrospectionAuth:
 
     def __repr__(self) -> str:
         return f"IntrospectionAuth({self._url!r}, client_id={self._credentials[0]!r}, client_secret=<hidden>)"
+
+
+class _Flight:
+    """One request to the provider about one token, which concurrent callers with that token wait for."""
+
+    __slots__ = ("done", "error", "outcome")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.outcome: Identity | str | None = None
+        self.error: AuthUnavailableError | None = None
 
 
 def _finite(number: float) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
@@ -19,6 +20,7 @@ class IntrospectionServer:
         self.answers: dict[str, dict[str, Any]] = {}
         self.requests: list[dict[str, list[str]]] = []
         self.status = 200
+        self.delay = 0.0  # seconds before each answer
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
@@ -44,6 +46,7 @@ class IntrospectionServer:
                     answer = server.answers.get(form.get("token", [""])[0], {"active": False})
                 if self.headers.get("authorization") != expected:
                     status, answer = 401, {"error": "invalid_client"}
+                time.sleep(server.delay)
                 body = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")

@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from auth.introspection_server import CLIENT, IntrospectionServer
@@ -217,3 +218,53 @@ def test_static_keys_must_come_before_introspection_and_urls_carry_no_credential
     Server([IdentityApp], auth=[keys, introspection(provider, audience="mcpkit-tests")])
     with pytest.raises(ConfigurationError, match="credentials in it"):
         IntrospectionAuth("https://user:pw@idp.example.com/i", client_id="a", client_secret="b")
+
+
+async def test_calls_that_arrive_together_with_one_token_share_one_request(provider: IntrospectionServer) -> None:
+    provider.answers["busy"] = active("nour")
+    provider.delay = 0.2
+    auth = introspection(provider)
+    identities: list[Any] = []
+
+    async def ask() -> None:
+        identities.append(await auth.authenticate("busy"))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(20):
+            group.start_soon(ask)
+    assert len(provider.requests) == 1
+    assert {identity.user_id for identity in identities} == {"nour"}
+    assert len(identities) == 20
+
+    provider.status = 500  # an outage reaches every waiting call, from one request
+    failures: list[BaseException] = []
+
+    async def ask_down() -> None:
+        try:
+            await auth.authenticate("other")
+        except AuthUnavailableError as exc:
+            failures.append(exc)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(5):
+            group.start_soon(ask_down)
+    assert len(provider.requests) == 2
+    assert len(failures) == 5
+
+
+async def test_a_cancelled_request_leaves_the_calls_waiting_on_it_to_ask_again(provider: IntrospectionServer) -> None:
+    provider.answers["slow"] = active("sam")
+    provider.delay = 0.3
+    auth = introspection(provider)
+    found: list[Any] = []
+
+    async def follower() -> None:
+        await anyio.sleep(0.05)  # arrives while the first request is out
+        found.append(await auth.authenticate("slow"))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(follower)
+        with anyio.move_on_after(0.1):  # the first caller gives up (a client that went away)
+            await auth.authenticate("slow")
+    assert [identity.user_id for identity in found] == ["sam"]
+    assert len(provider.requests) == 2
