@@ -317,6 +317,7 @@ NOT_CONSTANTS = {
     "quickstart.md": ["in about five minutes", "without a second terminal"],
     "plugins.md": ["a second server never sees", "a second copy would"],
     "reliability.md": [
+        "answer `RATE_LIMITED` 15 times",  # what the hostile OAuth test measures (20 calls, a 5/minute limit)
         "patterns of up to 255 characters in global",  # what the abuse test sends
         "each one different, for four seconds",  # the abuse test's parameter
         "over 200 keys of 250 distinct characters",  # the abuse test's keys
