@@ -28,7 +28,7 @@ import mcpkit._addresses as addresses
 import mcpkit._body_limit as body_limit
 import mcpkit._connections as connections
 import mcpkit._gate as gate
-import mcpkit._jwt_auth as jwt_auth
+import mcpkit._jwt_config as jwt_config
 import mcpkit._static_keys as static_keys
 import mcpkit_remember._glob as glob
 import mcpkit_remember._index as index
@@ -142,8 +142,8 @@ STATED = [
     Stated("errors.md", "a secret under {} characters", plugin.MIN_SECRET_LENGTH),
     Stated("tools.md", "Keys must be at least {} characters without whitespace", static_keys.MIN_KEY_LENGTH),
     Stated("errors.md", "a key under {} characters", static_keys.MIN_KEY_LENGTH),
-    Stated("tools.md", "`secret=` (HS256, at least {} bytes)", jwt_auth.HMAC_MIN_SECRET_BYTES["HS256"]),
-    Stated("errors.md", "an HS256 secret under {} bytes", jwt_auth.HMAC_MIN_SECRET_BYTES["HS256"]),
+    Stated("tools.md", "`secret=` (HS256, at least {} bytes)", jwt_config.HMAC_MIN_SECRET_BYTES["HS256"]),
+    Stated("errors.md", "an HS256 secret under {} bytes", jwt_config.HMAC_MIN_SECRET_BYTES["HS256"]),
     Stated("tools.md", "`jwks_cache_seconds`, {} by default", int(default_of(JWTAuth.__init__, "jwks_cache_seconds"))),
     # ids and the sealed format
     Stated("tools.md", '`"static:"` + the first {} hex digits of the key\'s', static_keys.USER_ID_HEX_CHARS),
