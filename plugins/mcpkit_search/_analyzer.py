@@ -111,10 +111,6 @@ class Analyzer:
         """The terms of ``text`` in order, repeats kept (a term's count is its weight)."""
         return list(chain.from_iterable(map(self.terms_of, self.tokens(text))))
 
-    def counts(self, *texts: str) -> Counter[str]:
-        """How often each term occurs in all of ``texts`` together."""
-        return Counter(self.terms("\n".join(texts)))
-
     def value_counts(self, key: str, value: Any) -> Counter[str]:
         """The terms of a kept value: its key, and every string, number and object key inside the (JSON) value."""
         return Counter(chain.from_iterable(map(self.terms_of, self.value_tokens(key, value))))
