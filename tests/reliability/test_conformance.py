@@ -16,10 +16,11 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
+from ci import missing as _missing
 from reliability.callers import LEGACY, MODERN
 from reliability.figures import Figures
 
@@ -30,13 +31,6 @@ RUN = ROOT / "tests" / "conformance" / "run.py"
 #: another run's npm install (the cache lock) is not counted.
 MARGIN_SECONDS = 60
 EXIT_UNAVAILABLE = 3
-
-
-def _missing(reason: str) -> NoReturn:
-    """Skip locally; fail in CI, where a missing npm or registry means a broken pipeline."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true, so this is a failure rather than a skip)")
-    pytest.skip(reason)
 
 
 def _runner() -> ModuleType:

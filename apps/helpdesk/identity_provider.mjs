@@ -1,0 +1,173 @@
+// The help desk's demo identity provider: oidc-provider (the certified OpenID Connect server, from the
+// npm registry) configured for MCP sign-in. Started by helpdesk/_identity_provider.py, never by hand:
+//
+//   node identity_provider.mjs   (configuration as JSON on stdin, see below)
+//
+// Input (one JSON object on stdin):
+//   {"port": 9400, "accounts": {"nour": "password", ...}, "resources": {"http://127.0.0.1:8000/mcp": ["tickets:write"]}}
+// Output: one line "ready <issuer>" on stdout once it listens on 127.0.0.1:<port>; errors on stderr.
+//
+// What it offers: dynamic client registration (RFC 7591), the authorization code flow with PKCE,
+// resource indicators (RFC 8707) for the configured resources only, JWT access tokens (RFC 9068) whose
+// `aud` is the resource, signed with an RSA key made at start (published at /jwks), refresh tokens
+// (offline_access), and its own sign-in and consent pages with the configured accounts and passwords.
+import { generateKeyPairSync } from 'node:crypto';
+import { once } from 'node:events';
+
+import Provider, { errors } from 'oidc-provider';
+
+async function readConfiguration() {
+  let text = '';
+  for await (const chunk of process.stdin) text += chunk;
+  const config = JSON.parse(text);
+  if (!Number.isInteger(config.port) || typeof config.accounts !== 'object' || typeof config.resources !== 'object') {
+    throw new Error('stdin must hold {"port": int, "accounts": {login: password}, "resources": {url: [scope]}}');
+  }
+  return config;
+}
+
+const escape = (text) => String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(title, body) {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escape(title)}</title></head>`
+    + `<body><h1>${escape(title)}</h1>${body}</body></html>`;
+}
+
+function loginPage(uid, client, error) {
+  return page('Sign in to the help desk', `
+    <p>${escape(client?.clientName ?? 'An MCP client')} asks you to sign in.</p>
+    ${error ? `<p role="alert">${escape(error)}</p>` : ''}
+    <form method="post" action="/interaction/${escape(uid)}/login">
+      <label>Login <input name="login" autocomplete="username" autofocus></label>
+      <label>Password <input name="password" type="password" autocomplete="current-password"></label>
+      <button type="submit">Sign in</button>
+    </form>`);
+}
+
+function consentPage(uid, client, details) {
+  const scopes = [
+    ...(details.missingOIDCScope ?? []),
+    ...Object.values(details.missingResourceScopes ?? {}).flat(),
+  ];
+  const items = scopes.map((scope) => `<li>${escape(scope)}</li>`).join('');
+  return page('Allow access', `
+    <p>${escape(client?.clientName ?? 'An MCP client')} asks for:</p><ul>${items}</ul>
+    <form method="post" action="/interaction/${escape(uid)}/confirm"><button type="submit">Allow</button></form>
+    <form method="post" action="/interaction/${escape(uid)}/abort"><button type="submit">Deny</button></form>`);
+}
+
+async function formBody(req) {
+  let text = '';
+  for await (const chunk of req) {
+    text += chunk;
+    if (text.length > 10_000) throw new Error('form too large');
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
+function interactions(provider, accounts) {
+  const route = /^\/interaction\/([\w-]+)(?:\/(login|confirm|abort))?$/;
+  return async (ctx, next) => {
+    const found = route.exec(ctx.path);
+    if (!found) return next();
+    const [, uid, action] = found;
+    ctx.set('Cache-Control', 'no-store');
+    const details = await provider.interactionDetails(ctx.req, ctx.res);
+    if (details.uid !== uid) ctx.throw(400, 'interaction mismatch');
+    const client = await provider.Client.find(details.params.client_id);
+    const finish = async (result, merge) => {
+      ctx.status = 303;
+      ctx.redirect(await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge }));
+    };
+    if (ctx.method === 'GET' && !action) {
+      ctx.type = 'html';
+      ctx.body = details.prompt.name === 'login'
+        ? loginPage(uid, client)
+        : consentPage(uid, client, details.prompt.details);
+      return undefined;
+    }
+    if (ctx.method !== 'POST' || !action) ctx.throw(405);
+    if (action === 'abort') {
+      return finish({ error: 'access_denied', error_description: 'the user denied access' }, false);
+    }
+    if (action === 'login') {
+      const { login, password } = await formBody(ctx.req);
+      if (details.prompt.name !== 'login') ctx.throw(400, 'not at the sign-in step');
+      if (!Object.hasOwn(accounts, login ?? '') || accounts[login] !== password) {
+        ctx.status = 401;
+        ctx.type = 'html';
+        ctx.body = loginPage(uid, client, 'Unknown login or wrong password.');
+        return undefined;
+      }
+      return finish({ login: { accountId: login } }, false);
+    }
+    if (details.prompt.name !== 'consent') ctx.throw(400, 'not at the consent step');
+    const { missingOIDCScope, missingResourceScopes } = details.prompt.details;
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id });
+    if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
+    for (const [indicator, scopes] of Object.entries(missingResourceScopes ?? {})) {
+      grant.addResourceScope(indicator, scopes.join(' '));
+    }
+    return finish({ consent: { grantId: await grant.save() } }, true);
+  };
+}
+
+async function main() {
+  const config = await readConfiguration();
+  const issuer = `http://127.0.0.1:${config.port}`;
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const signingKey = { ...privateKey.export({ format: 'jwk' }), kid: 'helpdesk-demo', use: 'sig', alg: 'RS256' };
+  const resources = config.resources;
+
+  const provider = new Provider(issuer, {
+    jwks: { keys: [signingKey] },
+    findAccount: (_ctx, id) => (Object.hasOwn(config.accounts, id)
+      ? { accountId: id, claims: () => ({ sub: id, name: id }) }
+      : undefined),
+    // Registration checks a client's scope against this list, so it names the resources' scopes too.
+    scopes: ['openid', 'offline_access', ...new Set(Object.values(resources).flat())],
+    claims: { openid: ['sub'] },
+    cookies: { keys: [signingKey.d.slice(0, 32)] },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx, _client, oneOf) => oneOf ?? Object.keys(resources)[0],
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (!Object.hasOwn(resources, indicator)) throw new errors.InvalidTarget(`unknown resource ${indicator}`);
+          return {
+            scope: resources[indicator].join(' '),
+            audience: indicator,
+            accessTokenTTL: 3600,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ttl: { AccessToken: 3600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 86400 },
+  });
+  provider.use(interactions(provider, config.accounts));
+  const server = provider.listen(config.port, '127.0.0.1');
+  await once(server, 'listening');
+  process.stdout.write(`ready ${issuer}\n`);
+  const stop = () => server.close(() => process.exit(0));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  // Never outlive the process that started it, even one killed with SIGKILL.
+  const parent = process.ppid;
+  setInterval(() => { if (process.ppid !== parent) process.exit(0); }, 1000).unref();
+}
+
+main().catch((error) => {
+  process.stderr.write(`identity provider: ${error.message}\n`);
+  process.exit(1);
+});
