@@ -29,6 +29,7 @@ from ._oauth_scopes import missing_scopes
 from ._plugin import Plugin
 from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
+from ._shared_rate_limits import SharedRateLimiter
 from ._tool_spec import ToolSpec
 
 __all__ = ["BoundTool", "Dispatcher", "LocalConnection", "local_connection"]
@@ -100,13 +101,17 @@ class Dispatcher:
         *,
         list_permitted_only: bool = False,
         rate_limit: RateLimit | None = None,
+        shared_limits: SharedRateLimiter | None = None,
     ) -> None:
         self._tools = dict(tools)
         self._clock = clock
         # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
+        # Counted in this process, or in Redis for every instance (``shared_limits``).
         self._rate_limit = rate_limit
         limited = rate_limit is not None or any(bound.spec.rate_limit for bound in self._tools.values())
-        self._limiter = RateLimiter() if limited else None
+        self._limiter: RateLimiter | SharedRateLimiter | None = (
+            None if not limited else shared_limits if shared_limits is not None else RateLimiter()
+        )
         self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._tools.values())
@@ -144,7 +149,7 @@ class Dispatcher:
                     "token does not grant: sign in again asking for them.",
                 )
         if self._limiter is not None and ctx.request is not None:
-            refused = self._over_limit(ctx.request, spec)
+            refused = await self._over_limit(ctx.request, spec)
             if refused is not None:
                 return refused
         arguments = params.arguments or {}
@@ -167,7 +172,12 @@ class Dispatcher:
                 return _internal_error(spec.name)
         return await self._call_wrapped(bound, instance, arguments, validated.__dict__)
 
-    def _over_limit(self, request: Any, spec: ToolSpec) -> types.CallToolResult | None:
+    async def close(self) -> None:
+        """Let go of the shared rate limits' Redis connections (the server stops serving)."""
+        if isinstance(self._limiter, SharedRateLimiter):
+            await self._limiter.aclose()
+
+    async def _over_limit(self, request: Any, spec: ToolSpec) -> types.CallToolResult | None:
         """RATE_LIMITED when the caller has used up the server's or this tool's rate limit (stdio is not limited)."""
         assert self._limiter is not None
         identity: Identity | None = request.scope.get(IDENTITY_SCOPE_KEY)
@@ -180,7 +190,11 @@ class Dispatcher:
         wanted = [((who, ""), self._rate_limit)] if self._rate_limit is not None else []
         if spec.rate_limit is not None:
             wanted.append(((who, spec.name), spec.rate_limit))
-        wait, refusing = self._limiter.take(wanted, self._clock().monotonic())
+        now = self._clock().monotonic()
+        if isinstance(self._limiter, SharedRateLimiter):
+            wait, refusing = await self._limiter.take(wanted, now)
+        else:
+            wait, refusing = self._limiter.take(wanted, now)
         if refusing < 0:
             return None
         (_, bucket), limit = wanted[refusing]

@@ -3,8 +3,9 @@
 A limit is written ``"N/second"``, ``"N/minute"`` or ``"N/hour"``: N calls at once at most, refilled evenly
 over the period. ``Server(rate_limit=...)`` bounds every caller's calls to all tools together;
 ``@tool(rate_limit=...)`` one tool's. A signed-in caller is counted by user id (whichever credential or
-instance of the token), an anonymous one by address (an IPv6 /64 as one). Buckets live in the process: with
-several instances behind a load balancer each has its own.
+instance of the token), an anonymous one by address (an IPv6 /64 as one). Buckets live in the process (with
+several instances behind a load balancer each has its own) unless ``Server(rate_limit_store=...)`` puts them in
+Redis (``_shared_rate_limits``).
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from ._protocol_errors import ProtocolErrorMask
 from ._rate_limits import parse_rate_limit
 from ._resource_metadata import resource_metadata
 from ._sessions import SessionGuard, SessionLimits
+from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
 from ._static_keys import StaticKeys
 from ._tool_spec import ToolSpec, build_tool_spec
 
@@ -53,7 +54,8 @@ class Server:
     (a ``JWTAuth`` with neither is refused here unless ``allow_no_audience=True``). With several identity
     providers, the user ids of each issuer after the first are ``iss:<issuer>#<sub>``.
     ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
-    ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md).
+    ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md);
+    ``rate_limit_store`` (``"redis://HOST:6379/0"``) shares every rate limit's counts among instances.
     See docs/authorization.md.
     """
 
@@ -73,6 +75,7 @@ class Server:
         resource_documentation: str | None = None,
         list_permitted_tools_only: bool = False,
         rate_limit: str | None = None,
+        rate_limit_store: str | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -102,6 +105,7 @@ class Server:
             lambda: self.clock,
             list_permitted_only=list_permitted_tools_only,
             rate_limit=parse_rate_limit("Server", rate_limit),
+            shared_limits=_shared_limits(rate_limit_store, name),
         )
         self._sdk = SDKServer(
             name,
@@ -188,6 +192,7 @@ class Server:
                 except Exception as exc:
                     raise StartupError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 stack.push_async_callback(plugin.shutdown)
+            stack.push_async_callback(self._dispatcher.close)
             yield
 
     def http_app(
@@ -379,3 +384,8 @@ def _setup(plugin: Plugin, setup: PluginSetup, where: str) -> None:
         raise ConfigurationError(f"Plugin {plugin.plugin_name} in {where}: {exc}") from exc
     except Exception as exc:
         raise ConfigurationError(f"Plugin {plugin.plugin_name} in {where} refused the configuration: {exc}") from exc
+
+
+def _shared_limits(url: object, server_name: str) -> SharedRateLimiter | None:
+    checked = checked_rate_limit_store(url)
+    return None if checked is None else SharedRateLimiter(checked, server_name)

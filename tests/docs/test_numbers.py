@@ -29,6 +29,7 @@ import mcpkit._body_limit as body_limit
 import mcpkit._connections as connections
 import mcpkit._gate as gate
 import mcpkit._jwt_config as jwt_config
+import mcpkit._shared_rate_limits as shared_limits
 import mcpkit._static_keys as static_keys
 import mcpkit_remember._glob as glob
 import mcpkit_remember._index as index
@@ -224,6 +225,8 @@ STATED = [
     Stated("architecture.md", "the body limit (`_body_limit.py`: {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("plugins.md", "the server's body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "| Request body | {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("deployment.md", "does not answer within {}), each", {0.5: "half a second"}[shared_limits.TIMEOUT_SECONDS]),
+    Stated("deployment.md", "tries Redis again after {}: an outage", words(shared_limits.RETRY_SECONDS, "seconds")),
     Stated("deployment.md", "The default, {}, is sized", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "At {}, 10 s asks", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "stores by default ({} as JSON)", kib(plugin.DEFAULT_MAX_VALUE_BYTES)),
