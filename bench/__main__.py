@@ -388,11 +388,14 @@ def main(argv: list[str] | None = None) -> int:
         print("  import times ...", flush=True)
         results["imports"] = import_costs(3 if args.quick else 7, SERVER_CPU)
     if not args.skip_instructions:
-        from bench.instructions import available, count_all
+        from bench.instructions import GATE_CASES, available, count_all
 
         if available():
             print("  instructions per call (callgrind) ...", flush=True)
-            results["instructions"] = count_all({case.server: specs[case.server] for case in cases})
+            counted = {case.server: specs[case.server] for case in cases}
+            if "mcpkit-memory" in counted:  # the OAuth gate's cost, beside mcpkit with static keys
+                counted |= {name: specs[name] for name in GATE_CASES}
+            results["instructions"] = count_all(counted)
         else:
             print("  valgrind not installed: no instruction counts", flush=True)
     results["targets"] = targets_for(results)

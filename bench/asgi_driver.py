@@ -17,8 +17,8 @@ import subprocess
 import sys
 from typing import Any
 
-from bench.serve import build_app
-from bench.tokens import LABELS, TOKENS
+from bench.serve import build_app, tokens_of
+from bench.tokens import LABELS
 from bench.wire import PROTOCOL, tool_body
 
 __all__ = ["WARMUP_CALLS", "drive"]
@@ -57,7 +57,7 @@ def _scope(token: str, body: bytes) -> dict[str, Any]:
     }
 
 
-async def _call(app: Any, number: int) -> None:
+async def _call(app: Any, number: int, tokens: dict[str, str]) -> None:
     body = tool_body("increment", {}, number)
     delivered = False
 
@@ -74,7 +74,7 @@ async def _call(app: Any, number: int) -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    await app(_scope(TOKENS[LABELS[number % len(LABELS)]], body), receive, send)
+    await app(_scope(tokens[LABELS[number % len(LABELS)]], body), receive, send)
     status = sent[0].get("status") if sent else None
     answer = b"".join(message.get("body", b"") for message in sent[1:])
     if status != 200 or b'"count"' not in answer or b'"isError":true' in answer:
@@ -89,13 +89,14 @@ def _instrument(state: str) -> None:
 async def drive(kind: str, options: dict[str, Any], calls: int, *, toggle: bool = False) -> None:
     """Start the app (its lifespan), make the warm-up calls, then ``calls`` more (counted, with ``toggle``)."""
     app = build_app(kind, options)
+    tokens = tokens_of(kind, options)
     async with app.router.lifespan_context(app):
         for number in range(WARMUP_CALLS):
-            await _call(app, number)
+            await _call(app, number, tokens)
         if toggle:
             _instrument("on")
         for number in range(WARMUP_CALLS, WARMUP_CALLS + calls):
-            await _call(app, number)
+            await _call(app, number, tokens)
         if toggle:
             _instrument("off")
 

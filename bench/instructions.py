@@ -26,8 +26,10 @@ from bench.procs import ROOT, child_env
 __all__ = ["CASES", "available", "count_all"]
 
 FEW, MANY = 50, 250
+#: Counted only here, not under load: mcpkit signing callers in with a JWT, and as an OAuth protected resource.
+GATE_CASES = ("mcpkit-jwt", "mcpkit-oauth", "mcpkit-oauth-partial")
 #: Cases measured (names as in bench.cases); each needs only in-process state.
-CASES = ("floor", "sdk", "sdk-json", "fastmcp", "mcpkit-memory", "mcpkit-memory-alt")
+CASES = ("floor", "sdk", "sdk-json", "fastmcp", "mcpkit-memory", "mcpkit-memory-alt", *GATE_CASES)
 _COLLECTED = re.compile(rb"Collected : (\d+)")
 
 
@@ -67,3 +69,33 @@ def count_all(specs: dict[str, ServerSpec], workers: int = 2) -> dict[str, Any]:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         counted = dict(zip(wanted, pool.map(lambda name: _per_call(specs[name]), wanted), strict=True))
     return counted
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.instructions [--cases a,b] [--merge FILE]``: count, print, and merge into a results file."""
+    import argparse
+    import tempfile
+    from pathlib import Path
+
+    from bench.cases import server_specs
+
+    parser = argparse.ArgumentParser(prog="python -m bench.instructions")
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: every case)")
+    parser.add_argument("--merge", metavar="JSON", help="update this results file's instruction counts with these")
+    args = parser.parse_args(argv)
+    if not available():
+        print("valgrind and callgrind_control are needed (Debian's valgrind package)")
+        return 3
+    specs = server_specs(tempfile.mkdtemp(prefix="mcpkit-bench-"), "redis://127.0.0.1:6379/0", "unused:")
+    counted = count_all({name: specs[name] for name in args.cases.split(",")})
+    print(json.dumps(counted, indent=1))
+    if args.merge:
+        path = Path(args.merge)
+        results = json.loads(path.read_text())
+        results.setdefault("instructions", {}).update(counted)
+        path.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -109,10 +109,18 @@ def _profile(profiles: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: The callgrind-only cases (not run under load).
+GATE_LABELS = {
+    "mcpkit-jwt": "mcpkit, memory store, JWTAuth (RS256 JWT verified per call)",
+    "mcpkit-oauth": "mcpkit, memory store, JWTAuth + resource_url + a required scope (OAuth protected resource)",
+    "mcpkit-oauth-partial": "mcpkit, the same with another tool needing a scope the token lacks",
+}
+
+
 def _instructions(counted: dict[str, Any]) -> list[str]:
     if not counted:
         return []
-    labels = {case.name: case.label for case in CASES}
+    labels = {case.name: case.label for case in CASES} | GATE_LABELS
     floor = counted.get("floor", {}).get("instructions_per_call")
     lines = [
         "## Instructions per call (callgrind, the server app alone)",
@@ -167,7 +175,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         " measured window / calls. Every response is checked (each counter exactly one more than the last),"
         " and every case is checked before and after (exact per-user counts, 401 for a bad token).",
         "",
-        "## Targets (issues 5 and 10)",
+        "## Targets (issues 5, 10 and 11)",
         "",
         *targets_table(results["targets"]),
         "",

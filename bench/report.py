@@ -9,7 +9,10 @@ from typing import Any
 
 from bench.cases import CASES, like_for_like
 
-__all__ = ["RUN_FIGURES", "evaluate_targets", "summarise", "write_chart"]
+__all__ = ["RUN_FIGURES", "evaluate_targets", "gate_targets", "summarise", "write_chart"]
+
+#: The callgrind cases of the gate target: static keys, a JWT, and a JWT on an OAuth protected resource.
+GATE_NAMES = ("mcpkit-memory", "mcpkit-jwt", "mcpkit-oauth", "mcpkit-oauth-partial")
 
 #: What the load client reports for each run, summarised over rounds as median with min-max.
 RUN_FIGURES = (
@@ -132,6 +135,7 @@ def evaluate_targets(
                 else "judged on the back-to-back pairs when measured, else round by round",
             )
         )
+    targets += gate_targets(instructions)
     kit, fast = (summary.get(name, {}).get("16") for name in ("mcpkit-memory", "fastmcp"))
     if kit and fast and kit["ok"] and fast["ok"]:
         ratio = kit["calls_per_s"]["median"] / fast["calls_per_s"]["median"]
@@ -289,3 +293,40 @@ def write_chart(summary: dict[str, Any], path: Path, title: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def gate_targets(instructions: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 11: what being an OAuth protected resource adds to a call that verifies a JWT anyway (callgrind)."""
+    static, plain, oauth, partial = (instructions.get(name, {}).get("instructions_per_call") for name in GATE_NAMES)
+    if not (plain and oauth):
+        return []
+    added = oauth - plain
+    targets = [
+        _target(
+            "OAuth gate's added work (resource_url, audience bound to it, a required scope) < 5 % of a call",
+            f"{oauth / 1e6:.3f} M vs {plain / 1e6:.3f} M instructions/call with the same RS256 JWT:"
+            f" +{added / 1e3:.1f} k = {added / oauth * 100:.1f} % (callgrind)",
+            added / oauth < 0.05,
+        )
+    ]
+    if partial:
+        targets.append(
+            _target(
+                "(for information) the same when the token lacks another tool's scope (the gate reads the body)",
+                f"{partial / 1e6:.3f} M vs {plain / 1e6:.3f} M: +{(partial - plain) / 1e3:.1f} k"
+                f" = {(partial - plain) / partial * 100:.1f} %",
+                None,
+                "a token granted every scope any tool needs skips reading which tool the body names",
+            )
+        )
+    if static:
+        targets.append(
+            _target(
+                "(for information) verifying an RS256 JWT on every call, against a static key",
+                f"{plain / 1e6:.3f} M vs {static / 1e6:.3f} M = +{(plain - static) / 1e3:.1f} k"
+                f" ({(plain - static) / plain * 100:.1f} % of the JWT call)",
+                None,
+                "PyJWT and OpenSSL's RSA verify; the signing keys (JWKS) are cached, the verification is not",
+            )
+        )
+    return targets

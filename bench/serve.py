@@ -16,6 +16,8 @@ from typing import Any
 
 import uvicorn
 
+from bench.tokens import TOKENS
+
 __all__ = ["KINDS", "main"]
 
 #: kind -> module under bench.servers.
@@ -31,6 +33,13 @@ KINDS = {
 def build_app(kind: str, options: dict[str, Any]) -> Any:
     module = importlib.import_module(f"bench.servers.{KINDS[kind]}")
     return module.build(options)
+
+
+def tokens_of(kind: str, options: dict[str, Any]) -> dict[str, str]:
+    """label -> bearer token for a server built in this process (the shared bench tokens unless it makes its own)."""
+    module = importlib.import_module(f"bench.servers.{KINDS[kind]}")
+    made = getattr(module, "tokens", None)
+    return TOKENS if made is None else dict(made(options))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,6 +54,8 @@ class AuthGate:
         # Tools that need OAuth scopes: a caller whose token lacks them gets 403 naming them (step-up) here,
         # the tool read from the request body (up to max_body_bytes).
         self._required = dict(required_scopes or {})
+        # A caller granted every scope any tool needs may call any of them: no need to read which it names.
+        self._every_scope = frozenset().union(*self._required.values())
         self._max_body_bytes = max_body_bytes
         self._authenticators = tuple(authenticators)
         self._allow_anonymous = allow_anonymous
@@ -148,6 +150,8 @@ class AuthGate:
     ) -> Receive | None:
         """The request's receive (replayed if the body was read) when the caller may call the tool it names; None
         when it was answered: 401 for an anonymous caller, 403 ``insufficient_scope`` for a token without them."""
+        if not missing_scopes(self._every_scope, identity):  # static keys, or a token granted them all
+            return receive
         name, receive = await _called_tool(scope, receive, self._max_body_bytes)
         lacking = missing_scopes(self._required.get(name or "", frozenset()), identity)
         if not lacking:
