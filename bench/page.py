@@ -111,7 +111,7 @@ def _profile(profiles: dict[str, Any]) -> list[str]:
 
 #: The callgrind-only cases (not run under load).
 GATE_LABELS = {
-    "mcpkit-jwt": "mcpkit, memory store, JWTAuth (RS256 JWT verified per call)",
+    "mcpkit-jwt": "mcpkit, memory store, JWTAuth (RS256 JWTs, each verified on its first call)",
     "mcpkit-oauth": "mcpkit, memory store, JWTAuth + resource_url + a required scope (OAuth protected resource)",
     "mcpkit-oauth-partial": "mcpkit, the same with another tool needing a scope the token lacks",
 }

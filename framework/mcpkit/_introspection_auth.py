@@ -9,11 +9,9 @@ credentials, is an outage (503), never a reason to let the caller in anonymously
 from __future__ import annotations
 
 import copy
-import hashlib
 import logging
 import math
 import ssl
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -31,6 +29,7 @@ from ._credentials import (
 )
 from ._errors import ConfigurationError
 from ._resource_metadata import oauth_url
+from ._token_cache import TokenCache, token_key
 
 __all__ = ["IntrospectionAuth"]
 
@@ -102,10 +101,9 @@ class IntrospectionAuth:
         self._cache_seconds = float(cache_seconds)
         self._cache_size = cache_size
         self._timeout = float(timeout)
-        # sha256(token) -> (when the answer stops being used, on the monotonic clock; the identity, or why not),
-        # least recently used first; refusals apart, so that made-up tokens never push real answers out.
-        self._cache: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
-        self._refusals: OrderedDict[bytes, tuple[float, Identity | str]] = OrderedDict()
+        # The identity, or why not, until the answer stops being used (monotonic clock); refusals apart, so that
+        # made-up tokens never push real answers out.
+        self._cache, self._refusals = self._new_caches()
         self._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
         self._flights: dict[bytes, _Flight] = {}  # sha256(token) -> the request asking about it now
         self._tls = ssl.create_default_context()  # loaded once: building it reads the CA bundle, blocking
@@ -137,21 +135,24 @@ class IntrospectionAuth:
         bound._audience = [resource]
         return bound
 
+    def _new_caches(self) -> tuple[TokenCache[Identity | str], TokenCache[Identity | str]]:
+        size = self._cache_size if self._cache_seconds else 0
+        return TokenCache(size), TokenCache(min(REFUSALS_CACHED, size))
+
     def _copy(self) -> IntrospectionAuth:
         copied = copy.copy(self)
-        copied._cache, copied._refusals = OrderedDict(), OrderedDict()  # answers judged otherwise are not reused
+        copied._cache, copied._refusals = copied._new_caches()  # answers judged otherwise are not reused
         copied._requests = anyio.CapacityLimiter(CONCURRENT_REQUESTS)
         copied._flights = {}
         return copied
 
     async def authenticate(self, token: str) -> Identity | None:
-        key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        key = token_key(token)
         now = self._clock.monotonic()
         for cache in (self._cache, self._refusals):
-            cached = cache.get(key)
-            if cached is not None and cached[0] > now:
-                cache.move_to_end(key)
-                return _outcome(cached[1])
+            cached = cache.get(key, now)
+            if cached is not None:
+                return _outcome(cached)
         flight = self._flights.get(key)
         if flight is not None:  # the same token is being asked about already: share its answer
             await flight.done.wait()
@@ -176,19 +177,8 @@ class IntrospectionAuth:
         """Ask the provider about ``token`` (sha256 ``key``), judge the answer and cache the outcome."""
         answer = await self._introspect(token)
         outcome, until = self._judge(answer)
-        if self._cache_size and self._cache_seconds:
-            cache, size = (
-                (self._refusals, min(REFUSALS_CACHED, self._cache_size))
-                if isinstance(outcome, str)
-                else (
-                    self._cache,
-                    self._cache_size,
-                )
-            )
-            cache[key] = (min(self._clock.monotonic() + self._cache_seconds, until), outcome)
-            cache.move_to_end(key)
-            while len(cache) > size:
-                cache.popitem(last=False)
+        cache = self._refusals if isinstance(outcome, str) else self._cache
+        cache.put(key, outcome, min(self._clock.monotonic() + self._cache_seconds, until))
         return outcome
 
     async def _introspect(self, token: str) -> Mapping[str, Any]:

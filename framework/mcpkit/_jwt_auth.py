@@ -49,6 +49,7 @@ from ._jwt_config import (
     describe_key,
     load_public_key,
 )
+from ._token_cache import TokenCache, token_key
 
 __all__ = ["JWKSUnavailableError", "JWTAuth"]
 
@@ -58,6 +59,10 @@ _NO_SUBJECT = "token has no usable subject (sub)"
 #: PyJWT checks signature, issuer and audience; the time claims are ours, because PyJWT reads them with
 #: ``int()`` and so accepts ``"exp": "99999999999"`` or ``"exp": true``.
 _OWN_TIME_CHECKS: Any = {"verify_exp": False, "verify_nbf": False, "verify_iat": False}
+#: Verified tokens whose identity is kept, so that a caller's next call does not verify its signature again.
+VERIFIED_TOKENS = 10_000
+#: How long a verification is reused at most (with ``jwks_url``, no longer than the key set is cached).
+VERIFIED_SECONDS = 300.0
 
 
 class JWKSUnavailableError(AuthUnavailableError):
@@ -115,6 +120,8 @@ class JWTAuth:
             raise ConfigurationError(f"JWTAuth: require_exp must be True or False; got {require_exp!r}")
         self._require_exp = require_exp
         self._key: bytes | PublicKey | _JWKSKeys
+        self._verified_seconds = VERIFIED_SECONDS
+        self._verified: TokenCache[Identity] = TokenCache(VERIFIED_TOKENS)
         if secret is not None:
             self._key = check_secret(secret, self._algorithms)
         elif public_key is not None:
@@ -128,6 +135,7 @@ class JWTAuth:
                 cache_seconds=check_seconds("jwks_cache_seconds", jwks_cache_seconds, allow_zero=False),
                 refresh_cooldown=check_seconds("jwks_refresh_cooldown", jwks_refresh_cooldown, allow_zero=True),
             )
+            self._verified_seconds = min(VERIFIED_SECONDS, float(jwks_cache_seconds))
 
     @property
     def algorithms(self) -> tuple[str, ...]:
@@ -150,6 +158,7 @@ class JWTAuth:
         copied = copy.copy(self)
         copied._namespace = prefix
         copied._own_issuer_only = True
+        copied._verified = TokenCache(VERIFIED_TOKENS)  # its identities are named otherwise
         return copied
 
     def bound_to(self, resource: str) -> JWTAuth:
@@ -161,10 +170,19 @@ class JWTAuth:
             return self
         bound = copy.copy(self)
         bound._audience = resource
+        bound._verified = TokenCache(VERIFIED_TOKENS)  # judged against another audience
         return bound
 
     async def authenticate(self, token: str) -> Identity | None:
-        """The caller named by a valid token's ``sub``; ``None`` for a token that is not a JWT."""
+        """The caller named by a valid token's ``sub``; ``None`` for a token that is not a JWT.
+
+        A token verified before (within ``VERIFIED_SECONDS``) is not verified again; its time claims are.
+        """
+        key_of_token, now = token_key(token), time.monotonic()
+        known = self._verified.get(key_of_token, now)
+        if known is not None:
+            _check_time_claims(known.claims, require_exp=self._require_exp, leeway=self._leeway)
+            return known
         header = _jwt_header(token)
         if header is None or (self._own_issuer_only and _unverified_issuer(token) != self._issuer):
             return None
@@ -197,7 +215,9 @@ class JWTAuth:
             raise InvalidCredentialError("token subject uses a prefix reserved by the server")
         name = claims.get("name")
         label = name if isinstance(name, str) and name else None
-        return Identity(user_id=self._namespace + subject, kind="user", label=label, claims=claims)
+        identity = Identity(user_id=self._namespace + subject, kind="user", label=label, claims=claims)
+        self._verified.put(key_of_token, identity, now + self._verified_seconds)
+        return identity
 
     def issue_token(self, sub: str, claims: Mapping[str, Any] | None = None, *, expires_in: float = 3600) -> str:
         """A token this authenticator accepts, for tests and local tools (only with ``secret=``).
