@@ -4,11 +4,13 @@ from typing import TYPE_CHECKING, Any
 
 from ._caller import Caller
 from ._clock import Clock, ManualClock, SystemClock
-from ._context import ToolContext
+from ._context import Context, ToolContext
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
-from ._decorators import app, tool
+from ._decorators import app, prompt, resource, tool
 from ._errors import ConfigurationError, StartupError, ToolError
 from ._plugin import Plugin, PluginSetup
+from ._prompts import PromptContext
+from ._resources import ResourceContext, ResourceNotFoundError
 from ._server import Server
 from ._static_keys import StaticKeys
 
@@ -18,6 +20,7 @@ __all__ = [
     "Caller",
     "Clock",
     "ConfigurationError",
+    "Context",
     "Identity",
     "IntrospectionAuth",
     "InvalidCredentialError",
@@ -26,6 +29,9 @@ __all__ = [
     "ManualClock",
     "Plugin",
     "PluginSetup",
+    "PromptContext",
+    "ResourceContext",
+    "ResourceNotFoundError",
     "Server",
     "StartupError",
     "StaticKeys",
@@ -33,6 +39,8 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "app",
+    "prompt",
+    "resource",
     "tool",
 ]
 

@@ -1,38 +1,44 @@
-"""``ToolContext``: the base class of every tool; one instance serves one call."""
+"""``Context``: what a tool, resource or prompt class sees of its call; ``ToolContext``, the tools' base class.
+
+One instance serves one request. ``ResourceContext`` (``_resources.py``) and ``PromptContext``
+(``_prompts.py``) subclass ``Context`` beside ``ToolContext``, so that plugin attributes such as
+``self.remember`` and ``self.caller`` work the same in all three.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from ._caller import Caller
     from ._clock import Clock
 
-__all__ = ["ToolContext"]
+__all__ = ["Context", "ToolContext"]
 
 #: name -> factory building the attribute for one call (contributed by plugins).
-Providers = Mapping[str, Callable[["ToolContext"], object]]
+Providers = Mapping[str, Callable[["Context"], object]]
 
 
-class ToolContext:
-    """Subclass it, decorate it with ``@tool``, and write ``async def execute(self, ...)``.
+class Context:
+    """The base of ``ToolContext``, ``ResourceContext`` and ``PromptContext``.
 
-    Inside ``execute``: ``self.caller`` is who is calling, ``self.clock`` the
-    server's clock, ``self.tool_name`` and ``self.app_id`` where the call landed.
-    Plugins add attributes (``RememberPlugin`` adds ``self.remember``); each is
-    built on first use, so a tool pays only for what it touches.
+    ``self.caller`` is who is calling, ``self.clock`` the server's clock, ``self.name`` the tool, resource or
+    prompt called and ``self.app_id`` its app. Plugins add attributes (``RememberPlugin`` adds
+    ``self.remember``); each is built on first use, so a call pays only for what it touches.
     """
 
+    #: What kind of thing the class is: ``"tool"``, ``"resource"`` or ``"prompt"``.
+    kind: ClassVar[str] = "tool"
     caller: Caller
     clock: Clock
-    tool_name: str
+    name: str
     app_id: str
 
-    def __init__(self, caller: Caller, clock: Clock, tool_name: str, app_id: str, providers: Providers) -> None:
+    def __init__(self, caller: Caller, clock: Clock, name: str, app_id: str, providers: Providers) -> None:
         self.caller = caller
         self.clock = clock
-        self.tool_name = tool_name
+        self.name = name
         self.app_id = app_id
         self._providers = providers
 
@@ -50,3 +56,24 @@ class ToolContext:
         value = factory(self)
         self.__dict__[name] = value
         return value
+
+
+class ToolContext(Context):
+    """Subclass it, decorate it with ``@tool``, and write ``async def execute(self, ...)``.
+
+    Inside ``execute``: ``self.caller`` is who is calling, ``self.clock`` the
+    server's clock, ``self.tool_name`` and ``self.app_id`` where the call landed.
+    Plugins add attributes (``RememberPlugin`` adds ``self.remember``); each is
+    built on first use, so a tool pays only for what it touches.
+    """
+
+    kind: ClassVar[str] = "tool"
+    tool_name: str
+
+    def __init__(self, caller: Caller, clock: Clock, tool_name: str, app_id: str, providers: Providers) -> None:
+        # Context.__init__'s assignments, inline: this runs on every tool call.
+        self.caller = caller
+        self.clock = clock
+        self.name = self.tool_name = tool_name
+        self.app_id = app_id
+        self._providers = providers

@@ -13,12 +13,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from ._plugin import Plugin
 
-__all__ = ["AppOptions", "ToolOptions", "app", "app_options", "tool", "tool_options"]
+__all__ = [
+    "AppOptions",
+    "PromptOptions",
+    "ResourceOptions",
+    "ToolOptions",
+    "app",
+    "app_options",
+    "prompt",
+    "prompt_options",
+    "resource",
+    "resource_options",
+    "tool",
+    "tool_options",
+]
 
 T = TypeVar("T", bound=type[Any])
 
 _TOOL_ATTR = "__mcpkit_tool__"
 _APP_ATTR = "__mcpkit_app__"
+_RESOURCE_ATTR = "__mcpkit_resource__"
+_PROMPT_ATTR = "__mcpkit_prompt__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +51,26 @@ class ToolOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceOptions:
+    """What ``@resource(...)`` said about a resource class."""
+
+    uri: str
+    name: str
+    description: str | None
+    mime_type: str | None
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptOptions:
+    """What ``@prompt(...)`` said about a prompt class."""
+
+    name: str
+    description: str | None
+    title: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class AppOptions:
     """What ``@app(...)`` said about an app class."""
 
@@ -43,6 +78,8 @@ class AppOptions:
     name: str
     tools: tuple[type[Any], ...]
     plugins: tuple[Plugin, ...]
+    resources: tuple[type[Any], ...] = ()
+    prompts: tuple[type[Any], ...] = ()
 
 
 def tool(
@@ -76,16 +113,44 @@ def tool(
     return mark
 
 
+def resource(
+    *, uri: str, name: str, description: str | None = None, mime_type: str | None = None, title: str | None = None
+) -> Callable[[T], T]:
+    """Mark a :class:`ResourceContext` subclass as the resource at ``uri``.
+
+    A ``uri`` with ``{placeholders}`` (RFC 6570) is a resource template: each placeholder arrives as the
+    ``read`` parameter of the same name. ``description`` falls back to the class docstring.
+    """
+    return _marker(_RESOURCE_ATTR, ResourceOptions(uri, name, description, mime_type, title), f"@resource(uri={uri!r})")
+
+
+def prompt(*, name: str, description: str | None = None, title: str | None = None) -> Callable[[T], T]:
+    """Mark a :class:`PromptContext` subclass as the prompt ``name``; its arguments are ``render``'s parameters."""
+    return _marker(_PROMPT_ATTR, PromptOptions(name, description, title), f"@prompt(name={name!r})")
+
+
+def _marker(attribute: str, options: object, label: str) -> Callable[[T], T]:
+    def mark(cls: T) -> T:
+        if not isinstance(cls, type):
+            raise TypeError(f"{label} decorates a class, not {cls!r}")
+        setattr(cls, attribute, options)
+        return cls
+
+    return mark
+
+
 def app(
     *,
     id: str,
     name: str | None = None,
     tools: Sequence[type[Any]] = (),
     plugins: Sequence[Plugin] = (),
+    resources: Sequence[type[Any]] = (),
+    prompts: Sequence[type[Any]] = (),
 ) -> Callable[[T], T]:
-    """Group tools (and the plugins they share) into an app a :class:`Server` hosts."""
+    """Group tools, resources and prompts (and the plugins they share) into an app a :class:`Server` hosts."""
 
-    options = AppOptions(id, name or id, tuple(tools), tuple(plugins))
+    options = AppOptions(id, name or id, tuple(tools), tuple(plugins), tuple(resources), tuple(prompts))
 
     def mark(cls: T) -> T:
         if not isinstance(cls, type):
@@ -106,3 +171,15 @@ def app_options(cls: type[Any]) -> AppOptions | None:
     """The options ``@app`` put on exactly this class."""
     found = cls.__dict__.get(_APP_ATTR)
     return found if isinstance(found, AppOptions) else None
+
+
+def resource_options(cls: type[Any]) -> ResourceOptions | None:
+    """The options ``@resource`` put on exactly this class."""
+    found = cls.__dict__.get(_RESOURCE_ATTR)
+    return found if isinstance(found, ResourceOptions) else None
+
+
+def prompt_options(cls: type[Any]) -> PromptOptions | None:
+    """The options ``@prompt`` put on exactly this class."""
+    found = cls.__dict__.get(_PROMPT_ATTR)
+    return found if isinstance(found, PromptOptions) else None

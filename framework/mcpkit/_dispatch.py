@@ -20,19 +20,19 @@ from pydantic import ValidationError
 from ._addresses import client_group
 from ._caller import STATELESS_PROTOCOL, Caller
 from ._clock import Clock
-from ._context import ToolContext
+from ._context import Context, ToolContext
 from ._credentials import Identity
-from ._errors import ConfigurationError, ToolError
+from ._errors import ToolError
 from ._gate import IDENTITY_SCOPE_KEY
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._oauth_scopes import missing_scopes
-from ._plugin import Plugin
+from ._plugin import Plugin, providers_for
 from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
 from ._shared_rate_limits import SharedRateLimiter
 from ._tool_spec import ToolSpec
 
-__all__ = ["BoundTool", "Dispatcher", "LocalConnection", "local_connection"]
+__all__ = ["BoundTool", "Dispatcher", "LocalConnection", "caller_of", "local_connection"]
 
 logger = logging.getLogger("mcpkit")
 
@@ -56,7 +56,7 @@ class BoundTool:
     """A tool spec with the plugins that wrap it (outermost first) and which hooks each overrides."""
 
     spec: ToolSpec
-    providers: Mapping[str, Callable[[ToolContext], object]]
+    providers: Mapping[str, Callable[[Context], object]]
     plugins: tuple[Plugin, ...]
     before: tuple[bool, ...]
     after: tuple[bool, ...]
@@ -65,22 +65,7 @@ class BoundTool:
 
     @classmethod
     def bind(cls, spec: ToolSpec, plugins: Sequence[Plugin]) -> BoundTool:
-        providers: dict[str, Callable[[ToolContext], object]] = {}
-        givers: dict[str, str] = {}
-        for plugin in plugins:
-            for name, factory in plugin.attributes().items():
-                if name in givers:
-                    raise ConfigurationError(
-                        f"Plugins {givers[name]} and {plugin.plugin_name} both add the attribute {name!r} "
-                        f"to tool {spec.name!r}; each attribute can come from one plugin only."
-                    )
-                if name.startswith("_") or name in ToolContext.__annotations__ or hasattr(spec.cls, name):
-                    raise ConfigurationError(
-                        f"Plugin {plugin.plugin_name} adds the attribute {name!r}, which tool class "
-                        f"{spec.cls.__qualname__} already has (or which is private); the plugin's would never be seen."
-                    )
-                givers[name] = plugin.plugin_name
-                providers[name] = factory
+        providers = providers_for(spec.cls, plugins, f"tool {spec.name!r}")
         before = tuple(_overrides(p, "before_call") for p in plugins)
         after = tuple(_overrides(p, "after_call") for p in plugins)
         on_error = tuple(_overrides(p, "on_error") for p in plugins)
@@ -158,7 +143,7 @@ class Dispatcher:
             return error_result("INVALID_INPUT", _invalid(spec.name, lone_surrogate_problems(places)))
         try:
             validated = spec.input_model.model_validate(arguments)
-            instance = spec.cls(_caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+            instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))
         except Exception:
@@ -251,7 +236,8 @@ def _internal_error(tool_name: str) -> types.CallToolResult:
     )
 
 
-def _caller(ctx: ServerRequestContext[Any, Any]) -> Caller:
+def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
+    """Who sent the request ``ctx`` serves (the gate put the identity in the HTTP scope; stdio's is the local user)."""
     version = ctx.protocol_version
     request = ctx.request
     identity: Identity | None

@@ -6,11 +6,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._errors import ConfigurationError
+
 if TYPE_CHECKING:
     from ._clock import Clock
-    from ._context import ToolContext
+    from ._context import Context, ToolContext
 
-__all__ = ["Plugin", "PluginSetup"]
+__all__ = ["Plugin", "PluginSetup", "providers_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +42,9 @@ class Plugin:
     def setup(self, setup: PluginSetup) -> None:
         """Check configuration when the server is built; raise to refuse it (the error names you)."""
 
-    def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
-        """Attributes this plugin adds to every tool context: name -> factory(ctx), built on first use."""
+    def attributes(self) -> Mapping[str, Callable[[Context], object]]:
+        """Attributes this plugin adds to every context (tools, resources, prompts): name -> factory(ctx), built on
+        first use. ``ctx.kind`` says which of the three it is."""
         return {}
 
     def tools(self) -> Sequence[type[ToolContext]]:
@@ -76,3 +79,25 @@ class Plugin:
     def plugin_name(self) -> str:
         """How errors and logs name this plugin."""
         return type(self).__name__
+
+
+def providers_for(cls: type[Context], plugins: Sequence[Plugin], what: str) -> dict[str, Callable[[Context], object]]:
+    """The attribute factories ``plugins`` give ``cls`` (``what`` names it in errors, e.g. "tool 'x'")."""
+    providers: dict[str, Callable[[Context], object]] = {}
+    givers: dict[str, str] = {}
+    declared = {name for klass in cls.__mro__ for name in getattr(klass, "__annotations__", {})}
+    for plugin in plugins:
+        for name, factory in plugin.attributes().items():
+            if name in givers:
+                raise ConfigurationError(
+                    f"Plugins {givers[name]} and {plugin.plugin_name} both add the attribute {name!r} "
+                    f"to {what}; each attribute can come from one plugin only."
+                )
+            if name.startswith("_") or name in declared or hasattr(cls, name):
+                raise ConfigurationError(
+                    f"Plugin {plugin.plugin_name} adds the attribute {name!r}, which {cls.__qualname__} "
+                    "already has (or which is private); the plugin's would never be seen."
+                )
+            givers[name] = plugin.plugin_name
+            providers[name] = factory
+    return providers

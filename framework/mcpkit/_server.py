@@ -17,10 +17,11 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 
 from ._body_limit import body_limit
+from ._catalog import AppFeatures, catalog
 from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
-from ._dispatch import BoundTool, Dispatcher, LocalConnection, local_connection
+from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_connection
 from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
@@ -107,6 +108,8 @@ class Server:
             rate_limit=parse_rate_limit("Server", rate_limit),
             shared_limits=_shared_limits(rate_limit_store, name),
         )
+        #: The apps' resources and prompts, served beside the tools.
+        self.catalog = catalog(self._features, lambda: self.clock, caller_of)
         self._sdk = SDKServer(
             name,
             version=version,
@@ -114,6 +117,7 @@ class Server:
             get_tool_input_schema=self._dispatcher.input_schema,
             on_list_tools=self._dispatcher.list_tools,
             on_call_tool=self._dispatcher.call_tool,
+            **self.catalog.handlers(),
         )
 
     def __repr__(self) -> str:
@@ -135,6 +139,7 @@ class Server:
         owners: dict[str, str] = {}
         shared: dict[str, Any] = {}
         app_ids: set[str] = set()
+        self._features: list[AppFeatures] = []
         for app_cls in apps:
             options = app_options(app_cls) if isinstance(app_cls, type) else None
             if options is None:
@@ -159,6 +164,8 @@ class Server:
                 _setup(plugin, setup, where)
             for spec in specs:
                 bound[spec.name] = BoundTool.bind(spec, [*server_plugins, *app_plugins])
+            wrapping = (*server_plugins, *app_plugins)
+            self._features.append(AppFeatures(options.id, where, options.resources, options.prompts, wrapping))
         where = "Server(plugins=...)"
         contributed = [self._spec(cls, "", where) for plugin in server_plugins for cls in plugin.tools()]
         for spec in contributed:

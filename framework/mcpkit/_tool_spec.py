@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import inspect
 import re
-import typing
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel
 
 from ._context import ToolContext
 from ._decorators import ToolOptions
 from ._errors import ConfigurationError
 from ._oauth_scopes import checked_scopes
 from ._output import Output, output_for
+from ._parameters import method_hints, parameters_model
 from ._rate_limits import RateLimit, parse_rate_limit
 
 __all__ = ["ToolSpec", "build_tool_spec"]
@@ -68,11 +67,8 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         raise ConfigurationError(
             f"{where} ({options.name!r}) has no execute() method; define `async def execute(self, ...)`."
         )
-    try:
-        hints = typing.get_type_hints(execute, include_extras=True)
-    except Exception as exc:
-        raise ConfigurationError(f"{where}: cannot resolve the annotations of execute(): {exc}") from exc
-    input_model, params = _input_model(cls, execute, hints, where)
+    hints = method_hints(execute, where)
+    input_model, params = parameters_model(cls, execute, hints, where, purpose="the input schema")
     try:
         input_schema = input_model.model_json_schema(by_alias=True)
     except Exception as exc:
@@ -111,42 +107,3 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         scopes=scopes,
         rate_limit=rate_limit,
     )
-
-
-def _input_model(
-    cls: type[Any], execute: Any, hints: Mapping[str, Any], where: str
-) -> tuple[type[BaseModel], tuple[str, ...]]:
-    fields: dict[str, Any] = {}
-    signature = inspect.signature(execute)
-    for index, param in enumerate(signature.parameters.values()):
-        if index == 0:
-            continue  # self
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise ConfigurationError(f"{where}: execute() cannot take *{param.name}; name each input parameter.")
-        if param.kind is param.POSITIONAL_ONLY:
-            raise ConfigurationError(f"{where}: execute() parameter {param.name!r} cannot be positional-only.")
-        if param.name.startswith("_"):
-            raise ConfigurationError(
-                f"{where}: execute() parameter {param.name!r} starts with '_'; "
-                "give it a plain name (use Field(alias=...) for a different wire name)."
-            )
-        if hasattr(BaseModel, param.name):
-            raise ConfigurationError(
-                f"{where}: execute() parameter {param.name!r} is a name pydantic reserves; rename it and keep the "
-                f"wire name with Annotated[..., Field(alias={param.name!r})]."
-            )
-        if param.name not in hints:
-            raise ConfigurationError(
-                f"{where}: execute() parameter {param.name!r} needs a type annotation; it becomes the input schema."
-            )
-        default = ... if param.default is param.empty else param.default
-        fields[param.name] = (hints[param.name], default)
-    try:
-        model = create_model(
-            f"{cls.__name__}Input",
-            __config__=ConfigDict(extra="forbid"),
-            **fields,
-        )
-    except Exception as exc:
-        raise ConfigurationError(f"{where}: execute()'s parameters do not make a valid input model: {exc}") from exc
-    return model, tuple(fields)

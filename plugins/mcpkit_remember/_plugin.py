@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, ToolContext
+from mcpkit import Clock, ConfigurationError, Context, Plugin, PluginSetup, SystemClock, ToolContext
 from mcpkit_search import Embedder
 
 from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
@@ -172,7 +172,7 @@ class RememberPlugin(Plugin):
         else:
             self._store = make_store(self._store_config, self._redis_prefix)
 
-    def attributes(self) -> Mapping[str, Callable[[ToolContext], object]]:
+    def attributes(self) -> Mapping[str, Callable[[Context], object]]:
         return {"remember": self.remember_for}
 
     def max_request_bytes(self) -> int:
@@ -184,9 +184,9 @@ class RememberPlugin(Plugin):
             return 0
         return 3 * self.max_value_bytes + REQUEST_ROOM_BYTES
 
-    def remember_for(self, ctx: ToolContext) -> Remember:
-        """The ``self.remember`` of one call."""
-        return Remember(self._started(), ctx.caller, ctx.tool_name)
+    def remember_for(self, ctx: Context) -> Remember:
+        """The ``self.remember`` of one call (of a tool, a resource or a prompt)."""
+        return Remember(self._started(), ctx.caller, bucket_name(ctx))
 
     def notes_for(self, ctx: ToolContext) -> Remember:
         """What the model-facing memory tools use: buckets of their own, so the model never
@@ -325,3 +325,9 @@ def make_store(config: StoreConfig, redis_prefix: str) -> Store:
     from ._memory_store import MemoryStore
 
     return MemoryStore()
+
+
+def bucket_name(ctx: Context) -> str:
+    """Whose ``scope="tool"`` values a context sees: a tool's by its name, a resource's or prompt's by
+    ``resource:NAME`` or ``prompt:NAME`` (tool names cannot hold ``:``, so these never meet a tool's)."""
+    return ctx.name if ctx.kind == "tool" else f"{ctx.kind}:{ctx.name}"

@@ -2,21 +2,24 @@
 
 The official suite (``@modelcontextprotocol/conformance``) calls fixed tool names
 (``test_simple_text``, ``test_image_content``, ...). This server offers every one
-that mcpkit's public API can serve; ``expected-failures.yaml`` beside it lists
-the scenarios that need what mcpkit does not offer (resources, prompts, messages
-sent while a tool runs, multi-round-trip results, hand-written schemas). Run it with
+that mcpkit's public API can serve, and the resources and prompts they read;
+``expected-failures.yaml`` beside it lists the scenarios that need what mcpkit does
+not offer yet (messages sent while a tool runs, multi-round-trip results, resource
+subscriptions, hand-written schemas). Run it with
 
     python -m mcpkit run tests/conformance/server.py:server --port 3001
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Annotated, Literal
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcpkit import Server, ToolContext, ToolError, app, tool
+from mcpkit import PromptContext, ResourceContext, Server, ToolContext, ToolError, app, prompt, resource, tool
 
 #: A 1x1 PNG and a tiny WAV file, base64-encoded.
 PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -107,6 +110,73 @@ class CustomHeaders(ToolContext):
         return f"region={region}"
 
 
+@resource(uri="test://static-text", name="static-text", description="A static text resource.", mime_type="text/plain")
+class StaticText(ResourceContext):
+    async def read(self) -> str:
+        return "This is the content of the static text resource."
+
+
+@resource(
+    uri="test://static-binary", name="static-binary", description="A static binary resource.", mime_type="image/png"
+)
+class StaticBinary(ResourceContext):
+    async def read(self) -> bytes:
+        return base64.b64decode(PNG_BASE64)
+
+
+@resource(
+    uri="test://template/{id}/data", name="template-data", description="Data for one id.", mime_type="application/json"
+)
+class TemplateData(ResourceContext):
+    async def read(self, id: str) -> str:
+        return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@resource(uri="test://watched-resource", name="watched-resource", description="A resource clients subscribe to.")
+class WatchedResource(ResourceContext):
+    async def read(self) -> str:
+        return "Watched resource content."
+
+
+@prompt(name="test_simple_prompt", description="A simple prompt without arguments.")
+class SimplePrompt(PromptContext):
+    async def render(self) -> str:
+        return "This is a simple prompt for testing."
+
+
+@prompt(name="test_prompt_with_arguments", description="A prompt with two required arguments.")
+class PromptWithArguments(PromptContext):
+    async def render(
+        self,
+        arg1: Annotated[str, Field(description="First test argument")],
+        arg2: Annotated[str, Field(description="Second test argument")],
+    ) -> str:
+        return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    async def complete_arg1(self, value: str) -> list[str]:
+        return [word for word in ("test", "testing", "tested") if word.startswith(value)]
+
+
+@prompt(name="test_prompt_with_embedded_resource", description="A prompt that embeds a resource.")
+class PromptWithEmbeddedResource(PromptContext):
+    async def render(
+        self, resourceUri: Annotated[str, Field(description="URI of the resource to embed")]
+    ) -> list[object]:
+        embedded = types.TextResourceContents(
+            uri=resourceUri, mime_type="text/plain", text="Embedded resource content."
+        )
+        return [
+            types.PromptMessage(role="user", content=types.EmbeddedResource(type="resource", resource=embedded)),
+            "Please process the embedded resource above.",
+        ]
+
+
+@prompt(name="test_prompt_with_image", description="A prompt with an image.")
+class PromptWithImage(PromptContext):
+    async def render(self) -> list[object]:
+        return [types.PromptMessage(role="user", content=_image()), "Please analyze the image above."]
+
+
 @app(
     id="everything",
     name="Conformance everything server",
@@ -120,6 +190,8 @@ class CustomHeaders(ToolContext):
         JsonSchema202012,
         CustomHeaders,
     ],
+    resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
+    prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage],
 )
 class EverythingApp:
     """The tools the conformance scenarios call."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -144,6 +145,61 @@ class CallerClient:
     async def list_tools(self) -> list[types.Tool]:
         client = await self._session()
         return (await self._refused_as_http(client.list_tools)).tools
+
+    async def list_resources(self) -> list[types.Resource]:
+        """Every resource the server lists, all pages."""
+        client = await self._session()
+        return await self._all_pages(client.list_resources, "resources")
+
+    async def list_resource_templates(self) -> list[types.ResourceTemplate]:
+        """Every resource template the server lists, all pages."""
+        client = await self._session()
+        return await self._all_pages(client.list_resource_templates, "resource_templates")
+
+    async def list_prompts(self) -> list[types.Prompt]:
+        """Every prompt the server lists, all pages."""
+        client = await self._session()
+        return await self._all_pages(client.list_prompts, "prompts")
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """The raw result of ``resources/read``; the SDK's ``MCPError`` for a JSON-RPC error (not found: -32602)."""
+        client = await self._session()
+        return await client.read_resource(uri, cache_mode="bypass")
+
+    async def read(self, uri: str) -> str | bytes:
+        """The one content of ``uri``: its text, or its blob decoded."""
+        contents = (await self.read_resource(uri)).contents
+        if len(contents) != 1:
+            raise AssertionError(f"{uri} has {len(contents)} contents; use read_resource() for several")
+        content = contents[0]
+        return content.text if isinstance(content, types.TextResourceContents) else base64.b64decode(content.blob)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> types.GetPromptResult:
+        """The raw result of ``prompts/get``; the SDK's ``MCPError`` for a JSON-RPC error (-32602: bad arguments)."""
+        client = await self._session()
+        return await client.get_prompt(name, dict(arguments or {}))
+
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: str,
+        value: str,
+        arguments: Mapping[str, str] | None = None,
+    ) -> types.Completion:
+        """``completion/complete`` of ``argument`` (typed so far: ``value``) of a prompt or resource template."""
+        client = await self._session()
+        context = dict(arguments) if arguments else None
+        return (await client.complete(ref, {"name": argument, "value": value}, context)).completion
+
+    async def _all_pages(self, fetch: Callable[..., Awaitable[Any]], field: str) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            listed = await fetch(cursor=cursor, cache_mode="bypass")
+            items += getattr(listed, field)
+            cursor = listed.next_cursor
+            if cursor is None:
+                return items
 
     async def aclose(self) -> None:
         holder, self._holder, self._client = self._holder, None, None

@@ -1,0 +1,155 @@
+"""Prompts: ``@prompt`` classes, listed by ``prompts/list`` and rendered by ``prompts/get``.
+
+A prompt's arguments are ``render``'s parameters: required when they have no default, described by
+``Annotated[str, Field(description=...)]``. MCP sends argument values as strings; each is converted to
+its annotation as a tool's input is, so an ``int`` argument is refused unless it reads as one. ``render``
+returns a string (one user message) or a list of messages: strings (user text), ``PromptMessage`` objects
+or dicts in their shape (``{"role": "assistant", "content": {"type": "text", "text": "..."}}``), which
+carry text, image and embedded-resource content.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from ._clock import Clock
+from ._completion import completers_of
+from ._context import Context
+from ._decorators import PromptOptions
+from ._errors import ConfigurationError
+from ._pagination import page
+from ._parameters import method_hints, parameters_model
+
+__all__ = ["BoundPrompt", "PromptContext", "PromptSpec", "Prompts", "build_prompt"]
+
+_log = logging.getLogger("mcpkit.prompts")
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+class PromptContext(Context):
+    """Subclass it, decorate it with ``@prompt``, and write ``async def render(self, ...)``.
+
+    ``self.caller``, ``self.clock`` and plugin attributes such as ``self.remember`` are there as in a tool.
+    """
+
+    kind: ClassVar[str] = "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSpec:
+    cls: type[PromptContext]
+    name: str
+    app_id: str
+    input_model: type[BaseModel]
+    completers: Mapping[str, str]
+    wire: types.Prompt
+
+
+@dataclass(frozen=True, slots=True)
+class BoundPrompt:
+    spec: PromptSpec
+    providers: Mapping[str, Callable[[Context], object]]
+
+
+def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptSpec:
+    """Check a ``@prompt`` class; raise ``ConfigurationError`` naming it."""
+    where = f"prompt class {cls.__module__}.{cls.__qualname__}"
+    if not (isinstance(cls, type) and issubclass(cls, PromptContext)):
+        raise ConfigurationError(f"{where} must subclass mcpkit.PromptContext to be a prompt.")
+    if not isinstance(options.name, str) or not _NAME.match(options.name):
+        raise ConfigurationError(
+            f"{where}: prompt name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
+        )
+    render = getattr(cls, "render", None)
+    if render is None or not inspect.iscoroutinefunction(render):
+        raise ConfigurationError(f"{where} ({options.name!r}) needs `async def render(self, ...)`.")
+    hints = method_hints(render, where)
+    model, params = parameters_model(cls, render, hints, where, purpose="how the argument's string is converted")
+    arguments = []
+    for name in params:
+        field = model.model_fields[name]
+        arguments.append(
+            types.PromptArgument(name=field.alias or name, description=field.description, required=field.is_required())
+        )
+    own_doc = cls.__dict__.get("__doc__")
+    description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
+    wire = types.Prompt(name=options.name, title=options.title, description=description, arguments=arguments)
+    return PromptSpec(cls, options.name, app_id, model, completers_of(cls, params, where), wire)
+
+
+class Prompts:
+    """Serves ``prompts/list`` and ``prompts/get`` for one server."""
+
+    def __init__(self, bound: Sequence[BoundPrompt], clock: Callable[[], Clock], caller: Callable[[Any], Any]) -> None:
+        self._prompts = {b.spec.name: b for b in bound}
+        self._clock = clock
+        self._caller = caller
+
+    def __bool__(self) -> bool:
+        return bool(self._prompts)
+
+    def completes(self) -> bool:
+        return any(b.spec.completers for b in self._prompts.values())
+
+    def by_name(self, name: str) -> BoundPrompt | None:
+        return self._prompts.get(name)
+
+    async def list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        listed = [b.spec.wire for b in self._prompts.values()]
+        items, cursor = page(listed, params.cursor if params else None, "prompts")
+        return types.ListPromptsResult(prompts=items, next_cursor=cursor)
+
+    async def get(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        bound = self._prompts.get(params.name)
+        if bound is None:
+            raise MCPError(
+                types.INVALID_PARAMS, f"There is no prompt named {params.name[:100]!r}; list prompts to see them."
+            )
+        spec = bound.spec
+        try:
+            model = spec.input_model.model_validate(params.arguments or {})
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        try:
+            rendered = await instance.render(**dict(model))
+            messages = _messages(rendered)
+        except MCPError:
+            raise
+        except Exception:
+            _log.exception("Rendering prompt %r failed", spec.name)
+            raise MCPError(types.INTERNAL_ERROR, f"Rendering prompt {spec.name!r} failed on the server.") from None
+        return types.GetPromptResult(description=spec.wire.description, messages=messages)
+
+
+def _messages(rendered: object) -> list[types.PromptMessage]:
+    items = [rendered] if isinstance(rendered, str) else rendered
+    if not isinstance(items, list | tuple):
+        raise TypeError(f"render() returned {type(rendered).__name__}, not a string or a list of messages")
+    messages = []
+    for item in items:
+        if isinstance(item, str):
+            messages.append(types.PromptMessage(role="user", content=types.TextContent(type="text", text=item)))
+        elif isinstance(item, types.PromptMessage):
+            messages.append(item)
+        else:
+            messages.append(types.PromptMessage.model_validate(item))
+    return messages
