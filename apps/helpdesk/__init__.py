@@ -11,8 +11,8 @@ import os
 from mcpkit import Server
 
 from ._apps import HELP_DESK_TOOLS, assistant_app, help_desk_app
-from ._banner import GetBanner, SetBanner
-from ._drafts import DRAFT_TTL, SEND_SCOPE, GetDraft, SaveDraft, SendReply
+from ._banner import BannerResource, GetBanner, SetBanner
+from ._drafts import DRAFT_TTL, SEND_SCOPE, DraftResource, GetDraft, SaveDraft, SendReply
 from ._identity_provider import (
     DEMO_PASSWORDS,
     IdentityProvider,
@@ -20,6 +20,7 @@ from ._identity_provider import (
     install_identity_provider,
 )
 from ._keys import DEMO_KEYS, KEYS_VARIABLE, AgentKeys, load_keys, parse_keys
+from ._prompts import ReplyToTicket
 from ._server import create_oauth_server, create_server
 from ._signature import DEFAULT_SIGNATURE, DraftReply, SetSignature
 from ._startup import client_snippet, connect_url, oauth_startup_message, startup_message
@@ -35,13 +36,16 @@ __all__ = [
     "QUEUE",
     "SEND_SCOPE",
     "AgentKeys",
+    "BannerResource",
     "CurrentTicket",
     "DraftReply",
+    "DraftResource",
     "GetBanner",
     "GetDraft",
     "IdentityProvider",
     "IdentityProviderUnavailable",
     "NextTicket",
+    "ReplyToTicket",
     "SaveDraft",
     "SendReply",
     "SetBanner",

@@ -7,8 +7,9 @@ from typing import Any
 from mcpkit import ToolContext, app
 from mcpkit_remember import RememberPlugin, StoreConfig
 
-from ._banner import GetBanner, SetBanner
-from ._drafts import GetDraft, SaveDraft, SendReply
+from ._banner import BannerResource, GetBanner, SetBanner
+from ._drafts import DraftResource, GetDraft, SaveDraft, SendReply
+from ._prompts import ReplyToTicket
 from ._signature import DraftReply, SetSignature
 from ._tickets import CurrentTicket, NextTicket, WorkOn
 
@@ -36,9 +37,17 @@ def _remember(store: StoreConfig, tools: dict[str, Any] | None = None) -> Rememb
 def help_desk_app(store: StoreConfig) -> type[Any]:
     """The "help-desk" app, remembering in ``store``."""
 
-    @app(id="help-desk", name="Help Desk", tools=HELP_DESK_TOOLS, plugins=[_remember(store)])
+    @app(
+        id="help-desk",
+        name="Help Desk",
+        tools=HELP_DESK_TOOLS,
+        resources=[BannerResource, DraftResource],
+        prompts=[ReplyToTicket],
+        plugins=[_remember(store)],
+    )
     class HelpDeskApp:
-        """Signatures, a banner, tickets and reply drafts for support agents."""
+        """Signatures, a banner, tickets and reply drafts for support agents; the banner and drafts as resources,
+        and a prompt to reply to a ticket."""
 
         __qualname__ = "HelpDeskApp"  # errors name the app, not this factory
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing_extensions import TypedDict
 
-from mcpkit import ToolContext, tool
+from mcpkit import ResourceContext, ToolContext, resource, tool
 
-__all__ = ["GetBanner", "SetBanner"]
+__all__ = ["BannerResource", "GetBanner", "SetBanner"]
 
 
 class BannerResult(TypedDict):
@@ -24,3 +24,14 @@ class SetBanner(ToolContext):
 class GetBanner(ToolContext):
     async def execute(self) -> BannerResult:
         return {"banner": await self.remember.get("banner", scope="global", default=None)}
+
+
+@resource(
+    uri="helpdesk://banner",
+    name="banner",
+    description="The banner everyone sees (empty when there is none).",
+    mime_type="text/plain",
+)
+class BannerResource(ResourceContext):
+    async def read(self) -> str:
+        return str(await self.remember.get("banner", scope="global", default=""))

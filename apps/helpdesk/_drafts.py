@@ -6,11 +6,11 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-from mcpkit import ToolContext, tool
+from mcpkit import ResourceContext, ResourceNotFoundError, ToolContext, resource, tool
 
-from ._tickets import TicketId
+from ._tickets import QUEUE, TicketId
 
-__all__ = ["DRAFT_TTL", "SEND_SCOPE", "GetDraft", "SaveDraft", "SendReply"]
+__all__ = ["DRAFT_TTL", "SEND_SCOPE", "DraftResource", "GetDraft", "SaveDraft", "SendReply"]
 
 #: How long a draft is kept, in seconds: there tomorrow morning, gone next month.
 DRAFT_TTL = 24 * 60 * 60
@@ -61,3 +61,20 @@ class SendReply(ToolContext):
         if not draft or not await self.remember.forget(key, scope="user"):
             return {"sent": False}
         return {"sent": True, "text": draft}
+
+
+@resource(
+    uri="helpdesk://drafts/{ticket_id}",
+    name="draft",
+    description="Your reply draft for a ticket (only yours: drafts are kept per agent).",
+    mime_type="text/plain",
+)
+class DraftResource(ResourceContext):
+    async def read(self, ticket_id: str) -> str:
+        draft = await self.remember.get(_key(ticket_id), scope="user", default=None)
+        if draft is None:
+            raise ResourceNotFoundError(f"you have no draft for {ticket_id}")
+        return str(draft)
+
+    async def complete_ticket_id(self, value: str) -> list[str]:
+        return [ticket for ticket in QUEUE if ticket.startswith(value.upper())]

@@ -19,7 +19,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from ._clock import Clock
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, ToolError
 
 if TYPE_CHECKING:
     from ._prompts import Prompts
@@ -34,8 +34,10 @@ _PREFIX = "complete_"
 MAX_VALUES = 100
 
 
-def completers_of(cls: type[Any], params: Sequence[str], where: str) -> dict[str, str]:
-    """parameter -> the name of its ``complete_<parameter>`` method, checked."""
+def completers_of(
+    cls: type[Any], params: Sequence[str], where: str, wire: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The name clients use for a parameter (``wire``: its alias, if any) -> its ``complete_<parameter>`` method."""
     found: dict[str, str] = {}
     for attribute in dir(cls):
         if not attribute.startswith(_PREFIX):
@@ -54,7 +56,7 @@ def completers_of(cls: type[Any], params: Sequence[str], where: str) -> dict[str
             raise ConfigurationError(
                 f"{where}: {attribute}() takes (self, value) or (self, value, arguments), not ({', '.join(names)})."
             )
-        found[parameter] = attribute
+        found[(wire or {}).get(parameter, parameter)] = attribute
     return found
 
 
@@ -97,6 +99,8 @@ class Completions:
             else:
                 values = await method(params.argument.value)
             candidates = [str(value) for value in values]
+        except ToolError as exc:
+            raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code}) from None
         except Exception:
             _log.exception("Completing %s of %s failed", params.argument.name, what)
             raise MCPError(types.INTERNAL_ERROR, f"Completing {params.argument.name!r} failed on the server.") from None

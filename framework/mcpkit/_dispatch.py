@@ -26,6 +26,7 @@ from ._errors import ToolError
 from ._gate import IDENTITY_SCOPE_KEY
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._oauth_scopes import missing_scopes
+from ._pagination import PAGE_SIZE, page
 from ._plugin import Plugin, providers_for
 from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
@@ -108,13 +109,18 @@ class Dispatcher:
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        cursor = params.cursor if params is not None else None
         if not self._scoped or ctx.request is None:  # stdio is not limited by scope
-            return self._listing
-        identity = ctx.request.scope.get(IDENTITY_SCOPE_KEY)
-        permitted = [
-            bound.spec.wire for bound in self._tools.values() if not missing_scopes(bound.spec.scopes, identity)
-        ]
-        return types.ListToolsResult(tools=permitted)
+            if cursor is None and len(self._listing.tools) <= PAGE_SIZE:
+                return self._listing  # built once: most servers list fewer tools than a page
+            listed = self._listing.tools
+        else:
+            identity = ctx.request.scope.get(IDENTITY_SCOPE_KEY)
+            listed = [
+                bound.spec.wire for bound in self._tools.values() if not missing_scopes(bound.spec.scopes, identity)
+            ]
+        tools, next_cursor = page(listed, cursor, "tools")
+        return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -26,7 +26,7 @@ from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
 from ._decorators import PromptOptions
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, ToolError
 from ._pagination import page
 from ._parameters import method_hints, parameters_model
 
@@ -76,6 +76,7 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
     hints = method_hints(render, where)
     model, params = parameters_model(cls, render, hints, where, purpose="how the argument's string is converted")
     arguments = []
+    wire_names = {name: model.model_fields[name].alias or name for name in params}
     for name in params:
         field = model.model_fields[name]
         arguments.append(
@@ -84,7 +85,7 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
     wire = types.Prompt(name=options.name, title=options.title, description=description, arguments=arguments)
-    return PromptSpec(cls, options.name, app_id, model, completers_of(cls, params, where), wire)
+    return PromptSpec(cls, options.name, app_id, model, completers_of(cls, params, where, wire_names), wire)
 
 
 class Prompts:
@@ -132,6 +133,8 @@ class Prompts:
         try:
             rendered = await instance.render(**dict(model))
             messages = _messages(rendered)
+        except ToolError as exc:  # written for the client: sent as it is, with its code
+            raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code}) from None
         except MCPError:
             raise
         except Exception:

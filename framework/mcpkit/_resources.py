@@ -30,7 +30,7 @@ from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
 from ._decorators import ResourceOptions
-from ._errors import ConfigurationError
+from ._errors import ConfigurationError, ToolError
 from ._pagination import page
 from ._parameters import method_hints, parameters_model
 
@@ -101,6 +101,12 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> Res
             template = UriTemplate.parse(options.uri)
         except InvalidUriTemplate as exc:
             raise ConfigurationError(f"{where}: uri {options.uri!r} is not a valid URI template: {exc}") from exc
+        aliased = [n for n in params if model.model_fields[n].alias not in (None, n)]
+        if aliased:
+            raise ConfigurationError(
+                f"{where}: read() parameter {aliased[0]!r} has an alias; a placeholder is matched to the parameter's "
+                "own name, so drop the alias (or name the parameter as the placeholder)."
+            )
         variables = set(template.variable_names)
         if variables != set(params):
             raise ConfigurationError(
@@ -192,6 +198,8 @@ class Resources:
             value = await instance.read(**arguments)
         except ResourceNotFoundError as exc:
             raise _not_found(uri, str(exc)) from None
+        except ToolError as exc:  # written for the client (a remember error, say): sent as it is, with its code
+            raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code, "uri": uri}) from None
         except MCPError:
             raise
         except Exception:

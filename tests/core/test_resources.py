@@ -5,13 +5,14 @@ the official ``mcp`` client in both eras."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import mcp_types as types
 import pytest
 from _support import body_of, post_modern, static_user_id
 from _support import running as serving
 from mcp import MCPError
+from pydantic import Field
 
 from mcpkit import (
     ConfigurationError,
@@ -269,10 +270,17 @@ class CompletesNothing(ResourceContext):
         return []
 
 
+@resource(uri="a://{ticket_id}", name="aliased")
+class Aliased(ResourceContext):
+    async def read(self, ticket_id: Annotated[str, Field(alias="ticketId")]) -> str:
+        return ticket_id
+
+
 @pytest.mark.parametrize(
     ("classes", "message"),
     [
         ((NotDecorated,), "is not a resource: decorate it with @resource"),
+        ((Aliased,), "read() parameter 'ticket_id' has an alias"),
         ((Mismatch,), "placeholders ['key'] and read()'s parameters ['name'] differ"),
         ((TakesParameters,), "read() takes key, but uri 'a://static' has no placeholders"),
         ((NoScheme,), "is not an absolute URI"),
@@ -287,3 +295,27 @@ def test_mistakes_are_refused_when_the_server_is_built(classes: tuple[type[Any],
     with pytest.raises(ConfigurationError) as refused:
         _server_with(*classes)
     assert message in str(refused.value)
+
+
+async def test_tools_come_in_pages_too() -> None:
+    tools = []
+    for number in range(PAGE_SIZE + 1):
+
+        @tool(name=f"tool_{number}", description="One of many.")
+        class Numbered(ToolContext):
+            async def execute(self) -> str:
+                return "ok"
+
+        tools.append(Numbered)
+
+    @app(id="many-tools", tools=tools)
+    class ManyTools: ...
+
+    server = Server([ManyTools], auth=StaticKeys(KEYS))
+    async with running(server) as call_as:
+        assert len(await call_as("nour").list_tools()) == PAGE_SIZE + 1
+    async with serving(server.http_app()) as http:
+        first = body_of(await post_modern(http, "tools/list", {}, token=KEYS["nour"]))["result"]
+        assert len(first["tools"]) == PAGE_SIZE
+        rest = body_of(await post_modern(http, "tools/list", {"cursor": first["nextCursor"]}, token=KEYS["nour"]))
+        assert [t["name"] for t in rest["result"]["tools"]] == [f"tool_{PAGE_SIZE}"]

@@ -26,10 +26,12 @@ import helpdesk._drafts as helpdesk_drafts
 import helpdesk._startup as helpdesk_startup
 import mcpkit._addresses as addresses
 import mcpkit._body_limit as body_limit
+import mcpkit._completion as completion
 import mcpkit._connections as connections
 import mcpkit._gate as gate
 import mcpkit._jwt_auth as jwt_auth
 import mcpkit._jwt_config as jwt_config
+import mcpkit._pagination as pagination
 import mcpkit._shared_rate_limits as shared_limits
 import mcpkit._static_keys as static_keys
 import mcpkit_remember._glob as glob
@@ -143,6 +145,8 @@ STATED = [
     Stated("stores.md", "at least {} characters; shorter ones are refused", plugin.MIN_SECRET_LENGTH),
     Stated("errors.md", "a secret under {} characters", plugin.MIN_SECRET_LENGTH),
     Stated("tools.md", "Keys must be at least {} characters without whitespace", static_keys.MIN_KEY_LENGTH),
+    Stated("prompts.md", "At most {} values are sent", completion.MAX_VALUES),
+    Stated("resources.md", "answer {} items at a time", pagination.PAGE_SIZE),
     Stated("tools.md", "is not verified again for {} (with", words(jwt_auth.VERIFIED_SECONDS, "minutes")),
     Stated("tools.md", "At most {} tokens are remembered", f"{jwt_auth.VERIFIED_TOKENS:,}"),
     Stated("errors.md", "a key under {} characters", static_keys.MIN_KEY_LENGTH),

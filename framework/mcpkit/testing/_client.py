@@ -143,8 +143,9 @@ class CallerClient:
         return text
 
     async def list_tools(self) -> list[types.Tool]:
+        """Every tool the server lists to this caller, all pages."""
         client = await self._session()
-        return (await self._refused_as_http(client.list_tools)).tools
+        return await self._refused_as_http(lambda: self._all_pages(client.list_tools, "tools"))
 
     async def list_resources(self) -> list[types.Resource]:
         """Every resource the server lists, all pages."""
