@@ -6,7 +6,7 @@ validates everything when it is built, with errors that name the class.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,6 +48,7 @@ class ToolOptions:
     idempotent: bool | None = None
     scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
     rate_limit: object = None  # checked when the server is built (``_rate_limits.parse_rate_limit``)
+    input_schema: object = None  # a hand-written JSON Schema, checked when the server is built (``_schema_input``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,7 @@ def tool(
     idempotent: bool | None = None,
     scopes: Sequence[str] = (),
     rate_limit: str | None = None,
+    input_schema: Mapping[str, Any] | None = None,
 ) -> Callable[[T], T]:
     """Mark a :class:`ToolContext` subclass as the tool ``name``.
 
@@ -100,9 +102,13 @@ def tool(
     ``scopes``: the OAuth scopes a caller's token must grant to call it
     (docs/authorization.md); static keys and stdio are not limited by scope.
     ``rate_limit`` (``"10/minute"``) bounds each caller's calls of this tool (docs/deployment.md).
+    ``input_schema``: a JSON Schema 2020-12 document to advertise and check instead of one derived from
+    ``execute``'s parameters (docs/tools.md).
     """
 
-    options = ToolOptions(name, description, title, read_only, destructive, idempotent, scopes, rate_limit)
+    options = ToolOptions(
+        name, description, title, read_only, destructive, idempotent, scopes, rate_limit, input_schema
+    )
 
     def mark(cls: T) -> T:
         if not isinstance(cls, type):

@@ -30,6 +30,7 @@ from ._pagination import PAGE_SIZE, page
 from ._plugin import Plugin, providers_for
 from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
+from ._schema_input import SchemaInputError
 from ._shared_rate_limits import SharedRateLimiter
 from ._tool_spec import ToolSpec
 
@@ -152,6 +153,8 @@ class Dispatcher:
             instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))
+        except SchemaInputError as exc:  # a hand-written input_schema, checked with jsonschema
+            return error_result("INVALID_INPUT", _invalid(spec.name, exc.problems))
         except Exception:
             return _internal_error(spec.name)
         if not bound.hooked:

@@ -17,6 +17,7 @@ from ._oauth_scopes import checked_scopes
 from ._output import Output, output_for
 from ._parameters import method_hints, parameters_model
 from ._rate_limits import RateLimit, parse_rate_limit
+from ._schema_input import SchemaInput, schema_input
 
 __all__ = ["ToolSpec", "build_tool_spec"]
 
@@ -31,7 +32,7 @@ class ToolSpec:
     cls: type[ToolContext]
     name: str
     app_id: str
-    input_model: type[BaseModel]
+    input_model: type[BaseModel] | SchemaInput
     params: tuple[str, ...]
     is_async: bool
     output: Output
@@ -68,11 +69,15 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
             f"{where} ({options.name!r}) has no execute() method; define `async def execute(self, ...)`."
         )
     hints = method_hints(execute, where)
-    input_model, params = parameters_model(cls, execute, hints, where, purpose="the input schema")
-    try:
-        input_schema = input_model.model_json_schema(by_alias=True)
-    except Exception as exc:
-        raise ConfigurationError(f"{where}: cannot build a JSON Schema for execute()'s parameters: {exc}") from exc
+    input_model: type[BaseModel] | SchemaInput
+    if options.input_schema is not None:  # hand-written: advertised verbatim, checked with jsonschema
+        input_model, params, input_schema = schema_input(options.input_schema, execute, f"{where} ({options.name!r})")
+    else:
+        input_model, params = parameters_model(cls, execute, hints, where, purpose="the input schema")
+        try:
+            input_schema = input_model.model_json_schema(by_alias=True)
+        except Exception as exc:
+            raise ConfigurationError(f"{where}: cannot build a JSON Schema for execute()'s parameters: {exc}") from exc
     try:
         output = output_for(hints.get("return", inspect.Signature.empty))
     except Exception as exc:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Annotated, Literal
+from typing import Annotated
 
 import mcp_types as types
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from mcpkit import PromptContext, ResourceContext, Server, ToolContext, ToolError, app, prompt, resource, tool
 
@@ -80,25 +80,39 @@ class ErrorHandling(ToolContext):
         raise ToolError("This tool intentionally returns an error for testing")
 
 
-class address(BaseModel):  # lower case: the suite looks for "$defs.address", and pydantic names defs by class
-    """A postal address; ``$anchor`` is a JSON Schema 2020-12 keyword the suite checks survives."""
+#: The suite's JSON Schema 2020-12 document, kept verbatim: $schema, $defs, a composition and a conditional.
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
 
-    model_config = ConfigDict(json_schema_extra={"$anchor": "addressDef"})
 
-    street: str | None = None
-    city: str | None = None
-
-
-@tool(name="json_schema_2020_12_tool", description="Tool with JSON Schema 2020-12 features.")
+@tool(
+    name="json_schema_2020_12_tool",
+    description="Tool with JSON Schema 2020-12 features.",
+    input_schema=JSON_SCHEMA_2020_12,
+)
 class JsonSchema202012(ToolContext):
-    async def execute(
-        self,
-        name: str | None = None,
-        address: address | None = None,
-        contact_method: Annotated[Literal["phone", "email"] | None, Field(alias="contactMethod")] = None,
-        phone: str | None = None,
-        email: str | None = None,
-    ) -> str:
+    async def execute(self, **arguments: object) -> str:
         return "ok"
 
 
