@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._client_log import LogLevels
 from ._clock import Clock
 from ._completion import Completions
 from ._decorators import prompt_options, resource_options
@@ -56,7 +57,12 @@ class Catalog:
         return found
 
 
-def catalog(apps: Sequence[AppFeatures], clock: Callable[[], Clock], caller: Callable[[Any], Any]) -> Catalog:
+def catalog(
+    apps: Sequence[AppFeatures],
+    clock: Callable[[], Clock],
+    caller: Callable[[Any], Any],
+    log_levels: LogLevels | None = None,
+) -> Catalog:
     resources: list[BoundResource] = []
     prompts: list[BoundPrompt] = []
     uris: dict[str, str] = {}
@@ -83,8 +89,8 @@ def catalog(apps: Sequence[AppFeatures], clock: Callable[[], Clock], caller: Cal
             _claim(prompt_names, prompt_spec.name, f"{cls.__qualname__} in {app.where}", "Two prompts are named")
             what = f"prompt {prompt_spec.name!r}"
             prompts.append(BoundPrompt(prompt_spec, providers_for(prompt_spec.cls, app.plugins, what)))
-    served_resources = Resources(resources, clock, caller)
-    served_prompts = Prompts(prompts, clock, caller)
+    served_resources = Resources(resources, clock, caller, log_levels)
+    served_prompts = Prompts(prompts, clock, caller, log_levels)
     return Catalog(served_resources, served_prompts, Completions(served_resources, served_prompts, clock, caller))
 
 

@@ -59,6 +59,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--stdio", action="store_true", help="serve one client over stdin/stdout instead of HTTP")
     run.add_argument("--user", help="with --stdio: sign the local person in as user id local:USER")
     run.add_argument("--log-level", default="info", help="uvicorn log level (default: info)")
+    run.add_argument(
+        "--sse",
+        dest="json_response",
+        action="store_false",
+        help="answer every request with SSE, so that 2025-11-25 sessions get progress and log messages too "
+        "(default: plain JSON, and SSE for 2026-07-28 requests that ask for them)",
+    )
     limits = run.add_argument_group("HTTP limits (see docs/deployment.md)")
     limits.add_argument(
         "--allowed-host",
@@ -108,6 +115,7 @@ _HTTP_OPTIONS = (
     "max_connections",
     "read_timeout",
     "keep_alive_timeout",
+    "json_response",
 )
 
 

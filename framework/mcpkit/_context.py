@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ._client_log import ClientLog, LogLevels, report_progress
+
 if TYPE_CHECKING:
+    from mcp.server import ServerRequestContext
+
     from ._caller import Caller
     from ._clock import Clock
 
@@ -34,6 +38,9 @@ class Context:
     clock: Clock
     name: str
     app_id: str
+    #: The SDK's context of the request being served (None outside one, as in a unit test of the class).
+    request_context: ServerRequestContext[Any, Any] | None = None
+    _log_levels: LogLevels | None = None
 
     def __init__(self, caller: Caller, clock: Clock, name: str, app_id: str, providers: Providers) -> None:
         self.caller = caller
@@ -41,6 +48,18 @@ class Context:
         self.name = name
         self.app_id = app_id
         self._providers = providers
+
+    @property
+    def log(self) -> ClientLog:
+        """Log messages to the client: ``await self.log.info("...")`` (docs/progress-and-logging.md)."""
+        return ClientLog(self, self._log_levels)
+
+    async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
+        """Tell the client how far the call has got (``notifications/progress``); nothing if it did not ask.
+
+        ``done`` must grow from one call to the next; ``total`` is what it grows to, when known.
+        """
+        await report_progress(self, done, total, message)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: build a plugin attribute lazily.

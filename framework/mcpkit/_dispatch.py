@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ._addresses import client_group
 from ._caller import STATELESS_PROTOCOL, Caller
+from ._client_log import LogLevels
 from ._clock import Clock
 from ._context import Context, ToolContext
 from ._credentials import Identity
@@ -89,8 +90,10 @@ class Dispatcher:
         list_permitted_only: bool = False,
         rate_limit: RateLimit | None = None,
         shared_limits: SharedRateLimiter | None = None,
+        log_levels: LogLevels | None = None,
     ) -> None:
         self._tools = dict(tools)
+        self._log_levels = log_levels
         self._clock = clock
         # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
         # Counted in this process, or in Redis for every instance (``shared_limits``).
@@ -151,6 +154,8 @@ class Dispatcher:
         try:
             validated = spec.input_model.model_validate(arguments)
             instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+            instance.request_context = ctx
+            instance._log_levels = self._log_levels
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))
         except SchemaInputError as exc:  # a hand-written input_schema, checked with jsonschema

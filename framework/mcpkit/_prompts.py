@@ -22,6 +22,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from ._client_log import LogLevels
 from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
@@ -91,7 +92,14 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
 class Prompts:
     """Serves ``prompts/list`` and ``prompts/get`` for one server."""
 
-    def __init__(self, bound: Sequence[BoundPrompt], clock: Callable[[], Clock], caller: Callable[[Any], Any]) -> None:
+    def __init__(
+        self,
+        bound: Sequence[BoundPrompt],
+        clock: Callable[[], Clock],
+        caller: Callable[[Any], Any],
+        log_levels: LogLevels | None = None,
+    ) -> None:
+        self._log_levels = log_levels
         self._prompts = {b.spec.name: b for b in bound}
         self._clock = clock
         self._caller = caller
@@ -130,6 +138,8 @@ class Prompts:
             )
             raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance.request_context = ctx
+        instance._log_levels = self._log_levels
         try:
             rendered = await instance.render(**dict(model))
             messages = _messages(rendered)

@@ -22,7 +22,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ._http_errors import encode, rpc_error
 from ._lone_surrogates import declared_length, guard_body, is_plain, replaying
 
-__all__ = ["ProtocolErrorMask"]
+__all__ = ["FIRST_BODY_SCOPE_KEY", "ProtocolErrorMask"]
+
+#: The first chunk of a POST body, as the mask read it: middleware inside it looks there instead of reading again.
+FIRST_BODY_SCOPE_KEY = "mcpkit.first_body"
 
 #: What the SDK's 400 message starts with, and the text sent instead.
 _MASKED = {
@@ -65,6 +68,7 @@ class ProtocolErrorMask:
             # Read the body before the SDK: a plain one (whole, no surrogate escape) is handed back as it is,
             # and so is one already over the limit (one that says so in Content-Length is not even read).
             first = await receive()
+            scope[FIRST_BODY_SCOPE_KEY] = first.get("body", b"")  # for StreamWhenAsked, inside: no second read
             if len(first.get("body", b"")) > limit or is_plain(first):
                 receive = replaying([first], receive)
             else:

@@ -26,6 +26,7 @@ from mcp.shared.path_security import contains_path_traversal, is_absolute_path
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 from pydantic import BaseModel, ValidationError
 
+from ._client_log import LogLevels
 from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
@@ -153,8 +154,13 @@ class Resources:
     """Serves ``resources/list``, ``resources/templates/list`` and ``resources/read`` for one server."""
 
     def __init__(
-        self, bound: Sequence[BoundResource], clock: Callable[[], Clock], caller: Callable[[Any], Any]
+        self,
+        bound: Sequence[BoundResource],
+        clock: Callable[[], Clock],
+        caller: Callable[[Any], Any],
+        log_levels: LogLevels | None = None,
     ) -> None:
+        self._log_levels = log_levels
         self._static = {b.spec.uri: b for b in bound if b.spec.template is None}
         self._templates = [b for b in bound if b.spec.template is not None]
         self._by_uri = {b.spec.uri: b for b in bound}
@@ -193,6 +199,8 @@ class Resources:
         bound, arguments = self._match(uri)
         spec = bound.spec
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance.request_context = ctx
+        instance._log_levels = self._log_levels
         instance.uri = uri
         try:
             value = await instance.read(**arguments)

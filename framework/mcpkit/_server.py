@@ -8,16 +8,20 @@ import dataclasses
 import logging
 import re
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
 import anyio
 from mcp.server import Server as SDKServer
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPDeprecationWarning
 from starlette.applications import Starlette
 
 from ._body_limit import body_limit
 from ._catalog import AppFeatures, catalog
+from ._client_log import LogLevels
 from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
@@ -25,6 +29,7 @@ from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_
 from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
+from ._notification_streams import StreamWhenAsked
 from ._oauth_binding import adopt, issuers_of
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
@@ -101,24 +106,30 @@ class Server:
             raise ConfigurationError(
                 f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
             )
+        log_levels = LogLevels()  # what each 2025-11-25 session asked for with logging/setLevel
         self._dispatcher = Dispatcher(
             bound,
             lambda: self.clock,
             list_permitted_only=list_permitted_tools_only,
             rate_limit=parse_rate_limit("Server", rate_limit),
             shared_limits=_shared_limits(rate_limit_store, name),
+            log_levels=log_levels,
         )
         #: The apps' resources and prompts, served beside the tools.
-        self.catalog = catalog(self._features, lambda: self.clock, caller_of)
-        self._sdk = SDKServer(
-            name,
-            version=version,
-            instructions=instructions,
-            get_tool_input_schema=self._dispatcher.input_schema,
-            on_list_tools=self._dispatcher.list_tools,
-            on_call_tool=self._dispatcher.call_tool,
-            **self.catalog.handlers(),
-        )
+        self.catalog = catalog(self._features, lambda: self.clock, caller_of, log_levels)
+        with warnings.catch_warnings():
+            # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self._sdk = SDKServer(
+                name,
+                version=version,
+                instructions=instructions,
+                get_tool_input_schema=self._dispatcher.input_schema,
+                on_list_tools=self._dispatcher.list_tools,
+                on_call_tool=self._dispatcher.call_tool,
+                on_set_logging_level=log_levels.set_level,
+                **self.catalog.handlers(),
+            )
 
     def __repr__(self) -> str:
         return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"
@@ -222,8 +233,10 @@ class Server:
         (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
         in all and ``sessions_per_caller`` per identity (per address, or IPv6 /64, for anonymous
         callers, who hold at most half the table on a server that also signs callers in), ended
-        after ``session_idle_timeout`` seconds unused. Responses are plain JSON
-        (``json_response=True``); pass False for SSE responses. See docs/deployment.md.
+        after ``session_idle_timeout`` seconds unused. Responses are plain JSON (``json_response=True``),
+        except that a 2026-07-28 request asking for progress or log messages gets SSE; pass False for SSE
+        responses to everything (2025-11-25 sessions need it for progress and logs). See docs/deployment.md
+        and docs/progress-and-logging.md.
         """
         if not self.authenticators and not self.allow_anonymous:
             raise ConfigurationError(
@@ -246,6 +259,17 @@ class Server:
         # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
         # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
         # the lifespan starts the plugins around the SDK's own (its session manager).
+        streaming: StreamableHTTPSessionManager | None = None
+        if json_response:  # 2026-07-28 requests asking for progress or logs are answered with SSE
+            streaming = StreamableHTTPSessionManager(
+                app=self._sdk,
+                json_response=False,
+                security_settings=security,
+                max_request_body_size=limit,
+                max_sessions=max_sessions,
+                session_idle_timeout=session_idle_timeout,
+            )
+            sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
         sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
         sdk_app.add_middleware(SessionGuard, limits=sessions, clock=lambda: self.clock)
         sdk_app.add_middleware(
@@ -261,7 +285,11 @@ class Server:
         @contextlib.asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             async with self.running(), sdk_lifespan(app):
-                yield
+                if streaming is None:
+                    yield
+                else:
+                    async with streaming.run():
+                        yield
 
         sdk_app.router.lifespan_context = lifespan
         return sdk_app
@@ -299,6 +327,7 @@ class Server:
         max_connections: int | None = None,
         read_timeout: float = 10.0,
         keep_alive_timeout: float = 5.0,
+        json_response: bool = True,
         on_ready: Callable[[str], object] | None = None,
     ) -> None:
         """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
@@ -329,6 +358,7 @@ class Server:
             max_sessions=max_sessions,
             sessions_per_caller=sessions_per_caller,
             session_idle_timeout=session_idle_timeout,
+            json_response=json_response,
         )
         sock = listening_socket(host, port)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)

@@ -267,7 +267,9 @@ def run(
     with tempfile.TemporaryDirectory(prefix="mcpkit-conformance-") as scratch:
         work = Path(scratch)
         results_dir = work / "results"
-        server = ServerProcess(SERVER_TARGET, cwd=work)
+        # 2025-11-25 sessions get progress and log notifications only from an SSE server (mcpkit answers them
+        # with JSON by default); 2026-07-28 runs keep the default, where requests that ask for them get SSE.
+        server = ServerProcess(SERVER_TARGET, cwd=work, args=["--sse"] if spec_version == "2025-11-25" else [])
         try:
             server.start()
         except RuntimeError as exc:

@@ -12,6 +12,7 @@ subscriptions, hand-written schemas). Run it with
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import Annotated
@@ -124,6 +125,24 @@ class CustomHeaders(ToolContext):
         return f"region={region}"
 
 
+@tool(name="test_tool_with_logging", description="Sends three log messages while it runs.")
+class ToolWithLogging(ToolContext):
+    async def execute(self) -> str:
+        for step in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+            await self.log.info(step)
+            await asyncio.sleep(0.05)
+        return "Tool with logging executed successfully"
+
+
+@tool(name="test_tool_with_progress", description="Reports progress three times while it runs.")
+class ToolWithProgress(ToolContext):
+    async def execute(self) -> str:
+        for done in (0, 50, 100):
+            await self.progress(done, 100, f"{done}% done")
+            await asyncio.sleep(0.05)
+        return "Tool with progress executed successfully"
+
+
 @resource(uri="test://static-text", name="static-text", description="A static text resource.", mime_type="text/plain")
 class StaticText(ResourceContext):
     async def read(self) -> str:
@@ -203,6 +222,8 @@ class PromptWithImage(PromptContext):
         ErrorHandling,
         JsonSchema202012,
         CustomHeaders,
+        ToolWithLogging,
+        ToolWithProgress,
     ],
     resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
     prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage],

@@ -89,7 +89,7 @@ async def post_modern(
         types.PROTOCOL_VERSION_META_KEY: MODERN,
         types.CLIENT_CAPABILITIES_META_KEY: {},
     }
-    sent = {**(params or {}), "_meta": envelope}
+    sent = {**(params or {}), "_meta": {**envelope, **(params or {}).get("_meta", {})}}
     request_headers = {**ACCEPT, "MCP-Protocol-Version": MODERN, "Mcp-Method": method, **bearer(token)}
     if name is not None:
         request_headers["Mcp-Name"] = name
