@@ -49,6 +49,8 @@ class ToolOptions:
     scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
     rate_limit: object = None  # checked when the server is built (``_rate_limits.parse_rate_limit``)
     input_schema: object = None  # a hand-written JSON Schema, checked when the server is built (``_schema_input``)
+    requires: object = ()  # client capabilities, checked when the server is built (``_capabilities``)
+    open_world: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,8 @@ def tool(
     scopes: Sequence[str] = (),
     rate_limit: str | None = None,
     input_schema: Mapping[str, Any] | None = None,
+    requires: Sequence[str] = (),
+    open_world: bool | None = None,
 ) -> Callable[[T], T]:
     """Mark a :class:`ToolContext` subclass as the tool ``name``.
 
@@ -103,11 +107,22 @@ def tool(
     (docs/authorization.md); static keys and stdio are not limited by scope.
     ``rate_limit`` (``"10/minute"``) bounds each caller's calls of this tool (docs/deployment.md).
     ``input_schema``: a JSON Schema 2020-12 document to advertise and check instead of one derived from
-    ``execute``'s parameters (docs/tools.md).
+    ``execute``'s parameters (docs/tools.md). ``requires``: client capabilities the tool needs, like
+    ``["elicitation"]``; a client that did not declare them gets ``-32021`` instead of a call.
     """
 
     options = ToolOptions(
-        name, description, title, read_only, destructive, idempotent, scopes, rate_limit, input_schema
+        name,
+        description,
+        title,
+        read_only,
+        destructive,
+        idempotent,
+        scopes,
+        rate_limit,
+        input_schema,
+        requires,
+        open_world,
     )
 
     def mark(cls: T) -> T:

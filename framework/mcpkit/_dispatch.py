@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ._addresses import client_group
 from ._caller import STATELESS_PROTOCOL, Caller
+from ._capabilities import missing_capabilities
 from ._client_log import LogLevels
 from ._clock import Clock
 from ._context import Context, ToolContext
@@ -143,6 +144,10 @@ class Dispatcher:
                     f"Calling {spec.name!r} needs the OAuth scope(s) {' '.join(sorted(lacking))}, which the caller's "
                     "token does not grant: sign in again asking for them.",
                 )
+        if spec.requires:
+            missing = missing_capabilities(spec.requires, ctx.session.client_capabilities, spec.name)
+            if missing is not None:
+                raise missing
         if self._limiter is not None and ctx.request is not None:
             refused = await self._over_limit(ctx.request, spec)
             if refused is not None:

@@ -10,6 +10,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel
 
+from ._capabilities import checked_requires
 from ._context import ToolContext
 from ._decorators import ToolOptions
 from ._errors import ConfigurationError
@@ -39,6 +40,7 @@ class ToolSpec:
     wire: types.Tool
     scopes: frozenset[str] = frozenset()
     rate_limit: RateLimit | None = None
+    requires: tuple[str, ...] = ()
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -56,6 +58,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         )
     scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
     rate_limit = parse_rate_limit(f"{where} ({options.name!r})", options.rate_limit)
+    requires = checked_requires(f"{where} ({options.name!r})", options.requires)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
@@ -85,12 +88,14 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
             f"{where}: cannot build an output schema from execute()'s return annotation: {exc}"
         ) from exc
     annotations = None
-    if any(v is not None for v in (options.read_only, options.destructive, options.idempotent, options.title)):
+    hints_given = (options.read_only, options.destructive, options.idempotent, options.open_world, options.title)
+    if any(v is not None for v in hints_given):
         annotations = types.ToolAnnotations(
             title=options.title,
             read_only_hint=options.read_only,
             destructive_hint=options.destructive,
             idempotent_hint=options.idempotent,
+            open_world_hint=options.open_world,
         )
     wire = types.Tool(
         name=options.name,
@@ -111,4 +116,5 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         wire=wire,
         scopes=scopes,
         rate_limit=rate_limit,
+        requires=requires,
     )

@@ -143,6 +143,12 @@ class ToolWithProgress(ToolContext):
         return "Tool with progress executed successfully"
 
 
+@tool(name="test_missing_capability", description="Needs the client's sampling capability.", requires=["sampling"])
+class MissingCapability(ToolContext):
+    async def execute(self) -> str:
+        return "the client declared sampling"
+
+
 @resource(uri="test://static-text", name="static-text", description="A static text resource.", mime_type="text/plain")
 class StaticText(ResourceContext):
     async def read(self) -> str:
@@ -224,6 +230,7 @@ class PromptWithImage(PromptContext):
         CustomHeaders,
         ToolWithLogging,
         ToolWithProgress,
+        MissingCapability,
     ],
     resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
     prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage],

@@ -72,7 +72,7 @@ class PlainDict(ToolContext):
         return {"answer": 42, "items": ["a", "b"]}
 
 
-@tool(name="greet", description="Greet someone.", read_only=True, idempotent=True)
+@tool(name="greet", description="Greet someone.", read_only=True, idempotent=True, open_world=False)
 class Greet(ToolContext):
     async def execute(self, name: str) -> str:
         return f"Hello, {name}!"
@@ -245,6 +245,7 @@ async def test_tool_hints_are_published_as_annotations(call_as: CallAs) -> None:
     assert listed["greet"].annotations is not None
     assert listed["greet"].annotations.read_only_hint is True
     assert listed["greet"].annotations.idempotent_hint is True
+    assert listed["greet"].annotations.open_world_hint is False
     assert listed["plain_dict"].annotations is None
 
 
