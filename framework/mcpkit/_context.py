@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import mcp_types as types
+
 from ._client_log import ClientLog, LogLevels, report_progress
+from ._elicitation import Elicited, ask, elicit_request, elicited, sample_request
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
@@ -41,6 +44,7 @@ class Context:
     #: The SDK's context of the request being served (None outside one, as in a unit test of the class).
     request_context: ServerRequestContext[Any, Any] | None = None
     _log_levels: LogLevels | None = None
+    _call_params: types.CallToolRequestParams | None = None  # a tool call's, for the answers of its round
 
     def __init__(self, caller: Caller, clock: Clock, name: str, app_id: str, providers: Providers) -> None:
         self.caller = caller
@@ -60,6 +64,45 @@ class Context:
         ``done`` must grow from one call to the next; ``total`` is what it grows to, when known.
         """
         await report_progress(self, done, total, message)
+
+    def client_can(self, capability: str) -> bool:
+        """Whether the client declared ``capability`` (``"elicitation"``, ``"sampling"``, ``"roots"``)."""
+        ctx = self.request_context
+        declared = ctx.session.client_capabilities if ctx is not None else None
+        return declared is not None and getattr(declared, capability, None) is not None
+
+    async def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Elicited[Any]:
+        """Ask the user (form mode); ``schema`` is a pydantic model or TypedDict of flat fields, or a JSON Schema.
+
+        Returns ``Elicited(action, content)``, ``content`` validated as ``schema`` when accepted. On 2026-07-28
+        the call ends here until the client answers, and runs again from the start (docs/elicitation.md).
+        A client that cannot be asked gets the tool error ``INPUT_UNAVAILABLE``: check ``client_can`` first.
+        """
+        request, adapter = elicit_request(message, schema)
+        return elicited(await ask(self, key, request, "elicitation", "ask the user"), adapter)
+
+    async def sample(
+        self,
+        messages: str | list[str | types.SamplingMessage],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        key: str | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client's model (``sampling/createMessage``); a string is one user message."""
+        request = sample_request([messages] if isinstance(messages, str) else messages, max_tokens, system_prompt)
+        answer = await ask(self, key, request, "sampling", "ask the client's model")
+        return (
+            answer
+            if isinstance(answer, types.CreateMessageResult)
+            else types.CreateMessageResult.model_validate(answer)
+        )
+
+    async def roots(self, *, key: str | None = None) -> list[types.Root]:
+        """The client's roots (``roots/list``): the folders or repositories it lets the server work in."""
+        answer = await ask(self, key, types.ListRootsRequest(), "roots", "list the client's roots")
+        result = answer if isinstance(answer, types.ListRootsResult) else types.ListRootsResult.model_validate(answer)
+        return list(result.roots)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: build a plugin attribute lazily.

@@ -24,6 +24,7 @@ from ._client_log import LogLevels
 from ._clock import Clock
 from ._context import Context, ToolContext
 from ._credentials import Identity
+from ._elicitation import InputNeeded
 from ._errors import ToolError
 from ._gate import IDENTITY_SCOPE_KEY
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
@@ -129,7 +130,7 @@ class Dispatcher:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         bound = self._tools.get(params.name)
         if bound is None:
             return error_result(
@@ -161,6 +162,7 @@ class Dispatcher:
             instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
             instance.request_context = ctx
             instance._log_levels = self._log_levels
+            instance._call_params = params  # for the answers of a 2026-07-28 round, read when a question is asked
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))
         except SchemaInputError as exc:  # a hand-written input_schema, checked with jsonschema
@@ -172,6 +174,8 @@ class Dispatcher:
                 return spec.output.convert(await _execute(spec, instance, validated.__dict__))
             except ToolError as exc:
                 return error_result(exc.code, exc.message)
+            except InputNeeded as needed:  # 2026-07-28: the client answers, then calls again
+                return needed.result()
             except Exception:
                 return _internal_error(spec.name)
         return await self._call_wrapped(bound, instance, arguments, validated.__dict__)
@@ -212,7 +216,7 @@ class Dispatcher:
 
     async def _call_wrapped(
         self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         """Run the plugins' hooks around ``execute``; an error is told to the plugins still wrapping the call."""
         plugins = bound.plugins
         inside = 0  # plugins[:inside] have run before_call and not yet after_call
@@ -227,6 +231,8 @@ class Dispatcher:
                 if bound.after[index]:
                     value = await plugins[index].after_call(instance, value)
             return bound.spec.output.convert(value)
+        except InputNeeded as needed:  # not a failure: the round ends with a question
+            return needed.result()
         except Exception as exc:
             for index in range(inside - 1, -1, -1):
                 if bound.on_error[index]:

@@ -34,6 +34,7 @@ from ._oauth_binding import adopt, issuers_of
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
 from ._rate_limits import parse_rate_limit
+from ._request_state import request_state_boundary
 from ._resource_metadata import resource_metadata
 from ._sessions import SessionGuard, SessionLimits
 from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
@@ -62,6 +63,8 @@ class Server:
     ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
     ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md);
     ``rate_limit_store`` (``"redis://HOST:6379/0"``) shares every rate limit's counts among instances.
+    ``state_secrets`` seal the ``requestState`` of 2026-07-28 multi-round calls (``self.elicit``); every
+    instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
     See docs/authorization.md.
     """
 
@@ -82,6 +85,7 @@ class Server:
         list_permitted_tools_only: bool = False,
         rate_limit: str | None = None,
         rate_limit_store: str | None = None,
+        state_secrets: Sequence[str | bytes] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -130,6 +134,8 @@ class Server:
                 on_set_logging_level=log_levels.set_level,
                 **self.catalog.handlers(),
             )
+        # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
+        self._sdk.middleware.append(request_state_boundary(state_secrets, name))
 
     def __repr__(self) -> str:
         return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"

@@ -19,6 +19,7 @@ from typing import Annotated
 
 import mcp_types as types
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from mcpkit import PromptContext, ResourceContext, Server, ToolContext, ToolError, app, prompt, resource, tool
 
@@ -149,6 +150,152 @@ class MissingCapability(ToolContext):
         return "the client declared sampling"
 
 
+class _Name(TypedDict):
+    name: str
+
+
+class _Ok(TypedDict):
+    ok: bool
+
+
+class _Color(TypedDict):
+    color: str
+
+
+@tool(name="test_input_required_result_elicitation", description="Asks the user's name, then greets them.")
+class InputRequiredElicitation(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.elicit("What is your name?", _Name, key="user_name")
+        return f"Hello, {answer.content['name']}!" if answer.accepted else f"No name given ({answer.action})."
+
+
+@tool(name="test_input_required_result_sampling", description="Asks the client's model a question.")
+class InputRequiredSampling(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return getattr(answer.content, "text", str(answer.content))
+
+
+@tool(name="test_input_required_result_list_roots", description="Lists the client's roots.")
+class InputRequiredListRoots(ToolContext):
+    async def execute(self) -> str:
+        roots = await self.roots(key="client_roots")
+        return "Roots: " + ", ".join(str(root.uri) for root in roots)
+
+
+@tool(name="test_input_required_result_request_state", description="Asks for a confirmation, with request state.")
+class InputRequiredRequestState(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.elicit("Please confirm", _Ok, key="confirm")
+        return f"state-ok: confirmed={answer.accepted and answer.content['ok']}"
+
+
+@tool(name="test_input_required_result_multi_round", description="Asks two questions, one per round.")
+class InputRequiredMultiRound(ToolContext):
+    async def execute(self) -> str:
+        name = await self.elicit("Step 1: What is your name?", _Name, key="step1")
+        color = await self.elicit("Step 2: What is your favorite color?", _Color, key="step2")
+        named = name.content["name"] if name.content else "?"
+        return f"multi-round-complete: {named} likes {color.content['color'] if color.content else '?'}"
+
+
+@tool(name="test_input_required_result_tampered_state", description="Asks a question with sealed request state.")
+class InputRequiredTamperedState(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.elicit("Please confirm", _Ok, key="confirm")
+        return f"confirmed={answer.accepted}"
+
+
+@tool(name="test_input_required_result_capabilities", description="Asks only in ways the client declared.")
+class InputRequiredCapabilities(ToolContext):
+    async def execute(self) -> str:
+        if self.client_can("elicitation"):
+            answer = await self.elicit("What is your name?", _Name, key="user_name")
+            return f"elicited: {answer.action}"
+        if self.client_can("sampling"):
+            sampled = await self.sample("Say hello", max_tokens=20, key="greeting")
+            return f"sampled: {getattr(sampled.content, 'text', '')}"
+        return "the client declared neither elicitation nor sampling"
+
+
+@tool(name="test_sampling", description="Asks the client's model to answer a prompt.")
+class Sampling(ToolContext):
+    async def execute(self, prompt: str) -> str:
+        answer = await self.sample(prompt, max_tokens=100)
+        return f"LLM response: {getattr(answer.content, 'text', '')}"
+
+
+USER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    },
+    "required": ["username", "email"],
+}
+DEFAULTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+    },
+}
+ENUMS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {
+            "type": "string",
+            "oneOf": [
+                {"const": "value1", "title": "First Option"},
+                {"const": "value2", "title": "Second Option"},
+                {"const": "value3", "title": "Third Option"},
+            ],
+        },
+        "legacyEnum": {
+            "type": "string",
+            "enum": ["opt1", "opt2", "opt3"],
+            "enumNames": ["Option One", "Option Two", "Option Three"],
+        },
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {
+            "type": "array",
+            "items": {
+                "anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"},
+                ]
+            },
+        },
+    },
+}
+
+
+@tool(name="test_elicitation", description="Asks the user for a username and an email.")
+class Elicitation(ToolContext):
+    async def execute(self, message: str) -> str:
+        answer = await self.elicit(message, USER_SCHEMA)
+        return f"User response: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@tool(name="test_elicitation_sep1034_defaults", description="Asks with a schema whose fields have defaults.")
+class ElicitationDefaults(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.elicit("Please review your information", DEFAULTS_SCHEMA)
+        return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@tool(name="test_elicitation_sep1330_enums", description="Asks with every kind of enum field.")
+class ElicitationEnums(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.elicit("Please choose your options", ENUMS_SCHEMA)
+        return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
+
+
 @resource(uri="test://static-text", name="static-text", description="A static text resource.", mime_type="text/plain")
 class StaticText(ResourceContext):
     async def read(self) -> str:
@@ -231,6 +378,17 @@ class PromptWithImage(PromptContext):
         ToolWithLogging,
         ToolWithProgress,
         MissingCapability,
+        InputRequiredElicitation,
+        InputRequiredSampling,
+        InputRequiredListRoots,
+        InputRequiredRequestState,
+        InputRequiredMultiRound,
+        InputRequiredTamperedState,
+        InputRequiredCapabilities,
+        Sampling,
+        Elicitation,
+        ElicitationDefaults,
+        ElicitationEnums,
     ],
     resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
     prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage],

@@ -1,0 +1,212 @@
+"""Asking the client while a tool runs (issue 12): ``self.elicit``, ``self.sample`` and ``self.roots`` through the
+official client in both eras — 2026-07-28 as sealed multi-round calls (round one on one instance, round two on
+another sharing the secret; a tampered or foreign state refused), 2025-11-25 as live requests on a real SSE server —
+and a client that cannot be asked getting a coded error, or a tool that checks first and goes on without asking."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from _support import URL, body_of, post_modern
+from _support import running as serving_asgi
+from elicitation_server import KEYS, make_server
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from reliability.processes import serving
+
+HERE = Path(__file__).resolve().parent
+ASKED = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+NAME_THEN_YES = {"Who is sending this?": {"name": "Nour"}}
+
+
+class User:
+    """Answers elicitations (the person), sampling (the model) and roots (the client), and counts them."""
+
+    def __init__(self, action: str = "accept", confirm: bool = True) -> None:
+        self.action = action
+        self.confirm = confirm
+        self.asked: list[str] = []
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        self.asked.append(params.message)
+        if self.action != "accept":
+            return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
+        if params.message == "Who is sending this?":
+            return types.ElicitResult(action="accept", content={"name": "Nour"})
+        return types.ElicitResult(action="accept", content={"confirm": self.confirm})
+
+    async def sample(self, context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        self.asked.append(f"sample: {params.messages[0].content.text} / {params.system_prompt}")  # type: ignore[union-attr]
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="short"), model="m"
+        )
+
+    async def roots(self, context: Any) -> types.ListRootsResult:
+        self.asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work/desk", name="desk")])
+
+
+@contextlib.asynccontextmanager
+async def client(http: httpx2.AsyncClient, url: str, mode: str, user: User | None) -> AsyncIterator[Client]:
+    callbacks = (
+        {"elicitation_callback": user.elicit, "sampling_callback": user.sample, "list_roots_callback": user.roots}
+        if user is not None
+        else {}
+    )
+    async with Client(streamable_http_client(url, http_client=http), mode=mode, **callbacks) as connected:
+        yield connected
+
+
+@contextlib.asynccontextmanager
+async def in_process(mode: str, user: User | None, **app_options: Any) -> AsyncIterator[Client]:
+    asgi = make_server().http_app(**app_options)
+    async with asgi.router.lifespan_context(asgi):
+        http = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=asgi), headers={"Authorization": f"Bearer {KEYS['nour']}"}
+        )
+        async with http, client(http, URL, mode, user) as connected:
+            yield connected
+
+
+@pytest.fixture(scope="module")
+def sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``mcpkit run elicitation_server.py:server --sse``: 2025-11-25 questions are live requests, on the call's
+    own stream (an in-process ASGI transport holds the response back until the call ends, so it cannot)."""
+    with serving(
+        f"{HERE / 'elicitation_server.py'}:server", cwd=tmp_path_factory.mktemp("sse"), args=["--sse"]
+    ) as server:
+        yield server.url
+
+
+async def test_2026_07_28_questions_are_rounds_and_the_tool_runs_again_each_time() -> None:
+    user = User()
+    async with in_process("2026-07-28", user) as c:
+        result = await c.call_tool("send_greeting", {"text": "hi"})
+    assert result.structured_content == {"sent": True, "by": "Nour"}
+    assert user.asked == ["Who is sending this?", "Send 'hi' as Nour?"]
+
+
+async def test_2025_11_25_questions_are_live_requests(sse_server: str) -> None:
+    user = User()
+    headers = {"Authorization": f"Bearer {KEYS['nour']}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http, client(http, sse_server, "legacy", user) as c:
+        greeting = await c.call_tool("send_greeting", {"text": "hi"})
+        summary = await c.call_tool("summarise", {"text": "a long thread"})
+        roots = await c.call_tool("where_am_i", {})
+    assert greeting.structured_content == {"sent": True, "by": "Nour"}
+    assert summary.content == [types.TextContent(type="text", text="short")]
+    assert roots.content == [types.TextContent(type="text", text='["file:///work/desk"]')]
+    assert user.asked == [
+        "Who is sending this?",
+        "Send 'hi' as Nour?",
+        "sample: Summarise: a long thread / Be brief.",
+        "roots",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("action", "confirm", "expected"),
+    [
+        ("decline", True, {"sent": False, "why": "decline"}),
+        ("cancel", True, {"sent": False, "why": "cancel"}),
+        ("accept", False, {"sent": False, "why": "not confirmed"}),
+    ],
+)
+async def test_a_declined_or_cancelled_question_is_the_tools_to_handle(
+    action: str, confirm: bool, expected: dict[str, Any]
+) -> None:
+    async with in_process("2026-07-28", User(action, confirm)) as c:
+        assert (await c.call_tool("send_greeting", {"text": "hi"})).structured_content == expected
+
+
+async def test_sampling_and_roots_as_2026_07_28_rounds() -> None:
+    user = User()
+    async with in_process("2026-07-28", user) as c:
+        summary = await c.call_tool("summarise", {"text": "a long thread"})
+        roots = await c.call_tool("where_am_i", {})
+    assert summary.content == [types.TextContent(type="text", text="short")]
+    assert roots.content == [types.TextContent(type="text", text='["file:///work/desk"]')]
+
+
+@pytest.mark.parametrize(
+    ("mode", "options"), [("2026-07-28", {}), ("legacy", {}), ("legacy", {"json_response": False})]
+)
+async def test_a_client_that_cannot_be_asked_gets_a_coded_error_or_a_tool_that_checked(
+    mode: str, options: dict[str, Any]
+) -> None:
+    async with in_process(mode, None, **options) as c:  # declares no elicitation capability
+        refused = await c.call_tool("send_greeting", {"text": "hi"})
+        polite = await c.call_tool("polite_send", {})
+    assert refused.is_error
+    assert refused.meta is not None
+    assert refused.meta["mcpkit/error"]["code"] == "INPUT_UNAVAILABLE"
+    assert "the client did not declare the 'elicitation' capability" in refused.content[0].text  # type: ignore[union-attr]
+    assert polite.content == [types.TextContent(type="text", text="sent without asking")]
+
+
+async def test_a_json_2025_11_25_session_says_why_it_cannot_ask() -> None:
+    async with in_process("legacy", User()) as c:  # the default JSON answers cannot carry a question
+        refused = await c.call_tool("send_greeting", {"text": "hi"})
+    assert refused.is_error
+    assert "answers with plain JSON, which cannot carry a question (the server needs json_response=False)" in (
+        refused.content[0].text  # type: ignore[union-attr]
+    )
+
+
+async def _round_one(http: httpx2.AsyncClient) -> dict[str, Any]:
+    params = {"name": "send_greeting", "arguments": {"text": "hi"}, "_meta": ASKED}
+    first = body_of(await post_modern(http, "tools/call", params, token=KEYS["nour"], name="send_greeting"))
+    return dict(first["result"])
+
+
+async def _round_two(
+    http: httpx2.AsyncClient, state: str, token: str = KEYS["nour"], text: str = "hi"
+) -> httpx2.Response:
+    params = {
+        "name": "send_greeting",
+        "arguments": {"text": text},
+        "inputResponses": {"who": {"action": "accept", "content": {"name": "Nour"}}},
+        "requestState": state,
+        "_meta": ASKED,
+    }
+    return await post_modern(http, "tools/call", params, token=token, name="send_greeting")
+
+
+async def test_a_round_can_land_on_another_instance_with_the_same_secret_and_on_no_other() -> None:
+    async with serving_asgi(make_server().http_app()) as first, serving_asgi(make_server().http_app()) as second:
+        round_one = await _round_one(first)
+        assert round_one["resultType"] == "input_required"
+        assert list(round_one["inputRequests"]) == ["who"]
+        assert round_one["inputRequests"]["who"]["params"]["requestedSchema"]["required"] == ["name"]
+        state = round_one["requestState"]
+        assert "answers" not in state  # sealed: the client cannot read or change it
+        round_two = body_of(await _round_two(second, state))["result"]
+        assert round_two["resultType"] == "input_required"
+        assert list(round_two["inputRequests"]) == ["sure"]  # the next question, answers so far carried along
+    async with serving_asgi(make_server("another-secret-of-another-deployment-0123456789").http_app()) as foreign:
+        refused = await _round_two(foreign, state)
+        assert body_of(refused)["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize("change", ["tamper", "other_caller", "other_arguments"])
+async def test_a_tampered_or_misused_state_is_refused(change: str) -> None:
+    async with serving_asgi(make_server().http_app()) as http:
+        state = (await _round_one(http))["requestState"]
+        if change == "tamper":
+            response = await _round_two(http, state[:-4] + ("AAAA" if not state.endswith("AAAA") else "BBBB"))
+        elif change == "other_caller":
+            response = await _round_two(http, state, token=KEYS["sam"])
+        else:
+            response = await _round_two(http, state, text="something else")
+    error = body_of(response)["error"]
+    assert error["code"] == -32602
+    assert error["message"] == "Invalid or expired requestState"
+    assert json.dumps(error).count("Nour") == 0
