@@ -30,6 +30,10 @@ class DraftResult(TypedDict):
     draft: str | None
 
 
+class Confirm(TypedDict):
+    confirm: bool
+
+
 class SendResult(TypedDict):
     sent: bool
     text: NotRequired[str]
@@ -57,8 +61,15 @@ class SendReply(ToolContext):
     async def execute(self, ticket_id: TicketId) -> SendResult:
         key = _key(ticket_id)
         draft = await self.remember.get(key, scope="user")
+        if not draft:
+            return {"sent": False}
+        if self.client_can("elicitation"):  # ask the agent first; a client that cannot be asked sends as before
+            answer = await self.elicit(f"Send this reply to {ticket_id}?\n\n{draft}", Confirm, key="confirm_send")
+            if not (answer.accepted and answer.content and answer.content["confirm"]):
+                return {"sent": False}
+        # The sending comes last, after the question (on 2026-07-28 everything before it runs once per round).
         # forget() says whether the draft was still there, so two sends at once send it once.
-        if not draft or not await self.remember.forget(key, scope="user"):
+        if not await self.remember.forget(key, scope="user"):
             return {"sent": False}
         return {"sent": True, "text": draft}
 

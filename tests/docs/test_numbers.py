@@ -32,6 +32,7 @@ import mcpkit._gate as gate
 import mcpkit._jwt_auth as jwt_auth
 import mcpkit._jwt_config as jwt_config
 import mcpkit._pagination as pagination
+import mcpkit._request_state as request_state
 import mcpkit._schema_input as schema_input
 import mcpkit._shared_rate_limits as shared_limits
 import mcpkit._static_keys as static_keys
@@ -147,6 +148,9 @@ STATED = [
     Stated("errors.md", "a secret under {} characters", plugin.MIN_SECRET_LENGTH),
     Stated("tools.md", "Keys must be at least {} characters without whitespace", static_keys.MIN_KEY_LENGTH),
     Stated("prompts.md", "At most {} values are sent", completion.MAX_VALUES),
+    Stated("elicitation.md", "the caller and a lifetime of {}; mcpkit", words(request_state.STATE_SECONDS, "minutes")),
+    Stated("elicitation.md", "drop the old one after {}. Without", words(request_state.STATE_SECONDS, "minutes")),
+    Stated("elicitation.md", "(comma-separated), each at least {} bytes", request_state.MIN_SECRET_BYTES),
     Stated("tools.md", "the rule it breaks; up to {} are listed", _WORDS[schema_input.MAX_PROBLEMS]),
     Stated("resources.md", "answer {} items at a time", pagination.PAGE_SIZE),
     Stated("tools.md", "is not verified again for {} (with", words(jwt_auth.VERIFIED_SECONDS, "minutes")),
