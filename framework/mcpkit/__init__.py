@@ -8,6 +8,7 @@ from ._context import Context, ToolContext
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._decorators import app, prompt, resource, tool
 from ._errors import ConfigurationError, StartupError, ToolError
+from ._middleware import MethodCall, MethodRefused, Middleware
 from ._plugin import Plugin, PluginSetup
 from ._prompts import PromptContext
 from ._resources import ResourceContext, ResourceNotFoundError
@@ -27,6 +28,9 @@ __all__ = [
     "JWKSUnavailableError",
     "JWTAuth",
     "ManualClock",
+    "MethodCall",
+    "MethodRefused",
+    "Middleware",
     "Plugin",
     "PluginSetup",
     "PromptContext",

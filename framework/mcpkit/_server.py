@@ -29,6 +29,7 @@ from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_
 from ._errors import ConfigurationError, StartupError
 from ._gate import AuthGate
 from ._host_check import host_check
+from ._middleware import Middleware, sdk_middleware
 from ._notification_streams import StreamWhenAsked
 from ._oauth_binding import adopt, issuers_of
 from ._plugin import Plugin, PluginSetup
@@ -65,6 +66,7 @@ class Server:
     ``rate_limit_store`` (``"redis://HOST:6379/0"``) shares every rate limit's counts among instances.
     ``state_secrets`` seal the ``requestState`` of 2026-07-28 multi-round calls (``self.elicit``); every
     instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
+    ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
     See docs/authorization.md.
     """
 
@@ -86,6 +88,7 @@ class Server:
         rate_limit: str | None = None,
         rate_limit_store: str | None = None,
         state_secrets: Sequence[str | bytes] | None = None,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -136,6 +139,7 @@ class Server:
             )
         # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
         self._sdk.middleware.append(request_state_boundary(state_secrets, name))
+        self._sdk.middleware.extend(sdk_middleware(middleware, caller_of))  # around every method, outermost first
 
     def __repr__(self) -> str:
         return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"
