@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._client_log import LogLevels
 from ._clock import Clock
 from ._completion import Completions
 from ._decorators import prompt_options, resource_options
@@ -20,6 +19,7 @@ from ._errors import ConfigurationError
 from ._plugin import Plugin, providers_for
 from ._prompts import BoundPrompt, Prompts, build_prompt
 from ._resources import BoundResource, Resources, build_resource
+from ._subscriptions import Services, Subscriptions
 
 __all__ = ["AppFeatures", "Catalog", "catalog"]
 
@@ -41,7 +41,7 @@ class Catalog:
     prompts: Prompts
     completions: Completions
 
-    def handlers(self) -> dict[str, Any]:
+    def handlers(self, subscriptions: Subscriptions) -> dict[str, Any]:
         """The SDK ``Server``'s ``on_*`` handlers for what this catalog holds."""
         found: dict[str, Any] = {}
         if self.resources:
@@ -49,6 +49,8 @@ class Catalog:
                 "on_list_resources": self.resources.list_resources,
                 "on_list_resource_templates": self.resources.list_templates,
                 "on_read_resource": self.resources.read,
+                "on_subscribe_resource": subscriptions.subscribe,
+                "on_unsubscribe_resource": subscriptions.unsubscribe,
             }
         if self.prompts:
             found |= {"on_list_prompts": self.prompts.list_prompts, "on_get_prompt": self.prompts.get}
@@ -61,7 +63,7 @@ def catalog(
     apps: Sequence[AppFeatures],
     clock: Callable[[], Clock],
     caller: Callable[[Any], Any],
-    log_levels: LogLevels | None = None,
+    services: Services | None = None,
 ) -> Catalog:
     resources: list[BoundResource] = []
     prompts: list[BoundPrompt] = []
@@ -89,8 +91,8 @@ def catalog(
             _claim(prompt_names, prompt_spec.name, f"{cls.__qualname__} in {app.where}", "Two prompts are named")
             what = f"prompt {prompt_spec.name!r}"
             prompts.append(BoundPrompt(prompt_spec, providers_for(prompt_spec.cls, app.plugins, what)))
-    served_resources = Resources(resources, clock, caller, log_levels)
-    served_prompts = Prompts(prompts, clock, caller, log_levels)
+    served_resources = Resources(resources, clock, caller, services)
+    served_prompts = Prompts(prompts, clock, caller, services)
     return Catalog(served_resources, served_prompts, Completions(served_resources, served_prompts, clock, caller))
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import mcp_types as types
 
-from ._client_log import ClientLog, LogLevels, report_progress
+from ._client_log import ClientLog, report_progress
 from ._elicitation import Elicited, ask, elicit_request, elicited, sample_request
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from ._caller import Caller
     from ._clock import Clock
+    from ._subscriptions import Services
 
 __all__ = ["Context", "ToolContext"]
 
@@ -43,7 +44,7 @@ class Context:
     app_id: str
     #: The SDK's context of the request being served (None outside one, as in a unit test of the class).
     request_context: ServerRequestContext[Any, Any] | None = None
-    _log_levels: LogLevels | None = None
+    _services: Services | None = None
     _call_params: types.CallToolRequestParams | None = None  # a tool call's, for the answers of its round
 
     def __init__(self, caller: Caller, clock: Clock, name: str, app_id: str, providers: Providers) -> None:
@@ -56,7 +57,7 @@ class Context:
     @property
     def log(self) -> ClientLog:
         """Log messages to the client: ``await self.log.info("...")`` (docs/progress-and-logging.md)."""
-        return ClientLog(self, self._log_levels)
+        return ClientLog(self, self._services.log_levels if self._services is not None else None)
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call has got (``notifications/progress``); nothing if it did not ask.
@@ -64,6 +65,11 @@ class Context:
         ``done`` must grow from one call to the next; ``total`` is what it grows to, when known.
         """
         await report_progress(self, done, total, message)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients watching ``uri`` that it changed (docs/resources.md#subscriptions)."""
+        if self._services is not None:
+            await self._services.subscriptions.updated(uri)
 
     def client_can(self, capability: str) -> bool:
         """Whether the client declared ``capability`` (``"elicitation"``, ``"sampling"``, ``"roots"``)."""

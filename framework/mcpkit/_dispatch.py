@@ -20,7 +20,6 @@ from pydantic import ValidationError
 from ._addresses import client_group
 from ._caller import STATELESS_PROTOCOL, Caller
 from ._capabilities import missing_capabilities
-from ._client_log import LogLevels
 from ._clock import Clock
 from ._context import Context, ToolContext
 from ._credentials import Identity
@@ -35,6 +34,7 @@ from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
 from ._schema_input import SchemaInputError
 from ._shared_rate_limits import SharedRateLimiter
+from ._subscriptions import Services
 from ._tool_spec import ToolSpec
 
 __all__ = ["BoundTool", "Dispatcher", "LocalConnection", "caller_of", "local_connection"]
@@ -92,10 +92,10 @@ class Dispatcher:
         list_permitted_only: bool = False,
         rate_limit: RateLimit | None = None,
         shared_limits: SharedRateLimiter | None = None,
-        log_levels: LogLevels | None = None,
+        services: Services | None = None,
     ) -> None:
         self._tools = dict(tools)
-        self._log_levels = log_levels
+        self._services = services
         self._clock = clock
         # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
         # Counted in this process, or in Redis for every instance (``shared_limits``).
@@ -161,7 +161,7 @@ class Dispatcher:
             validated = spec.input_model.model_validate(arguments)
             instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
             instance.request_context = ctx
-            instance._log_levels = self._log_levels
+            instance._services = self._services
             instance._call_params = params  # for the answers of a 2026-07-28 round, read when a question is asked
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))

@@ -22,7 +22,6 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from ._client_log import LogLevels
 from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
@@ -30,6 +29,7 @@ from ._decorators import PromptOptions
 from ._errors import ConfigurationError, ToolError
 from ._pagination import page
 from ._parameters import method_hints, parameters_model
+from ._subscriptions import Services
 
 __all__ = ["BoundPrompt", "PromptContext", "PromptSpec", "Prompts", "build_prompt"]
 
@@ -97,9 +97,9 @@ class Prompts:
         bound: Sequence[BoundPrompt],
         clock: Callable[[], Clock],
         caller: Callable[[Any], Any],
-        log_levels: LogLevels | None = None,
+        services: Services | None = None,
     ) -> None:
-        self._log_levels = log_levels
+        self._services = services
         self._prompts = {b.spec.name: b for b in bound}
         self._clock = clock
         self._caller = caller
@@ -139,7 +139,7 @@ class Prompts:
             raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         instance.request_context = ctx
-        instance._log_levels = self._log_levels
+        instance._services = self._services
         try:
             rendered = await instance.render(**dict(model))
             messages = _messages(rendered)

@@ -26,7 +26,6 @@ from mcp.shared.path_security import contains_path_traversal, is_absolute_path
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 from pydantic import BaseModel, ValidationError
 
-from ._client_log import LogLevels
 from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
@@ -34,6 +33,7 @@ from ._decorators import ResourceOptions
 from ._errors import ConfigurationError, ToolError
 from ._pagination import page
 from ._parameters import method_hints, parameters_model
+from ._subscriptions import Services
 
 __all__ = ["BoundResource", "ResourceContext", "ResourceNotFoundError", "ResourceSpec", "Resources", "build_resource"]
 
@@ -158,9 +158,9 @@ class Resources:
         bound: Sequence[BoundResource],
         clock: Callable[[], Clock],
         caller: Callable[[Any], Any],
-        log_levels: LogLevels | None = None,
+        services: Services | None = None,
     ) -> None:
-        self._log_levels = log_levels
+        self._services = services
         self._static = {b.spec.uri: b for b in bound if b.spec.template is None}
         self._templates = [b for b in bound if b.spec.template is not None]
         self._by_uri = {b.spec.uri: b for b in bound}
@@ -200,7 +200,7 @@ class Resources:
         spec = bound.spec
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         instance.request_context = ctx
-        instance._log_levels = self._log_levels
+        instance._services = self._services
         instance.uri = uri
         try:
             value = await instance.read(**arguments)

@@ -21,7 +21,6 @@ from starlette.applications import Starlette
 
 from ._body_limit import body_limit
 from ._catalog import AppFeatures, catalog
-from ._client_log import LogLevels
 from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
@@ -40,6 +39,7 @@ from ._resource_metadata import resource_metadata
 from ._sessions import SessionGuard, SessionLimits
 from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
 from ._static_keys import StaticKeys
+from ._subscriptions import Services
 from ._tool_spec import ToolSpec, build_tool_spec
 
 __all__ = ["Server"]
@@ -113,17 +113,17 @@ class Server:
             raise ConfigurationError(
                 f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
             )
-        log_levels = LogLevels()  # what each 2025-11-25 session asked for with logging/setLevel
+        services = self._services = Services()  # sessions' log levels and resource watchers, for every context
         self._dispatcher = Dispatcher(
             bound,
             lambda: self.clock,
             list_permitted_only=list_permitted_tools_only,
             rate_limit=parse_rate_limit("Server", rate_limit),
             shared_limits=_shared_limits(rate_limit_store, name),
-            log_levels=log_levels,
+            services=services,
         )
         #: The apps' resources and prompts, served beside the tools.
-        self.catalog = catalog(self._features, lambda: self.clock, caller_of, log_levels)
+        self.catalog = catalog(self._features, lambda: self.clock, caller_of, services)
         with warnings.catch_warnings():
             # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -134,8 +134,9 @@ class Server:
                 get_tool_input_schema=self._dispatcher.input_schema,
                 on_list_tools=self._dispatcher.list_tools,
                 on_call_tool=self._dispatcher.call_tool,
-                on_set_logging_level=log_levels.set_level,
-                **self.catalog.handlers(),
+                on_set_logging_level=services.log_levels.set_level,
+                on_subscriptions_listen=services.subscriptions.listen,
+                **self.catalog.handlers(services.subscriptions),
             )
         # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
         self._sdk.middleware.append(request_state_boundary(state_secrets, name))
@@ -221,6 +222,7 @@ class Server:
                     raise StartupError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 stack.push_async_callback(plugin.shutdown)
             stack.push_async_callback(self._dispatcher.close)
+            stack.callback(self._services.subscriptions.listen.close)  # end the listen streams, or shutdown waits
             yield
 
     def http_app(

@@ -1,0 +1,67 @@
+"""Resource subscriptions (issue 12): a client watching a resource is told when a tool says it changed — on 2026-07-28
+through a ``subscriptions/listen`` stream, on 2025-11-25 after ``resources/subscribe`` (and no more after
+``resources/unsubscribe``) — against a real ``mcpkit run --sse`` server, whose streams must flow as they are sent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from subscriptions_server import KEYS
+
+from reliability.processes import serving
+
+HERE = Path(__file__).resolve().parent
+HEADERS = {"Authorization": f"Bearer {KEYS['nour']}"}
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    target = f"{HERE / 'subscriptions_server.py'}:server"
+    with serving(target, cwd=tmp_path_factory.mktemp("subscriptions"), args=["--sse"]) as server:
+        yield server.url
+
+
+async def test_a_2026_07_28_listen_stream_hears_of_an_update(url: str) -> None:
+    async with (
+        httpx2.AsyncClient(headers=HEADERS, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as watcher,
+        Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as editor,
+    ):
+        async with watcher.listen(resource_subscriptions=["notes://plan"]) as subscription:
+            await editor.call_tool("edit_note", {"key": "other", "text": "not watched"})
+            await editor.call_tool("edit_note", {"key": "plan", "text": "v2"})
+            async with asyncio.timeout(10):
+                event = await anext(aiter(subscription))
+        assert getattr(event, "uri", None) == "notes://plan"
+        assert (await watcher.read_resource("notes://plan")).contents[0].text == "v2"  # type: ignore[union-attr]
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # the client's, for 2025-11-25
+async def test_a_2025_11_25_session_is_told_until_it_unsubscribes(url: str) -> None:
+    heard: asyncio.Queue[str] = asyncio.Queue()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            await heard.put(str(message.params.uri))
+
+    async with (
+        httpx2.AsyncClient(headers=HEADERS, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode="legacy", message_handler=on_message) as watcher,
+        Client(streamable_http_client(url, http_client=http), mode="legacy") as editor,
+    ):
+        await watcher.subscribe_resource("notes://plan")
+        await editor.call_tool("edit_note", {"key": "plan", "text": "v3"})
+        async with asyncio.timeout(10):
+            assert await heard.get() == "notes://plan"
+        await watcher.unsubscribe_resource("notes://plan")
+        await editor.call_tool("edit_note", {"key": "plan", "text": "v4"})
+        await asyncio.sleep(0.5)
+        assert heard.empty()
