@@ -62,6 +62,7 @@ class ResourceOptions:
     description: str | None
     mime_type: str | None
     title: str | None
+    scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,7 @@ class PromptOptions:
     name: str
     description: str | None
     title: str | None
+    scopes: object = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,19 +137,32 @@ def tool(
 
 
 def resource(
-    *, uri: str, name: str, description: str | None = None, mime_type: str | None = None, title: str | None = None
+    *,
+    uri: str,
+    name: str,
+    description: str | None = None,
+    mime_type: str | None = None,
+    title: str | None = None,
+    scopes: Sequence[str] = (),
 ) -> Callable[[T], T]:
     """Mark a :class:`ResourceContext` subclass as the resource at ``uri``.
 
     A ``uri`` with ``{placeholders}`` (RFC 6570) is a resource template: each placeholder arrives as the
-    ``read`` parameter of the same name. ``description`` falls back to the class docstring.
+    ``read`` parameter of the same name. ``description`` falls back to the class docstring. ``scopes``: the
+    OAuth scopes a caller's token must grant to read it (docs/authorization.md).
     """
-    return _marker(_RESOURCE_ATTR, ResourceOptions(uri, name, description, mime_type, title), f"@resource(uri={uri!r})")
+    options = ResourceOptions(uri, name, description, mime_type, title, scopes)
+    return _marker(_RESOURCE_ATTR, options, f"@resource(uri={uri!r})")
 
 
-def prompt(*, name: str, description: str | None = None, title: str | None = None) -> Callable[[T], T]:
-    """Mark a :class:`PromptContext` subclass as the prompt ``name``; its arguments are ``render``'s parameters."""
-    return _marker(_PROMPT_ATTR, PromptOptions(name, description, title), f"@prompt(name={name!r})")
+def prompt(
+    *, name: str, description: str | None = None, title: str | None = None, scopes: Sequence[str] = ()
+) -> Callable[[T], T]:
+    """Mark a :class:`PromptContext` subclass as the prompt ``name``; its arguments are ``render``'s parameters.
+
+    ``scopes``: the OAuth scopes a caller's token must grant to get it (docs/authorization.md).
+    """
+    return _marker(_PROMPT_ATTR, PromptOptions(name, description, title, scopes), f"@prompt(name={name!r})")
 
 
 def _marker(attribute: str, options: object, label: str) -> Callable[[T], T]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -13,7 +13,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._http_errors import encode, send_json
-from ._oauth_scopes import missing_scopes
+from ._oauth_scopes import RequiredScopes, missing_scopes
 from ._resource_metadata import ResourceMetadata
 
 __all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
@@ -47,15 +47,15 @@ class AuthGate:
         *,
         allow_anonymous: bool,
         metadata: ResourceMetadata | None = None,
-        required_scopes: Mapping[str, frozenset[str]] | None = None,
+        required_scopes: RequiredScopes | None = None,
         max_body_bytes: int = 0,
     ) -> None:
         self._app = app
-        # Tools that need OAuth scopes: a caller whose token lacks them gets 403 naming them (step-up) here,
-        # the tool read from the request body (up to max_body_bytes).
-        self._required = dict(required_scopes or {})
-        # A caller granted every scope any tool needs may call any of them: no need to read which it names.
-        self._every_scope = frozenset().union(*self._required.values())
+        # Tools, prompts and resources that need OAuth scopes: a caller whose token lacks them gets 403 naming
+        # them (step-up) here, the tool, prompt or URI read from the request body (up to max_body_bytes).
+        self._required = required_scopes
+        # A caller granted every scope any of them needs may ask for any: no need to read which it names.
+        self._every_scope = required_scopes.every if required_scopes else frozenset()
         self._max_body_bytes = max_body_bytes
         self._authenticators = tuple(authenticators)
         self._allow_anonymous = allow_anonymous
@@ -152,19 +152,22 @@ class AuthGate:
         when it was answered: 401 for an anonymous caller, 403 ``insufficient_scope`` for a token without them."""
         if not missing_scopes(self._every_scope, identity):  # static keys, or a token granted them all
             return receive
-        name, receive = await _called_tool(scope, receive, self._max_body_bytes)
-        lacking = missing_scopes(self._required.get(name or "", frozenset()), identity)
+        assert self._required is not None
+        method, name, receive = await _called(scope, receive, self._max_body_bytes)
+        if method is None or name is None:
+            return receive
+        lacking = missing_scopes(self._required.of(method, name), identity)
         if not lacking:
             return receive
         wanted = " ".join(sorted(lacking))
+        what = _WHAT[method].format(name=name)
         if identity is None:
-            description = f"Calling {name!r} needs a signed-in caller with the OAuth scope(s) {wanted}."
+            description = f"{what} needs a signed-in caller with the OAuth scope(s) {wanted}."
             challenge = f'{self._challenge}, scope="{wanted}"'
             await _respond(send, 401, {"error": "unauthorized", "error_description": description}, challenge)
             return None
         description = (
-            f"Calling {name!r} needs the OAuth scope(s) {wanted}, which this token does not grant: "
-            "sign in again asking for them."
+            f"{what} needs the OAuth scope(s) {wanted}, which this token does not grant: sign in again asking for them."
         )
         challenge = f'{self._challenge}, error="insufficient_scope", scope="{wanted}"'
         await _respond(send, 403, {"error": "insufficient_scope", "error_description": description}, challenge)
@@ -196,14 +199,20 @@ class AuthGate:
         return None
 
 
-async def _called_tool(scope: Scope, receive: Receive, limit: int) -> tuple[str | None, Receive]:
-    """The tool a ``tools/call`` request names (None: not one), and a receive that still yields the whole body.
+#: How a refusal names what was asked for, by method.
+_WHAT = {"tools/call": "Calling {name!r}", "prompts/get": "The prompt {name!r}", "resources/read": "Reading {name}"}
+_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+async def _called(scope: Scope, receive: Receive, limit: int) -> tuple[str | None, str | None, Receive]:
+    """The method and the tool, prompt or URI a request names (None, None: none of those), and a receive that
+    still yields the whole body.
 
     Read from the JSON-RPC body in both eras, never from headers (the SDK picks the era by its own rules, and
     decodes ``Mcp-Name``): at most ``limit`` bytes, a longer body being left to the body limit; then replayed.
     """
     if scope.get("method") != "POST":
-        return None, receive
+        return None, None, receive
     messages: list[Message] = []
     size = 0
     while True:
@@ -218,15 +227,16 @@ async def _called_tool(scope: Scope, receive: Receive, limit: int) -> tuple[str 
         return next(replayed, None) or await receive()
 
     if size > limit or messages[-1].get("more_body") or messages[-1]["type"] != "http.request":
-        return None, replay
+        return None, None, replay
     try:
         body = json.loads(b"".join(m.get("body", b"") for m in messages))
     except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the SDK answers it
-        return None, replay
-    if isinstance(body, dict) and body.get("method") == "tools/call" and isinstance(body.get("params"), dict):
-        name = body["params"].get("name")
-        return (name if isinstance(name, str) else None), replay
-    return None, replay
+        return None, None, replay
+    method = body.get("method") if isinstance(body, dict) else None
+    if method in _NAMED_BY and isinstance(body.get("params"), dict):
+        name = body["params"].get(_NAMED_BY[method])
+        return method, (name if isinstance(name, str) else None), replay
+    return None, None, replay
 
 
 def _authorization(scope: Scope) -> str | None:

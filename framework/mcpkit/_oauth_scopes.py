@@ -8,13 +8,14 @@ local stdio user, are the operator's own and are not limited by scope; an anonym
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ._credentials import Identity
 from ._errors import ConfigurationError
 
-__all__ = ["checked_scopes", "granted_scopes", "missing_scopes"]
+__all__ = ["RequiredScopes", "checked_scopes", "granted_scopes", "missing_scopes", "refuse_without_scopes"]
 
 #: A scope token (RFC 6749 section 3.3): printable ASCII but space, '"' and '\\'.
 _SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
@@ -56,3 +57,45 @@ def missing_scopes(required: frozenset[str], identity: Identity | None) -> froze
     if identity.kind != "user":
         return frozenset()
     return required - granted_scopes(identity.claims)
+
+
+def refuse_without_scopes(ctx: Any, required: frozenset[str], what: str) -> None:
+    """Raise the JSON-RPC error for a caller whose token lacks ``required`` (wherever the HTTP gate could not see
+    the request first, stdio aside: it is not limited by scope). ``what`` starts the message."""
+    if not required or ctx.request is None:
+        return
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_REQUEST
+
+    from ._gate import IDENTITY_SCOPE_KEY
+
+    lacking = missing_scopes(required, ctx.request.scope.get(IDENTITY_SCOPE_KEY))
+    if lacking:
+        raise MCPError(
+            INVALID_REQUEST,
+            f"{what} needs the OAuth scope(s) {' '.join(sorted(lacking))}, which the caller's token does not grant: "
+            "sign in again asking for them.",
+            data={"code": "INSUFFICIENT_SCOPE"},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredScopes:
+    """What each tool, prompt and resource needs, for the HTTP gate's 403 (step-up) before the request runs."""
+
+    tools: Mapping[str, frozenset[str]]
+    prompts: Callable[[str], frozenset[str]]
+    resources: Callable[[str], frozenset[str]]
+    every: frozenset[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.every)
+
+    def of(self, method: str, name: str) -> frozenset[str]:
+        if method == "tools/call":
+            return self.tools.get(name, frozenset())
+        if method == "prompts/get":
+            return self.prompts(name)
+        if method == "resources/read":
+            return self.resources(name)
+        return frozenset()

@@ -27,6 +27,7 @@ from ._completion import completers_of
 from ._context import Context
 from ._decorators import PromptOptions
 from ._errors import ConfigurationError, ToolError
+from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
 from ._parameters import method_hints, parameters_model
 from ._subscriptions import Services
@@ -54,6 +55,7 @@ class PromptSpec:
     input_model: type[BaseModel]
     completers: Mapping[str, str]
     wire: types.Prompt
+    scopes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,8 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
     wire = types.Prompt(name=options.name, title=options.title, description=description, arguments=arguments)
-    return PromptSpec(cls, options.name, app_id, model, completers_of(cls, params, where, wire_names), wire)
+    scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
+    return PromptSpec(cls, options.name, app_id, model, completers_of(cls, params, where, wire_names), wire, scopes)
 
 
 class Prompts:
@@ -113,6 +116,13 @@ class Prompts:
     def by_name(self, name: str) -> BoundPrompt | None:
         return self._prompts.get(name)
 
+    def scopes_for(self, name: str) -> frozenset[str]:
+        bound = self._prompts.get(name)
+        return bound.spec.scopes if bound is not None else frozenset()
+
+    def every_scope(self) -> frozenset[str]:
+        return frozenset().union(*(b.spec.scopes for b in self._prompts.values()))
+
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -129,6 +139,7 @@ class Prompts:
                 types.INVALID_PARAMS, f"There is no prompt named {params.name[:100]!r}; list prompts to see them."
             )
         spec = bound.spec
+        refuse_without_scopes(ctx, spec.scopes, f"The prompt {spec.name!r}")
         try:
             model = spec.input_model.model_validate(params.arguments or {})
         except ValidationError as exc:

@@ -31,6 +31,7 @@ from ._completion import completers_of
 from ._context import Context
 from ._decorators import ResourceOptions
 from ._errors import ConfigurationError, ToolError
+from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
 from ._parameters import method_hints, parameters_model
 from ._subscriptions import Services
@@ -72,6 +73,7 @@ class ResourceSpec:
     input_model: type[BaseModel] | None
     completers: Mapping[str, str]  # template parameter -> the complete_<name> method
     wire: types.Resource | types.ResourceTemplate
+    scopes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +144,7 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> Res
         input_model=model if template is not None else None,
         completers=completers_of(cls, params, where),
         wire=wire,
+        scopes=checked_scopes(f"{where} ({options.name!r})", options.scopes),
     )
 
 
@@ -169,6 +172,16 @@ class Resources:
 
     def __bool__(self) -> bool:
         return bool(self._by_uri)
+
+    def scopes_for(self, uri: str) -> frozenset[str]:
+        """The scopes reading ``uri`` needs (none when nothing matches it: that is a -32602, not a 403)."""
+        bound = self._static.get(uri)
+        if bound is None:
+            bound = next((b for b in self._templates if b.spec.template and b.spec.template.match(uri)), None)
+        return bound.spec.scopes if bound is not None else frozenset()
+
+    def every_scope(self) -> frozenset[str]:
+        return frozenset().union(*(b.spec.scopes for b in self._by_uri.values()))
 
     def completes(self) -> bool:
         """Whether any template completes a parameter (the server then offers ``completion/complete``)."""
@@ -198,6 +211,7 @@ class Resources:
         uri = str(params.uri)
         bound, arguments = self._match(uri)
         spec = bound.spec
+        refuse_without_scopes(ctx, spec.scopes, f"Reading {uri[:200]}")
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services

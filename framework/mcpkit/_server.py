@@ -31,6 +31,7 @@ from ._host_check import host_check
 from ._middleware import Middleware, sdk_middleware
 from ._notification_streams import StreamWhenAsked
 from ._oauth_binding import adopt, issuers_of
+from ._oauth_scopes import RequiredScopes
 from ._plugin import Plugin, PluginSetup
 from ._protocol_errors import ProtocolErrorMask
 from ._rate_limits import parse_rate_limit
@@ -106,14 +107,16 @@ class Server:
         server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
         bound = self._collect(apps, server_plugins)
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
-        if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, together
-            scopes = sorted({scope for spec in self.tools.values() for scope in spec.scopes})
+        services = self._services = Services()  # sessions' log levels and resource watchers, for every context
+        #: The apps' resources and prompts, served beside the tools.
+        self.catalog = catalog(self._features, lambda: self.clock, caller_of, services)
+        if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
+            scopes = sorted(self._required_scopes().every)
             self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
         if not isinstance(list_permitted_tools_only, bool):
             raise ConfigurationError(
                 f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
             )
-        services = self._services = Services()  # sessions' log levels and resource watchers, for every context
         self._dispatcher = Dispatcher(
             bound,
             lambda: self.clock,
@@ -122,8 +125,6 @@ class Server:
             shared_limits=_shared_limits(rate_limit_store, name),
             services=services,
         )
-        #: The apps' resources and prompts, served beside the tools.
-        self.catalog = catalog(self._features, lambda: self.clock, caller_of, services)
         with warnings.catch_warnings():
             # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -289,7 +290,7 @@ class Server:
             authenticators=self.authenticators,
             allow_anonymous=self.allow_anonymous,
             metadata=self.resource_metadata,
-            required_scopes={name: spec.scopes for name, spec in self.tools.items() if spec.scopes},
+            required_scopes=self._required_scopes(),
             max_body_bytes=limit,
         )
         sdk_lifespan = sdk_app.router.lifespan_context
@@ -374,6 +375,12 @@ class Server:
         )
         sock = listening_socket(host, port)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
+
+    def _required_scopes(self) -> RequiredScopes:
+        tools = {name: spec.scopes for name, spec in self.tools.items() if spec.scopes}
+        resources, prompts = self.catalog.resources, self.catalog.prompts
+        every = frozenset().union(*tools.values(), resources.every_scope(), prompts.every_scope())
+        return RequiredScopes(tools, prompts.scopes_for, resources.scopes_for, every)
 
     def _say_serving(self, url: str) -> None:
         print(f"Serving {self.name} at {url} (Ctrl+C stops it)", flush=True)

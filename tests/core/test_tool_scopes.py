@@ -241,10 +241,10 @@ def test_a_scope_that_is_not_one_is_refused_when_the_server_is_built(scopes: Any
 
 
 async def test_where_the_gate_cannot_see_the_tool_the_call_itself_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def blind(scope: Any, receive: Any, limit: int) -> tuple[None, Any]:
-        return None, receive
+    async def blind(scope: Any, receive: Any, limit: int) -> tuple[None, None, Any]:
+        return None, None, receive
 
-    monkeypatch.setattr(gate, "_called_tool", blind)
+    monkeypatch.setattr(gate, "_called", blind)
     async with running(make_server().http_app()) as http:
         response = await call_modern(http, "close_ticket", CLOSE, token=token({"scope": "tickets:read"}))
         result = body_of(response)["result"]
