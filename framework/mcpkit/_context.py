@@ -45,7 +45,7 @@ class Context:
     #: The SDK's context of the request being served (None outside one, as in a unit test of the class).
     request_context: ServerRequestContext[Any, Any] | None = None
     _services: Services | None = None
-    _call_params: types.CallToolRequestParams | None = None  # a tool call's, for the answers of its round
+    _call_params: types.InputResponseRequestParams | None = None  # the request's, for the answers of its round
 
     def __init__(self, caller: Caller, clock: Clock, name: str, app_id: str, providers: Providers) -> None:
         self.caller = caller

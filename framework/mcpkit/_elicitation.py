@@ -8,7 +8,8 @@ the start; this time ``await self.elicit(...)`` returns the answer at once. The 
 in ``requestState``, which the SDK's ``RequestStateBoundary`` seals (AES-GCM) and binds to the method, the tool,
 its arguments, the server's name and the caller, with a lifetime; mcpkit only writes the plaintext. Several
 questions in one tool and several rounds work: each question has a key (given, or ``ask-1``, ``ask-2`` in the
-order they are asked), and a round answers the first one not answered yet.
+order they are asked), and a round ends at the first one not answered yet, or, for questions asked together
+with ``asyncio.gather``, with all of them.
 
 So code before a question runs once per round: do side effects (send, charge, write) after the last
 question, or make them idempotent (docs/elicitation.md).
@@ -53,15 +54,15 @@ class InputNeeded(Exception):
     """Raised inside a 2026-07-28 call by the first question not answered yet; the dispatcher answers the call
     with an ``InputRequiredResult`` naming it and carrying the answers so far."""
 
-    def __init__(self, key: str, request: types.InputRequest, answers: Answers) -> None:
+    def __init__(self, key: str, answers: Answers) -> None:
         super().__init__(key)
         self.key = key
-        self.request = request
         self.answers = answers
 
     def result(self) -> types.InputRequiredResult:
+        """Every question this round asked and found unanswered (several when they were asked together)."""
         return types.InputRequiredResult(
-            input_requests={self.key: self.request}, request_state=json.dumps({"answers": self.answers.given})
+            input_requests=dict(self.answers.pending), request_state=json.dumps({"answers": self.answers.given})
         )
 
 
@@ -72,13 +73,14 @@ class Answers:
     def __init__(self, given: dict[str, Any]) -> None:
         self.given = given
         self.asked = 0
+        self.pending: dict[str, types.InputRequest] = {}  # asked this round, not answered yet
 
     def next_key(self, key: str | None) -> str:
         self.asked += 1
         return key if key is not None else f"ask-{self.asked}"
 
 
-def answers_of(params: types.CallToolRequestParams) -> Answers:
+def answers_of(params: types.InputResponseRequestParams) -> Answers:
     """The answers the client sent with this round; a ``requestState`` not of this shape counts as none (it was
     minted by this server and verified by the SDK's boundary, so only an older release could have written it)."""
     given: dict[str, Any] = {}
@@ -114,11 +116,12 @@ async def ask(context: Context, key: str | None, request: types.InputRequest, ca
         answers = context.__dict__["_answers"] = answers_of(context.__dict__["_call_params"])
     if ctx.protocol_version == MODERN:
         if answers is None:
-            raise _unavailable(what, "only tool calls can ask on 2026-07-28")
+            raise _unavailable(what, "only tool calls, prompts/get and resources/read can ask on 2026-07-28")
         name = answers.next_key(key)
         if name in answers.given:
             return answers.given[name]
-        raise InputNeeded(name, request, answers)
+        answers.pending[name] = request  # questions asked together (asyncio.gather) all reach the client
+        raise InputNeeded(name, answers)
     if not ctx.session.can_send_request:
         raise _unavailable(
             what,

@@ -26,6 +26,7 @@ from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
 from ._decorators import PromptOptions
+from ._elicitation import InputNeeded
 from ._errors import ConfigurationError, ToolError
 from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
@@ -132,7 +133,7 @@ class Prompts:
 
     async def get(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
+    ) -> types.GetPromptResult | types.InputRequiredResult:
         bound = self._prompts.get(params.name)
         if bound is None:
             raise MCPError(
@@ -151,9 +152,12 @@ class Prompts:
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services
+        instance._call_params = params  # a 2026-07-28 round's answers, read if it asks
         try:
             rendered = await instance.render(**dict(model))
             messages = _messages(rendered)
+        except InputNeeded as needed:  # 2026-07-28: the client answers, then gets the prompt again
+            return needed.result()
         except ToolError as exc:  # written for the client: sent as it is, with its code
             raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code}) from None
         except MCPError:

@@ -30,6 +30,7 @@ from ._clock import Clock
 from ._completion import completers_of
 from ._context import Context
 from ._decorators import ResourceOptions
+from ._elicitation import InputNeeded
 from ._errors import ConfigurationError, ToolError
 from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
@@ -207,7 +208,7 @@ class Resources:
 
     async def read(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
+    ) -> types.ReadResourceResult | types.InputRequiredResult:
         uri = str(params.uri)
         bound, arguments = self._match(uri)
         spec = bound.spec
@@ -215,9 +216,12 @@ class Resources:
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services
+        instance._call_params = params  # a 2026-07-28 round's answers, read if it asks
         instance.uri = uri
         try:
             value = await instance.read(**arguments)
+        except InputNeeded as needed:  # 2026-07-28: the client answers, then reads again
+            return needed.result()
         except ResourceNotFoundError as exc:
             raise _not_found(uri, str(exc)) from None
         except ToolError as exc:  # written for the client (a remember error, say): sent as it is, with its code

@@ -206,6 +206,17 @@ class InputRequiredTamperedState(ToolContext):
         return f"confirmed={answer.accepted}"
 
 
+@tool(name="test_input_required_result_multiple_inputs", description="Asks the user, the model and the client at once.")
+class InputRequiredMultipleInputs(ToolContext):
+    async def execute(self) -> str:
+        name, greeting, roots = await asyncio.gather(
+            self.elicit("What is your name?", _Name, key="user_name"),
+            self.sample("Generate a greeting", max_tokens=50, key="greeting"),
+            self.roots(key="client_roots"),
+        )
+        return f"name={name.content and name.content['name']}, roots={len(roots)}, greeting={greeting.model}"
+
+
 @tool(name="test_input_required_result_capabilities", description="Asks only in ways the client declared.")
 class InputRequiredCapabilities(ToolContext):
     async def execute(self) -> str:
@@ -363,6 +374,17 @@ class PromptWithImage(PromptContext):
         return [types.PromptMessage(role="user", content=_image()), "Please analyze the image above."]
 
 
+class _Context(TypedDict):
+    context: str
+
+
+@prompt(name="test_input_required_result_prompt", description="A prompt that asks the user for context first.")
+class InputRequiredPrompt(PromptContext):
+    async def render(self) -> str:
+        answer = await self.elicit("What context should the prompt use?", _Context, key="user_context")
+        return f"Use this context: {answer.content['context'] if answer.content else '(none)'}"
+
+
 @app(
     id="everything",
     name="Conformance everything server",
@@ -385,13 +407,14 @@ class PromptWithImage(PromptContext):
         InputRequiredMultiRound,
         InputRequiredTamperedState,
         InputRequiredCapabilities,
+        InputRequiredMultipleInputs,
         Sampling,
         Elicitation,
         ElicitationDefaults,
         ElicitationEnums,
     ],
     resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
-    prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage],
+    prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, InputRequiredPrompt],
 )
 class EverythingApp:
     """The tools the conformance scenarios call."""

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from typing_extensions import TypedDict
 
-from mcpkit import Server, StaticKeys, ToolContext, app, tool
+from mcpkit import PromptContext, Server, StaticKeys, ToolContext, app, prompt, tool
 
 KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
 STATE_SECRET = "a-state-secret-shared-by-every-instance-0123456789"
@@ -54,7 +56,21 @@ class PoliteSend(ToolContext):
         return "sent" if sure.accepted and sure.content["confirm"] else "kept"
 
 
-@app(id="ask", tools=[SendGreeting, Summarise, WhereAmI, PoliteSend])
+@tool(name="ask_together", description="Asks the user and the client at once.")
+class AskTogether(ToolContext):
+    async def execute(self) -> str:
+        who, roots = await asyncio.gather(self.elicit("Who is asking?", Name), self.roots())
+        return f"{who.content['name'] if who.content else '?'} in {len(roots)} root(s)"
+
+
+@prompt(name="briefing", description="A briefing in the words the user gives.")
+class Briefing(PromptContext):
+    async def render(self) -> str:
+        who = await self.elicit("Who is the briefing for?", Name, key="audience")
+        return f"Brief {who.content['name'] if who.content else 'everyone'} on today's tickets."
+
+
+@app(id="ask", tools=[SendGreeting, Summarise, WhereAmI, PoliteSend, AskTogether], prompts=[Briefing])
 class AskApp: ...
 
 

@@ -39,7 +39,7 @@ class User:
         self.asked.append(params.message)
         if self.action != "accept":
             return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
-        if params.message == "Who is sending this?":
+        if params.message.startswith("Who "):
             return types.ElicitResult(action="accept", content={"name": "Nour"})
         return types.ElicitResult(action="accept", content={"confirm": self.confirm})
 
@@ -210,3 +210,31 @@ async def test_a_tampered_or_misused_state_is_refused(change: str) -> None:
     assert error["code"] == -32602
     assert error["message"] == "Invalid or expired requestState"
     assert json.dumps(error).count("Nour") == 0
+
+
+async def test_questions_asked_together_come_in_one_round_and_prompts_can_ask(sse_server: str) -> None:
+    user = User()
+    async with in_process("2026-07-28", user) as c:
+        together = await c.call_tool("ask_together", {})
+        briefing = await c.get_prompt("briefing")
+    assert together.content == [types.TextContent(type="text", text="Nour in 1 root(s)")]
+    assert briefing.messages[0].content == types.TextContent(type="text", text="Brief Nour on today's tickets.")
+    live = User()
+    headers = {"Authorization": f"Bearer {KEYS['nour']}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http, client(http, sse_server, "legacy", live) as c:
+        assert (await c.call_tool("ask_together", {})).content == together.content
+        assert (await c.get_prompt("briefing")).messages == briefing.messages
+
+
+async def test_2026_07_28_questions_asked_together_are_one_input_required_result() -> None:
+    async with serving_asgi(make_server().http_app()) as http:
+        meta = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "roots": {}}}
+        params = {"name": "ask_together", "arguments": {}, "_meta": meta}
+        result = body_of(await post_modern(http, "tools/call", params, token=KEYS["nour"], name="ask_together"))[
+            "result"
+        ]
+    assert result["resultType"] == "input_required"
+    assert {key: request["method"] for key, request in result["inputRequests"].items()} == {
+        "ask-1": "elicitation/create",
+        "ask-2": "roots/list",
+    }
