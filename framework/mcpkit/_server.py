@@ -15,29 +15,23 @@ from typing import Any, Literal
 import anyio
 from mcp.server import Server as SDKServer
 from mcp.server.stdio import stdio_server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.exceptions import MCPDeprecationWarning
 from starlette.applications import Starlette
 
-from ._body_limit import body_limit
 from ._catalog import AppFeatures, catalog
 from ._clock import Clock, SystemClock
 from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
 from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_connection
 from ._errors import ConfigurationError, StartupError
-from ._gate import AuthGate
-from ._host_check import host_check
+from ._http_app import build_http_app
 from ._middleware import Middleware, sdk_middleware
-from ._notification_streams import StreamWhenAsked
 from ._oauth_binding import adopt, issuers_of
 from ._oauth_scopes import RequiredScopes
 from ._plugin import Plugin, PluginSetup
-from ._protocol_errors import ProtocolErrorMask
 from ._rate_limits import parse_rate_limit
 from ._request_state import request_state_boundary
 from ._resource_metadata import resource_metadata
-from ._sessions import SessionGuard, SessionLimits
 from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
 from ._static_keys import StaticKeys
 from ._subscriptions import Services
@@ -111,7 +105,7 @@ class Server:
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(self._features, lambda: self.clock, caller_of, services)
         if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
-            scopes = sorted(self._required_scopes().every)
+            scopes = sorted(self.required_scopes().every)
             self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
         if not isinstance(list_permitted_tools_only, bool):
             raise ConfigurationError(
@@ -251,61 +245,18 @@ class Server:
         responses to everything (2025-11-25 sessions need it for progress and logs). See docs/deployment.md
         and docs/progress-and-logging.md.
         """
-        if not self.authenticators and not self.allow_anonymous:
-            raise ConfigurationError(
-                f"Server {self.name!r} has no auth and allow_anonymous=False, so every HTTP request would get 401: "
-                "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
-            )
-        security = host_check(host, allowed_hosts, allowed_origins)
-        both = bool(self.authenticators) and self.allow_anonymous  # anonymous callers get half the table
-        sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
-        limit = body_limit(max_body_bytes, self._plugins)
-        sdk_app = self._sdk.streamable_http_app(
-            streamable_http_path="/mcp",
-            json_response=json_response,
+        return build_http_app(
+            self,
+            self._sdk,
             host=host,
-            transport_security=security,
-            max_request_body_size=limit,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            json_response=json_response,
+            max_body_bytes=max_body_bytes,
             max_sessions=max_sessions,
+            sessions_per_caller=sessions_per_caller,
             session_idle_timeout=session_idle_timeout,
         )
-        # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
-        # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
-        # the lifespan starts the plugins around the SDK's own (its session manager).
-        streaming: StreamableHTTPSessionManager | None = None
-        if json_response:  # 2026-07-28 requests asking for progress or logs are answered with SSE
-            streaming = StreamableHTTPSessionManager(
-                app=self._sdk,
-                json_response=False,
-                security_settings=security,
-                max_request_body_size=limit,
-                max_sessions=max_sessions,
-                session_idle_timeout=session_idle_timeout,
-            )
-            sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
-        sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
-        sdk_app.add_middleware(SessionGuard, limits=sessions, clock=lambda: self.clock)
-        sdk_app.add_middleware(
-            AuthGate,
-            authenticators=self.authenticators,
-            allow_anonymous=self.allow_anonymous,
-            metadata=self.resource_metadata,
-            required_scopes=self._required_scopes(),
-            max_body_bytes=limit,
-        )
-        sdk_lifespan = sdk_app.router.lifespan_context
-
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            async with self.running(), sdk_lifespan(app):
-                if streaming is None:
-                    yield
-                else:
-                    async with streaming.run():
-                        yield
-
-        sdk_app.router.lifespan_context = lifespan
-        return sdk_app
 
     async def serve_stdio(self, user: str | None = None) -> None:
         """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""
@@ -376,7 +327,8 @@ class Server:
         sock = listening_socket(host, port)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
 
-    def _required_scopes(self) -> RequiredScopes:
+    def required_scopes(self) -> RequiredScopes:
+        """The OAuth scopes each tool, prompt and resource needs, as the HTTP gate checks them."""
         tools = {name: spec.scopes for name, spec in self.tools.items() if spec.scopes}
         resources, prompts = self.catalog.resources, self.catalog.prompts
         every = frozenset().union(*tools.values(), resources.every_scope(), prompts.every_scope())

@@ -1,0 +1,101 @@
+"""``Server.http_app()``: the SDK's streamable HTTP app with mcpkit's layers in front and its lifespan around.
+
+In front of the SDK's routes, outermost first: the auth gate (who is calling; 401/403), the per-caller session
+limits, the mask that makes the SDK's refusals clear JSON, and, with ``json_response=True``, the router that
+sends 2026-07-28 requests asking for notifications to an SSE session manager. The lifespan starts the plugins,
+then the SDK's session manager (and the SSE one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
+
+from mcp.server import Server as SDKServer
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.applications import Starlette
+
+from ._body_limit import body_limit
+from ._errors import ConfigurationError
+from ._gate import AuthGate
+from ._host_check import host_check
+from ._notification_streams import StreamWhenAsked
+from ._protocol_errors import ProtocolErrorMask
+from ._sessions import SessionGuard, SessionLimits
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["build_http_app"]
+
+
+def build_http_app(
+    server: Server,
+    sdk: SDKServer,
+    *,
+    host: str,
+    allowed_hosts: Sequence[str] | None,
+    allowed_origins: Sequence[str] | None,
+    json_response: bool,
+    max_body_bytes: int | None,
+    max_sessions: int,
+    sessions_per_caller: int,
+    session_idle_timeout: float,
+) -> Starlette:
+    """The app ``Server.http_app`` returns (its docstring says what each option does)."""
+    if not server.authenticators and not server.allow_anonymous:
+        raise ConfigurationError(
+            f"Server {server.name!r} has no auth and allow_anonymous=False, so every HTTP request would get 401: "
+            "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
+        )
+    security = host_check(host, allowed_hosts, allowed_origins)
+    both = bool(server.authenticators) and server.allow_anonymous  # anonymous callers get half the table
+    sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
+    limit = body_limit(max_body_bytes, server._plugins)
+    sdk_app = sdk.streamable_http_app(
+        streamable_http_path="/mcp",
+        json_response=json_response,
+        host=host,
+        transport_security=security,
+        max_request_body_size=limit,
+        max_sessions=max_sessions,
+        session_idle_timeout=session_idle_timeout,
+    )
+    # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
+    # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
+    # the lifespan starts the plugins around the SDK's own (its session manager).
+    streaming: StreamableHTTPSessionManager | None = None
+    if json_response:  # 2026-07-28 requests asking for progress or logs are answered with SSE
+        streaming = StreamableHTTPSessionManager(
+            app=sdk,
+            json_response=False,
+            security_settings=security,
+            max_request_body_size=limit,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+        )
+        sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
+    sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
+    sdk_app.add_middleware(SessionGuard, limits=sessions, clock=lambda: server.clock)
+    sdk_app.add_middleware(
+        AuthGate,
+        authenticators=server.authenticators,
+        allow_anonymous=server.allow_anonymous,
+        metadata=server.resource_metadata,
+        required_scopes=server.required_scopes(),
+        max_body_bytes=limit,
+    )
+    sdk_lifespan = sdk_app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with server.running(), sdk_lifespan(app):
+            if streaming is None:
+                yield
+            else:
+                async with streaming.run():
+                    yield
+
+    sdk_app.router.lifespan_context = lifespan
+    return sdk_app
