@@ -50,9 +50,10 @@ class Elicited(Generic[T]):
         return self.action == "accept"
 
 
-class InputNeeded(Exception):
+class InputNeeded(BaseException):
     """Raised inside a 2026-07-28 call by the first question not answered yet; the dispatcher answers the call
-    with an ``InputRequiredResult`` naming it and carrying the answers so far."""
+    with an ``InputRequiredResult`` naming it and carrying the answers so far. A ``BaseException``, so that a
+    tool's own ``except Exception`` around a question does not swallow the end of the round."""
 
     def __init__(self, key: str, answers: Answers) -> None:
         super().__init__(key)

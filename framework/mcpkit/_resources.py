@@ -174,6 +174,10 @@ class Resources:
     def __bool__(self) -> bool:
         return bool(self._by_uri)
 
+    def serves(self, uri: str) -> bool:
+        """Whether ``uri`` is one of the static resources or matches a template."""
+        return uri in self._static or any(b.spec.template and b.spec.template.match(uri) for b in self._templates)
+
     def scopes_for(self, uri: str) -> frozenset[str]:
         """The scopes reading ``uri`` needs (none when nothing matches it: that is a -32602, not a 403)."""
         bound = self._static.get(uri)

@@ -104,6 +104,7 @@ class Server:
         services = self._services = Services()  # sessions' log levels and resource watchers, for every context
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(self._features, lambda: self.clock, caller_of, services)
+        services.subscriptions.known = self.catalog.resources.serves
         if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
             scopes = sorted(self.required_scopes().every)
             self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))

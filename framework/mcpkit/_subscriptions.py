@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+from mcp.shared.exceptions import MCPError
 
 from ._client_log import LogLevels
 
@@ -25,29 +27,43 @@ __all__ = ["Services", "Subscriptions"]
 
 _log = logging.getLogger("mcpkit.subscriptions")
 
-#: 2025-11-25 sessions watching one URI at most (the oldest forgotten first).
+#: 2025-11-25 sessions watching one URI, and URIs watched, at most (the oldest forgotten first).
 WATCHERS_KEPT = 10_000
+URIS_KEPT = 10_000
 
 
 class Subscriptions:
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
-        self._watchers: dict[str, OrderedDict[str, Any]] = {}  # uri -> session key -> its ServerSession
+        # uri -> session key -> its ServerSession, least recently subscribed first
+        self._watchers: OrderedDict[str, OrderedDict[str, Any]] = OrderedDict()
+        self.known: Callable[[str], bool] = lambda uri: True  # the server's resources say which URIs exist
 
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        watchers = self._watchers.setdefault(str(params.uri), OrderedDict())
+        uri = str(params.uri)
+        if not self.known(uri):  # only what the server serves can be watched: no table of made-up URIs
+            message = f"Resource not found: {uri[:200]}; there is nothing there to watch."
+            raise MCPError(types.INVALID_PARAMS, message, data={"uri": uri})
+        watchers = self._watchers.setdefault(uri, OrderedDict())
+        self._watchers.move_to_end(uri)
         watchers[_session_key(ctx)] = ctx.session
         while len(watchers) > WATCHERS_KEPT:
             watchers.popitem(last=False)
+        while len(self._watchers) > URIS_KEPT:
+            self._watchers.popitem(last=False)
         return types.EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        self._watchers.get(str(params.uri), OrderedDict()).pop(_session_key(ctx), None)
+        watchers = self._watchers.get(str(params.uri))
+        if watchers is not None:
+            watchers.pop(_session_key(ctx), None)
+            if not watchers:
+                del self._watchers[str(params.uri)]
         return types.EmptyResult()
 
     async def updated(self, uri: str) -> None:

@@ -56,6 +56,16 @@ class PoliteSend(ToolContext):
         return "sent" if sure.accepted and sure.content["confirm"] else "kept"
 
 
+@tool(name="ask_carelessly", description="Asks inside a broad except, as some tools will.")
+class AskCarelessly(ToolContext):
+    async def execute(self) -> str:
+        try:
+            sure = await self.elicit("Go ahead?", Confirm)
+        except Exception:  # a tool's own error handling must not end a 2026-07-28 round early
+            return "swallowed"
+        return "went ahead" if sure.accepted and sure.content["confirm"] else "stopped"
+
+
 @tool(name="ask_together", description="Asks the user and the client at once.")
 class AskTogether(ToolContext):
     async def execute(self) -> str:
@@ -70,7 +80,7 @@ class Briefing(PromptContext):
         return f"Brief {who.content['name'] if who.content else 'everyone'} on today's tickets."
 
 
-@app(id="ask", tools=[SendGreeting, Summarise, WhereAmI, PoliteSend, AskTogether], prompts=[Briefing])
+@app(id="ask", tools=[SendGreeting, Summarise, WhereAmI, PoliteSend, AskTogether, AskCarelessly], prompts=[Briefing])
 class AskApp: ...
 
 

@@ -127,6 +127,12 @@ async def test_a_declined_or_cancelled_question_is_the_tools_to_handle(
         assert (await c.call_tool("send_greeting", {"text": "hi"})).structured_content == expected
 
 
+async def test_a_broad_except_in_the_tool_does_not_swallow_the_round() -> None:
+    async with in_process("2026-07-28", User()) as c:
+        result = await c.call_tool("ask_carelessly", {})
+    assert result.content == [types.TextContent(type="text", text="went ahead")]
+
+
 async def test_sampling_and_roots_as_2026_07_28_rounds() -> None:
     user = User()
     async with in_process("2026-07-28", user) as c:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from subscriptions_server import KEYS
 
@@ -57,6 +57,9 @@ async def test_a_2025_11_25_session_is_told_until_it_unsubscribes(url: str) -> N
         Client(streamable_http_client(url, http_client=http), mode="legacy", message_handler=on_message) as watcher,
         Client(streamable_http_client(url, http_client=http), mode="legacy") as editor,
     ):
+        with pytest.raises(MCPError) as unknown:  # only what the server serves can be watched
+            await watcher.subscribe_resource("elsewhere://x")
+        assert unknown.value.error.code == -32602
         await watcher.subscribe_resource("notes://plan")
         await editor.call_tool("edit_note", {"key": "plan", "text": "v3"})
         async with asyncio.timeout(10):
