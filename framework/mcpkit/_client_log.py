@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 if TYPE_CHECKING:
     from ._context import Context
 
-__all__ = ["LEVELS", "ClientLog", "LogLevels", "report_progress"]
+__all__ = ["LEVELS", "ClientLog", "LogLevels", "report_progress", "session_key"]
 
 _log = logging.getLogger("mcpkit.client_log")
 
@@ -42,7 +42,7 @@ class LogLevels:
     async def set_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        key = _session_key(ctx)
+        key = session_key(ctx)
         if key is not None:
             self._levels[key] = LEVELS.index(params.level)
             self._levels.move_to_end(key)
@@ -51,17 +51,22 @@ class LogLevels:
         return types.EmptyResult()
 
     def wants(self, ctx: ServerRequestContext[Any, Any], level: str) -> bool:
-        key = _session_key(ctx)
+        key = session_key(ctx)
         least = self._levels.get(key, 0) if key is not None else 0
         return LEVELS.index(level) >= least
 
 
-def _session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
+def session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The 2025-11-25 session a request belongs to: its ``Mcp-Session-Id`` over HTTP (the SDK checked it belongs
+    to this caller), the stdio connection's own id over stdio; None for a 2026-07-28 HTTP request."""
     request = ctx.request
     if request is not None:
         session: object = request.headers.get("mcp-session-id")
         return session if isinstance(session, str) else None
-    return f"stdio:{id(ctx.session)}"
+    from ._dispatch import local_connection  # imported here: _dispatch imports this module
+
+    local = local_connection.get()
+    return f"stdio:{local.session_id}" if local is not None else None
 
 
 class ClientLog:

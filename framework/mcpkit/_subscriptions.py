@@ -21,7 +21,7 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
-from ._client_log import LogLevels
+from ._client_log import LogLevels, session_key
 
 __all__ = ["Services", "Subscriptions"]
 
@@ -78,10 +78,7 @@ class Subscriptions:
 
 
 def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:
-    request = ctx.request
-    if request is not None:
-        return str(request.headers.get("mcp-session-id", ""))
-    return f"stdio:{id(ctx.session)}"
+    return session_key(ctx) or ""
 
 
 @dataclass(frozen=True, slots=True)

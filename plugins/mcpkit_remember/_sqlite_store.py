@@ -24,6 +24,7 @@ import contextlib
 import functools
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -50,6 +51,9 @@ _T = TypeVar("_T")
 _Params = Mapping[str, object]
 
 BUSY_TIMEOUT_SECONDS = 5.0
+#: Opening a database another instance holds is tried this many times, waiting this long times the attempt between.
+OPEN_ATTEMPTS = 4
+OPEN_RETRY_SECONDS = 0.5
 SCAN_PAGE = 500
 
 
@@ -252,7 +256,22 @@ class SQLiteStore:
     # -- on the worker thread ---------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        """Runs on the worker thread: the connection belongs to it for its whole life."""
+        """Runs on the worker thread: the connection belongs to it for its whole life.
+
+        Another instance can hold the database while this one starts (a rolling restart: its write lock, or the
+        recovery of a WAL left by one that was killed), and SQLite does not always wait for that within its busy
+        timeout; so a locked database is tried again, ``OPEN_ATTEMPTS`` times in all, before starting fails.
+        """
+        for attempt in range(1, OPEN_ATTEMPTS + 1):
+            try:
+                return self._connect_once()
+            except StoreUnavailableError as exc:
+                if attempt == OPEN_ATTEMPTS or "locked" not in str(exc):
+                    raise
+                time.sleep(OPEN_RETRY_SECONDS * attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _connect_once(self) -> sqlite3.Connection:
         create_database(self._path)  # 0600 before SQLite makes it (and its -wal, -shm) with the umask's mode
         try:
             conn = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)

@@ -6,7 +6,9 @@ did not ask, and the call's result is the same either way."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -15,7 +17,7 @@ import pytest
 from _support import NOUR_KEY as KEY
 from _support import URL, body_of, post_modern
 from _support import running as serving
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpkit import PromptContext, Server, StaticKeys, ToolContext, app, prompt, tool
@@ -134,3 +136,21 @@ async def test_on_2026_07_28_only_requests_that_ask_get_sse() -> None:
         assert asking.headers["content-type"].startswith("text/event-stream")
         assert asking.text.count("notifications/progress") == 3
         assert "notifications/message" not in asking.text  # no logLevel asked for: no log messages
+
+
+STDIO_SERVER = Path(__file__).resolve().parent / "test_progress_and_logging.py"
+server = Server([ExportApp], allow_anonymous=True)  # what the stdio test serves (`mcpkit run ...:server --stdio`)
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_over_stdio_the_level_holds_for_the_connection_and_progress_arrives() -> None:
+    heard = Heard()
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcpkit._cli", "run", f"{STDIO_SERVER}:server", "--stdio"]
+    )
+    async with Client(params, mode="legacy", logging_callback=heard.log) as c:
+        await c.set_logging_level("warning")
+        await c.call_tool("export_tickets", {"count": 2}, progress_callback=heard.on_progress)
+        await c.call_tool("export_tickets", {"count": 1})
+    assert heard.logs == [("warning", "one ticket had no subject", "export")] * 2  # the level, on every later call
+    assert heard.progress == [(1, 2, "ticket 1 of 2"), (2, 2, "ticket 2 of 2")]
