@@ -7,6 +7,7 @@ from ._clock import Clock, ManualClock, SystemClock
 from ._context import Context, ToolContext
 from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._decorators import app, prompt, resource, tool
+from ._elicitation import Elicited
 from ._errors import ConfigurationError, StartupError, ToolError
 from ._middleware import MethodCall, MethodRefused, Middleware
 from ._plugin import Plugin, PluginSetup
@@ -22,6 +23,7 @@ __all__ = [
     "Clock",
     "ConfigurationError",
     "Context",
+    "Elicited",
     "Identity",
     "IntrospectionAuth",
     "InvalidCredentialError",

@@ -29,6 +29,7 @@ from ._gate import IDENTITY_SCOPE_KEY
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._oauth_scopes import missing_scopes
 from ._pagination import PAGE_SIZE, page
+from ._parameters import validation_problems
 from ._plugin import Plugin, providers_for
 from ._rate_limits import RateLimit, RateLimiter
 from ._results import error_result
@@ -284,11 +285,7 @@ def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
 
 
 def _describe(tool_name: str, exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors(include_url=False, include_input=False):
-        where = ".".join(str(part) for part in error["loc"]) or "(arguments)"
-        problems.append(f"{where}: {error['msg']}")
-    return _invalid(tool_name, problems)
+    return _invalid(tool_name, validation_problems(exc))
 
 
 def _invalid(tool_name: str, problems: Sequence[str]) -> str:

@@ -27,6 +27,7 @@ from mcp.shared.message import ServerMessageMetadata
 from pydantic import TypeAdapter, ValidationError
 
 from ._errors import ToolError
+from ._parameters import validation_problems
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -164,7 +165,7 @@ def elicited(answer: Any, adapter: TypeAdapter[Any] | None) -> Elicited[Any]:
         try:
             content = adapter.validate_python(content)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
+            problems = "; ".join(validation_problems(exc))
             raise ToolError(
                 f"The answer does not fit what was asked ({problems}); ask again.", code="INVALID_ANSWER"
             ) from None

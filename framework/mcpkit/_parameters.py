@@ -12,11 +12,11 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from ._errors import ConfigurationError
 
-__all__ = ["method_hints", "parameters_model"]
+__all__ = ["method_hints", "parameters_model", "validation_problems"]
 
 
 def method_hints(method: Callable[..., Any], where: str) -> dict[str, Any]:
@@ -64,3 +64,11 @@ def parameters_model(
     except Exception as exc:
         raise ConfigurationError(f"{where}: {name}'s parameters do not make a valid input model: {exc}") from exc
     return model, tuple(fields)
+
+
+def validation_problems(exc: ValidationError) -> list[str]:
+    """``path: message`` for each problem pydantic found (``(arguments)`` for the whole), never the input itself."""
+    return [
+        f"{'.'.join(str(part) for part in error['loc']) or '(arguments)'}: {error['msg']}"
+        for error in exc.errors(include_url=False, include_input=False)
+    ]

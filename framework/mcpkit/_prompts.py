@@ -30,7 +30,7 @@ from ._elicitation import InputNeeded
 from ._errors import ConfigurationError, ToolError
 from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
-from ._parameters import method_hints, parameters_model
+from ._parameters import method_hints, parameters_model, validation_problems
 from ._subscriptions import Services
 
 __all__ = ["BoundPrompt", "PromptContext", "PromptSpec", "Prompts", "build_prompt"]
@@ -144,10 +144,7 @@ class Prompts:
         try:
             model = spec.input_model.model_validate(params.arguments or {})
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
+            problems = "; ".join(validation_problems(exc))
             raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
         instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
         instance.request_context = ctx

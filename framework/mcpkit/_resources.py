@@ -34,7 +34,7 @@ from ._elicitation import InputNeeded
 from ._errors import ConfigurationError, ToolError
 from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
-from ._parameters import method_hints, parameters_model
+from ._parameters import method_hints, parameters_model, validation_problems
 from ._subscriptions import Services
 
 __all__ = ["BoundResource", "ResourceContext", "ResourceNotFoundError", "ResourceSpec", "Resources", "build_resource"]
@@ -256,9 +256,7 @@ class Resources:
             try:
                 model = candidate.spec.input_model.model_validate(found)
             except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)
-                )
+                problems = "; ".join(validation_problems(exc))
                 raise MCPError(
                     types.INVALID_PARAMS,
                     f"{uri[:200]} matches {candidate.spec.uri}, but {problems}.",

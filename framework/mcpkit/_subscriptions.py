@@ -69,12 +69,14 @@ class Subscriptions:
     async def updated(self, uri: str) -> None:
         await self.bus.publish(ResourceUpdated(uri=uri))
         watchers = self._watchers.get(uri)
-        for key, session in list((watchers or {}).items()):
+        if not watchers:
+            return
+        for key, session in list(watchers.items()):
             try:
                 await session.send_resource_updated(uri)
             except Exception:  # that session is gone: it watches no more
                 _log.debug("dropping a watcher of %s", uri, exc_info=True)
-                watchers.pop(key, None)  # type: ignore[union-attr]
+                watchers.pop(key, None)
 
 
 def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:

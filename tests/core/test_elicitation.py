@@ -244,3 +244,32 @@ async def test_2026_07_28_questions_asked_together_are_one_input_required_result
         "ask-1": "elicitation/create",
         "ask-2": "roots/list",
     }
+
+
+def test_a_state_secret_too_short_or_not_a_list_is_refused_when_the_server_is_built() -> None:
+    from elicitation_server import AskApp
+
+    from mcpkit import ConfigurationError, Server, StaticKeys
+    from mcpkit._request_state import MIN_SECRET_BYTES
+
+    with pytest.raises(ConfigurationError, match=f"too short; use at least {MIN_SECRET_BYTES} random bytes"):
+        Server([AskApp], auth=StaticKeys(KEYS), state_secrets=["short"])
+    with pytest.raises(ConfigurationError, match="is a list of secrets"):
+        Server([AskApp], auth=StaticKeys(KEYS), state_secrets="x" * 40)  # type: ignore[arg-type]
+
+
+async def test_instances_share_the_secrets_in_mcpkit_state_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from elicitation_server import AskApp
+
+    from mcpkit import Server, StaticKeys
+
+    def instance() -> Any:
+        return Server([AskApp], auth=StaticKeys(KEYS), name="elicitation-tests").http_app()
+
+    monkeypatch.setenv("MCPKIT_STATE_SECRETS", "a-new-secret-that-seals-from-now-on-0123456789, " + "o" * 40)
+    async with serving_asgi(instance()) as first, serving_asgi(instance()) as second:
+        state = (await _round_one(first))["requestState"]
+        assert body_of(await _round_two(second, state))["result"]["resultType"] == "input_required"
+    monkeypatch.setenv("MCPKIT_STATE_SECRETS", "o" * 40)  # the new secret dropped: what it sealed no longer opens
+    async with serving_asgi(instance()) as third:
+        assert body_of(await _round_two(third, state))["error"]["code"] == -32602
