@@ -51,6 +51,8 @@ class ToolOptions:
     input_schema: object = None  # a hand-written JSON Schema, checked when the server is built (``_schema_input``)
     requires: object = ()  # client capabilities, checked when the server is built (``_capabilities``)
     open_world: bool | None = None
+    icons: object = ()  # checked when the server is built (``_icons.checked_icons``)
+    enabled: object = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +65,8 @@ class ResourceOptions:
     mime_type: str | None
     title: str | None
     scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
+    icons: object = ()
+    enabled: object = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +77,8 @@ class PromptOptions:
     description: str | None
     title: str | None
     scopes: object = ()
+    icons: object = ()
+    enabled: object = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +106,8 @@ def tool(
     input_schema: Mapping[str, Any] | None = None,
     requires: Sequence[str] = (),
     open_world: bool | None = None,
+    icons: Sequence[Any] = (),
+    enabled: bool = True,
 ) -> Callable[[T], T]:
     """Mark a :class:`ToolContext` subclass as the tool ``name``.
 
@@ -111,6 +119,8 @@ def tool(
     ``input_schema``: a JSON Schema 2020-12 document to advertise and check instead of one derived from
     ``execute``'s parameters (docs/tools.md). ``requires``: client capabilities the tool needs, like
     ``["elicitation"]``; a client that did not declare them gets ``-32021`` instead of a call.
+    ``icons``: ``[{"src": "https://...", "mime_type": "image/png", "sizes": ["48x48"]}]``. ``enabled=False``: not
+    listed nor callable until ``await server.enable(tools=[name])`` (docs/tools.md).
     """
 
     options = ToolOptions(
@@ -125,6 +135,8 @@ def tool(
         input_schema,
         requires,
         open_world,
+        icons,
+        enabled,
     )
 
     def mark(cls: T) -> T:
@@ -144,25 +156,36 @@ def resource(
     mime_type: str | None = None,
     title: str | None = None,
     scopes: Sequence[str] = (),
+    icons: Sequence[Any] = (),
+    enabled: bool = True,
 ) -> Callable[[T], T]:
     """Mark a :class:`ResourceContext` subclass as the resource at ``uri``.
 
     A ``uri`` with ``{placeholders}`` (RFC 6570) is a resource template: each placeholder arrives as the
     ``read`` parameter of the same name. ``description`` falls back to the class docstring. ``scopes``: the
-    OAuth scopes a caller's token must grant to read it (docs/authorization.md).
+    OAuth scopes a caller's token must grant to read it (docs/authorization.md). ``icons`` and ``enabled`` as for
+    ``@tool``.
     """
-    options = ResourceOptions(uri, name, description, mime_type, title, scopes)
+    options = ResourceOptions(uri, name, description, mime_type, title, scopes, icons, enabled)
     return _marker(_RESOURCE_ATTR, options, f"@resource(uri={uri!r})")
 
 
 def prompt(
-    *, name: str, description: str | None = None, title: str | None = None, scopes: Sequence[str] = ()
+    *,
+    name: str,
+    description: str | None = None,
+    title: str | None = None,
+    scopes: Sequence[str] = (),
+    icons: Sequence[Any] = (),
+    enabled: bool = True,
 ) -> Callable[[T], T]:
     """Mark a :class:`PromptContext` subclass as the prompt ``name``; its arguments are ``render``'s parameters.
 
-    ``scopes``: the OAuth scopes a caller's token must grant to get it (docs/authorization.md).
+    ``scopes``: the OAuth scopes a caller's token must grant to get it (docs/authorization.md). ``icons`` and
+    ``enabled`` as for ``@tool``.
     """
-    return _marker(_PROMPT_ATTR, PromptOptions(name, description, title, scopes), f"@prompt(name={name!r})")
+    options = PromptOptions(name, description, title, scopes, icons, enabled)
+    return _marker(_PROMPT_ATTR, options, f"@prompt(name={name!r})")
 
 
 def _marker(attribute: str, options: object, label: str) -> Callable[[T], T]:

@@ -7,7 +7,7 @@ import logging
 import math
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +26,7 @@ from ._credentials import Identity
 from ._elicitation import InputNeeded
 from ._errors import ToolError
 from ._gate import IDENTITY_SCOPE_KEY
+from ._list_changes import switched
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._oauth_scopes import missing_scopes
 from ._pagination import PAGE_SIZE, page
@@ -95,19 +96,36 @@ class Dispatcher:
         shared_limits: SharedRateLimiter | None = None,
         services: Services | None = None,
     ) -> None:
-        self._tools = dict(tools)
+        self._every = dict(tools)  # declared, in order; ``_tools`` holds the enabled ones
+        self._tools = {name: bound for name, bound in tools.items() if bound.spec.enabled}
         self._services = services
         self._clock = clock
         # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
         # Counted in this process, or in Redis for every instance (``shared_limits``).
         self._rate_limit = rate_limit
-        limited = rate_limit is not None or any(bound.spec.rate_limit for bound in self._tools.values())
+        limited = rate_limit is not None or any(bound.spec.rate_limit for bound in self._every.values())
         self._limiter: RateLimiter | SharedRateLimiter | None = (
             None if not limited else shared_limits if shared_limits is not None else RateLimiter()
         )
         self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
-        self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._tools.values())
+        self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._every.values())
+
+    def names(self) -> tuple[str, ...]:
+        """Every declared tool, enabled or not."""
+        return tuple(self._every)
+
+    def enabled_names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def switch(self, names: Iterable[str], enabled: bool) -> bool:
+        """Enable or disable declared tools (``Server.enable``/``disable``); whether the list changed."""
+        on = switched(self._tools, names, enabled)
+        if on is None:
+            return False
+        self._tools = {name: bound for name, bound in self._every.items() if name in on}
+        self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
+        return True
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         bound = self._tools.get(name)
@@ -117,6 +135,8 @@ class Dispatcher:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         cursor = params.cursor if params is not None else None
+        if self._services is not None:
+            self._services.list_changes.listed("tools", ctx)
         if not self._scoped or ctx.request is None:  # stdio is not limited by scope
             if cursor is None and len(self._listing.tools) <= PAGE_SIZE:
                 return self._listing  # built once: most servers list fewer tools than a page

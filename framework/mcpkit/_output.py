@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
+import types as types_module
 import typing
 from typing import Any
 
@@ -65,6 +67,55 @@ class _Typed(Output):
         return _structured(self._adapter.dump_python(checked, mode="json", by_alias=True))
 
 
+class _Wrapped(Output):
+    """A declared shape that is not an object (a list, a number, a boolean, a literal): sent as ``{"result": ...}``.
+
+    ``structuredContent`` must be a JSON object, so the value travels under ``result``; the ``outputSchema`` says
+    so, and the text block carries the value's own JSON, as for an undeclared list or number.
+    """
+
+    def __init__(self, annotation: Any) -> None:
+        self._adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        inner = self._adapter.json_schema(mode="serialization", by_alias=True)
+        definitions = inner.pop("$defs", None)  # "#/$defs/..." references stay valid at the wrapper's root
+        schema: dict[str, Any] = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
+        if definitions:
+            schema["$defs"] = definitions
+        self.schema = schema
+
+    def convert(self, value: Any) -> types.CallToolResult:
+        if isinstance(value, types.CallToolResult):
+            return value
+        dumped = self._adapter.dump_python(self._adapter.validate_python(value), mode="json", by_alias=True)
+        text = pydantic_core.to_json(dumped).decode()
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], structured_content={"result": dumped}
+        )
+
+
+#: Annotations whose results are decided per value (a ``str`` is the tutorial's text, a ``dict`` an object).
+_PER_VALUE = (str, dict, types.CallToolResult, type(None))
+
+
+def _declares_non_object(annotation: Any) -> bool:
+    """Whether an annotation is a shape of its own that is not an object: ``list[...]``, ``int``, ``bool``, ..."""
+    if annotation is None:
+        return False
+    members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    for member in members:
+        origin = typing.get_origin(member) or member
+        if member is Any or (isinstance(origin, type) and issubclass(origin, _PER_VALUE)):
+            if member is not type(None):
+                return False
+        elif origin in (collections.abc.Mapping, collections.abc.MutableMapping):
+            return False
+    return any(member is not type(None) for member in members)
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types_module.UnionType)
+
+
 def output_for(annotation: Any) -> Output:
     """Pick the conversion for a return annotation (``inspect.Signature.empty`` when there is none)."""
     if typing.get_origin(annotation) is typing.Annotated:
@@ -75,5 +126,7 @@ def output_for(annotation: Any) -> Output:
         return _Typed(annotation)
     if is_typeddict(annotation) or (isinstance(annotation, type) and dataclasses.is_dataclass(annotation)):
         return _Typed(annotation)
-    # dict, Mapping, str, None, CallToolResult, lists, unions: decided per value.
+    if _declares_non_object(annotation):
+        return _Wrapped(annotation)
+    # dict, Mapping, str, None, CallToolResult, Any, and unions with any of them: decided per value.
     return Output()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -28,6 +28,8 @@ from ._context import Context
 from ._decorators import PromptOptions
 from ._elicitation import InputNeeded
 from ._errors import ConfigurationError, ToolError
+from ._icons import checked_icons
+from ._list_changes import checked_enabled, switched
 from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
 from ._parameters import method_hints, parameters_model, validation_problems
@@ -57,6 +59,7 @@ class PromptSpec:
     completers: Mapping[str, str]
     wire: types.Prompt
     scopes: frozenset[str] = frozenset()
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +91,19 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
         )
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
-    wire = types.Prompt(name=options.name, title=options.title, description=description, arguments=arguments)
-    scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
-    return PromptSpec(cls, options.name, app_id, model, completers_of(cls, params, where, wire_names), wire, scopes)
+    label = f"{where} ({options.name!r})"
+    wire = types.Prompt(
+        name=options.name,
+        title=options.title,
+        description=description,
+        arguments=arguments,
+        icons=checked_icons(label, options.icons),
+    )
+    completers = completers_of(cls, params, where, wire_names)
+    scopes = checked_scopes(label, options.scopes)
+    return PromptSpec(
+        cls, options.name, app_id, model, completers, wire, scopes, checked_enabled(label, options.enabled)
+    )
 
 
 class Prompts:
@@ -104,15 +117,30 @@ class Prompts:
         services: Services | None = None,
     ) -> None:
         self._services = services
-        self._prompts = {b.spec.name: b for b in bound}
+        self._every = {b.spec.name: b for b in bound}  # declared, in order; ``_prompts`` holds the enabled ones
+        self._prompts = {name: b for name, b in self._every.items() if b.spec.enabled}
         self._clock = clock
         self._caller = caller
 
     def __bool__(self) -> bool:
-        return bool(self._prompts)
+        return bool(self._every)
 
     def completes(self) -> bool:
-        return any(b.spec.completers for b in self._prompts.values())
+        return any(b.spec.completers for b in self._every.values())
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._every)
+
+    def enabled_names(self) -> tuple[str, ...]:
+        return tuple(self._prompts)
+
+    def switch(self, names: Iterable[str], enabled: bool) -> bool:
+        """Enable or disable declared prompts (``Server.enable``/``disable``); whether the list changed."""
+        on = switched(self._prompts, names, enabled)
+        if on is None:
+            return False
+        self._prompts = {name: b for name, b in self._every.items() if name in on}
+        return True
 
     def by_name(self, name: str) -> BoundPrompt | None:
         return self._prompts.get(name)
@@ -122,11 +150,13 @@ class Prompts:
         return bound.spec.scopes if bound is not None else frozenset()
 
     def every_scope(self) -> frozenset[str]:
-        return frozenset().union(*(b.spec.scopes for b in self._prompts.values()))
+        return frozenset().union(*(b.spec.scopes for b in self._every.values()))
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        if self._services is not None:
+            self._services.list_changes.listed("prompts", ctx)
         listed = [b.spec.wire for b in self._prompts.values()]
         items, cursor = page(listed, params.cursor if params else None, "prompts")
         return types.ListPromptsResult(prompts=items, next_cursor=cursor)

@@ -15,7 +15,7 @@ import base64
 import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -32,6 +32,8 @@ from ._context import Context
 from ._decorators import ResourceOptions
 from ._elicitation import InputNeeded
 from ._errors import ConfigurationError, ToolError
+from ._icons import checked_icons
+from ._list_changes import checked_enabled, switched
 from ._oauth_scopes import checked_scopes, refuse_without_scopes
 from ._pagination import page
 from ._parameters import method_hints, parameters_model, validation_problems
@@ -75,6 +77,7 @@ class ResourceSpec:
     completers: Mapping[str, str]  # template parameter -> the complete_<name> method
     wire: types.Resource | types.ResourceTemplate
     scopes: frozenset[str] = frozenset()
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,7 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> Res
         "title": options.title,
         "description": description,
         "mime_type": options.mime_type,
+        "icons": checked_icons(f"{where} ({options.name!r})", options.icons),
     }
     wire: types.Resource | types.ResourceTemplate = (
         types.ResourceTemplate(uri_template=options.uri, **common)
@@ -146,6 +150,7 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> Res
         completers=completers_of(cls, params, where),
         wire=wire,
         scopes=checked_scopes(f"{where} ({options.name!r})", options.scopes),
+        enabled=checked_enabled(f"{where} ({options.name!r})", options.enabled),
     )
 
 
@@ -165,14 +170,34 @@ class Resources:
         services: Services | None = None,
     ) -> None:
         self._services = services
-        self._static = {b.spec.uri: b for b in bound if b.spec.template is None}
-        self._templates = [b for b in bound if b.spec.template is not None]
-        self._by_uri = {b.spec.uri: b for b in bound}
+        self._every = list(bound)  # declared, in order; the three maps below hold the enabled ones
+        self._arrange({b.spec.name for b in bound if b.spec.enabled})
         self._clock = clock
         self._caller = caller
 
+    def _arrange(self, on: set[str]) -> None:
+        enabled = [b for b in self._every if b.spec.name in on]
+        self._on = on
+        self._static = {b.spec.uri: b for b in enabled if b.spec.template is None}
+        self._templates = [b for b in enabled if b.spec.template is not None]
+        self._by_uri = {b.spec.uri: b for b in enabled}
+
     def __bool__(self) -> bool:
-        return bool(self._by_uri)
+        return bool(self._every)
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(b.spec.name for b in self._every)
+
+    def enabled_names(self) -> tuple[str, ...]:
+        return tuple(b.spec.name for b in self._every if b.spec.name in self._on)
+
+    def switch(self, names: Iterable[str], enabled: bool) -> bool:
+        """Enable or disable declared resources and templates by name; whether the lists changed."""
+        on = switched(self._on, names, enabled)
+        if on is None:
+            return False
+        self._arrange(on)
+        return True
 
     def serves(self, uri: str) -> bool:
         """Whether ``uri`` is one of the static resources or matches a template."""
@@ -186,11 +211,11 @@ class Resources:
         return bound.spec.scopes if bound is not None else frozenset()
 
     def every_scope(self) -> frozenset[str]:
-        return frozenset().union(*(b.spec.scopes for b in self._by_uri.values()))
+        return frozenset().union(*(b.spec.scopes for b in self._every))
 
     def completes(self) -> bool:
         """Whether any template completes a parameter (the server then offers ``completion/complete``)."""
-        return any(b.spec.completers for b in self._by_uri.values())
+        return any(b.spec.completers for b in self._every)
 
     def by_uri(self, uri: str) -> BoundResource | None:
         """The resource or template declared with exactly this URI (completion names templates so)."""
@@ -199,6 +224,8 @@ class Resources:
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        if self._services is not None:
+            self._services.list_changes.listed("resources", ctx)
         listed = [b.spec.wire for b in self._static.values()]
         items, cursor = page(listed, params.cursor if params else None, "resources")
         return types.ListResourcesResult(resources=items, next_cursor=cursor)  # type: ignore[arg-type]
@@ -206,6 +233,8 @@ class Resources:
     async def list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
+        if self._services is not None:
+            self._services.list_changes.listed("resources", ctx)
         listed = [b.spec.wire for b in self._templates]
         items, cursor = page(listed, params.cursor if params else None, "resource templates")
         return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)  # type: ignore[arg-type]

@@ -13,7 +13,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
 import anyio
-from mcp.server import Server as SDKServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
 from starlette.applications import Starlette
@@ -25,6 +24,8 @@ from ._decorators import app_options, tool_options
 from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_connection
 from ._errors import ConfigurationError, StartupError
 from ._http_app import build_http_app
+from ._icons import checked_icons
+from ._list_changes import Kind, ListChangingServer, Switchable
 from ._middleware import Middleware, sdk_middleware
 from ._oauth_binding import adopt, issuers_of
 from ._oauth_scopes import RequiredScopes
@@ -62,6 +63,7 @@ class Server:
     ``state_secrets`` seal the ``requestState`` of 2026-07-28 multi-round calls (``self.elicit``); every
     instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
     ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
+    ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
     See docs/authorization.md.
     """
 
@@ -84,6 +86,9 @@ class Server:
         rate_limit_store: str | None = None,
         state_secrets: Sequence[str | bytes] | None = None,
         middleware: Sequence[Middleware] = (),
+        title: str | None = None,
+        website_url: str | None = None,
+        icons: Sequence[Any] = (),
     ) -> None:
         self.name = name
         self.version = version
@@ -123,9 +128,12 @@ class Server:
         with warnings.catch_warnings():
             # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
-            self._sdk = SDKServer(
+            self._sdk = ListChangingServer(
                 name,
                 version=version,
+                title=title,
+                website_url=website_url,
+                icons=checked_icons("Server", icons),
                 instructions=instructions,
                 get_tool_input_schema=self._dispatcher.input_schema,
                 on_list_tools=self._dispatcher.list_tools,
@@ -327,6 +335,50 @@ class Server:
         )
         sock = listening_socket(host, port)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
+
+    async def enable(
+        self, *, tools: Sequence[str] = (), prompts: Sequence[str] = (), resources: Sequence[str] = ()
+    ) -> None:
+        """List declared tools, prompts and resources (by name) again, and tell the clients their lists changed."""
+        await self._switch(True, tools, prompts, resources)
+
+    async def disable(
+        self, *, tools: Sequence[str] = (), prompts: Sequence[str] = (), resources: Sequence[str] = ()
+    ) -> None:
+        """Take declared tools, prompts and resources (by name) out of the lists, and refuse calls to them as if
+        they did not exist, until ``enable``; clients are told their lists changed (docs/tools.md)."""
+        await self._switch(False, tools, prompts, resources)
+
+    def enabled(self, kind: Kind) -> tuple[str, ...]:
+        """The names of the ``"tools"``, ``"prompts"`` or ``"resources"`` that are enabled now, as declared."""
+        holders = self._holders()
+        if kind not in holders:
+            raise ConfigurationError(f"enabled() takes 'tools', 'prompts' or 'resources', not {kind!r:.40}.")
+        return holders[kind].enabled_names()
+
+    def _holders(self) -> dict[Kind, Switchable]:
+        return {"tools": self._dispatcher, "prompts": self.catalog.prompts, "resources": self.catalog.resources}
+
+    async def _switch(
+        self, enabled: bool, tools: Sequence[str], prompts: Sequence[str], resources: Sequence[str]
+    ) -> None:
+        holders = self._holders()
+        served: tuple[tuple[Kind, Sequence[str], Switchable], ...] = (
+            ("tools", tools, holders["tools"]),
+            ("prompts", prompts, holders["prompts"]),
+            ("resources", resources, holders["resources"]),
+        )
+        for kind, names, holder in served:  # every name is checked before anything changes
+            if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+                raise ConfigurationError(f"{kind}= is a list of names, like {kind}=['name'], not {names!r:.60}.")
+            unknown = sorted(set(names) - set(holder.names()))
+            if unknown:
+                raise ConfigurationError(
+                    f"No {kind} named {', '.join(map(repr, unknown))} in {self.name}; only declared {kind} can be "
+                    f"enabled or disabled: declare them with enabled=False to start them off."
+                )
+        changed = [kind for kind, names, holder in served if holder.switch(names, enabled)]
+        await self._services.list_changes.changed(changed)
 
     def required_scopes(self) -> RequiredScopes:
         """The OAuth scopes each tool, prompt and resource needs, as the HTTP gate checks them."""

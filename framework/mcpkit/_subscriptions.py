@@ -4,8 +4,7 @@
 on 2025-11-25, the sessions that sent ``resources/subscribe`` for it (``notifications/resources/updated`` on
 their standalone stream, so on an SSE server: ``json_response=False``); on 2026-07-28, the
 ``subscriptions/listen`` streams that named it (the SDK's ``ListenHandler`` over an in-process bus, so a
-stream sees the updates announced by its own instance). What a server lists is fixed when it is built, so
-there are no list-changed events to send.
+stream sees the updates announced by its own instance). List changes travel the same bus (``_list_changes``).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 
 from ._client_log import LogLevels, session_key
+from ._list_changes import ListChanges
 
 __all__ = ["Services", "Subscriptions"]
 
@@ -85,7 +85,11 @@ def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """What every context of one server shares: the sessions' log levels and the resource watchers."""
+    """What every context of one server shares: the sessions' log levels, the resource watchers, the listers."""
 
     log_levels: LogLevels = field(default_factory=LogLevels)
     subscriptions: Subscriptions = field(default_factory=Subscriptions)
+    list_changes: ListChanges = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "list_changes", ListChanges(self.subscriptions.bus))

@@ -14,6 +14,8 @@ from ._capabilities import checked_requires
 from ._context import ToolContext
 from ._decorators import ToolOptions
 from ._errors import ConfigurationError
+from ._icons import checked_icons
+from ._list_changes import checked_enabled
 from ._oauth_scopes import checked_scopes
 from ._output import Output, output_for
 from ._parameters import method_hints, parameters_model
@@ -41,6 +43,7 @@ class ToolSpec:
     scopes: frozenset[str] = frozenset()
     rate_limit: RateLimit | None = None
     requires: tuple[str, ...] = ()
+    enabled: bool = True
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -59,6 +62,8 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
     scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
     rate_limit = parse_rate_limit(f"{where} ({options.name!r})", options.rate_limit)
     requires = checked_requires(f"{where} ({options.name!r})", options.requires)
+    icons = checked_icons(f"{where} ({options.name!r})", options.icons)
+    enabled = checked_enabled(f"{where} ({options.name!r})", options.enabled)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
@@ -104,6 +109,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         input_schema=input_schema,
         output_schema=output.schema,
         annotations=annotations,
+        icons=icons,
     )
     return ToolSpec(
         cls=cls,
@@ -117,4 +123,5 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         scopes=scopes,
         rate_limit=rate_limit,
         requires=requires,
+        enabled=enabled,
     )

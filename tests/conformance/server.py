@@ -385,6 +385,46 @@ class InputRequiredPrompt(PromptContext):
         return f"Use this context: {answer.content['context'] if answer.content else '(none)'}"
 
 
+@tool(
+    name="test_dynamic_tool",
+    description="A tool test_trigger_tool_change adds to the list and takes away.",
+    enabled=False,
+)
+class DynamicTool(ToolContext):
+    async def execute(self) -> str:
+        return "The dynamic tool is here."
+
+
+@prompt(
+    name="test_dynamic_prompt", description="A prompt test_trigger_prompt_change adds and takes away.", enabled=False
+)
+class DynamicPrompt(PromptContext):
+    async def render(self) -> str:
+        return "The dynamic prompt is here."
+
+
+@tool(name="test_trigger_tool_change", description="Adds test_dynamic_tool to the tool list, or takes it away.")
+class TriggerToolChange(ToolContext):
+    async def execute(self) -> str:
+        listed = "test_dynamic_tool" in server.enabled("tools")
+        if listed:
+            await server.disable(tools=["test_dynamic_tool"])
+        else:
+            await server.enable(tools=["test_dynamic_tool"])
+        return f"test_dynamic_tool {'taken away' if listed else 'added'}."
+
+
+@tool(name="test_trigger_prompt_change", description="Adds test_dynamic_prompt to the prompt list, or takes it away.")
+class TriggerPromptChange(ToolContext):
+    async def execute(self) -> str:
+        listed = "test_dynamic_prompt" in server.enabled("prompts")
+        if listed:
+            await server.disable(prompts=["test_dynamic_prompt"])
+        else:
+            await server.enable(prompts=["test_dynamic_prompt"])
+        return f"test_dynamic_prompt {'taken away' if listed else 'added'}."
+
+
 @app(
     id="everything",
     name="Conformance everything server",
@@ -412,9 +452,19 @@ class InputRequiredPrompt(PromptContext):
         Elicitation,
         ElicitationDefaults,
         ElicitationEnums,
+        DynamicTool,
+        TriggerToolChange,
+        TriggerPromptChange,
     ],
     resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
-    prompts=[SimplePrompt, PromptWithArguments, PromptWithEmbeddedResource, PromptWithImage, InputRequiredPrompt],
+    prompts=[
+        SimplePrompt,
+        PromptWithArguments,
+        PromptWithEmbeddedResource,
+        PromptWithImage,
+        InputRequiredPrompt,
+        DynamicPrompt,
+    ],
 )
 class EverythingApp:
     """The tools the conformance scenarios call."""

@@ -1,9 +1,9 @@
 """The server the subscription tests watch, run as ``mcpkit run ... --sse``: a note resource and a tool that edits
-it and says so."""
+it and says so; a tool and a prompt that start disabled, and a tool that switches them on and off."""
 
 from __future__ import annotations
 
-from mcpkit import ResourceContext, Server, StaticKeys, ToolContext, app, resource, tool
+from mcpkit import PromptContext, ResourceContext, Server, StaticKeys, ToolContext, app, prompt, resource, tool
 from mcpkit_remember import RememberPlugin
 
 KEYS = {"nour": "nour-key-0123456789abcdef"}
@@ -23,7 +23,35 @@ class Note(ResourceContext):
         return str(await self.remember.get(f"note:{key}", scope="global", default=""))
 
 
-@app(id="notes", tools=[EditNote], resources=[Note], plugins=[RememberPlugin.init(type="memory")])
+@tool(name="beta_search", description="Search the notes (beta: off until switched on).", enabled=False)
+class BetaSearch(ToolContext):
+    async def execute(self, query: str) -> str:
+        return f"searched for {query}"
+
+
+@prompt(name="beta_summary", description="Summarise the notes (beta: off until switched on).", enabled=False)
+class BetaSummary(PromptContext):
+    async def render(self) -> str:
+        return "Summarise every note."
+
+
+@tool(name="switch_beta", description="Switch the beta tool and prompt on or off.")
+class SwitchBeta(ToolContext):
+    async def execute(self, on: bool) -> list[str]:
+        if on:
+            await server.enable(tools=["beta_search"], prompts=["beta_summary"])
+        else:
+            await server.disable(tools=["beta_search"], prompts=["beta_summary"])
+        return [*server.enabled("tools"), *server.enabled("prompts")]
+
+
+@app(
+    id="notes",
+    tools=[EditNote, BetaSearch, SwitchBeta],
+    resources=[Note],
+    prompts=[BetaSummary],
+    plugins=[RememberPlugin.init(type="memory")],
+)
 class NotesApp: ...
 
 

@@ -84,6 +84,24 @@ class WrongShape(ToolContext):
         return {"open": "many"}  # type: ignore[typeddict-item]
 
 
+@tool(name="replies_waiting", description="The replies waiting to be sent.")
+class RepliesWaiting(ToolContext):
+    async def execute(self) -> list[Reply]:
+        return [Reply(ticketId="T-1", text="On it."), Reply(ticketId="T-2", text="Fixed.")]
+
+
+@tool(name="open_count", description="How many tickets are open, or nothing when the count is unknown.")
+class OpenCount(ToolContext):
+    async def execute(self, known: bool = True) -> int | None:
+        return 2 if known else None
+
+
+@tool(name="wrong_count", description="Declares a number but returns a word.")
+class WrongCount(ToolContext):
+    async def execute(self) -> int:
+        return "many"  # type: ignore[return-value]
+
+
 THREADS: dict[str, int] = {}
 
 
@@ -103,7 +121,20 @@ class AsyncThread(ToolContext):
 
 @app(
     id="desk",
-    tools=[AddNote, DraftReply, TicketSummary, WeatherTool, PlainDict, Greet, WrongShape, SyncThread, AsyncThread],
+    tools=[
+        AddNote,
+        DraftReply,
+        TicketSummary,
+        WeatherTool,
+        PlainDict,
+        Greet,
+        WrongShape,
+        SyncThread,
+        AsyncThread,
+        RepliesWaiting,
+        OpenCount,
+        WrongCount,
+    ],
 )
 class Desk:
     pass
@@ -229,6 +260,38 @@ async def test_a_dict_return_gives_structured_content_and_a_json_text_block(call
     assert result.structured_content == {"answer": 42, "items": ["a", "b"]}
     assert len(result.content) == 1
     assert json.loads(text_of(result)) == {"answer": 42, "items": ["a", "b"]}
+
+
+async def test_a_declared_list_travels_under_result_with_an_output_schema_the_client_checks(call_as: CallAs) -> None:
+    listed = (await tools_by_name(call_as))["replies_waiting"]
+    result = await call_as("nour").call_tool("replies_waiting")  # the official client validates it against the schema
+
+    assert listed.output_schema is not None
+    assert listed.output_schema["type"] == "object"
+    assert listed.output_schema["required"] == ["result"]
+    assert listed.output_schema["properties"]["result"] == {"type": "array", "items": {"$ref": "#/$defs/Reply"}}
+    assert set(listed.output_schema["$defs"]["Reply"]["properties"]) == {"ticketId", "text"}
+    waiting = [{"ticketId": "T-1", "text": "On it."}, {"ticketId": "T-2", "text": "Fixed."}]
+    assert result.structured_content == {"result": waiting}
+    assert json.loads(text_of(result)) == waiting
+
+
+async def test_a_declared_number_or_none_travels_under_result(call_as: CallAs) -> None:
+    listed = (await tools_by_name(call_as))["open_count"]
+    known = await call_as("nour").call_tool("open_count")
+    unknown = await call_as("nour").call_tool("open_count", {"known": False})
+
+    assert listed.output_schema is not None
+    assert listed.output_schema["properties"]["result"] == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert (known.structured_content, text_of(known)) == ({"result": 2}, "2")
+    assert (unknown.structured_content, text_of(unknown)) == ({"result": None}, "null")
+
+
+async def test_a_value_that_breaks_a_declared_number_is_an_internal_error(call_as: CallAs) -> None:
+    result = await call_as("nour").call_tool("wrong_count")
+
+    assert error_code(result) == "INTERNAL_ERROR"
+    assert "many" not in text_of(result)
 
 
 async def test_a_str_return_is_a_text_block(call_as: CallAs) -> None:
