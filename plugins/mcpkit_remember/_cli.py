@@ -15,10 +15,10 @@ import anyio
 from mcpkit import ConfigurationError
 from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
+from ._backing import keyring_from, make_store
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._payload import Payload
-from ._plugin import keyring_from, make_store
 from ._private_files import read_secret_file
 from ._semantic import EmbedderFailedError, Semantic
 from ._store import Address, Store, StoreUnavailableError

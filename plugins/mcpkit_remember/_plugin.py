@@ -2,42 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import importlib.util
 import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from mcpkit import Clock, ConfigurationError, Context, Plugin, PluginSetup, SystemClock, ToolContext
+from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
 from mcpkit_search import Embedder
 
-from ._config import StoreConfig, ToolsConfig, secret_from_env, store_config
+from ._backing import BackedPlugin, Backing, keyring_from, make_store
+from ._config import StoreConfig, ToolsConfig, store_config
 from ._keyring import Keyring
-from ._private_files import secret_beside
 from ._remember import Remember, RememberPolicy
 from ._scope import NOTES_NAMESPACE
 from ._semantic import Semantic
-from ._store import Quota, Store
+from ._store import Quota
 from ._tools import memory_tools
 from ._values import MAX_TTL
-from ._vault import Vault
 
 __all__ = ["RememberPlugin", "keyring_from", "make_store"]
 
 logger = logging.getLogger("mcpkit.remember")
-
-#: How often expired values are deleted from stores that do not expire them by themselves.
-PURGE_INTERVAL = 300.0
-
-#: How long the start may spend checking that the secret opens the stored values.
-SECRET_CHECK_SECONDS = 1.0
-
-#: Secrets shorter than this are refused: owner hashes could be guessed offline from a copy of the store.
-MIN_SECRET_LENGTH = 16
 
 #: The largest value kept by default (as compact JSON), and the rest of a request that carries one.
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024
@@ -54,7 +41,7 @@ DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 DEFAULT_SESSION_TTL = 86_400.0
 
 
-class RememberPlugin(Plugin):
+class RememberPlugin(BackedPlugin):
     """Per-caller memory for every tool; build it with :meth:`RememberPlugin.init`."""
 
     def __init__(
@@ -78,7 +65,6 @@ class RememberPlugin(Plugin):
             )
         self.search = search
         self.embedder = _checked_embedder(embedder)
-        self._store_config = store
         self.default_ttl = _seconds("default_ttl", default_ttl)
         self.session_ttl = _seconds("session_ttl", session_ttl)
         if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
@@ -93,15 +79,12 @@ class RememberPlugin(Plugin):
                 "or lower max_value_bytes."
             )
         self.quota = None if max_values is None and max_bytes is None else Quota(max_values, max_bytes)
-        self._secret = [secret] if isinstance(secret, str) else (list(secret) if secret is not None else None)
+        secrets = [secret] if isinstance(secret, str) else (list(secret) if secret is not None else None)
         self.max_value_bytes = max_value_bytes
         self.tools_config = ToolsConfig.parse(tools)
-        self._redis_prefix = redis_prefix
+        self._backing = Backing(store, secrets, redis_prefix)
         self._clock: Callable[[], Clock] = SystemClock
         self._policy: RememberPolicy | None = None
-        self._store: Store | None = None
-        self._keyring: Keyring | None = None
-        self._purger: asyncio.Task[None] | None = None
 
     @classmethod
     def init(
@@ -149,29 +132,6 @@ class RememberPlugin(Plugin):
             embedder=embedder,
         )
 
-    @property
-    def store_config(self) -> StoreConfig:
-        return self._store_config or store_config(None, None, None)
-
-    def setup(self, setup: PluginSetup) -> None:
-        self._store_config = self.store_config
-        self._clock = setup.clock
-        secrets = self._secret or _split(secret_from_env())
-        if secrets:
-            self._keyring = keyring_from(secrets)
-        elif self._store_config.type == "redis":
-            raise ConfigurationError(
-                "The Redis store needs a secret shared by every server instance: set REMEMBER_SECRET "
-                "(or RememberPlugin.init(secret=...)), for example to the output of "
-                "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
-            )
-        elif self._store_config.type == "memory":
-            self._keyring = setup.shared.setdefault("mcpkit_remember.keyring", Keyring.ephemeral())
-        if self._store_config.type == "memory":  # one in-process store per server, as with SQLite or Redis
-            self._store = setup.shared.setdefault("mcpkit_remember.memory", make_store(self._store_config, ""))
-        else:
-            self._store = make_store(self._store_config, self._redis_prefix)
-
     def attributes(self) -> Mapping[str, Callable[[Context], object]]:
         return {"remember": self.remember_for}
 
@@ -202,61 +162,23 @@ class RememberPlugin(Plugin):
         return memory_tools(self) if self.tools_config.enabled else ()
 
     async def startup(self) -> None:
-        if self._store is None:
-            raise RuntimeError("RememberPlugin.startup() before the server was built")
-        config = self.store_config
-        if self._keyring is None:  # sqlite without a configured secret
-            self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
         load = getattr(self.embedder, "load", None)
         if load is not None:
             await load()  # optional: a missing model fails the start, not the first write
-        await self._store.open()
         semantic = None if self.embedder is None else Semantic(self.embedder)
-        vault = Vault(self._store, self._keyring, search_all=self.search, semantic=semantic)
-        try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
-            async with asyncio.timeout(SECRET_CHECK_SECONDS):
-                await vault.check_secret(config.describe())
-        except Exception as exc:  # a timeout, an outage, a Redis ACL without SCAN, ...
-            logger.info(
-                "skipped checking which secret sealed the stored values (%s): %s",
-                config.describe(),
-                type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
-            )
+        vault = await self._backing.start(search_all=self.search, semantic=semantic)
         self._policy = RememberPolicy(
             vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl
         )
-        if config.type != "redis":
-            self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
-        logger.info("remember store: %s", config.describe())
+        logger.info("remember store: %s", self.store_config.describe())
 
     async def shutdown(self) -> None:
-        if self._purger is not None:
-            self._purger.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._purger
-            self._purger = None
         self._policy = None
-        if self._store is not None:
-            await self._store.close()
+        await self._backing.stop()
 
     @property
     def keyring(self) -> Keyring:
-        if self._keyring is None:
-            raise RuntimeError("RememberPlugin has not started")
-        return self._keyring
-
-    async def _purge_forever(self) -> None:
-        while True:
-            await asyncio.sleep(PURGE_INTERVAL)
-            if self._store is None:
-                return
-            try:
-                removed = await self._store.purge_expired(self._clock().now())
-            except Exception:
-                logger.exception("deleting expired remembered values failed; will try again")
-            else:
-                if removed:
-                    logger.debug("deleted %d expired remembered values", removed)
+        return self._backing.keyring
 
 
 def _checked_embedder(embedder: object) -> Embedder | None:
@@ -293,38 +215,6 @@ def _seconds(name: str, value: object) -> float | None:
 
 def _path(path: str | os.PathLike[str] | None) -> str | None:
     return None if path is None else os.fspath(path)
-
-
-def keyring_from(secrets: Sequence[str]) -> Keyring:
-    """A keyring from configured secrets, refusing ones too short to resist guessing."""
-    for position, secret in enumerate(secrets, start=1):
-        if len(secret) < MIN_SECRET_LENGTH:
-            raise ConfigurationError(
-                f"REMEMBER_SECRET item #{position} has {len(secret)} characters; use at least {MIN_SECRET_LENGTH} "
-                "random ones, e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
-            )
-    try:
-        return Keyring(secrets)
-    except ValueError as exc:
-        raise ConfigurationError(f"REMEMBER_SECRET: {exc}") from None
-
-
-def _split(value: str | None) -> list[str]:
-    return [part.strip() for part in value.split(",")] if value else []
-
-
-def make_store(config: StoreConfig, redis_prefix: str) -> Store:
-    if config.type == "sqlite":
-        from ._sqlite_store import SQLiteStore
-
-        return SQLiteStore(config.path or "")
-    if config.type == "redis":
-        from ._redis_store import RedisStore
-
-        return RedisStore(config.url or "", prefix=redis_prefix)
-    from ._memory_store import MemoryStore
-
-    return MemoryStore()
 
 
 def bucket_name(ctx: Context) -> str:

@@ -10,7 +10,7 @@ from mcpkit import Caller
 
 from ._errors import RememberIdentityError, RememberInvalidError
 
-__all__ = ["NOTES_NAMESPACE", "SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
+__all__ = ["INDEXED_NAMESPACES", "NOTES_NAMESPACE", "SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
 
 Scope = Literal["user", "session", "tool", "global"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -19,6 +19,9 @@ _GLOBAL_IDENTITY = json.dumps(["g"])
 
 #: The memory tools' notes live in buckets of their own: ``memory.user``, ``memory.session``, ...
 NOTES_NAMESPACE = "memory."
+
+#: Buckets always indexed for search: the memory tools' notes and conversation messages (``mcpkit_history``).
+INDEXED_NAMESPACES = (NOTES_NAMESPACE, "history.")
 
 
 class Place(NamedTuple):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 import anyio
@@ -26,7 +26,7 @@ from ._index import BlindIndex
 from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
-from ._scope import NOTES_NAMESPACE, Place
+from ._scope import INDEXED_NAMESPACES, Place
 from ._semantic import Semantic
 from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
@@ -116,6 +116,20 @@ class Vault:
             None if deadline == math.inf else deadline,
             None if written != written else written,
         )
+
+    async def read_many(self, place: Place, keys: Sequence[str], now: float) -> list[Found | None]:
+        """The live value at each of ``keys`` of ``place`` (None where there is none): one round trip with one
+        address per key, else one read per key."""
+        if not self._single:
+            return [(await self.observe(place, key, now)).found for key in keys]
+        addresses = [self.keyring.locate(place.identity, place.bucket, key)[0] for key in keys]
+        began = self._guard.begin()
+        entries = await self.store.get_many(addresses, now) if addresses else []
+        found: list[Found | None] = []
+        for address, entry in zip(addresses, entries, strict=True):
+            payload = None if entry is None else self.opened(address, entry, now, place, began)
+            found.append(None if payload is None else _found(payload))
+        return found
 
     async def observe(self, place: Place, key: str, now: float) -> Observed:
         """The value and the bytes at each of the key's addresses."""
@@ -216,6 +230,18 @@ class Vault:
             gone = await self.store.delete(*addresses[0], now)
         else:
             gone = await self.store.delete_many(addresses, now) > 0
+        for address in addresses:
+            self._guard.deleted(address, began)
+        return gone
+
+    async def delete_many(self, place: Place, keys: Sequence[str], now: float) -> int:
+        """Remove the values at ``keys`` of ``place`` in one store call; how many live ones went."""
+        legacy = self.store.legacy
+        addresses = [address for key in keys for address in self._addresses(place, key, legacy)]
+        if not addresses:
+            return 0
+        began = self._guard.begin()
+        gone = await self.store.delete_many(addresses, now)
         for address in addresses:
             self._guard.deleted(address, began)
         return gone
@@ -329,7 +355,7 @@ class Vault:
 
     def searchable(self, bucket: str) -> bool:
         """Whether values of this bucket are indexed (and so can be searched)."""
-        return self.search_all or bucket.startswith(NOTES_NAMESPACE)
+        return self.search_all or bucket.startswith(INDEXED_NAMESPACES)
 
     def begin(self) -> int:
         """Mark the start of a read, for ``opened``'s replay check."""

@@ -36,6 +36,8 @@ import mcpkit._request_state as request_state
 import mcpkit._schema_input as schema_input
 import mcpkit._shared_rate_limits as shared_limits
 import mcpkit._static_keys as static_keys
+import mcpkit_history._plugin as history_plugin
+import mcpkit_remember._backing as backing
 import mcpkit_remember._glob as glob
 import mcpkit_remember._index as index
 import mcpkit_remember._keyring as keyring
@@ -58,6 +60,7 @@ from docs.test_examples import DOCS, README
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
 from mcpkit._sessions import SessionLimits
 from mcpkit.testing import running
+from mcpkit_history._messages import new_id
 from mcpkit_remember import RememberPlugin
 from mcpkit_search import MiniLM
 from reliability import test_instances, test_load
@@ -135,6 +138,9 @@ STATED = [
     # keys, values, ttls
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
+    Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
+    Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
+    Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
     Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),
     Stated("remember.md", "nested at most {} levels deep", values.MAX_DEPTH),
     Stated("errors.md", "or nests more than {} levels deep", values.MAX_DEPTH),
@@ -143,9 +149,9 @@ STATED = [
     Stated("remember.md", "max_value_bytes={}, tools=None", MAX_VALUE_BYTES),
     Stated("errors.md", "`max_value_bytes` ({} by default)", kib(MAX_VALUE_BYTES)),
     # secrets and keys
-    Stated("remember.md", "At least {} characters each.", plugin.MIN_SECRET_LENGTH),
-    Stated("stores.md", "at least {} characters; shorter ones are refused", plugin.MIN_SECRET_LENGTH),
-    Stated("errors.md", "a secret under {} characters", plugin.MIN_SECRET_LENGTH),
+    Stated("remember.md", "At least {} characters each.", backing.MIN_SECRET_LENGTH),
+    Stated("stores.md", "at least {} characters; shorter ones are refused", backing.MIN_SECRET_LENGTH),
+    Stated("errors.md", "a secret under {} characters", backing.MIN_SECRET_LENGTH),
     Stated("tools.md", "Keys must be at least {} characters without whitespace", static_keys.MIN_KEY_LENGTH),
     Stated("prompts.md", "At most {} values are sent", completion.MAX_VALUES),
     Stated("elicitation.md", "the caller and a lifetime of {}; mcpkit", words(request_state.STATE_SECONDS, "minutes")),
@@ -197,8 +203,8 @@ STATED = [
     Stated("stores.md", "for at most {};", words(redis_store.LEGACY_SCAN_SECONDS, "seconds")),
     Stated("architecture.md", "looks once, for at most {},", words(redis_store.LEGACY_SCAN_SECONDS, "seconds")),
     # intervals and timeouts
-    Stated("remember.md", "memory and SQLite sweep every {}", words(plugin.PURGE_INTERVAL, "minutes")),
-    Stated("ttl.md", "the memory and SQLite stores sweep them every {}", words(plugin.PURGE_INTERVAL, "minutes")),
+    Stated("remember.md", "memory and SQLite sweep every {}", words(backing.PURGE_INTERVAL, "minutes")),
+    Stated("ttl.md", "the memory and SQLite stores sweep them every {}", words(backing.PURGE_INTERVAL, "minutes")),
     Stated("stores.md", "gets {} seconds per Redis command", int(redis_store.TIMEOUT_SECONDS)),
     Stated("reliability.md", "after the {}-second timeout", int(redis_store.TIMEOUT_SECONDS)),
     Stated("stores.md", "a short-lived marker ({} seconds)", redis_scripts.SWAP_MARKER_MS // 1000),
@@ -226,8 +232,8 @@ STATED = [
     Stated("memory-tools.md", "`limit` (1-{}, default 10)", search.MAX_SEARCH_LIMIT),
     Stated("memory-tools.md", "`query` (1-{} characters)", memory_tools.MAX_QUERY_CHARS),
     Stated("memory-server.md", "`limit`? (1-{}, default 10)", search.MAX_SEARCH_LIMIT),
-    Stated("architecture.md", "(giving up after {};", words(plugin.SECRET_CHECK_SECONDS, "seconds")),
-    Stated("stores.md", "(for at most a {})", words(plugin.SECRET_CHECK_SECONDS, "seconds").removeprefix("one ")),
+    Stated("architecture.md", "(giving up after {};", words(backing.SECRET_CHECK_SECONDS, "seconds")),
+    Stated("stores.md", "(for at most a {})", words(backing.SECRET_CHECK_SECONDS, "seconds").removeprefix("one ")),
     Stated("errors.md", "**503** with `Retry-After: {}`", gate.RETRY_AFTER_SECONDS),
     Stated(
         "remembering.md", "`save_draft` keeps a draft for a {}", "day" if helpdesk_drafts.DRAFT_TTL == 86400 else "?"

@@ -32,7 +32,7 @@ import redis
 from mcpkit import JWTAuth, ManualClock, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, error_code, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember import _plugin as remember_plugin
+from mcpkit_remember import _backing as remember_backing
 from mcpkit_remember._keyring import Keyring
 from reliability.callers import LEGACY, MODERN, static_user_id
 from reliability.figures import Figures
@@ -225,7 +225,7 @@ def patient_secret_check(monkeypatch: pytest.MonkeyPatch) -> None:
     The product gives it SECRET_CHECK_SECONDS (1 s) and skips it silently after that: on a loaded
     machine, SCANning the shared Redis (every test's keys) can take longer, and the warning never comes.
     """
-    monkeypatch.setattr(remember_plugin, "SECRET_CHECK_SECONDS", 60.0)
+    monkeypatch.setattr(remember_backing, "SECRET_CHECK_SECONDS", 60.0)
 
 
 def server_on(disk: Disk) -> Server:

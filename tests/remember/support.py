@@ -64,9 +64,7 @@ def address_of(server: Server, identity: str, bucket: str, key: str) -> Address:
 
 def store_of(server: Server) -> Store:
     """The store object the server's plugin opened (its memory store, or its handle on SQLite or Redis)."""
-    store = plugin_of(server)._store
-    assert store is not None
-    return store
+    return plugin_of(server)._backing.store
 
 
 async def mem(client: CallerClient, op: str, **arguments: Any) -> Any:

@@ -213,7 +213,7 @@ class TestExpiredValuesAreDeleted:
 
     @pytest.fixture
     def mcpkit_server(self, store_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Server:
-        monkeypatch.setattr("mcpkit_remember._plugin.PURGE_INTERVAL", 0.01)  # the purger's pause, not the clock
+        monkeypatch.setattr("mcpkit_remember._backing.PURGE_INTERVAL", 0.01)  # the purger's pause, not the clock
         return build_server(RememberPlugin.init(**store_options, secret=SECRET))
 
     async def test_the_purger_deletes_expired_values_nobody_reads(

@@ -1,0 +1,17 @@
+"""mcpkit_history: durable per-caller conversation history (``self.history``) on the remember store."""
+
+from ._errors import HistoryError, HistoryInvalidError, HistoryNotFoundError
+from ._history import History, Hit
+from ._messages import MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SAVE
+from ._plugin import HistoryPlugin
+
+__all__ = [
+    "MAX_MESSAGES_PER_SAVE",
+    "MAX_MESSAGE_BYTES",
+    "History",
+    "HistoryError",
+    "HistoryInvalidError",
+    "HistoryNotFoundError",
+    "HistoryPlugin",
+    "Hit",
+]

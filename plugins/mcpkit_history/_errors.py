@@ -1,0 +1,35 @@
+"""The errors ``self.history`` raises; each reaches the client as an error result with its code."""
+
+from __future__ import annotations
+
+from mcpkit import ToolError
+
+__all__ = ["HistoryError", "HistoryInvalidError", "HistoryNotFoundError"]
+
+
+class HistoryError(ToolError):
+    """Base class of the history errors (a caller without the identity its scope needs gets the remember
+    plugin's ``REMEMBER_IDENTITY_REQUIRED``, and an unreachable store ``REMEMBER_STORE_UNAVAILABLE``, as there)."""
+
+
+class HistoryInvalidError(HistoryError):
+    """A conversation name, message, id, limit or ttl breaks a rule (``HISTORY_INVALID``); nothing was written."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="HISTORY_INVALID")
+
+
+class HistoryNotFoundError(HistoryError):
+    """A message id that is not in this caller's conversation (``HISTORY_NOT_FOUND``).
+
+    Another caller's message, or another conversation's, is not found either: ids never reach across.
+    """
+
+    def __init__(self, conversation: str, message_id: str, what: str = "message") -> None:
+        super().__init__(
+            f"There is no {what} {message_id[:80]!r} in your conversation {conversation!r}; load_history lists its "
+            "messages and their ids.",
+            code="HISTORY_NOT_FOUND",
+        )
+        self.conversation = conversation
+        self.message_id = message_id

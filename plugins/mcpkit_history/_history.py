@@ -1,0 +1,421 @@
+"""``History``: the ``self.history`` of one call — the caller's conversations, kept durable, sealed and searchable.
+
+Each conversation is a tree (``_tree.Tree``, one sealed value) and its messages are sealed values of their own,
+all in the remember plugin's store under the caller's identity: ``mcpkit remember purge --user`` and ``rotate``
+reach them as they reach remembered values. Messages live in one searchable bucket per caller, keyed
+``conversation/id``, so a search across every conversation is one ranked query; a message's words, stored as
+keyed hashes only, are indexed the way remembered values are (docs/history.md).
+
+A save writes the messages first, then the tree by compare-and-set: a save is acknowledged only once both are
+in, and a message whose tree never took it (the process died in between) is never shown, searched or counted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from mcpkit import Caller, Clock
+from mcpkit_remember._machinery import (
+    MAX_SEARCH_LIMIT,
+    Found,
+    Place,
+    Quota,
+    QuotaExceededError,
+    RememberConflictError,
+    RememberInvalidError,
+    RememberQuotaError,
+    RememberStoreUnavailableError,
+    Scope,
+    StoreUnavailableError,
+    Vault,
+    backoff,
+    check_ttl,
+    place_for,
+    search,
+)
+from mcpkit_search import Analyzer, Corpus, bm25, top
+
+from ._errors import HistoryInvalidError, HistoryNotFoundError
+from ._messages import check_conversation, check_id, checked_messages, text_of
+from ._tree import Tree
+
+__all__ = ["History", "HistoryPolicy", "Hit"]
+
+logger = logging.getLogger("mcpkit.history")
+
+#: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
+_TREE_ATTEMPTS = 64
+
+
+class Hit(NamedTuple):
+    """One message a search found, with the conversation it is in; ``score`` is BM25's (higher is better)."""
+
+    conversation: str
+    message: dict[str, Any]
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPolicy:
+    """What one plugin shares with every call: the vault, the clock, the scope and the limits."""
+
+    vault: Vault
+    clock: Callable[[], Clock]
+    scope: Scope
+    max_message_bytes: int
+    max_messages: int  # per conversation
+    quota: Quota | None  # all of a caller's messages together
+    analyzer: Analyzer
+
+
+class History:
+    """The caller's conversations. Ids of messages are the server's (or the caller's own, checked)."""
+
+    __slots__ = ("_caller", "_policy")
+
+    def __init__(self, policy: HistoryPolicy, caller: Caller) -> None:
+        self._policy = policy
+        self._caller = caller
+
+    def _places(self) -> tuple[Place, Place]:
+        """Where the caller's trees and messages live (REMEMBER_IDENTITY_REQUIRED without the scope's identity)."""
+        trees = place_for(self._policy.scope, self._caller, None, "conversations.")
+        messages = Place(trees.identity, "history." + trees.bucket.removeprefix("conversations."), trees.session)
+        return trees, messages
+
+    # -- writing ---------------------------------------------------------------------
+
+    async def append(
+        self,
+        conversation: str,
+        messages: Sequence[dict[str, Any]],
+        *,
+        parent_id: str | None = None,
+        ttl: float | None = None,
+    ) -> list[str]:
+        """Save ``messages`` in order after ``parent_id`` (default: the newest leaf); their ids.
+
+        Saving after a message that already has children starts a branch. ``ttl``: each message of the
+        conversation is kept that many seconds after it is saved (from now on; None keeps what was set).
+        """
+        conversation = check_conversation(conversation)
+        checked = checked_messages(messages, self._policy.max_message_bytes)
+        if parent_id is not None:
+            parent_id = check_id(parent_id, "parent_id")
+        try:
+            seconds = check_ttl(ttl)
+        except RememberInvalidError as exc:
+            raise HistoryInvalidError(exc.message.replace("ttl ", "ttl_seconds ", 1)) from None
+        trees, place = self._places()
+        vault = self._policy.vault
+        now = self._policy.clock().now()
+        try:
+            tree = await self._tree(trees, conversation, now)
+            chain = _chain(conversation, tree, checked, parent_id, self._policy.max_messages)
+            keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
+            expires_at = None if keep is None else now + keep
+            for message in chain:
+                value = {"role": message["role"], "content": message["content"]}  # its parent: the tree says
+                await vault.write(
+                    place, f"{conversation}/{message['id']}", _json(value), expires_at, now, self._quota()
+                )
+            await self._change_tree(
+                trees, conversation, now, lambda tree: _grown(conversation, tree, chain, parent_id, now, seconds)
+            )
+        except QuotaExceededError as exc:
+            raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        return [message["id"] for message in chain]
+
+    async def compact(self, conversation: str, summary: str, through_id: str) -> str:
+        """Let ``summary`` stand for the path from the root to ``through_id`` in what ``get`` returns; its id.
+
+        The messages it replaces are kept: still searchable, and ``get(..., compacted=False)`` returns them.
+        """
+        conversation = check_conversation(conversation)
+        through_id = check_id(through_id, "through_id")
+        if not isinstance(summary, str) or not summary.strip():
+            raise HistoryInvalidError("summary is the text that stands for the earlier messages; it cannot be empty.")
+        summary_message = checked_messages([{"role": "system", "content": summary}], self._policy.max_message_bytes)
+        trees, place = self._places()
+        now = self._policy.clock().now()
+        try:
+            tree = await self._tree(trees, conversation, now)
+            if tree is None or through_id not in tree.parents():
+                raise HistoryNotFoundError(conversation, through_id)
+            summary_id: str = summary_message[0]["id"]
+            expires_at = None if tree.ttl is None else now + tree.ttl
+            value = {"role": "system", "content": summary, "summary_of": through_id}
+            await self._policy.vault.write(
+                place, f"{conversation}/{summary_id}", _json(value), expires_at, now, self._quota()
+            )
+
+            def compacted(tree: Tree | None) -> Tree:
+                if tree is None or through_id not in tree.parents():
+                    raise HistoryNotFoundError(conversation, through_id)
+                tree.compactions.append((summary_id, through_id))
+                tree.updated_at = now
+                return tree
+
+            await self._change_tree(trees, conversation, now, compacted)
+        except QuotaExceededError as exc:
+            raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        return summary_id
+
+    async def clear(self, conversation: str) -> int:
+        """Delete the conversation: every message, summary and index entry of it; how many messages went."""
+        conversation = check_conversation(conversation)
+        trees, place = self._places()
+        vault = self._policy.vault
+        now = self._policy.clock().now()
+        try:
+            tree = await self._tree(trees, conversation, now)
+            if tree is None:
+                return 0
+            await vault.delete(trees, conversation, now)  # first: from here on nothing of it shows
+            await vault.delete_many(place, [f"{conversation}/{node}" for node in tree.everything()], now)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        return len(tree.nodes)
+
+    # -- reading ---------------------------------------------------------------------
+
+    async def get(
+        self, conversation: str, *, leaf_id: str | None = None, limit: int | None = None, compacted: bool = True
+    ) -> list[dict[str, Any]]:
+        """The messages from the root to ``leaf_id`` (default: the newest leaf), oldest first.
+
+        With ``compacted`` (the default) a summary stands for the messages it replaces; ``limit`` keeps the last
+        ones. An unknown conversation is an empty list; an unknown ``leaf_id`` is HISTORY_NOT_FOUND.
+        """
+        conversation = check_conversation(conversation)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise HistoryInvalidError(f"limit is a positive whole number of messages, not {limit!r:.40}.")
+        trees, place = self._places()
+        now = self._policy.clock().now()
+        try:
+            tree = await self._tree(trees, conversation, now)
+            if tree is None or tree.head is None:
+                if leaf_id is not None:
+                    raise HistoryNotFoundError(conversation, check_id(leaf_id, "leaf_id"))
+                return []
+            leaf = tree.head if leaf_id is None else check_id(leaf_id, "leaf_id")
+            if leaf not in tree.parents():
+                raise HistoryNotFoundError(conversation, leaf)
+            path = tree.path(leaf)
+            summary = tree.compaction_on(path) if compacted else None
+            ids = path if summary is None else [summary[0], *path[summary[1] :]]
+            if limit is not None:
+                ids = ids[-limit:]
+            found = await self._policy.vault.read_many(place, [f"{conversation}/{node}" for node in ids], now)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        # A message past its deadline (each is kept ttl seconds after it was saved) is left out of the path.
+        parents = tree.parents()
+        return [
+            _message(node, value, parents.get(node))
+            for node, value in zip(ids, found, strict=True)
+            if value is not None
+        ]
+
+    async def leaves(self, conversation: str) -> list[dict[str, Any]]:
+        """The ends of the conversation's branches, newest first: ``{"id", "depth"}`` (the root is depth 1)."""
+        conversation = check_conversation(conversation)
+        trees, _ = self._places()
+        try:
+            tree = await self._tree(trees, conversation, self._policy.clock().now())
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        if tree is None:
+            return []
+        return [{"id": leaf, "depth": len(tree.path(leaf))} for leaf in tree.leaves()]
+
+    async def conversations(self) -> list[dict[str, Any]]:
+        """Every conversation of the caller, most recently changed first."""
+        trees, _ = self._places()
+        now = self._policy.clock().now()
+        try:
+            payloads = await self._policy.vault.payloads(trees, now)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        listed: list[dict[str, Any]] = []
+        for name, payload in payloads.items():
+            tree = Tree.load(payload.value())
+            listed.append(
+                {
+                    "conversation": name,
+                    "messages": len(tree.nodes),
+                    "branches": len(tree.leaves()),
+                    "created_at": tree.created_at,
+                    "updated_at": tree.updated_at,
+                    "ttl_seconds": tree.ttl,
+                }
+            )
+        listed.sort(key=lambda item: (-float(item["updated_at"]), str(item["conversation"])))
+        return listed
+
+    async def search(self, query: str, *, conversation: str | None = None, limit: int = 10) -> list[Hit]:
+        """The caller's messages that best match ``query``, best first, across every conversation or in one."""
+        if not isinstance(query, str):
+            raise HistoryInvalidError(f"query is text to look for, not {query!r:.40}.")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
+            raise HistoryInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
+        trees, place = self._places()
+        now = self._policy.clock().now()
+        try:
+            if conversation is not None:
+                return await self._search_one(trees, place, check_conversation(conversation), query, limit, now)
+            matches = await search(self._policy.vault, place, query, now, min(MAX_SEARCH_LIMIT, 2 * limit))
+            names = sorted({match.key.partition("/")[0] for match in matches})
+            found = await self._policy.vault.read_many(trees, names, now)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        kept = {name: Tree.load(tree.value) for name, tree in zip(names, found, strict=True) if tree is not None}
+        hits = []
+        for match in matches:
+            name, _, node = match.key.partition("/")
+            tree = kept.get(name)
+            if tree is None or node not in tree.everything():  # a message whose save never completed is not shown
+                continue
+            value = Found(match.value, match.expires_at, match.updated_at)
+            hits.append(Hit(name, _message(node, value, tree.parents().get(node)), match.score))
+        return hits[:limit]
+
+    async def _search_one(
+        self, trees: Place, place: Place, conversation: str, query: str, limit: int, now: float
+    ) -> list[Hit]:
+        """BM25 over one conversation's messages, opened here: cost in proportion to that conversation."""
+        tree = await self._tree(trees, conversation, now)
+        if tree is None:
+            return []
+        analyzer = self._policy.analyzer
+        words = list(dict.fromkeys(analyzer.terms(query)))
+        if not words:
+            return []
+        nodes = tree.everything()
+        found = await self._policy.vault.read_many(place, [f"{conversation}/{node}" for node in nodes], now)
+        wanted = {word: number for number, word in enumerate(words)}
+        postings: dict[int, list[tuple[Any, int, int]]] = {}
+        length = 0
+        documents = 0
+        messages: dict[str, Found] = {}
+        for node, value in zip(nodes, found, strict=True):
+            if value is None:
+                continue
+            documents += 1
+            messages[node] = value
+            counts = analyzer.value_counts(node, text_of(value.value["content"]))
+            size = sum(counts.values())
+            length += size
+            for word, count in counts.items():
+                if word in wanted:
+                    postings.setdefault(wanted[word], []).append((node, count, size))
+        scores = bm25(range(len(words)), Corpus(documents, length, postings))
+        parents = tree.parents()
+        return [
+            Hit(conversation, _message(str(node), messages[str(node)], parents.get(str(node))), score)
+            for node, score in top(scores, limit)
+        ]
+
+    # -- the tree ----------------------------------------------------------------------
+
+    async def _tree(self, trees: Place, conversation: str, now: float) -> Tree | None:
+        found = await self._policy.vault.read(trees, conversation, now)
+        return None if found is None else Tree.load(found.value)
+
+    async def _change_tree(
+        self, trees: Place, conversation: str, now: float, change: Callable[[Tree | None], Tree]
+    ) -> None:
+        vault = self._policy.vault
+        for attempt in range(_TREE_ATTEMPTS):
+            observed = await vault.observe(trees, conversation, now)
+            current = None if observed.found is None else Tree.load(observed.found.value)
+            changed = change(current)
+            expires_at = None if changed.ttl is None else now + changed.ttl
+            if await vault.swap(trees, conversation, observed, _json(changed.dump()), expires_at, now, None):
+                return
+            await backoff(attempt)
+        raise RememberConflictError(conversation, _TREE_ATTEMPTS)
+
+    def _quota(self) -> Quota | None:
+        return self._policy.quota
+
+
+def _chain(
+    conversation: str,
+    tree: Tree | None,
+    messages: list[dict[str, Any]],
+    parent_id: str | None,
+    max_messages: int,
+) -> list[dict[str, Any]]:
+    """The messages with their parents: the first after ``parent_id`` (or the newest leaf), each after the last."""
+    parents = {} if tree is None else tree.parents()
+    if parent_id is not None and parent_id not in parents:
+        raise HistoryNotFoundError(conversation, parent_id, "parent message")
+    if len(parents) + len(messages) > max_messages:
+        raise HistoryInvalidError(
+            f"The conversation {conversation!r} would hold {len(parents) + len(messages):,} messages; it may hold at "
+            f"most {max_messages:,}: compact it and start a new conversation that continues from the summary."
+        )
+    previous = parent_id if parent_id is not None else (None if tree is None else tree.head)
+    chain = []
+    for message in messages:
+        if message["id"] in parents:
+            raise HistoryInvalidError(
+                f"The id {message['id']!r} is already a message of {conversation!r}; leave id out for a new one."
+            )
+        chain.append({**message, "parent_id": previous})
+        previous = message["id"]
+    return chain
+
+
+def _grown(
+    conversation: str,
+    tree: Tree | None,
+    chain: list[dict[str, Any]],
+    parent_id: str | None,
+    now: float,
+    ttl: float | None,
+) -> Tree:
+    """The tree with ``chain`` added, as of now (a concurrent save may have moved the head meanwhile)."""
+    tree = tree or Tree(created_at=now, updated_at=now)
+    parents = tree.parents()
+    if parent_id is not None and parent_id not in parents:  # the parent's conversation was cleared meanwhile
+        raise HistoryNotFoundError(conversation, parent_id, "parent message")
+    if any(message["id"] in parents for message in chain):  # this save, resent after it landed: nothing to add
+        return tree
+    if parent_id is None:  # after the newest leaf as it is now, which another save may have moved
+        chain[0]["parent_id"] = tree.head
+    tree.nodes.extend((message["id"], message["parent_id"]) for message in chain)
+    tree.updated_at = now
+    if ttl is not None:
+        tree.ttl = ttl
+    return tree
+
+
+def _message(node: str, found: Found, parent: str | None) -> dict[str, Any]:
+    """A message as ``get`` and ``search`` return it: a summary says what it stands for instead of a parent."""
+    value = found.value
+    message: dict[str, Any] = {"id": node, "role": value["role"], "content": value["content"]}
+    if "summary_of" in value:
+        message["summary_of"] = value["summary_of"]
+    else:
+        message["parent_id"] = parent
+    message["created_at"] = found.updated_at
+    return message
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
+    logger.warning("history store unavailable: %s", exc)
+    return RememberStoreUnavailableError(maybe_applied=exc.maybe_applied)

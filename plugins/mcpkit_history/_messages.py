@@ -1,0 +1,143 @@
+"""Messages in a provider-neutral shape, checked before anything is written.
+
+A message is ``{"id"?, "role", "content"}``: ``role`` is ``user``, ``assistant``, ``system`` or ``tool``; ``content``
+is a string or a list of parts, each ``{"type": "text", "text"}``, ``{"type": "tool_call", "id", "name",
+"arguments"}`` or ``{"type": "tool_result", "tool_call_id", "content"}``. An id the caller does not give is made
+here; a given one is 1-64 letters, digits, ``_`` or ``-`` and new in its conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._errors import HistoryInvalidError
+
+__all__ = ["MAX_MESSAGES_PER_SAVE", "MAX_MESSAGE_BYTES", "check_conversation", "checked_messages", "new_id", "text_of"]
+
+ROLES = ("user", "assistant", "system", "tool")
+
+#: The largest message (its content as compact JSON) and the most messages one save may carry.
+MAX_MESSAGE_BYTES = 64 * 1024
+MAX_MESSAGES_PER_SAVE = 100
+
+_NAME = re.compile(r"^[A-Za-z0-9_.:\-]{1,128}$")
+_ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+_PART_FIELDS = {
+    "text": {"type", "text"},
+    "tool_call": {"type", "id", "name", "arguments"},
+    "tool_result": {"type", "tool_call_id", "content"},
+}
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def check_conversation(name: object) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise HistoryInvalidError(
+            f"A conversation is named with 1-128 letters, digits, '_', '.', ':' or '-' (a ticket id, a chat id), "
+            f"not {name!r:.60}."
+        )
+    return name
+
+
+def check_id(message_id: object, what: str = "A message id") -> str:
+    if not isinstance(message_id, str) or not _ID.match(message_id):
+        raise HistoryInvalidError(f"{what} is 1-64 letters, digits, '_' or '-', not {message_id!r:.60}.")
+    return message_id
+
+
+def new_id() -> str:
+    """A fresh message id: 96 random bits, so ids never collide and say nothing about their order."""
+    return "m_" + secrets.token_hex(12)
+
+
+def checked_messages(messages: object, limit: int) -> list[dict[str, Any]]:
+    """``messages`` as stored (``id``, ``role``, ``content``), or HistoryInvalidError naming the first problem."""
+    if isinstance(messages, Mapping | str) or not isinstance(messages, Sequence):
+        raise HistoryInvalidError('messages is a list of messages, like [{"role": "user", "content": "Hello"}].')
+    if not messages:
+        raise HistoryInvalidError("messages is empty: give at least one message to save.")
+    if len(messages) > MAX_MESSAGES_PER_SAVE:
+        raise HistoryInvalidError(
+            f"{len(messages)} messages in one save; send at most {MAX_MESSAGES_PER_SAVE} at a time (the next save "
+            "continues after the last one)."
+        )
+    checked = []
+    seen: set[str] = set()
+    for position, message in enumerate(messages):
+        one = _message(f"messages[{position}]", message, limit)
+        if one["id"] in seen:
+            raise HistoryInvalidError(f"messages[{position}]: the id {one['id']!r} is given twice in this save.")
+        seen.add(one["id"])
+        checked.append(one)
+    return checked
+
+
+def _message(where: str, message: object, limit: int) -> dict[str, Any]:
+    if not isinstance(message, Mapping):
+        raise HistoryInvalidError(
+            f'{where} is an object like {{"role": "user", "content": "..."}}, not {message!r:.40}.'
+        )
+    unknown = sorted(str(name) for name in message if name not in ("id", "role", "content"))
+    if unknown:
+        raise HistoryInvalidError(f"{where} has {unknown}; a message has id (optional), role and content.")
+    role = message.get("role")
+    if role not in ROLES:
+        raise HistoryInvalidError(f"{where}: role is one of {', '.join(ROLES)}, not {role!r:.40}.")
+    content = message.get("content")
+    if isinstance(content, str):
+        checked_content: str | list[dict[str, Any]] = content
+    elif isinstance(content, Sequence) and not isinstance(content, Mapping | bytes) and content:
+        checked_content = [_part(f"{where}.content[{number}]", part) for number, part in enumerate(content)]
+    else:
+        raise HistoryInvalidError(f"{where}: content is a string or a non-empty list of parts, not {content!r:.40}.")
+    given = message.get("id")
+    message_id = new_id() if given is None else check_id(given, f"{where}: id")
+    try:
+        size = len(_ENCODER.encode(checked_content).encode())
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise HistoryInvalidError(f"{where}: content is not JSON text ({exc}).") from None
+    if size > limit:
+        raise HistoryInvalidError(
+            f"{where} is {size:,} bytes as JSON; a message may have at most {limit:,}: split it, or keep large "
+            "documents elsewhere and save a reference."
+        )
+    return {"id": message_id, "role": role, "content": checked_content}
+
+
+def _part(where: str, part: object) -> dict[str, Any]:
+    if not isinstance(part, Mapping) or part.get("type") not in _PART_FIELDS:
+        raise HistoryInvalidError(f"{where} is a part whose type is text, tool_call or tool_result, not {part!r:.60}.")
+    kind = part["type"]
+    fields = _PART_FIELDS[kind]
+    if set(part) != fields:
+        raise HistoryInvalidError(f"{where}: a {kind} part has exactly {sorted(fields)}, not {sorted(map(str, part))}.")
+    for name in fields - {"type", "arguments", "content"}:
+        if not isinstance(part[name], str):
+            raise HistoryInvalidError(f"{where}: {name} is a string, not {part[name]!r:.40}.")
+    if kind == "tool_call" and not isinstance(part["arguments"], Mapping | str):
+        raise HistoryInvalidError(f"{where}: arguments is an object (or its JSON text), not {part['arguments']!r:.40}.")
+    if kind == "tool_result" and not isinstance(part["content"], str | Sequence | Mapping):
+        raise HistoryInvalidError(f"{where}: content is the tool's result (text or JSON), not {part['content']!r:.40}.")
+    return dict(part)
+
+
+def text_of(content: str | list[dict[str, Any]]) -> str:
+    """The words of a message, for ranking within one conversation: its text, tool names and results."""
+    if isinstance(content, str):
+        return content
+    texts = []
+    for part in content:
+        if part["type"] == "text":
+            texts.append(part["text"])
+        elif part["type"] == "tool_call":
+            texts.append(part["name"])
+            arguments = part["arguments"]
+            texts.append(arguments if isinstance(arguments, str) else _ENCODER.encode(arguments))
+        else:
+            result = part["content"]
+            texts.append(result if isinstance(result, str) else _ENCODER.encode(result))
+    return "\n".join(texts)

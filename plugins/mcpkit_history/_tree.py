@@ -1,0 +1,85 @@
+"""A conversation's tree: which message follows which, in the order they were saved, and its compactions.
+
+The tree is one sealed value per conversation (the messages themselves are values of their own), so reading a
+path is two round trips however long the conversation: the tree, then the path's messages in one batch. It is
+changed only by compare-and-set, so two appends at once both land. Saving a message after one that already has
+children starts a branch; the newest leaf is the message saved last (nothing saved later can be its child).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Tree"]
+
+
+@dataclass(slots=True)
+class Tree:
+    created_at: float
+    updated_at: float
+    ttl: float | None = None
+    #: (message id, parent id or None), in the order they were saved
+    nodes: list[tuple[str, str | None]] = field(default_factory=list)
+    #: (summary id, the id of the last message it replaces), in the order they were made
+    compactions: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, value: Any) -> Tree:
+        return cls(
+            value["created_at"],
+            value["updated_at"],
+            value.get("ttl"),
+            [(node, parent) for node, parent in value["nodes"]],
+            [(summary, through) for summary, through in value.get("compactions", [])],
+        )
+
+    def dump(self) -> dict[str, Any]:
+        return {
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "ttl": self.ttl,
+            "nodes": [list(node) for node in self.nodes],
+            "compactions": [list(compaction) for compaction in self.compactions],
+        }
+
+    def parents(self) -> dict[str, str | None]:
+        return dict(self.nodes)
+
+    @property
+    def head(self) -> str | None:
+        """The newest leaf: the message saved last."""
+        return self.nodes[-1][0] if self.nodes else None
+
+    def leaves(self) -> list[str]:
+        """Every message without a child, newest first."""
+        parented = {parent for _, parent in self.nodes if parent is not None}
+        return [node for node, _ in reversed(self.nodes) if node not in parented]
+
+    def path(self, leaf: str) -> list[str]:
+        """The ids from the root to ``leaf``, inclusive (``leaf`` must be in the tree)."""
+        parents = self.parents()
+        path: list[str] = []
+        current: str | None = leaf
+        while current is not None:
+            path.append(current)
+            current = parents[current]
+        path.reverse()
+        return path
+
+    def summaries(self) -> set[str]:
+        return {summary for summary, _ in self.compactions}
+
+    def compaction_on(self, path: list[str]) -> tuple[str, int] | None:
+        """The summary that replaces the longest start of ``path``, and how many messages it replaces."""
+        where = {node: position for position, node in enumerate(path)}
+        best: tuple[str, int] | None = None
+        for summary, through in self.compactions:
+            position = where.get(through)
+            if position is not None and (best is None or position + 1 >= best[1]):
+                best = (summary, position + 1)  # the later of two summaries of the same start wins
+        return best
+
+    def everything(self) -> list[str]:
+        """Every message id kept for the conversation: its messages and its summaries."""
+        return [node for node, _ in self.nodes] + [summary for summary, _ in self.compactions]
