@@ -51,6 +51,14 @@ class Plugin:
         """Tool classes this plugin contributes to its app."""
         return ()
 
+    def resources(self) -> Sequence[type[Any]]:
+        """``@resource`` classes this plugin contributes to its app (checked with the app's own)."""
+        return ()
+
+    def prompts(self) -> Sequence[type[Any]]:
+        """``@prompt`` classes this plugin contributes to its app (checked with the app's own)."""
+        return ()
+
     def max_request_bytes(self) -> int:
         """The largest HTTP request body this plugin's tools must accept; 0 when the default is enough.
 

@@ -191,7 +191,9 @@ class Server:
             for spec in specs:
                 bound[spec.name] = BoundTool.bind(spec, [*server_plugins, *app_plugins])
             wrapping = (*server_plugins, *app_plugins)
-            self._features.append(AppFeatures(options.id, where, options.resources, options.prompts, wrapping))
+            resources = (*options.resources, *(cls for plugin in app_plugins for cls in plugin.resources()))
+            prompts = (*options.prompts, *(cls for plugin in app_plugins for cls in plugin.prompts()))
+            self._features.append(AppFeatures(options.id, where, resources, prompts, wrapping))
         where = "Server(plugins=...)"
         contributed = [self._spec(cls, "", where) for plugin in server_plugins for cls in plugin.tools()]
         for spec in contributed:
@@ -200,6 +202,10 @@ class Server:
         everything = PluginSetup(self.name, "", self.name, tuple(bound), lambda: self.clock, shared)
         for plugin in server_plugins:
             _setup(plugin, everything, where)
+        resources = tuple(cls for plugin in server_plugins for cls in plugin.resources())
+        prompts = tuple(cls for plugin in server_plugins for cls in plugin.prompts())
+        if resources or prompts:
+            self._features.append(AppFeatures("", where, resources, prompts, tuple(server_plugins)))
         return bound
 
     @staticmethod

@@ -20,8 +20,9 @@ _GLOBAL_IDENTITY = json.dumps(["g"])
 #: The memory tools' notes live in buckets of their own: ``memory.user``, ``memory.session``, ...
 NOTES_NAMESPACE = "memory."
 
-#: Buckets always indexed for search: the memory tools' notes and conversation messages (``mcpkit_history``).
-INDEXED_NAMESPACES = (NOTES_NAMESPACE, "history.")
+#: Buckets always indexed for search: the memory tools' notes, conversation messages (``mcpkit_history``) and
+#: searchable context entries (``mcpkit_context``).
+INDEXED_NAMESPACES = (NOTES_NAMESPACE, "history.", "context.")
 
 
 class Place(NamedTuple):

@@ -36,6 +36,7 @@ import mcpkit._request_state as request_state
 import mcpkit._schema_input as schema_input
 import mcpkit._shared_rate_limits as shared_limits
 import mcpkit._static_keys as static_keys
+import mcpkit_context._tokens as context_tokens
 import mcpkit_history._plugin as history_plugin
 import mcpkit_remember._backing as backing
 import mcpkit_remember._glob as glob
@@ -139,6 +140,7 @@ STATED = [
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
     Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
+    Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
     Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),

@@ -1,0 +1,111 @@
+"""The four kinds of context block (seed 002's names), declared by the server and checked when it is built.
+
+- ``ReadOnlyBlock``: text from ``content`` (a string) or ``provider`` (``async def provider(ctx) -> str``), shown
+  in the system prompt; the agent cannot change it.
+- ``WritableBlock``: the caller's own text, at most ``max_tokens``; ``set_context`` replaces or appends to it.
+- ``SearchableBlock``: the caller's own entries (each a key and text), searched with ``search_context``; the system
+  prompt shows how many there are. ``set_context(block, content, key=...)`` adds or replaces one.
+- ``LoadableBlock``: documents (skills, runbooks) listed by title and description; ``load_context`` returns one
+  whole. ``documents`` is a mapping of key to ``Document``, or ``async def provider(ctx) -> mapping``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcpkit import ConfigurationError, Context
+
+__all__ = ["Block", "Document", "LoadableBlock", "ReadOnlyBlock", "SearchableBlock", "WritableBlock", "checked_blocks"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One loadable document: a title and description for the listing, the content for ``load_context``."""
+
+    title: str
+    description: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOnlyBlock:
+    name: str
+    description: str
+    content: str | None = None
+    provider: Callable[[Context], Awaitable[str]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WritableBlock:
+    name: str
+    description: str
+    max_tokens: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class SearchableBlock:
+    name: str
+    description: str
+    max_entries: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class LoadableBlock:
+    name: str
+    description: str
+    documents: Mapping[str, Document] | None = None
+    provider: Callable[[Context], Awaitable[Mapping[str, Document]]] | None = None
+
+
+Block = ReadOnlyBlock | WritableBlock | SearchableBlock | LoadableBlock
+
+
+def checked_blocks(blocks: object) -> dict[str, Block]:
+    """The blocks by name, in order; a ``ConfigurationError`` naming the block for anything wrong."""
+    if isinstance(blocks, str | Mapping) or not isinstance(blocks, Sequence) or not blocks:
+        raise ConfigurationError("blocks is a non-empty list of ReadOnlyBlock, WritableBlock, SearchableBlock, ...")
+    named: dict[str, Block] = {}
+    for block in blocks:
+        if not isinstance(block, ReadOnlyBlock | WritableBlock | SearchableBlock | LoadableBlock):
+            raise ConfigurationError(f"{block!r:.60} is not a context block: use ReadOnlyBlock, WritableBlock, ...")
+        where = f"{type(block).__name__}({block.name!r:.40})"
+        if not isinstance(block.name, str) or not _NAME.match(block.name):
+            raise ConfigurationError(f"{where}: a block name is 1-64 lowercase letters, digits, '_' or '-'.")
+        if block.name in named:
+            raise ConfigurationError(f"Two context blocks are named {block.name!r}; each needs its own name.")
+        if not isinstance(block.description, str) or not block.description.strip():
+            raise ConfigurationError(f"{where} has no description: the agent reads it to know what the block is.")
+        _check(where, block)
+        named[block.name] = block
+    return named
+
+
+def _check(where: str, block: Block) -> None:
+    if isinstance(block, ReadOnlyBlock):
+        if (block.content is None) == (block.provider is None):
+            raise ConfigurationError(f"{where}: give content='...' or provider=async def(ctx) -> str, one of them.")
+        _check_provider(where, block.provider)
+    elif isinstance(block, WritableBlock):
+        if isinstance(block.max_tokens, bool) or not isinstance(block.max_tokens, int) or block.max_tokens < 1:
+            raise ConfigurationError(f"{where}: max_tokens is a positive whole number, not {block.max_tokens!r:.40}.")
+    elif isinstance(block, SearchableBlock):
+        if isinstance(block.max_entries, bool) or not isinstance(block.max_entries, int) or block.max_entries < 1:
+            raise ConfigurationError(f"{where}: max_entries is a positive whole number, not {block.max_entries!r}.")
+    else:
+        if (block.documents is None) == (block.provider is None):
+            raise ConfigurationError(f"{where}: give documents={{key: Document(...)}} or provider=, one of them.")
+        _check_provider(where, block.provider)
+        for key, document in (block.documents or {}).items():
+            if not isinstance(key, str) or not _NAME.match(key) or not isinstance(document, Document):
+                raise ConfigurationError(f"{where}: documents maps keys like 'deploy-checklist' to Document(...).")
+
+
+def _check_provider(where: str, provider: Any) -> None:
+    if provider is not None and not inspect.iscoroutinefunction(provider):
+        raise ConfigurationError(f"{where}: provider is `async def provider(ctx)`, not {provider!r:.60}.")

@@ -1,0 +1,155 @@
+"""Context blocks (issue 13): read-only, writable with a token budget, searchable and loadable blocks per caller,
+through the real HTTP stack in both eras — the three tools, the ``context://{block}`` resource, the
+``system_prompt`` prompt, over-budget writes refused, and Nour's blocks never Sam's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import ConfigurationError, Context, Server, StaticKeys, app
+from mcpkit.testing import ToolCallError, error_code, running
+from mcpkit_context import ContextPlugin, Document, LoadableBlock, ReadOnlyBlock, SearchableBlock, WritableBlock
+
+KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
+PROTOCOLS = ["2026-07-28", "2025-11-25"]
+
+
+async def soul(ctx: Context) -> str:
+    return f"You are the help desk's assistant, working for {ctx.caller.label}."
+
+
+BLOCKS = [
+    ReadOnlyBlock("soul", "Who you are", provider=soul),
+    WritableBlock("notes", "Facts learned about the customer", max_tokens=20),
+    SearchableBlock("knowledge", "Answers to past questions"),
+    LoadableBlock(
+        "runbooks",
+        "Procedures",
+        documents={"refunds": Document("Refunds", "How to refund an order", "1. Check the order. 2. Refund it.")},
+    ),
+]
+
+
+def desk(**options: Any) -> Server:
+    @app(id="desk", plugins=[ContextPlugin.init(BLOCKS, type="memory", **options)])
+    class Desk: ...
+
+    return Server([Desk], auth=StaticKeys(KEYS))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_the_blocks_render_as_the_system_prompt_with_the_callers_own_text(protocol: str) -> None:
+    async with running(desk(), protocol=protocol) as call_as:
+        nour = call_as("nour")
+        tools = [listed.name for listed in await nour.list_tools()]
+        written = await nour.call("set_context", {"block": "notes", "content": "Prefers email."})
+        appended = await nour.call("set_context", {"block": "notes", "content": "Order 1142.", "mode": "append"})
+        await nour.call("set_context", {"block": "knowledge", "key": "kettle", "content": "Kettles: 2-year warranty."})
+        prompt = (await nour.get_prompt("system_prompt")).messages[0].content.text  # type: ignore[union-attr]
+        sams = (await call_as("sam").get_prompt("system_prompt")).messages[0].content.text  # type: ignore[union-attr]
+        block = await nour.read("context://notes")
+
+    assert tools == ["set_context", "search_context", "load_context"]
+    assert (written["tokens"], written["max_tokens"], written["left"]) == (4, 20, 16)
+    assert appended["tokens"] == 7  # "Prefers email.\nOrder 1142." is 26 bytes: 7 tokens by the estimate
+    assert "SOUL (Who you are) [readonly]\n" in prompt
+    assert "working for nour." in prompt
+    assert "NOTES (Facts learned about the customer) [35% — 7/20 tokens] [writable]" in prompt
+    assert "Prefers email.\nOrder 1142." in prompt
+    assert "KNOWLEDGE (Answers to past questions) [searchable]" in prompt
+    assert "1 entries indexed" in prompt
+    assert "- refunds: Refunds — How to refund an order" in prompt
+    assert "Prefers email" not in sams
+    assert "[0% — 0/20 tokens]" in sams
+    assert "0 entries indexed" in sams
+    assert isinstance(block, str)
+    assert block.startswith("═")
+    assert "Order 1142." in block
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_over_budget_write_is_refused_naming_the_budget_and_changes_nothing(protocol: str) -> None:
+    async with running(desk(), protocol=protocol) as call_as:
+        nour = call_as("nour")
+        await nour.call("set_context", {"block": "notes", "content": "Prefers email."})
+        with pytest.raises(ToolCallError) as refused:
+            await nour.call("set_context", {"block": "notes", "content": "x" * 100, "mode": "append"})
+        with pytest.raises(ToolCallError) as read_only:
+            await nour.call("set_context", {"block": "soul", "content": "Be rude."})
+        kept = await nour.read("context://notes")
+
+    assert error_code(refused.value.result) == "CONTEXT_OVER_BUDGET"
+    assert "its budget is 20 (it holds 4 now, so 16 are left)" in str(refused.value)
+    assert error_code(read_only.value.result) == "CONTEXT_INVALID"
+    assert "it is read-only" in str(read_only.value)
+    assert isinstance(kept, str)
+    assert "Prefers email." in kept
+    assert "xxxx" not in kept
+
+
+async def test_searchable_entries_are_the_callers_own_and_documents_load_whole() -> None:
+    async with running(desk()) as call_as:
+        nour, sam = call_as("nour"), call_as("sam")
+        await nour.call("set_context", {"block": "knowledge", "key": "kettle", "content": "Kettles: 2-year warranty."})
+        await nour.call("set_context", {"block": "knowledge", "key": "toaster", "content": "Toasters: 1 year."})
+        await sam.call("set_context", {"block": "knowledge", "key": "kettle", "content": "Sam's kettle note."})
+        found = await nour.call("search_context", {"block": "knowledge", "query": "kettle warranties"})
+        loaded = await nour.call("load_context", {"block": "runbooks", "key": "refunds"})
+        with pytest.raises(ToolCallError) as missing:
+            await nour.call("load_context", {"block": "runbooks", "key": "returns"})
+        with pytest.raises(ToolCallError) as unknown:
+            await nour.call("search_context", {"block": "faq", "query": "x"})
+
+    assert [(hit["key"], hit["content"]) for hit in found["results"]] == [("kettle", "Kettles: 2-year warranty.")]
+    assert loaded["content"] == "1. Check the order. 2. Refund it."
+    assert error_code(missing.value.result) == "CONTEXT_NOT_FOUND"
+    assert "it has: refunds" in str(missing.value)
+    assert error_code(unknown.value.result) == "CONTEXT_NOT_FOUND"
+
+
+async def test_writable_text_survives_a_restart_sealed_in_the_file(tmp_path: Path) -> None:
+    options = {"type": "sqlite", "path": tmp_path / "context.db", "secret": "context-secret-0123456789abcdef"}
+
+    def sqlite_desk() -> Server:
+        @app(id="desk", plugins=[ContextPlugin.init(BLOCKS, **options)])  # type: ignore[arg-type]
+        class Desk: ...
+
+        return Server([Desk], auth=StaticKeys(KEYS))
+
+    async with running(sqlite_desk()) as call_as:
+        await call_as("nour").call("set_context", {"block": "notes", "content": "Codename Cedar."})
+    async with running(sqlite_desk()) as call_as:
+        block = await call_as("nour").read("context://notes")
+
+    assert isinstance(block, str)
+    assert "Codename Cedar." in block
+    assert b"Cedar" not in read_bytes(tmp_path)
+
+
+def read_bytes(directory: Path) -> bytes:
+    return b"".join(path.read_bytes() for path in directory.iterdir() if path.name.startswith("context.db"))
+
+
+def test_blocks_are_checked_when_the_plugin_is_built() -> None:
+    with pytest.raises(ConfigurationError, match="Two context blocks are named 'notes'"):
+        ContextPlugin.init([WritableBlock("notes", "a"), WritableBlock("notes", "b")], type="memory")
+    with pytest.raises(ConfigurationError, match="has no description"):
+        ContextPlugin.init([WritableBlock("notes", " ")], type="memory")
+    with pytest.raises(ConfigurationError, match=re.escape("give content='...' or provider=")):
+        ContextPlugin.init([ReadOnlyBlock("soul", "Who")], type="memory")
+    with pytest.raises(ConfigurationError, match="max_tokens is a positive whole number"):
+        ContextPlugin.init([WritableBlock("notes", "n", max_tokens=0)], type="memory")
+
+
+async def test_a_tokenizer_of_your_own_counts_the_budget() -> None:
+    def words(text: str) -> int:
+        return len(text.split())
+
+    async with running(desk(tokenizer=words)) as call_as:
+        written = await call_as("nour").call("set_context", {"block": "notes", "content": "one two three"})
+
+    assert written["tokens"] == 3
