@@ -12,6 +12,7 @@ from mcpkit import Server
 
 from ._apps import HELP_DESK_TOOLS, assistant_app, help_desk_app
 from ._banner import BannerResource, GetBanner, SetBanner
+from ._conversations import NOTES_TOKENS, RUNBOOKS, conversations_app
 from ._drafts import DRAFT_TTL, SEND_SCOPE, DraftResource, GetDraft, SaveDraft, SendReply
 from ._identity_provider import (
     DEMO_PASSWORDS,
@@ -33,7 +34,9 @@ __all__ = [
     "DRAFT_TTL",
     "HELP_DESK_TOOLS",
     "KEYS_VARIABLE",
+    "NOTES_TOKENS",
     "QUEUE",
+    "RUNBOOKS",
     "SEND_SCOPE",
     "AgentKeys",
     "BannerResource",
@@ -54,6 +57,7 @@ __all__ = [
     "assistant_app",
     "client_snippet",
     "connect_url",
+    "conversations_app",
     "create_oauth_server",
     "create_server",
     "help_desk_app",

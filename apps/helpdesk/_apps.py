@@ -1,4 +1,4 @@
-"""The two apps the help desk serves: "help-desk" (the agents' tools) and "assistant" (memory tools)."""
+"""The help desk's first two apps: "help-desk" (the agents' tools) and "assistant" (memory tools)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``create_server``: the help desk's two apps on one server, with the agents' static keys."""
+"""``create_server``: the help desk's three apps on one server, with the agents' static keys."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from mcpkit import JWTAuth, Server, StaticKeys
 from mcpkit_remember import parse_store_url
 
 from ._apps import assistant_app, help_desk_app
+from ._conversations import conversations_app
 from ._keys import load_keys
 
 __all__ = ["SERVER_NAME", "create_oauth_server", "create_server"]
@@ -21,14 +22,15 @@ def create_server(
     """A new help-desk server; nothing is opened or printed until it serves.
 
     ``store`` is ``memory`` (the default, as in the tutorial), ``sqlite:///relative.db``,
-    ``sqlite:////absolute.db`` or ``redis://HOST:PORT/DB``; both apps use it. ``keys``
+    ``sqlite:////absolute.db`` or ``redis://HOST:PORT/DB``; every app uses it (the third, "conversations", keeps
+    each ticket's exchange with its customer and the agents' notes and runbooks). ``keys``
     maps agent labels to static keys (default: ``HELPDESK_KEYS``, else the demo keys).
     ``memory_prefix`` goes in front of the assistant's memory tool names, like ``memory_recall``.
     """
     config = parse_store_url(store or "memory")
     agent_keys = load_keys().keys if keys is None else keys
     return Server(
-        [help_desk_app(config), assistant_app(config, memory_prefix)],
+        [help_desk_app(config), assistant_app(config, memory_prefix), conversations_app(config)],
         auth=StaticKeys(agent_keys),
         allow_anonymous=True,
         name=SERVER_NAME,
@@ -45,7 +47,7 @@ def create_oauth_server(
     """
     config = parse_store_url(store or "memory")
     return Server(
-        [help_desk_app(config), assistant_app(config, memory_prefix)],
+        [help_desk_app(config), assistant_app(config, memory_prefix), conversations_app(config)],
         auth=JWTAuth(jwks_url=jwks_url, issuer=issuer),
         resource_url=resource_url,
         name=SERVER_NAME,

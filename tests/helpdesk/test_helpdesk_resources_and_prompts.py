@@ -70,7 +70,7 @@ async def test_the_tutorials_tools_are_unchanged_beside_them(call_as: CallAs) ->
     listed = [tool.name for tool in await call_as("nour").list_tools()]
     names = [f"{tool.__mcpkit_tool__.name}" for tool in HELP_DESK_TOOLS]  # type: ignore[attr-defined]
     assert listed[: len(names)] == names
-    assert [p.name for p in await call_as("nour").list_prompts()] == ["reply_to_ticket"]
+    assert [p.name for p in await call_as("nour").list_prompts()] == ["reply_to_ticket", "system_prompt"]
     assert [r.uri for r in await call_as("nour").list_resources()] == ["helpdesk://banner"]
     templates = await call_as("nour").list_resource_templates()
-    assert [t.uri_template for t in templates] == ["helpdesk://drafts/{ticket_id}"]
+    assert [t.uri_template for t in templates] == ["helpdesk://drafts/{ticket_id}", "context://{block}"]

@@ -22,6 +22,16 @@ HELP_DESK = {
     "send_reply": ({"ticketId"}, ["ticketId"], {"sent", "text"}, ["sent"]),
 }
 ASSISTANT = {"remember_this", "recall", "forget", "list_memories", "search_memories"}
+CONVERSATIONS = {
+    "save_messages",
+    "load_history",
+    "search_history",
+    "list_conversations",
+    "compact_history",
+    "clear_history",
+    "set_context",
+    "load_context",
+}
 
 
 @pytest.fixture
@@ -29,8 +39,8 @@ async def listed(call_as: CallAs) -> dict[str, Any]:
     return {tool.name: tool for tool in await call_as("nour").list_tools()}
 
 
-async def test_the_server_lists_the_help_desk_and_assistant_tools(listed: dict[str, Any]) -> None:
-    assert set(listed) == set(HELP_DESK) | ASSISTANT
+async def test_the_server_lists_the_help_desk_assistant_and_conversation_tools(listed: dict[str, Any]) -> None:
+    assert set(listed) == set(HELP_DESK) | ASSISTANT | CONVERSATIONS
 
 
 @pytest.mark.parametrize("name", sorted(HELP_DESK))
