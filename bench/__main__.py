@@ -47,6 +47,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-search", action="store_true", help="skip the search benchmarks (about 6 minutes)")
+    parser.add_argument("--skip-history", action="store_true", help="skip the conversation history benchmarks")
     parser.add_argument("--skip-imports", action="store_true")
     parser.add_argument(
         "--skip-instructions", action="store_true", help="skip the callgrind instruction counts (about 3 minutes)"
@@ -278,6 +279,16 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
+def run_history(args: argparse.Namespace) -> dict[str, Any]:
+    """``python -m bench.history`` in its own process, pinned like the micro-benchmarks."""
+    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", "bench.history"])
+    done = subprocess.run(command + extra, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        print(done.stderr[-3000:], file=sys.stderr)
+        return {"error": done.stderr[-1000:]}
+    return json.loads(done.stdout)
+
+
 def findings_for(results: dict[str, Any]) -> list[str]:
     """Plain sentences for each failed target, from the profiles and micro-benchmarks of this run."""
     out: list[str] = []
@@ -384,6 +395,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_search:
         print("  search benchmarks ...", flush=True)
         results["search"] = run_search(args)
+    if not args.skip_history:
+        print("  conversation history benchmarks ...", flush=True)
+        results["history"] = run_history(args)
     if not args.skip_imports:
         print("  import times ...", flush=True)
         results["imports"] = import_costs(3 if args.quick else 7, SERVER_CPU)

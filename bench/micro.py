@@ -89,7 +89,7 @@ class Bench:
         )
         self.plugin.setup(PluginSetup("bench", "bench", "bench", ("bench",), SystemClock))
         if plain:
-            self.plugin._keyring = PlainKeyring([REMEMBER_SECRET])
+            self.plugin._backing._keyring = PlainKeyring([REMEMBER_SECRET])
 
     async def __aenter__(self) -> Bench:
         await self.plugin.startup()
@@ -99,7 +99,7 @@ class Bench:
         await self.plugin.shutdown()
 
     def remember(self, user: str = "alice") -> Remember:
-        return self.plugin.remember_for(SimpleNamespace(caller=caller(user), tool_name="bench"))  # type: ignore[arg-type]
+        return self.plugin.remember_for(SimpleNamespace(caller=caller(user), kind="tool", name="bench"))  # type: ignore[arg-type]
 
 
 async def per_call_us(body: Callable[[], Awaitable[object]], number: int, repeat: int) -> dict[str, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.cases import CASES
+from bench.history_report import history_section
 from bench.report import load_table, targets_table
 from bench.search_report import search_section
 
@@ -272,6 +273,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
             "",
         ]
     lines += search_section(results.get("search", {}))
+    lines += history_section(results.get("history", {}))
     lines += _profile(results.get("profiles", {}))
     lines += [
         "",

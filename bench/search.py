@@ -86,7 +86,7 @@ def _other_postings(rng: random.Random) -> Postings:
 
 
 async def fill_others_memory(bench: Bench, count: int, now: float) -> None:
-    store, rng = bench.plugin._store, random.Random(SEED + 1)
+    store, rng = bench.plugin._backing.store, random.Random(SEED + 1)
     assert store is not None
     for number in range(count):
         owner = f"{number // 100:032x}"

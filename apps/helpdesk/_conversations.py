@@ -40,7 +40,7 @@ RUNBOOKS = {
 def conversations_app(store: StoreConfig) -> type[Any]:
     """Per-ticket conversations (save_messages, load_history, ...) and the agents' context blocks."""
     history = HistoryPlugin.init(type=store.type, url=store.url, path=store.path, tools=True)
-    blocks = [
+    blocks: list[WritableBlock | LoadableBlock] = [
         WritableBlock("notes", "Your own notes: what you learned about customers and the desk", NOTES_TOKENS),
         LoadableBlock("runbooks", "The desk's procedures; load one before handling such a ticket", RUNBOOKS),
     ]

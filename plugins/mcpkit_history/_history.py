@@ -22,6 +22,8 @@ from mcpkit import Caller, Clock
 from mcpkit_remember._machinery import (
     MAX_SEARCH_LIMIT,
     Found,
+    Match,
+    Observed,
     Place,
     Quota,
     QuotaExceededError,
@@ -41,7 +43,7 @@ from mcpkit_search import Analyzer, Corpus, bm25, top
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
 from ._messages import check_conversation, check_id, checked_messages, text_of
-from ._tree import Tree
+from ._tree import Members, Tree
 
 __all__ = ["History", "HistoryPolicy", "Hit"]
 
@@ -114,7 +116,8 @@ class History:
         vault = self._policy.vault
         now = self._policy.clock().now()
         try:
-            tree = await self._tree(trees, conversation, now)
+            seen = await vault.observe(trees, conversation, now)  # also the first compare-and-set's expectation
+            tree = None if seen.found is None else Tree.load(seen.found.value)
             chain = _chain(conversation, tree, checked, parent_id, self._policy.max_messages)
             keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
             expires_at = None if keep is None else now + keep
@@ -124,7 +127,11 @@ class History:
                     place, f"{conversation}/{message['id']}", _json(value), expires_at, now, self._quota()
                 )
             await self._change_tree(
-                trees, conversation, now, lambda tree: _grown(conversation, tree, chain, parent_id, now, seconds)
+                trees,
+                conversation,
+                now,
+                lambda tree: _grown(conversation, tree, chain, parent_id, now, seconds),
+                seen=seen,
             )
         except QuotaExceededError as exc:
             raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
@@ -272,21 +279,31 @@ class History:
         try:
             if conversation is not None:
                 return await self._search_one(trees, place, check_conversation(conversation), query, limit, now)
-            matches = await search(self._policy.vault, place, query, now, min(MAX_SEARCH_LIMIT, 2 * limit))
-            names = sorted({match.key.partition("/")[0] for match in matches})
-            found = await self._policy.vault.read_many(trees, names, now)
+            want = limit
+            while True:
+                matches = await search(self._policy.vault, place, query, now, want)
+                hits = await self._kept(trees, matches, now)
+                # Fewer than asked only when some hits were messages whose save never completed: ask for more.
+                if len(hits) >= limit or len(matches) < want or want >= MAX_SEARCH_LIMIT:
+                    return hits[:limit]
+                want = min(MAX_SEARCH_LIMIT, want * 4)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
-        kept = {name: Tree.load(tree.value) for name, tree in zip(names, found, strict=True) if tree is not None}
+
+    async def _kept(self, trees: Place, matches: list[Match], now: float) -> list[Hit]:
+        """The matches whose conversation's tree holds them (one batched read of those trees), as hits."""
+        names = sorted({match.key.partition("/")[0] for match in matches})
+        found = await self._policy.vault.read_many(trees, names, now)
+        kept = {name: Members(value.value) for name, value in zip(names, found, strict=True) if value is not None}
         hits = []
         for match in matches:
             name, _, node = match.key.partition("/")
-            tree = kept.get(name)
-            if tree is None or node not in tree.everything():  # a message whose save never completed is not shown
+            members = kept.get(name)
+            if members is None or node not in members:  # a message whose save never completed: not shown
                 continue
             value = Found(match.value, match.expires_at, match.updated_at)
-            hits.append(Hit(name, _message(node, value, tree.parents().get(node)), match.score))
-        return hits[:limit]
+            hits.append(Hit(name, _message(node, value, members.parent(node)), match.score))
+        return hits
 
     async def _search_one(
         self, trees: Place, place: Place, conversation: str, query: str, limit: int, now: float
@@ -331,11 +348,19 @@ class History:
         return None if found is None else Tree.load(found.value)
 
     async def _change_tree(
-        self, trees: Place, conversation: str, now: float, change: Callable[[Tree | None], Tree]
+        self,
+        trees: Place,
+        conversation: str,
+        now: float,
+        change: Callable[[Tree | None], Tree],
+        *,
+        seen: Observed | None = None,
     ) -> None:
+        """Apply ``change`` to the tree by compare-and-set, first against ``seen`` (when given), retrying with
+        what is there now when a concurrent save got in first."""
         vault = self._policy.vault
         for attempt in range(_TREE_ATTEMPTS):
-            observed = await vault.observe(trees, conversation, now)
+            observed = seen if attempt == 0 and seen is not None else await vault.observe(trees, conversation, now)
             current = None if observed.found is None else Tree.load(observed.found.value)
             changed = change(current)
             expires_at = None if changed.ttl is None else now + changed.ttl

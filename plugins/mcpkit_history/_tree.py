@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Tree"]
+__all__ = ["Members", "Tree"]
 
 
 @dataclass(slots=True)
@@ -26,20 +26,23 @@ class Tree:
 
     @classmethod
     def load(cls, value: Any) -> Tree:
-        return cls(
-            value["created_at"],
-            value["updated_at"],
-            value.get("ttl"),
-            [(node, parent) for node, parent in value["nodes"]],
-            [(summary, through) for summary, through in value.get("compactions", [])],
-        )
+        """From its stored form: ids in save order and each parent as a position in them (-1: none), which parse
+        several times faster than pairs of strings, since every read of a conversation parses its tree."""
+        ids: list[str] = value["ids"]
+        nodes = [
+            (node, ids[parent] if parent >= 0 else None) for node, parent in zip(ids, value["parents"], strict=True)
+        ]
+        compactions = [(summary, through) for summary, through in value["compactions"]]
+        return cls(value["created_at"], value["updated_at"], value["ttl"], nodes, compactions)
 
     def dump(self) -> dict[str, Any]:
+        positions = {node: position for position, (node, _) in enumerate(self.nodes)}
         return {
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "ttl": self.ttl,
-            "nodes": [list(node) for node in self.nodes],
+            "ids": [node for node, _ in self.nodes],
+            "parents": [-1 if parent is None else positions[parent] for _, parent in self.nodes],
             "compactions": [list(compaction) for compaction in self.compactions],
         }
 
@@ -83,3 +86,24 @@ class Tree:
     def everything(self) -> list[str]:
         """Every message id kept for the conversation: its messages and its summaries."""
         return [node for node, _ in self.nodes] + [summary for summary, _ in self.compactions]
+
+
+class Members:
+    """Which ids a stored tree holds, and their parents, without building the tree (what a search needs)."""
+
+    __slots__ = ("_ids", "_parents", "_positions", "_summaries")
+
+    def __init__(self, value: Any) -> None:
+        self._ids: list[str] = value["ids"]
+        self._parents: list[int] = value["parents"]
+        self._positions = dict(zip(self._ids, range(len(self._ids)), strict=True))
+        self._summaries = {summary for summary, _ in value["compactions"]}
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._positions or node in self._summaries
+
+    def parent(self, node: str) -> str | None:
+        position = self._positions.get(node)
+        if position is None or self._parents[position] < 0:
+            return None
+        return self._ids[self._parents[position]]

@@ -19,7 +19,7 @@ from ._scope import Place, Scope, check_scope, place_for
 from ._search import MAX_SEARCH_LIMIT, Match, search
 from ._store import Quota, QuotaExceededError, StoreUnavailableError
 from ._values import check_ttl
-from ._vault import Found, Vault, backoff
+from ._vault import Found, Observed, Vault, backoff
 
 __all__ = [
     "MAX_SEARCH_LIMIT",
@@ -27,6 +27,7 @@ __all__ = [
     "Backing",
     "Found",
     "Match",
+    "Observed",
     "Place",
     "Quota",
     "QuotaExceededError",

@@ -5,6 +5,7 @@ callers or conversations, search isolation, compaction keeping the originals, re
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx2
@@ -13,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcpkit import ManualClock, Server, StaticKeys, ToolContext, app, tool
+from mcpkit import Caller, ManualClock, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, ToolCallError, error_code, running
 from mcpkit_history import HistoryPlugin
 from mcpkit_remember._cli import purge_user
@@ -303,3 +304,27 @@ async def test_without_a_summary_the_clients_own_model_writes_it_or_the_agent_is
     [summary] = loaded.structured_content["messages"]  # type: ignore[index]
     assert summary["content"] == "Kettle refund agreed."
     assert summary["summary_of"] == through
+
+
+async def test_a_message_whose_save_never_reached_the_tree_is_never_shown_nor_found() -> None:
+    server = desk(HistoryPlugin.init(type="memory", tools=True))
+    async with running(server) as call_as:
+        await save(call_as, "nour", "T-1", "The refund was approved.")
+        plugin = next(p for p in server._plugins if isinstance(p, HistoryPlugin))
+        caller = SimpleNamespace(caller=await whoami_caller(call_as), kind="tool", name="t")
+        history = plugin.history_for(caller)  # type: ignore[arg-type]
+        _, place = history._places()
+        now = server.clock.now()  # as a save that died between writing its message and changing the tree
+        await plugin._backing.vault.write(
+            place, "T-1/m_orphan", '{"role":"user","content":"refund orphan"}', None, now, None
+        )
+        found = await call_as("nour").call("search_history", {"query": "refund"})
+        loaded = await load(call_as, "nour", "T-1")
+
+    assert [hit["message"]["content"] for hit in found["results"]] == ["The refund was approved."]
+    assert texts(loaded["messages"]) == ["The refund was approved."]
+
+
+async def whoami_caller(call_as: CallAs) -> Caller:
+    user_id = await call_as("nour").call("whoami")
+    return Caller(user_id, "static", "nour", {}, None, "2026-07-28", "anon:nour")
