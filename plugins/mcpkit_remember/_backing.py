@@ -65,9 +65,10 @@ class Backing:
         secrets = self._secrets or _split(secret_from_env())
         if secrets:
             self._keyring = keyring_from(secrets)
-        elif config.type == "redis":
+        elif config.type in ("redis", "postgres"):
             raise ConfigurationError(
-                "The Redis store needs a secret shared by every server instance: set REMEMBER_SECRET "
+                f"The {'Redis' if config.type == 'redis' else 'PostgreSQL'} store needs a secret shared by every "
+                "server instance: set REMEMBER_SECRET "
                 "(or the plugin's secret=...), for example to the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
             )
@@ -191,6 +192,15 @@ def make_store(config: StoreConfig, redis_prefix: str) -> Store:
         from ._redis_store import RedisStore
 
         return RedisStore(config.url or "", prefix=redis_prefix)
+    if config.type == "postgres":
+        try:
+            from ._postgres_store import PostgresStore
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"The PostgreSQL store needs psycopg 3 with its pool ({exc.name} is missing): "
+                "pip install 'mcpkit[postgres]' (or 'psycopg[binary,pool]')."
+            ) from None
+        return PostgresStore(config.url or "")
     from ._memory_store import MemoryStore
 
     return MemoryStore()

@@ -13,14 +13,14 @@ from ._scope import SCOPES, Scope
 
 __all__ = ["StoreConfig", "ToolsConfig", "parse_store_url", "secret_from_env", "store_config"]
 
-StoreType = Literal["memory", "sqlite", "redis"]
+StoreType = Literal["memory", "sqlite", "redis", "postgres"]
 
 _TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix", "anonymous_writes"}
 
 
 @dataclass(frozen=True, slots=True)
 class StoreConfig:
-    """Which store to use: ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``)."""
+    """Which store to use: ``memory``, ``sqlite`` (``path``), ``redis`` or ``postgres`` (``url``)."""
 
     type: StoreType
     path: str | None = None
@@ -31,6 +31,8 @@ class StoreConfig:
             return f"SQLite at {self.path}"
         if self.type == "redis":
             return f"Redis at {_without_password(self.url or '')}"
+        if self.type == "postgres":
+            return f"PostgreSQL at {_without_password(self.url or '')}"
         return "memory (this process only)"
 
 
@@ -91,10 +93,13 @@ class ToolsConfig:
 
 
 def parse_store_url(text: str) -> StoreConfig:
-    """``memory``, ``redis://host:port/db`` (or ``rediss://``), ``sqlite:///relative.db`` or ``sqlite:////abs.db``."""
+    """``memory``, ``redis://host:port/db`` (or ``rediss://``), ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
+    ``postgresql://user@host:5432/db`` (or ``postgres://``)."""
     value = text.strip()
     if value == "memory":
         return StoreConfig("memory")
+    if value.startswith(("postgresql://", "postgres://")):
+        return StoreConfig("postgres", url=value)
     if value.startswith(("redis://", "rediss://", "unix://")):
         return StoreConfig("redis", url=value)
     if value.startswith("sqlite:///"):
@@ -105,7 +110,7 @@ def parse_store_url(text: str) -> StoreConfig:
             )
         return StoreConfig("sqlite", path=path)
     raise ConfigurationError(
-        f"Unknown store {text!r}: use 'memory', 'redis://HOST:PORT/DB', "
+        f"Unknown store {text!r}: use 'memory', 'redis://HOST:PORT/DB', 'postgresql://USER@HOST:5432/DB', "
         "'sqlite:///relative/file.db' or 'sqlite:////absolute/file.db'."
     )
 
@@ -114,7 +119,7 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
     """The store from ``init()`` arguments, else ``REMEMBER_STORE``, else memory."""
     if type is None:
         if url is not None or path is not None:
-            raise ConfigurationError("RememberPlugin.init(url=/path=) needs type='redis' or type='sqlite'.")
+            raise ConfigurationError("RememberPlugin.init(url=/path=) needs type='redis', 'postgres' or 'sqlite'.")
         env = os.environ.get("REMEMBER_STORE", "").strip()
         return parse_store_url(env) if env else StoreConfig("memory")
     if type == "memory":
@@ -131,7 +136,13 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
         if not url:
             raise ConfigurationError("RememberPlugin.init(type='redis') needs url='redis://HOST:PORT/DB'.")
         return parse_store_url(url)
-    raise ConfigurationError(f"RememberPlugin.init(type={type!r}): the store types are 'memory', 'sqlite' and 'redis'.")
+    if type == "postgres":
+        if not url or not url.startswith(("postgresql://", "postgres://")):
+            raise ConfigurationError("RememberPlugin.init(type='postgres') needs url='postgresql://USER@HOST:5432/DB'.")
+        return StoreConfig("postgres", url=url)
+    raise ConfigurationError(
+        f"RememberPlugin.init(type={type!r}): the store types are 'memory', 'sqlite', 'redis' and 'postgres'."
+    )
 
 
 def secret_from_env() -> str | None:

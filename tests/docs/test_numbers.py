@@ -44,6 +44,7 @@ import mcpkit_remember._index as index
 import mcpkit_remember._keyring as keyring
 import mcpkit_remember._payload as payload
 import mcpkit_remember._plugin as plugin
+import mcpkit_remember._postgres_store as postgres_store
 import mcpkit_remember._redis_scripts as redis_scripts
 import mcpkit_remember._redis_store as redis_store
 import mcpkit_remember._remember as remember
@@ -141,6 +142,11 @@ STATED = [
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
     Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
     Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
+    Stated("stores.md", "deleted every {} by each instance", words(backing.PURGE_INTERVAL, "minutes")),
+    Stated("stores.md", "A pool of {} to", postgres_store.MIN_CONNECTIONS),
+    Stated("stores.md", "to {} connections per instance", postgres_store.MAX_CONNECTIONS),
+    Stated("stores.md", "waiting at most {:g} s for one", postgres_store.POOL_TIMEOUT),
+    Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
     Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),

@@ -1,4 +1,4 @@
-"""The stores under test: every contract test runs against memory, SQLite and a real Redis."""
+"""The stores under test: every contract test runs against memory, SQLite, a real Redis and a real PostgreSQL."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ OTHER = "99999999999999999999999999999999"
 MakeStore = Callable[[], Store]
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
     """A factory of store objects that all see the same data (one file, one Redis prefix)."""
     if request.param == "memory":
@@ -28,6 +28,11 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
     if request.param == "sqlite":
         path = tmp_path / "remember.db"
         return lambda: SQLiteStore(path)
+    if request.param == "postgres":
+        from mcpkit_remember._postgres_store import PostgresStore
+
+        database: str = request.getfixturevalue("postgres_url")
+        return lambda: PostgresStore(database)
     url: str = request.getfixturevalue("redis_url")
     prefix: str = request.getfixturevalue("redis_prefix")
     return lambda: RedisStore(url, prefix=prefix)

@@ -1,0 +1,426 @@
+"""The PostgreSQL store: several server instances on one database, through psycopg 3's async connection pool.
+
+Every write runs in one transaction that first takes a transaction-level advisory lock on its owner and bucket, so
+the writes of one bucket (quota checks, compare-and-set, search postings) are serialized across every instance
+while different buckets never wait for each other; reads take no lock. Triggers keep each bucket's usage and
+remove an entry's search document whenever the entry goes or its data changes, exactly as in the SQLite store,
+so the index never outlives or lags its entries. Time comes from the caller (``now``), never from the database.
+
+Outages: a connection that cannot be had within the pool's ``timeout`` is ``StoreUnavailableError`` (nothing was
+done); a connection lost while a write was being committed is ``StoreUnavailableError(maybe_applied=True)``, the
+one case where the write may or may not have landed. The pool replaces broken connections by itself, so the
+store recovers without a restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import AsyncConnection, errors
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from mcpkit_remember._postgres_schema import MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION
+from mcpkit_remember._store import (
+    Address,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Ranking,
+    Record,
+    StoreUnavailableError,
+)
+from mcpkit_search import K1, B, Stats
+
+__all__ = ["PostgresStore"]
+
+_T = TypeVar("_T")
+Connection = AsyncConnection[tuple[Any, ...]]
+
+#: Pool defaults: connections kept open and at most, and how long a call waits for one (seconds).
+MIN_CONNECTIONS = 1
+MAX_CONNECTIONS = 10
+POOL_TIMEOUT = 5.0
+SCAN_PAGE = 500
+#: A write that lost a deadlock or serialization race to another transaction is run again, this many times in all.
+WRITE_ATTEMPTS = 3
+
+_LIVE = "(expires_at IS NULL OR expires_at > %(now)s)"
+_AT = "owner = %(owner)s AND bucket = %(bucket)s AND key = %(key)s"
+_GET = f"SELECT data, expires_at FROM remember_entries WHERE {_AT} AND {_LIVE}"
+_GET_MANY = f"""SELECT owner, bucket, key, data, expires_at FROM remember_entries
+    WHERE (owner, bucket, key) IN (SELECT * FROM unnest(%(owners)s::text[], %(buckets)s::text[], %(keys)s::text[]))
+    AND {_LIVE}"""
+_PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
+    VALUES (%(owner)s, %(bucket)s, %(key)s, %(data)s, %(expires_at)s)
+    ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at"""
+_DELETE = f"DELETE FROM remember_entries WHERE {_AT} RETURNING expires_at"
+_ENTRIES = f"""SELECT key, data, expires_at FROM remember_entries
+    WHERE owner = %(owner)s AND bucket = %(bucket)s AND {_LIVE} ORDER BY key"""
+_DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s RETURNING expires_at"
+_DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = %(owner)s"
+_USAGE = "SELECT count, bytes FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s"
+_OLD = f"SELECT length(data), expires_at FROM remember_entries WHERE {_AT}"
+_TRIM = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"
+_LOCK_ROW = f"SELECT data FROM remember_entries WHERE {_AT} AND {_LIVE} FOR UPDATE"
+_SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL FROM remember_entries e
+    LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
+_SCAN_FIRST = f"{_SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"
+_SCAN_NEXT = f"""{_SCANNED} WHERE (e.owner, e.bucket, e.key) > (%(owner)s, %(bucket)s, %(key)s)
+    ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"""
+_PURGE = "DELETE FROM remember_entries WHERE expires_at <= %(now)s"
+_PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0 AND documents <= 0"
+_ADD_DOC = """INSERT INTO remember_docs (owner, bucket, key, length, expires_at)
+    VALUES (%(owner)s, %(bucket)s, %(key)s, %(length)s, %(expires_at)s) RETURNING doc"""
+_ADD_TERMS = """INSERT INTO remember_terms (term, doc, count)
+    SELECT term, %(doc)s, count FROM unnest(%(terms)s::bigint[], %(counts)s::integer[]) AS p (term, count)"""
+_SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s"
+_SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
+    WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"""
+_SEARCH_FREQUENCIES = """SELECT t.term, count(*) FROM remember_terms t JOIN remember_docs d ON d.doc = t.doc
+    WHERE t.term = ANY(%(terms)s::bigint[]) AND d.owner = %(owner)s AND d.bucket = %(bucket)s
+        AND (d.expires_at IS NULL OR d.expires_at > %(now)s) GROUP BY t.term"""
+_RANKING = f"""WITH w (term, idf) AS (SELECT * FROM unnest(%(terms)s::bigint[], %(idfs)s::float8[]))
+    SELECT d.key, sum(w.idf * t.count * {K1 + 1!r}
+        / (t.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / %(average)s))) AS score
+    FROM w JOIN remember_terms t ON t.term = w.term JOIN remember_docs d ON d.doc = t.doc
+    WHERE d.owner = %(owner)s AND d.bucket = %(bucket)s AND (d.expires_at IS NULL OR d.expires_at > %(now)s)
+    GROUP BY d.doc, d.key ORDER BY score DESC, d.key LIMIT %(limit)s"""
+
+
+class PostgresStore:
+    """Keeps entries in the PostgreSQL database at ``url`` (``postgresql://USER@HOST:5432/DB``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_connections: int = MIN_CONNECTIONS,
+        max_connections: int = MAX_CONNECTIONS,
+        timeout: float = POOL_TIMEOUT,
+    ) -> None:
+        self._url = url
+        self._sizes = (min_connections, max_connections)
+        self._timeout = timeout
+        self._pool: AsyncConnectionPool[Connection] | None = None
+        self.legacy = False  # mcpkit 0.1 had no PostgreSQL store: nothing here is in its layout
+
+    def __repr__(self) -> str:
+        from ._config import StoreConfig
+
+        return f"PostgresStore({StoreConfig('postgres', url=self._url).describe()!r})"
+
+    async def open(self) -> None:
+        pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
+            self._url,
+            min_size=self._sizes[0],
+            max_size=self._sizes[1],
+            timeout=self._timeout,
+            open=False,
+            kwargs={"autocommit": True},
+            check=AsyncConnectionPool.check_connection,
+            name="mcpkit-remember",
+        )
+        try:
+            await pool.open(wait=True, timeout=self._timeout)
+            async with pool.connection() as conn:
+                await self._migrate(conn)
+        except PoolTimeout as exc:
+            await pool.close()
+            raise StoreUnavailableError(f"Cannot reach the PostgreSQL remember store ({self!r}): {exc}") from exc
+        except psycopg.Error as exc:
+            await pool.close()
+            raise StoreUnavailableError(f"Cannot open the PostgreSQL remember store ({self!r}): {exc}") from exc
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+
+    async def _migrate(self, conn: Connection) -> None:
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"
+                " version INTEGER NOT NULL)"
+            )
+            row = await (await conn.execute("SELECT version FROM remember_schema")).fetchone()
+            version = 0 if row is None else int(row[0])
+            if version > SCHEMA_VERSION:
+                raise StoreUnavailableError(
+                    f"The PostgreSQL remember store ({self!r}) has schema version {version}, newer than this mcpkit "
+                    f"understands ({SCHEMA_VERSION}); upgrade mcpkit (every instance) before starting it."
+                )
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in SCHEMA[step]:
+                    await conn.execute(statement)
+            if version < SCHEMA_VERSION:
+                await conn.execute(
+                    "INSERT INTO remember_schema (one, version) VALUES (TRUE, %s)"
+                    " ON CONFLICT (one) DO UPDATE SET version = excluded.version",
+                    [SCHEMA_VERSION],
+                )
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def settle_legacy(self) -> None:
+        self.legacy = False
+
+    # -- reads --------------------------------------------------------------------------
+
+    async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
+        params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
+        row = await self._read(lambda conn: _one(conn, _GET, params))
+        return None if row is None else Entry(bytes(row[0]), row[1])
+
+    async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        if not addresses:
+            return []
+        params = {
+            "owners": [a.owner for a in addresses],
+            "buckets": [a.bucket for a in addresses],
+            "keys": [a.key for a in addresses],
+            "now": now,
+        }
+        rows = await self._read(lambda conn: _all(conn, _GET_MANY, params))
+        found = {Address(owner, bucket, key): Entry(bytes(data), expires) for owner, bucket, key, data, expires in rows}
+        return [found.get(address) for address in addresses]
+
+    async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
+        params = {"owner": owner, "bucket": bucket, "now": now}
+        rows = await self._read(lambda conn: _all(conn, _ENTRIES, params))
+        return [(key, Entry(bytes(data), expires_at)) for key, data, expires_at in rows]
+
+    async def search(
+        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+    ) -> Ranking:
+        params: dict[str, Any] = {"owner": owner, "bucket": bucket, "now": now, "terms": list(terms)}
+
+        async def snapshot(conn: Connection) -> Ranking:
+            async with conn.transaction():  # one snapshot, so the statistics and the ranking agree
+                await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                usage = await _one(conn, _SEARCH_USAGE, params)
+                if usage is None:
+                    return Ranking(Stats(0, 0, (0,) * len(terms)), [])
+                expired, expired_length = await _one(conn, _SEARCH_EXPIRED, params) or (0, 0)
+                counted = dict(await _all(conn, _SEARCH_FREQUENCIES, params)) if terms else {}
+                frequencies = tuple(int(counted.get(term, 0)) for term in terms)
+                own = Stats(int(usage[0]) - int(expired), int(usage[1]) - int(expired_length), frequencies)
+                chosen = stats or own
+                if limit <= 0 or chosen.documents <= 0 or not terms:
+                    return Ranking(own, [])
+                ranking = {**params, "idfs": list(chosen.weights()), "average": chosen.average, "limit": limit}
+                rows = await _all(conn, _RANKING, ranking)
+                return Ranking(own, [(key, float(score)) for key, score in rows])
+
+        return await self._read(snapshot)
+
+    async def scan(self) -> AsyncIterator[Record]:
+        """Every entry, in primary-key pages, so no transaction spans a ``yield``."""
+        sql, params = _SCAN_FIRST, {"limit": SCAN_PAGE}
+        while True:
+            page = dict(params)
+            rows = await self._read(lambda conn, sql=sql, page=page: _all(conn, sql, page))  # type: ignore[misc]
+            for owner, bucket, key, data, expires_at, indexed in rows:
+                yield Record(owner, bucket, key, Entry(bytes(data), expires_at), bool(indexed))
+            if len(rows) < SCAN_PAGE:
+                return
+            owner, bucket, key = rows[-1][:3]
+            sql, params = _SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
+
+    # -- writes -------------------------------------------------------------------------
+
+    async def put(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None = None,
+        index: Postings | None = None,
+    ) -> None:
+        params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+
+        async def body(conn: Connection) -> None:
+            if quota is not None:
+                await _check_quota(conn, params, quota)
+            await conn.execute(_PUT, params)  # a replaced entry's document goes with its old data (a trigger)
+            await _index(conn, params, index)
+
+        await self._write([(owner, bucket)], body)
+
+    async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
+        params = {"owner": owner, "bucket": bucket, "key": key}
+        rows = await self._write([(owner, bucket)], lambda conn: _all(conn, _DELETE, params))
+        return any(_live(expires_at, now) for (expires_at,) in rows)
+
+    async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
+        unique = list(dict.fromkeys(addresses))
+
+        async def body(conn: Connection) -> int:
+            gone = 0
+            for address in unique:
+                rows = await _all(conn, _DELETE, address._asdict())
+                gone += any(_live(expires_at, now) for (expires_at,) in rows)
+            return gone
+
+        return await self._write([(a.owner, a.bucket) for a in unique], body)
+
+    async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
+        params = {"owner": owner, "bucket": bucket}
+        rows = await self._write([(owner, bucket)], lambda conn: _all(conn, _DELETE_BUCKET, params))
+        return sum(1 for (expires_at,) in rows if _live(expires_at, now))
+
+    async def delete_owner(self, owner: str) -> int:
+        async def body(conn: Connection) -> int:
+            return (await conn.execute(_DELETE_OWNER, {"owner": owner})).rowcount
+
+        return await self._write((), body)
+
+    async def swap(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        expected: bytes | None,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        *,
+        also: Sequence[Expectation] = (),
+        quota: Quota | None = None,
+        index: Postings | None = None,
+    ) -> bool:
+        params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+
+        async def body(conn: Connection) -> bool:
+            row = await _one(conn, _LOCK_ROW, params)
+            current = None if row is None else bytes(row[0])
+            if current == data:
+                return True  # this very swap, resent (its postings are there already)
+            if current != expected:
+                return False
+            for address, there_expected in also:
+                there = await _one(conn, _LOCK_ROW, {**address._asdict(), "now": now})
+                if (None if there is None else bytes(there[0])) != there_expected:
+                    return False
+            if quota is not None:
+                await _check_quota(conn, params, quota)
+            await conn.execute(_PUT, params)
+            await _index(conn, params, index)
+            for address, _ in also:
+                await conn.execute(_DELETE, address._asdict())
+            return True
+
+        return await self._write([(owner, bucket), *((a.owner, a.bucket) for a, _ in also)], body)
+
+    async def purge_expired(self, now: float) -> int:
+        async def body(conn: Connection) -> int:
+            purged = (await conn.execute(_PURGE, {"now": now})).rowcount
+            await conn.execute(_PURGE_USAGE)
+            return purged
+
+        return await self._write((), body)
+
+    # -- connections, transactions, outages ----------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Connection]:
+        if self._pool is None:
+            raise RuntimeError(f"{self!r} is not open; call open() first")
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) gave no connection: {exc}") from exc
+
+    async def _read(self, body: Callable[[Connection], Awaitable[_T]]) -> _T:
+        try:
+            async with self._connection() as conn:
+                return await body(conn)
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) failed: {exc}") from exc
+
+    async def _write(self, buckets: Iterable[tuple[str, str]], body: Callable[[Connection], Awaitable[_T]]) -> _T:
+        """``body`` in one transaction, after the advisory locks of ``buckets`` (in one order, so two writes never
+        wait for each other's; none for the writes that sweep a whole owner or the store).
+
+        A transaction that lost a deadlock or a serialization race runs again; a connection lost while
+        committing is the one "may or may not have been applied".
+        """
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            committing = False
+            try:
+                async with self._connection() as conn:
+                    async with conn.transaction():
+                        for lock in sorted({_lock(owner, bucket) for owner, bucket in buckets}):
+                            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+                        result = await body(conn)
+                        committing = True
+                    return result
+            except (errors.DeadlockDetected, errors.SerializationFailure):
+                if attempt == WRITE_ATTEMPTS:
+                    raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) is too busy") from None
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailableError(
+                    f"The PostgreSQL remember store ({self!r}) failed: {exc}", maybe_applied=committing
+                ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _one(conn: Connection, sql: str, params: Any) -> Any:
+    return await (await conn.execute(sql, params)).fetchone()
+
+
+async def _all(conn: Connection, sql: str, params: Any) -> list[Any]:
+    return await (await conn.execute(sql, params)).fetchall()
+
+
+async def _index(conn: Connection, params: dict[str, Any], index: Postings | None) -> None:
+    """Give the entry just written its document and postings (none when ``index`` is None)."""
+    if index is None:
+        return
+    row = await _one(conn, _ADD_DOC, {**params, "length": index.length})
+    terms = [term for term, _ in index.terms]
+    counts = [count for _, count in index.terms]
+    await conn.execute(_ADD_TERMS, {"doc": row[0], "terms": terms, "counts": counts})
+
+
+async def _check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -> None:
+    """Raise QuotaExceededError when the write in ``params`` would take its bucket past ``quota``."""
+    for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
+        usage = await _one(conn, _USAGE, params)
+        count, size = (0, 0) if usage is None else (int(usage[0]), int(usage[1]))
+        old = await _one(conn, _OLD, params)
+        replaced_live = old is not None and _live(old[1], params["now"])
+        count += old is None
+        new_size = size + len(params["data"]) - (0 if old is None else int(old[0]))
+        problem: QuotaExceededError | None = None
+        if quota.values is not None and count > quota.values and not replaced_live:
+            problem = QuotaExceededError("values", quota.values)
+        elif quota.bytes is not None and new_size > quota.bytes and new_size > size:
+            problem = QuotaExceededError("bytes", quota.bytes)
+        if problem is None:
+            return
+        if attempt == 0 and (await conn.execute(_TRIM, params)).rowcount:
+            continue
+        raise problem
+
+
+def _lock(owner: str, bucket: str) -> int:
+    """The advisory lock of one owner's bucket: a signed 64-bit hash of both."""
+    digest = hashlib.blake2b(f"{owner}\x00{bucket}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _live(expires_at: float | None, now: float) -> bool:
+    return expires_at is None or expires_at > now

@@ -1,0 +1,136 @@
+"""What only the PostgreSQL store has to prove (issue 14): it creates its schema once however many instances start
+together, refuses a newer schema, says ``REMEMBER_STORE_UNAVAILABLE`` while the database is unreachable and recovers
+without a restart, and serves remembered values, search and history through the real HTTP stack."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from mcpkit import Server, StaticKeys, ToolContext, app, tool
+from mcpkit.testing import ToolCallError, error_code, running
+from mcpkit_history import HistoryPlugin
+from mcpkit_remember import RememberPlugin
+from mcpkit_remember._postgres_store import PostgresStore
+from mcpkit_remember._store import Entry, StoreUnavailableError
+
+from ._proxy import Proxy
+
+OWNER, BUCKET = "0f3c9a1b2d4e5f60718293a4b5c6d7e8", "b"
+SECRET = "postgres-store-secret-0123456789"
+KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
+
+
+async def test_instances_starting_together_create_the_schema_once(postgres_url: str) -> None:
+    stores = [PostgresStore(postgres_url) for _ in range(4)]
+    await asyncio.gather(*(store.open() for store in stores))
+    try:
+        await stores[0].put(OWNER, BUCKET, "k", b"v", None, time.time())
+        seen = [await store.get(OWNER, BUCKET, "k", time.time()) for store in stores]
+    finally:
+        await asyncio.gather(*(store.close() for store in stores))
+
+    assert {entry.data for entry in seen if entry} == {b"v"}
+    assert len([entry for entry in seen if entry]) == 4
+
+
+async def test_a_schema_newer_than_this_mcpkit_is_refused_with_what_to_do(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    await store.open()
+    await store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE remember_schema SET version = 99")
+
+    with pytest.raises(StoreUnavailableError, match="has schema version 99, newer than this mcpkit understands"):
+        await PostgresStore(postgres_url).open()
+
+
+async def test_an_outage_is_store_unavailable_and_the_store_recovers_without_a_restart(postgres_url: str) -> None:
+    parts = urlsplit(postgres_url)
+    proxy = Proxy(parts.hostname or "127.0.0.1", parts.port or 5432)
+    await proxy.up()
+    netloc = f"{parts.username}@127.0.0.1:{proxy.port}"
+    through = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    store = PostgresStore(through, timeout=1.0)
+    await store.open()
+    try:
+        await store.put(OWNER, BUCKET, "before", b"kept", None, time.time())
+        await proxy.down()
+        with pytest.raises(StoreUnavailableError) as reading:
+            await store.get(OWNER, BUCKET, "before", time.time())
+        with pytest.raises(StoreUnavailableError) as writing:
+            await store.put(OWNER, BUCKET, "during", b"lost", None, time.time())
+        await proxy.up()
+        recovered, waited = await recovering(store)
+        await store.put(OWNER, BUCKET, "after", b"written", None, time.time())
+        during = await store.get(OWNER, BUCKET, "during", time.time())
+    finally:
+        await store.close()
+        await proxy.down()
+
+    assert not reading.value.maybe_applied
+    assert not writing.value.maybe_applied  # refused before it was sent: it was not made
+    assert recovered is not None
+    assert recovered.data == b"kept"
+    assert waited < RECOVERY_SECONDS  # the pool reconnects by itself, backing off: no restart
+    assert during is None
+
+
+#: How long the pool may take to reconnect once the database answers again (its backoff: 1 s, 2 s, 4 s, ...).
+RECOVERY_SECONDS = 20.0
+
+
+async def recovering(store: PostgresStore) -> tuple[Entry | None, float]:
+    """The first read that works after an outage, and how long it took to come."""
+    started = time.monotonic()
+    while True:
+        try:
+            return await store.get(OWNER, BUCKET, "before", time.time()), time.monotonic() - started
+        except StoreUnavailableError:
+            if time.monotonic() - started > RECOVERY_SECONDS:
+                raise
+            await asyncio.sleep(0.2)
+
+
+@tool(name="note", description="Keep a note, then find notes like it.")
+class Note(ToolContext):
+    async def execute(self, text: str) -> list[str]:
+        await self.remember.set(f"note:{len(text)}", text, scope="user")
+        return [match.value for match in await self.remember.search(text, scope="user")]
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+async def test_remember_search_and_history_work_on_postgres_through_http(postgres_url: str, protocol: str) -> None:
+    @app(
+        id="desk",
+        tools=[Note],
+        plugins=[
+            RememberPlugin.init(type="postgres", url=postgres_url, secret=SECRET, search=True),
+            HistoryPlugin.init(type="postgres", url=postgres_url, secret=SECRET, tools=True),
+        ],
+    )
+    class Desk: ...
+
+    server = Server([Desk], auth=StaticKeys(KEYS), allow_anonymous=True)
+    async with running(server, protocol=protocol) as call_as:
+        found = await call_as("nour").call("note", {"text": "refund the kettle"})
+        await call_as("nour").call(
+            "save_messages", {"conversation": "T-1", "messages": [{"role": "user", "content": "Codename Cedar."}]}
+        )
+        history = await call_as("nour").call("load_history", {"conversation": "T-1"})
+        sams = await call_as("sam").call("load_history", {"conversation": "T-1"})
+        with pytest.raises(ToolCallError) as anonymous:
+            await call_as(None).call("load_history", {"conversation": "T-1"})
+
+    assert found == {"result": ["refund the kettle"]}
+    assert [message["content"] for message in history["messages"]] == ["Codename Cedar."]
+    assert sams["messages"] == []
+    assert error_code(anonymous.value.result) == "REMEMBER_IDENTITY_REQUIRED"
+    with psycopg.connect(postgres_url) as conn:
+        raw = b"".join(bytes(row[0]) for row in conn.execute("SELECT data FROM remember_entries"))
+    assert b"Cedar" not in raw
+    assert b"kettle" not in raw
