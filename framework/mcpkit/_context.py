@@ -71,6 +71,18 @@ class Context:
         if self._services is not None:
             await self._services.subscriptions.updated(uri)
 
+    async def close_stream(self) -> bool:
+        """Close this call's SSE stream while it goes on (SEP-1699 polling): the client reconnects after the
+        server's retry interval with ``Last-Event-ID`` and receives everything sent meanwhile, the result
+        included. Only 2025-11-25 sessions on a server with resumable streams have such a stream; elsewhere
+        nothing happens and this returns False (docs/progress-and-logging.md)."""
+        ctx = self.request_context
+        close = None if ctx is None else ctx.close_sse_stream
+        if close is None:
+            return False
+        await close()
+        return True
+
     def client_can(self, capability: str) -> bool:
         """Whether the client declared ``capability`` (``"elicitation"``, ``"sampling"``, ``"roots"``)."""
         ctx = self.request_context

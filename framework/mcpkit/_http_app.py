@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from mcp.server import Server as SDKServer
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from starlette.applications import Starlette
+from starlette.routing import Route
 
 from ._body_limit import body_limit
 from ._errors import ConfigurationError
+from ._event_log import EventLog, ResumableSessions
 from ._gate import AuthGate
 from ._host_check import host_check
 from ._notification_streams import StreamWhenAsked
@@ -27,7 +29,10 @@ from ._sessions import SessionGuard, SessionLimits
 if TYPE_CHECKING:
     from ._server import Server
 
-__all__ = ["build_http_app"]
+__all__ = ["DEFAULT_RETRY_MS", "build_http_app"]
+
+#: How long a client whose SSE stream closed waits before it reconnects (the ``retry`` field), by default.
+DEFAULT_RETRY_MS = 1000
 
 
 def build_http_app(
@@ -42,6 +47,8 @@ def build_http_app(
     max_sessions: int,
     sessions_per_caller: int,
     session_idle_timeout: float,
+    resumable_streams: bool | None = None,
+    stream_retry_ms: int = DEFAULT_RETRY_MS,
 ) -> Starlette:
     """The app ``Server.http_app`` returns (its docstring says what each option does)."""
     if not server.authenticators and not server.allow_anonymous:
@@ -53,15 +60,31 @@ def build_http_app(
     both = bool(server.authenticators) and server.allow_anonymous  # anonymous callers get half the table
     sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
     limit = body_limit(max_body_bytes, server._plugins)
-    sdk_app = sdk.streamable_http_app(
-        streamable_http_path="/mcp",
-        json_response=json_response,
-        host=host,
-        transport_security=security,
-        max_request_body_size=limit,
-        max_sessions=max_sessions,
-        session_idle_timeout=session_idle_timeout,
-    )
+    resumable = _resumable(resumable_streams, json_response, stream_retry_ms)
+    if resumable:  # 2025-11-25 SSE streams a client can resume, each session's events its own (_event_log)
+        manager = ResumableSessions(
+            app=sdk,
+            log=EventLog(),
+            retry_interval=stream_retry_ms,
+            json_response=json_response,
+            security_settings=security,
+            max_request_body_size=limit,
+            session_idle_timeout=session_idle_timeout,
+            max_sessions=max_sessions,
+        )
+        sdk_app = Starlette(
+            routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda app: manager.run()
+        )
+    else:
+        sdk_app = sdk.streamable_http_app(
+            streamable_http_path="/mcp",
+            json_response=json_response,
+            host=host,
+            transport_security=security,
+            max_request_body_size=limit,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+        )
     # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
     # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
     # the lifespan starts the plugins around the SDK's own (its session manager).
@@ -99,3 +122,20 @@ def build_http_app(
 
     sdk_app.router.lifespan_context = lifespan
     return sdk_app
+
+
+def _resumable(asked: bool | None, json_response: bool, retry_ms: object) -> bool:
+    """Whether 2025-11-25 SSE streams are resumable: as asked, else whenever responses are SSE."""
+    if asked is not None and not isinstance(asked, bool):
+        raise ConfigurationError(
+            f"resumable_streams is True, False or None (on with SSE responses), not {asked!r:.40}."
+        )
+    if isinstance(retry_ms, bool) or not isinstance(retry_ms, int) or not 0 < retry_ms <= 600_000:
+        raise ConfigurationError(f"stream_retry_ms is a number of milliseconds from 1 to 600000, not {retry_ms!r:.40}.")
+    resumable = not json_response if asked is None else asked
+    if resumable and not ResumableSessions.supported():
+        raise ConfigurationError(
+            "resumable_streams needs the mcp SDK's session manager as mcpkit knows it (mcp 2.3); this SDK differs, "
+            "so pass resumable_streams=False."
+        )
+    return resumable

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from mcp.server import NotificationOptions, ServerRequestContext
@@ -34,7 +34,7 @@ from mcp.server.subscriptions import (
 from ._client_log import session_key
 from ._errors import ConfigurationError
 
-__all__ = ["Kind", "ListChanges", "ListChangingServer", "Switchable", "checked_enabled", "switched"]
+__all__ = ["Kind", "ListChanges", "ListChangingServer", "Switchable", "checked_enabled", "switch", "switched"]
 
 _log = logging.getLogger("mcpkit.list_changes")
 
@@ -72,6 +72,22 @@ class ListChangingServer(SDKServer[Any]):
         return super().create_initialization_options(
             notification_options or every_list, experimental_capabilities, extensions
         )
+
+
+def switch(
+    holders: Mapping[Kind, Switchable], asked: Mapping[Kind, Sequence[str]], enabled: bool, server: str
+) -> list[Kind]:
+    """Switch the ``asked`` names of each kind on or off, every name checked first; the kinds whose list changed."""
+    for kind, names in asked.items():
+        if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+            raise ConfigurationError(f"{kind}= is a list of names, like {kind}=['name'], not {names!r:.60}.")
+        unknown = sorted(set(names) - set(holders[kind].names()))
+        if unknown:
+            raise ConfigurationError(
+                f"No {kind} named {', '.join(map(repr, unknown))} in {server}; only declared {kind} can be "
+                f"enabled or disabled: declare them with enabled=False to start them off."
+            )
+    return [kind for kind, names in asked.items() if holders[kind].switch(names, enabled)]
 
 
 def switched(on: Iterable[str], names: Iterable[str], enabled: bool) -> set[str] | None:

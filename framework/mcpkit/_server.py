@@ -23,9 +23,9 @@ from ._credentials import Authenticator, Identity
 from ._decorators import app_options, tool_options
 from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_connection
 from ._errors import ConfigurationError, StartupError
-from ._http_app import build_http_app
+from ._http_app import DEFAULT_RETRY_MS, build_http_app
 from ._icons import checked_icons
-from ._list_changes import Kind, ListChangingServer, Switchable
+from ._list_changes import Kind, ListChangingServer, Switchable, switch
 from ._middleware import Middleware, sdk_middleware
 from ._oauth_binding import adopt, issuers_of
 from ._oauth_scopes import RequiredScopes
@@ -246,6 +246,8 @@ class Server:
         max_sessions: int = 10_000,
         sessions_per_caller: int = 64,
         session_idle_timeout: float = 1800.0,
+        resumable_streams: bool | None = None,
+        stream_retry_ms: int = DEFAULT_RETRY_MS,
     ) -> Starlette:
         """A new Starlette app serving MCP at ``/mcp``; its lifespan starts and stops the plugins.
 
@@ -257,8 +259,10 @@ class Server:
         callers, who hold at most half the table on a server that also signs callers in), ended
         after ``session_idle_timeout`` seconds unused. Responses are plain JSON (``json_response=True``),
         except that a 2026-07-28 request asking for progress or log messages gets SSE; pass False for SSE
-        responses to everything (2025-11-25 sessions need it for progress and logs). See docs/deployment.md
-        and docs/progress-and-logging.md.
+        responses to everything (2025-11-25 sessions need it for progress and logs). With SSE responses a
+        2025-11-25 stream is resumable (``resumable_streams``, on with SSE): a client that loses it reconnects
+        after ``stream_retry_ms`` with ``Last-Event-ID`` and gets the rest, and ``self.close_stream()`` lets a
+        long call release its connection. See docs/deployment.md and docs/progress-and-logging.md.
         """
         return build_http_app(
             self,
@@ -271,6 +275,8 @@ class Server:
             max_sessions=max_sessions,
             sessions_per_caller=sessions_per_caller,
             session_idle_timeout=session_idle_timeout,
+            resumable_streams=resumable_streams,
+            stream_retry_ms=stream_retry_ms,
         )
 
     async def serve_stdio(self, user: str | None = None) -> None:
@@ -368,22 +374,8 @@ class Server:
     async def _switch(
         self, enabled: bool, tools: Sequence[str], prompts: Sequence[str], resources: Sequence[str]
     ) -> None:
-        holders = self._holders()
-        served: tuple[tuple[Kind, Sequence[str], Switchable], ...] = (
-            ("tools", tools, holders["tools"]),
-            ("prompts", prompts, holders["prompts"]),
-            ("resources", resources, holders["resources"]),
-        )
-        for kind, names, holder in served:  # every name is checked before anything changes
-            if isinstance(names, str) or not all(isinstance(name, str) for name in names):
-                raise ConfigurationError(f"{kind}= is a list of names, like {kind}=['name'], not {names!r:.60}.")
-            unknown = sorted(set(names) - set(holder.names()))
-            if unknown:
-                raise ConfigurationError(
-                    f"No {kind} named {', '.join(map(repr, unknown))} in {self.name}; only declared {kind} can be "
-                    f"enabled or disabled: declare them with enabled=False to start them off."
-                )
-        changed = [kind for kind, names, holder in served if holder.switch(names, enabled)]
+        asked: dict[Kind, Sequence[str]] = {"tools": tools, "prompts": prompts, "resources": resources}
+        changed = switch(self._holders(), asked, enabled, self.name)
         await self._services.list_changes.changed(changed)
 
     def required_scopes(self) -> RequiredScopes:

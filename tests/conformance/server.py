@@ -385,6 +385,14 @@ class InputRequiredPrompt(PromptContext):
         return f"Use this context: {answer.content['context'] if answer.content else '(none)'}"
 
 
+@tool(name="test_reconnection", description="Closes its SSE stream mid-call; the result comes after the reconnect.")
+class Reconnection(ToolContext):
+    async def execute(self) -> str:
+        await self.close_stream()  # the client reconnects with Last-Event-ID and gets what follows
+        await asyncio.sleep(0.2)
+        return "Reconnection test completed successfully"
+
+
 @tool(
     name="test_dynamic_tool",
     description="A tool test_trigger_tool_change adds to the list and takes away.",
@@ -453,6 +461,7 @@ class TriggerPromptChange(ToolContext):
         ElicitationDefaults,
         ElicitationEnums,
         DynamicTool,
+        Reconnection,
         TriggerToolChange,
         TriggerPromptChange,
     ],

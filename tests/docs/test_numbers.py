@@ -28,7 +28,9 @@ import mcpkit._addresses as addresses
 import mcpkit._body_limit as body_limit
 import mcpkit._completion as completion
 import mcpkit._connections as connections
+import mcpkit._event_log as event_log
 import mcpkit._gate as gate
+import mcpkit._http_app as http_app
 import mcpkit._jwt_auth as jwt_auth
 import mcpkit._jwt_config as jwt_config
 import mcpkit._pagination as pagination
@@ -142,6 +144,9 @@ STATED = [
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
     Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
     Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
+    Stated("progress-and-logging.md", "keeps the last {:,} events", event_log.MAX_EVENTS),
+    Stated("progress-and-logging.md", "for at most {}, so", words(event_log.MAX_AGE, "minutes")),
+    Stated("progress-and-logging.md", "`stream_retry_ms` ({} by default)", http_app.DEFAULT_RETRY_MS),
     Stated("stores.md", "deleted every {} by each instance", words(backing.PURGE_INTERVAL, "minutes")),
     Stated("stores.md", "A pool of {} to", postgres_store.MIN_CONNECTIONS),
     Stated("stores.md", "to {} connections per instance", postgres_store.MAX_CONNECTIONS),

@@ -1,0 +1,128 @@
+"""Resumable SSE streams for 2025-11-25 sessions (SEP-1699): what was sent on a stream, kept so a client that lost
+the stream can reconnect with ``Last-Event-ID`` and receive the rest — only ever from its own session.
+
+The SDK gives an event store the stream id alone, which is the JSON-RPC request id (or one fixed id for the GET
+stream), and its session manager hands one store to every session: a store keyed the way that interface allows
+would replay one session's events to another session resuming after an event of the same request id. So each
+session's transport gets its own view (``SessionEvents``) of one bounded ``EventLog``: an event is stored under
+its session, an id names one event of one session, and a replay from another session finds nothing.
+
+Event ids are random (96 bits), so one cannot be guessed from another. The log is bounded: at most
+``MAX_EVENTS`` events in all and ``MAX_AGE`` seconds each (a stream is resumed within seconds, or never), oldest
+forgotten first; a replay after a forgotten event finds nothing, and the client starts over.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.server.streamable_http import (
+    EventCallback,
+    EventId,
+    EventMessage,
+    EventStore,
+    StreamableHTTPServerTransport,
+    StreamId,
+)
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+__all__ = ["MAX_AGE", "MAX_EVENTS", "EventLog", "ResumableSessions", "SessionEvents"]
+
+MAX_EVENTS = 50_000
+MAX_AGE = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Event:
+    session: str
+    stream: StreamId
+    message: Any  # the JSON-RPC message, or None for a priming event
+    at: float
+
+
+class EventLog:
+    """Every session's recent events, in the order they were stored."""
+
+    def __init__(self, max_events: int = MAX_EVENTS, max_age: float = MAX_AGE) -> None:
+        self._events: OrderedDict[EventId, _Event] = OrderedDict()
+        self._max_events = max_events
+        self._max_age = max_age
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def add(self, session: str, stream: StreamId, message: Any) -> EventId:
+        now = time.monotonic()
+        self._forget(now)
+        event_id = secrets.token_urlsafe(12)
+        self._events[event_id] = _Event(session, stream, message, now)
+        while len(self._events) > self._max_events:
+            self._events.popitem(last=False)
+        return event_id
+
+    async def replay(self, session: str, after: EventId, send: EventCallback) -> StreamId | None:
+        """Send the events of ``after``'s stream stored since it, when ``after`` is this session's; its stream."""
+        self._forget(time.monotonic())
+        first = self._events.get(after)
+        if first is None or first.session != session:
+            return None
+        later = []
+        found = False
+        for event_id, event in self._events.items():  # bounded; a resume is rare next to a send
+            if found and event.session == session and event.stream == first.stream and event.message is not None:
+                later.append((event_id, event.message))
+            found = found or event_id == after
+        for event_id, message in later:
+            await send(EventMessage(message, event_id))
+        return first.stream
+
+    def _forget(self, now: float) -> None:
+        while self._events:
+            oldest = next(iter(self._events.values()))
+            if now - oldest.at <= self._max_age:
+                return
+            self._events.popitem(last=False)
+
+
+class SessionEvents(EventStore):
+    """One session's view of the log: what the SDK's transport of that session stores and replays."""
+
+    def __init__(self, log: EventLog, session: str) -> None:
+        self._log = log
+        self._session = session
+
+    async def store_event(self, stream_id: StreamId, message: Any) -> EventId:
+        return self._log.add(self._session, stream_id, message)
+
+    async def replay_events_after(self, last_event_id: EventId, send_callback: EventCallback) -> StreamId | None:
+        return await self._log.replay(self._session, last_event_id, send_callback)
+
+
+class ResumableSessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, giving each new session's transport its own ``SessionEvents``.
+
+    The SDK builds each transport with the manager's one store in ``_admit_session``; this is the one place
+    mcpkit reaches into the SDK, checked when the server is built (``supported``).
+    """
+
+    def __init__(self, app: Any, *, log: EventLog, **options: Any) -> None:
+        # The manager's own store is never used for a session (each gets its own below); it turns resumability on.
+        super().__init__(app, event_store=SessionEvents(log, ""), **options)
+        self._log = log
+
+    @staticmethod
+    def supported() -> bool:
+        probe = StreamableHTTPServerTransport(mcp_session_id="probe")
+        return callable(getattr(StreamableHTTPSessionManager, "_admit_session", None)) and hasattr(
+            probe, "_event_store"
+        )
+
+    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None and transport.mcp_session_id is not None:
+            transport._event_store = SessionEvents(self._log, transport.mcp_session_id)
+        return transport
