@@ -42,7 +42,7 @@ def one_line(done: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize(
     ("args", "secret", "said"),
     [
-        (["rotate", "--store", "postgres://db/x"], SECRET, "mcpkit remember: Unknown store 'postgres://db/x': use"),
+        (["rotate", "--store", "mongodb://db/x"], SECRET, "mcpkit remember: Unknown store 'mongodb://db/x': use"),
         (["rotate", "--store", "memory"], SECRET, "mcpkit remember: The memory store lives inside one server process"),
         (["rotate", "--store", "redis://127.0.0.1:9/0"], None, "mcpkit remember: Set REMEMBER_SECRET to the secret"),
         (["purge", "--store", "redis://127.0.0.1:9/0", "--user", "u"], "short", "mcpkit remember: REMEMBER_SECRET "),

@@ -115,8 +115,8 @@ def test_python_m_helpdesk_refuses_malformed_helpdesk_keys(
 
 
 def test_python_m_helpdesk_refuses_an_unknown_store(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--store", "postgres://db"]) == 2
-    assert "Unknown store 'postgres://db'" in capsys.readouterr().err
+    assert main(["--store", "mongodb://db"]) == 2
+    assert "Unknown store 'mongodb://db'" in capsys.readouterr().err
 
 
 def test_startup_message_with_the_demo_keys_says_so_and_how_to_connect() -> None:
