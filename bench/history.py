@@ -1,6 +1,7 @@
 """``python -m bench.history``: conversation history on each store, beside the same work through ``self.remember``.
 
-Prints one JSON document. Per store (memory, SQLite, a private Redis):
+Prints one JSON document. Per store (memory, SQLite, a private Redis, and PostgreSQL — ``BENCH_POSTGRES_URL``,
+by default the local server — in a schema of the run's own):
 
 - append: a 1,000-message conversation saved one message per call, as an agent saves its turns (µs per save), and
   the same 1,000 texts kept with ``self.remember.set`` (µs per set);
@@ -46,7 +47,7 @@ class HistoryBench:
         self.plugin = HistoryPlugin.init(
             type=store,
             path=str(tmp / f"history-{uuid.uuid4().hex[:8]}.db") if store == "sqlite" else None,
-            url=micro.REDIS_URL if store == "redis" else None,
+            url=micro.REDIS_URL if store == "redis" else micro.POSTGRES_URL if store == "postgres" else None,
             secret=REMEMBER_SECRET,
             redis_prefix=prefix,
             max_total_messages=None,
@@ -141,6 +142,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         tmp = Path(folder)
         for store in ("memory", "sqlite"):
             out[store] = await one_store(store, tmp, prefix)
+        with micro.postgres_schema() as postgres:
+            if postgres is not None:
+                out["postgres"] = await one_store("postgres", tmp, prefix)
         private = PrivateRedis(tmp, args.redis_cpu)
         url = private.start()
         try:

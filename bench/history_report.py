@@ -26,7 +26,7 @@ def history_section(history: dict[str, Any]) -> list[str]:
         f" search {searched:,} (ms) | `remember.search` |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for store in ("memory", "sqlite", "redis"):
+    for store in ("memory", "sqlite", "redis", "postgres"):
         row = history.get(store)
         if not row:
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import gc
 import json
@@ -26,7 +27,7 @@ import tempfile
 import time
 import tracemalloc
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -45,6 +46,35 @@ __all__ = ["main"]
 #: The shared Redis; ``run()`` swaps in a private one when ``redis-server`` is installed (see PrivateRedis).
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 VALUE = "v" * 100  # a 100-character string: 102 bytes as JSON
+
+#: The PostgreSQL server the bench uses (a schema of its own, dropped after); None when none answers.
+POSTGRES_SERVER = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+POSTGRES_URL: str | None = None
+
+
+@contextlib.contextmanager
+def postgres_schema() -> Iterator[str | None]:
+    """Point ``POSTGRES_URL`` at a schema of this run's own on ``POSTGRES_SERVER`` (None without a server)."""
+    global POSTGRES_URL
+    try:
+        import psycopg
+    except ImportError:
+        yield None
+        return
+    schema = f"mcpkit_bench_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    try:
+        with psycopg.connect(POSTGRES_SERVER, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+    except psycopg.Error:
+        yield None
+        return
+    POSTGRES_URL = f"{POSTGRES_SERVER}?options=-csearch_path%3D{schema}"
+    try:
+        yield POSTGRES_URL
+    finally:
+        POSTGRES_URL = None
+        with psycopg.connect(POSTGRES_SERVER, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 class PlainKeyring(Keyring):
@@ -80,7 +110,7 @@ class Bench:
         self.plugin = RememberPlugin.init(
             type=store,
             path=str(tmp / f"{store}-{uuid.uuid4().hex[:8]}.db") if store == "sqlite" else None,
-            url=REDIS_URL if store == "redis" else None,
+            url=REDIS_URL if store == "redis" else POSTGRES_URL if store == "postgres" else None,
             secret=REMEMBER_SECRET,
             redis_prefix=prefix,
             search=search,
@@ -126,7 +156,7 @@ async def per_call_us(body: Callable[[], Awaitable[object]], number: int, repeat
 async def set_get(tmp: Path, prefix: str, quick: bool, stores: tuple[str, ...]) -> dict[str, Any]:
     """Many short repeats, so the best one catches a quiet moment even on a shared machine."""
     sizes = {"memory": (2000, 5) if quick else (3000, 15), "sqlite": (100, 3) if quick else (200, 7)}
-    sizes["redis"] = sizes["sqlite"]
+    sizes["redis"] = sizes["postgres"] = sizes["sqlite"]
     out: dict[str, Any] = {}
     for store in stores:
         number, repeat = sizes[store]
@@ -471,6 +501,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             if "pairs" in args.only:
                 out["pairs"].update(await set_get(tmp, prefix, args.quick, ("sqlite", "redis")))
+                with postgres_schema() as postgres:
+                    if postgres is not None:
+                        out["pairs"].update(await set_get(tmp, prefix, args.quick, ("postgres",)))
                 out["call_profiles"] = await call_profiles(tmp)
             if "rtt" in args.only:
                 out["round_trips"] = await redis_round_trips(tmp, prefix)
