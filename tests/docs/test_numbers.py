@@ -145,6 +145,8 @@ STATED = [
     Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
     Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
     Stated("progress-and-logging.md", "keeps the last {:,} events", event_log.MAX_EVENTS),
+    Stated("architecture.md", "`EventLog` ({:,} events", event_log.MAX_EVENTS),
+    Stated("architecture.md", "events, {}): the one place", words(event_log.MAX_AGE, "minutes")),
     Stated("progress-and-logging.md", "for at most {}, so", words(event_log.MAX_AGE, "minutes")),
     Stated("progress-and-logging.md", "`stream_retry_ms` ({} by default)", http_app.DEFAULT_RETRY_MS),
     Stated("stores.md", "deleted every {} by each instance", words(backing.PURGE_INTERVAL, "minutes")),
