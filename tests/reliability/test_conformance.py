@@ -102,11 +102,18 @@ def test_the_official_suite_finds_no_unexpected_failure(spec_version: str, figur
     assert done.returncode == 0, done.stderr
 
 
-def test_every_expected_failure_gives_its_reason() -> None:
-    entries = _runner().read_expected_failures(RUN.parent / "expected-failures.yaml")
+def test_every_expected_failure_gives_its_reason(tmp_path: Path) -> None:
+    runner = _runner()
+    listed = runner.read_expected_failures(RUN.parent / "expected-failures.yaml")  # empty now: every scenario passes
+    reasoned = tmp_path / "reasoned.yaml"
+    reasoned.write_text("server:\n  - server-sse-polling  # no event store\n")
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("server:\n  - server-sse-polling\n")
 
-    assert entries, "the expected-failures file lists nothing"
-    assert all(reason.strip() for reason in entries.values())
+    assert all(reason.strip() for reason in listed.values())
+    assert runner.read_expected_failures(reasoned) == {"server-sse-polling": "no event store"}
+    with pytest.raises(runner.RunError, match="'server-sse-polling' has no reason; add one as a comment after it"):
+        runner.read_expected_failures(bare)
 
 
 def test_results_are_judged_as_the_suite_judges_its_baseline() -> None:
