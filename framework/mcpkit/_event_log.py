@@ -8,12 +8,15 @@ session's transport gets its own view (``SessionEvents``) of one bounded ``Event
 its session, an id names one event of one session, and a replay from another session finds nothing.
 
 Event ids are random (96 bits), so one cannot be guessed from another. The log is bounded: at most
-``MAX_EVENTS`` events in all and ``MAX_AGE`` seconds each (a stream is resumed within seconds, or never), oldest
-forgotten first; a replay after a forgotten event finds nothing, and the client starts over.
+``MAX_EVENTS`` events and ``MAX_BYTES`` of messages (as JSON) in all, ``SESSION_BYTES`` of them per session (a
+session past it forgets its own oldest, never another's), and ``MAX_AGE`` seconds each (a stream is resumed
+within seconds, or never), oldest forgotten first; a replay after a forgotten event finds nothing, and the
+client starts over.
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections import OrderedDict
@@ -30,9 +33,11 @@ from mcp.server.streamable_http import (
 )
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-__all__ = ["MAX_AGE", "MAX_EVENTS", "EventLog", "ResumableSessions", "SessionEvents"]
+__all__ = ["MAX_AGE", "MAX_BYTES", "MAX_EVENTS", "SESSION_BYTES", "EventLog", "ResumableSessions", "SessionEvents"]
 
 MAX_EVENTS = 50_000
+MAX_BYTES = 64 * 1024 * 1024
+SESSION_BYTES = 8 * 1024 * 1024
 MAX_AGE = 300.0
 
 
@@ -42,15 +47,26 @@ class _Event:
     stream: StreamId
     message: Any  # the JSON-RPC message, or None for a priming event
     at: float
+    size: int
 
 
 class EventLog:
     """Every session's recent events, in the order they were stored."""
 
-    def __init__(self, max_events: int = MAX_EVENTS, max_age: float = MAX_AGE) -> None:
+    def __init__(
+        self,
+        max_events: int = MAX_EVENTS,
+        max_age: float = MAX_AGE,
+        max_bytes: int = MAX_BYTES,
+        session_bytes: int = SESSION_BYTES,
+    ) -> None:
         self._events: OrderedDict[EventId, _Event] = OrderedDict()
         self._max_events = max_events
         self._max_age = max_age
+        self._max_bytes = max_bytes
+        self._session_bytes = session_bytes
+        self._bytes = 0
+        self._sessions: dict[str, int] = {}  # bytes kept per session
 
     def __len__(self) -> int:
         return len(self._events)
@@ -59,10 +75,31 @@ class EventLog:
         now = time.monotonic()
         self._forget(now)
         event_id = secrets.token_urlsafe(12)
-        self._events[event_id] = _Event(session, stream, message, now)
-        while len(self._events) > self._max_events:
-            self._events.popitem(last=False)
+        size = _size(message)
+        self._events[event_id] = _Event(session, stream, message, now, size)
+        self._bytes += size
+        self._sessions[session] = self._sessions.get(session, 0) + size
+        if self._sessions[session] > self._session_bytes:
+            self._trim_session(session)
+        while self._events and (len(self._events) > self._max_events or self._bytes > self._max_bytes):
+            self._drop(next(iter(self._events)))
         return event_id
+
+    def _trim_session(self, session: str) -> None:
+        """Forget this session's oldest events until it is within its share again."""
+        for event_id in [key for key, event in self._events.items() if event.session == session]:
+            if self._sessions.get(session, 0) <= self._session_bytes:
+                return
+            self._drop(event_id)
+
+    def _drop(self, event_id: EventId) -> None:
+        event = self._events.pop(event_id)
+        self._bytes -= event.size
+        left = self._sessions.get(event.session, 0) - event.size
+        if left > 0:
+            self._sessions[event.session] = left
+        else:
+            self._sessions.pop(event.session, None)
 
     async def replay(self, session: str, after: EventId, send: EventCallback) -> StreamId | None:
         """Send the events of ``after``'s stream stored since it, when ``after`` is this session's; its stream."""
@@ -82,10 +119,10 @@ class EventLog:
 
     def _forget(self, now: float) -> None:
         while self._events:
-            oldest = next(iter(self._events.values()))
+            event_id, oldest = next(iter(self._events.items()))
             if now - oldest.at <= self._max_age:
                 return
-            self._events.popitem(last=False)
+            self._drop(event_id)
 
 
 class SessionEvents(EventStore):
@@ -126,3 +163,11 @@ class ResumableSessions(StreamableHTTPSessionManager):
         if transport is not None and transport.mcp_session_id is not None:
             transport._event_store = SessionEvents(self._log, transport.mcp_session_id)
         return transport
+
+
+def _size(message: Any) -> int:
+    """What keeping a message costs, as its JSON (a priming event: nothing)."""
+    if message is None:
+        return 0
+    dump = getattr(message, "model_dump_json", None)
+    return len(dump(by_alias=True, exclude_none=True)) if callable(dump) else len(json.dumps(message, default=str))

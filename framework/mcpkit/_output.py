@@ -104,12 +104,20 @@ def _declares_non_object(annotation: Any) -> bool:
     members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
     for member in members:
         origin = typing.get_origin(member) or member
+        if _object_shape(member):  # ``Model | None`` keeps the model's own structuredContent, as an undeclared value
+            return False
         if member is Any or (isinstance(origin, type) and issubclass(origin, _PER_VALUE)):
             if member is not type(None):
                 return False
         elif origin in (collections.abc.Mapping, collections.abc.MutableMapping):
             return False
     return any(member is not type(None) for member in members)
+
+
+def _object_shape(annotation: Any) -> bool:
+    return (
+        isinstance(annotation, type) and (issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation))
+    ) or (is_typeddict(annotation))
 
 
 def _is_union(annotation: Any) -> bool:

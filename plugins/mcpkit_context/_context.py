@@ -17,6 +17,8 @@ from mcpkit import Caller, Clock, Context
 from mcpkit_remember._machinery import (
     MAX_SEARCH_LIMIT,
     Place,
+    Quota,
+    QuotaExceededError,
     RememberConflictError,
     RememberStoreUnavailableError,
     Scope,
@@ -45,6 +47,7 @@ class ContextPolicy:
     scope: Scope
     blocks: Mapping[str, Block]
     count: Counter
+    session_ttl: float | None = 86_400.0  # a session's blocks live at most this long: nobody reaches them after it
 
 
 class ContextBlocks:
@@ -124,7 +127,8 @@ class ContextBlocks:
             tokens = self._policy.count(text)
             if tokens > block.max_tokens:
                 raise ContextOverBudgetError(block.name, tokens, block.max_tokens, self._policy.count(current))
-            if await self._guarded(vault.swap(place, block.name, observed, json.dumps(text), None, now, None)):
+            deadline = self._deadline(place, now)
+            if await self._guarded(vault.swap(place, block.name, observed, json.dumps(text), deadline, now, None)):
                 return {
                     "block": block.name,
                     "tokens": tokens,
@@ -140,12 +144,14 @@ class ContextBlocks:
         if len(content.encode()) > MAX_ENTRY_BYTES:
             raise ContextInvalidError(f"An entry holds at most {MAX_ENTRY_BYTES:,} bytes; split it into several keys.")
         place, now = self._entries(block.name), self._now()
-        count = await self.entries(block.name)
-        if count >= block.max_entries and await self._guarded(self._policy.vault.read(place, key, now)) is None:
+        limit = Quota(block.max_entries, None)  # exact under concurrent writers too: the store checks it atomically
+        try:
+            deadline = self._deadline(place, now)
+            await self._guarded(self._policy.vault.write(place, key, json.dumps(content), deadline, now, limit))
+        except QuotaExceededError:
             raise ContextInvalidError(
-                f"The block {block.name!r} holds {count:,} entries, its most; replace an entry by its key instead."
-            )
-        await self._guarded(self._policy.vault.write(place, key, json.dumps(content), None, now, None))
+                f"The block {block.name!r} holds {block.max_entries:,} entries, its most; replace an entry by its key."
+            ) from None
         return {"block": block.name, "key": key, "entries": await self.entries(block.name)}
 
     async def search(self, name: str, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
@@ -199,6 +205,11 @@ class ContextBlocks:
 
     def _now(self) -> float:
         return self._policy.clock().now()
+
+    def _deadline(self, place: Place, now: float) -> float | None:
+        """None (kept until changed), except in a session's place: at most ``session_ttl`` from now."""
+        cap = self._policy.session_ttl
+        return now + cap if place.session and cap is not None else None
 
     @staticmethod
     async def _guarded(operation: Any) -> Any:

@@ -52,6 +52,13 @@ logger = logging.getLogger("mcpkit.history")
 #: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
 _TREE_ATTEMPTS = 64
 
+#: How long the empty tree a cleared conversation leaves is kept (it holds no message; any save replaces it).
+CLEARED_SECONDS = 3600.0
+
+
+class _NothingToClear(Exception):
+    """``clear`` found no conversation, or an empty one."""
+
 
 class Hit(NamedTuple):
     """One message a search found, with the conversation it is in; ``score`` is BM25's (higher is better)."""
@@ -72,6 +79,7 @@ class HistoryPolicy:
     max_messages: int  # per conversation
     quota: Quota | None  # all of a caller's messages together
     analyzer: Analyzer
+    session_ttl: float | None = None  # the longest a session's message lives (nobody reaches it once it ends)
 
 
 class History:
@@ -115,29 +123,84 @@ class History:
         trees, place = self._places()
         vault = self._policy.vault
         now = self._policy.clock().now()
+        written: list[str] = []
         try:
             seen = await vault.observe(trees, conversation, now)  # also the first compare-and-set's expectation
             tree = None if seen.found is None else Tree.load(seen.found.value)
+            if tree is not None and await self._resent(place, conversation, tree, checked, now):
+                return [message["id"] for message in checked]  # this save landed already: it is not made twice
             chain = _chain(conversation, tree, checked, parent_id, self._policy.max_messages)
             keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
-            expires_at = None if keep is None else now + keep
+            expires_at = self._deadline(trees, now, keep)
             for message in chain:
-                value = {"role": message["role"], "content": message["content"]}  # its parent: the tree says
-                await vault.write(
-                    place, f"{conversation}/{message['id']}", _json(value), expires_at, now, self._quota()
-                )
-            await self._change_tree(
-                trees,
-                conversation,
-                now,
-                lambda tree: _grown(conversation, tree, chain, parent_id, now, seconds),
-                seen=seen,
-            )
-        except QuotaExceededError as exc:
-            raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
+                key = f"{conversation}/{message['id']}"
+                value = _json({"role": message["role"], "content": message["content"]})  # its parent: the tree
+                if message["given"]:  # an id of the caller's: never write over a message already kept under it
+                    if not await self._create(place, key, value, expires_at, now, conversation, message["id"]):
+                        continue  # this very message, sent again
+                else:
+                    await vault.write(place, key, value, expires_at, now, self._quota())
+                written.append(key)
+
+            def grown(current: Tree | None) -> Tree:
+                return _grown(conversation, current, chain, parent_id, now, seconds, expires_at)
+
+            await self._change_tree(trees, conversation, now, grown, seen=seen)
+        except BaseException as exc:
+            await self._discard(place, written, now)  # a save that did not land leaves nothing behind
+            if isinstance(exc, QuotaExceededError):
+                raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
+            if isinstance(exc, StoreUnavailableError):
+                raise _unavailable(exc) from None
+            raise
         return [message["id"] for message in chain]
+
+    async def _create(
+        self, place: Place, key: str, value: str, expires_at: float | None, now: float, conversation: str, node: str
+    ) -> bool:
+        """Write a message under a caller's id only where none is; False when the same message is there already."""
+        vault = self._policy.vault
+        observed = await vault.observe(place, key, now)
+        if observed.found is not None:
+            if _json(observed.found.value) == value:
+                return False
+            raise HistoryInvalidError(
+                f"The id {node!r} is already a message of {conversation!r}; leave id out for a new one."
+            )
+        if not await vault.swap(place, key, observed, value, expires_at, now, self._quota()):
+            raise HistoryInvalidError(
+                f"Another save used the id {node!r} in {conversation!r} at the same moment; leave id out for a new one."
+            )
+        return True
+
+    async def _resent(
+        self, place: Place, conversation: str, tree: Tree, messages: list[dict[str, Any]], now: float
+    ) -> bool:
+        """Whether every message of a save names an id of the caller's that the tree holds with the same content."""
+        parents = tree.parents()
+        if not all(message["given"] and message["id"] in parents for message in messages):
+            return False
+        kept = await self._policy.vault.read_many(place, [f"{conversation}/{m['id']}" for m in messages], now)
+        return all(
+            found is not None and found.value == {"role": message["role"], "content": message["content"]}
+            for message, found in zip(messages, kept, strict=True)
+        )
+
+    async def _discard(self, place: Place, keys: list[str], now: float) -> None:
+        if not keys:
+            return
+        try:
+            await self._policy.vault.delete_many(place, keys, now)
+        except Exception:  # the store is down: such messages are never shown, and purge removes them
+            logger.warning("could not remove %d message(s) of a save that failed", len(keys), exc_info=True)
+
+    def _deadline(self, trees: Place, now: float, keep: float | None) -> float | None:
+        """When a message saved now expires: ``keep`` seconds from now, and a session's within ``session_ttl``."""
+        deadline = None if keep is None else now + keep
+        cap = self._policy.session_ttl
+        if trees.session and cap is not None:
+            deadline = now + cap if deadline is None else min(deadline, now + cap)
+        return deadline
 
     async def compact(self, conversation: str, summary: str, through_id: str) -> str:
         """Let ``summary`` stand for the path from the root to ``through_id`` in what ``get`` returns; its id.
@@ -156,7 +219,7 @@ class History:
             if tree is None or through_id not in tree.parents():
                 raise HistoryNotFoundError(conversation, through_id)
             summary_id: str = summary_message[0]["id"]
-            expires_at = None if tree.ttl is None else now + tree.ttl
+            expires_at = self._deadline(trees, now, tree.ttl)
             value = {"role": "system", "content": summary, "summary_of": through_id}
             await self._policy.vault.write(
                 place, f"{conversation}/{summary_id}", _json(value), expires_at, now, self._quota()
@@ -165,6 +228,7 @@ class History:
             def compacted(tree: Tree | None) -> Tree:
                 if tree is None or through_id not in tree.parents():
                     raise HistoryNotFoundError(conversation, through_id)
+                tree.holds(expires_at)
                 tree.compactions.append((summary_id, through_id))
                 tree.updated_at = now
                 return tree
@@ -177,17 +241,29 @@ class History:
         return summary_id
 
     async def clear(self, conversation: str) -> int:
-        """Delete the conversation: every message, summary and index entry of it; how many messages went."""
+        """Delete the conversation: every message, summary and index entry of it; how many messages went.
+
+        The tree is replaced by an empty one by compare-and-set, then the messages of the tree it replaced are
+        deleted: a save that lands meanwhile either comes before (and is deleted with the rest) or after (and
+        starts the conversation again).
+        """
         conversation = check_conversation(conversation)
         trees, place = self._places()
-        vault = self._policy.vault
         now = self._policy.clock().now()
+        replaced: list[Tree] = []
+
+        def emptied(tree: Tree | None) -> Tree:
+            if tree is None or not tree.everything():
+                raise _NothingToClear
+            replaced[:] = [tree]
+            return Tree(created_at=now, updated_at=now, deadline=now + CLEARED_SECONDS)
+
         try:
-            tree = await self._tree(trees, conversation, now)
-            if tree is None:
-                return 0
-            await vault.delete(trees, conversation, now)  # first: from here on nothing of it shows
-            await vault.delete_many(place, [f"{conversation}/{node}" for node in tree.everything()], now)
+            await self._change_tree(trees, conversation, now, emptied)
+            [tree] = replaced
+            await self._policy.vault.delete_many(place, [f"{conversation}/{node}" for node in tree.everything()], now)
+        except _NothingToClear:
+            return 0
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         return len(tree.nodes)
@@ -255,6 +331,8 @@ class History:
         listed: list[dict[str, Any]] = []
         for name, payload in payloads.items():
             tree = Tree.load(payload.value())
+            if not tree.nodes:  # cleared
+                continue
             listed.append(
                 {
                     "conversation": name,
@@ -363,7 +441,7 @@ class History:
             observed = seen if attempt == 0 and seen is not None else await vault.observe(trees, conversation, now)
             current = None if observed.found is None else Tree.load(observed.found.value)
             changed = change(current)
-            expires_at = None if changed.ttl is None else now + changed.ttl
+            expires_at = changed.deadline
             if await vault.swap(trees, conversation, observed, _json(changed.dump()), expires_at, now, None):
                 return
             await backoff(attempt)
@@ -382,6 +460,7 @@ def _chain(
 ) -> list[dict[str, Any]]:
     """The messages with their parents: the first after ``parent_id`` (or the newest leaf), each after the last."""
     parents = {} if tree is None else tree.parents()
+    taken = set(parents) | (set() if tree is None else tree.summaries())
     if parent_id is not None and parent_id not in parents:
         raise HistoryNotFoundError(conversation, parent_id, "parent message")
     if len(parents) + len(messages) > max_messages:
@@ -392,7 +471,7 @@ def _chain(
     previous = parent_id if parent_id is not None else (None if tree is None else tree.head)
     chain = []
     for message in messages:
-        if message["id"] in parents:
+        if message["id"] in taken:
             raise HistoryInvalidError(
                 f"The id {message['id']!r} is already a message of {conversation!r}; leave id out for a new one."
             )
@@ -408,6 +487,7 @@ def _grown(
     parent_id: str | None,
     now: float,
     ttl: float | None,
+    deadline: float | None,
 ) -> Tree:
     """The tree with ``chain`` added, as of now (a concurrent save may have moved the head meanwhile)."""
     tree = tree or Tree(created_at=now, updated_at=now)
@@ -418,6 +498,7 @@ def _grown(
         return tree
     if parent_id is None:  # after the newest leaf as it is now, which another save may have moved
         chain[0]["parent_id"] = tree.head
+    tree.holds(deadline)
     tree.nodes.extend((message["id"], message["parent_id"]) for message in chain)
     tree.updated_at = now
     if ttl is not None:

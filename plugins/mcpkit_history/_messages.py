@@ -105,7 +105,7 @@ def _message(where: str, message: object, limit: int) -> dict[str, Any]:
             f"{where} is {size:,} bytes as JSON; a message may have at most {limit:,}: split it, or keep large "
             "documents elsewhere and save a reference."
         )
-    return {"id": message_id, "role": role, "content": checked_content}
+    return {"id": message_id, "role": role, "content": checked_content, "given": given is not None}
 
 
 def _part(where: str, part: object) -> dict[str, Any]:

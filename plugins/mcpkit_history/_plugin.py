@@ -21,6 +21,8 @@ __all__ = ["HistoryPlugin"]
 DEFAULT_MAX_MESSAGES = 10_000
 DEFAULT_MAX_TOTAL_MESSAGES = 100_000
 DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024
+#: The longest a message of a session (``scope="session"``) lives: the session is gone by then.
+DEFAULT_SESSION_TTL = 86_400.0
 
 
 class HistoryPlugin(BackedPlugin):
@@ -39,6 +41,7 @@ class HistoryPlugin(BackedPlugin):
         tools: bool = False,
         tool_prefix: str = "",
         redis_prefix: str = "mcpkit:remember:",
+        session_ttl: float | None = DEFAULT_SESSION_TTL,
     ) -> None:
         if scope not in ("user", "session"):
             raise ConfigurationError(
@@ -62,6 +65,11 @@ class HistoryPlugin(BackedPlugin):
         self.max_messages = max_messages
         unlimited = max_total_messages is None and max_total_bytes is None
         self.quota = None if unlimited else Quota(max_total_messages, max_total_bytes)
+        if session_ttl is not None and (isinstance(session_ttl, bool) or not isinstance(session_ttl, int | float)):
+            raise ConfigurationError(f"session_ttl is a number of seconds, or None; not {session_ttl!r:.40}.")
+        if session_ttl is not None and session_ttl <= 0:
+            raise ConfigurationError(f"session_ttl is a number of seconds above 0, or None; not {session_ttl!r:.40}.")
+        self.session_ttl = None if session_ttl is None else float(session_ttl)
         self.tools_enabled = tools
         self.tool_prefix = tool_prefix
         secrets = [secret] if isinstance(secret, str) else (list(secret) if secret is not None else None)
@@ -85,13 +93,15 @@ class HistoryPlugin(BackedPlugin):
         tools: bool = False,
         tool_prefix: str = "",
         redis_prefix: str = "mcpkit:remember:",
+        session_ttl: float | None = DEFAULT_SESSION_TTL,
     ) -> HistoryPlugin:
         """The plugin on a ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``) store, as ``RememberPlugin``.
 
         Without ``type`` the store comes from ``REMEMBER_STORE``, the secret from ``REMEMBER_SECRET``: give both
         plugins the same and the history sits beside the remembered values, sealed with the same keys, reached by
         the same ``purge`` and ``rotate``. ``tools=True`` offers the six history tools (names after
-        ``tool_prefix``). See docs/history.md.
+        ``tool_prefix``). In ``scope="session"``, a message lives at most ``session_ttl`` seconds (a day by
+        default): nobody can reach a session's conversations once it ends. See docs/history.md.
         """
         from mcpkit_remember._config import store_config
 
@@ -108,6 +118,7 @@ class HistoryPlugin(BackedPlugin):
             tools=tools,
             tool_prefix=tool_prefix,
             redis_prefix=redis_prefix,
+            session_ttl=session_ttl,
         )
 
     def attributes(self) -> Mapping[str, Callable[[Context], object]]:
@@ -128,7 +139,14 @@ class HistoryPlugin(BackedPlugin):
     async def startup(self) -> None:
         vault = await self._backing.start()
         self._policy = HistoryPolicy(
-            vault, self._clock, self.scope, self.max_message_bytes, self.max_messages, self.quota, Analyzer()
+            vault,
+            self._clock,
+            self.scope,
+            self.max_message_bytes,
+            self.max_messages,
+            self.quota,
+            Analyzer(),
+            session_ttl=self.session_ttl,
         )
 
     async def shutdown(self) -> None:

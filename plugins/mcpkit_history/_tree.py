@@ -23,6 +23,9 @@ class Tree:
     nodes: list[tuple[str, str | None]] = field(default_factory=list)
     #: (summary id, the id of the last message it replaces), in the order they were made
     compactions: list[tuple[str, str]] = field(default_factory=list)
+    #: The tree's own deadline: the latest of its messages' (None: one of them is kept until forgotten), so the
+    #: tree never expires before a message it holds, which would leave that message unreachable.
+    deadline: float | None = None
 
     @classmethod
     def load(cls, value: Any) -> Tree:
@@ -33,7 +36,7 @@ class Tree:
             (node, ids[parent] if parent >= 0 else None) for node, parent in zip(ids, value["parents"], strict=True)
         ]
         compactions = [(summary, through) for summary, through in value["compactions"]]
-        return cls(value["created_at"], value["updated_at"], value["ttl"], nodes, compactions)
+        return cls(value["created_at"], value["updated_at"], value["ttl"], nodes, compactions, value["deadline"])
 
     def dump(self) -> dict[str, Any]:
         positions = {node: position for position, (node, _) in enumerate(self.nodes)}
@@ -44,7 +47,15 @@ class Tree:
             "ids": [node for node, _ in self.nodes],
             "parents": [-1 if parent is None else positions[parent] for _, parent in self.nodes],
             "compactions": [list(compaction) for compaction in self.compactions],
+            "deadline": self.deadline,
         }
+
+    def holds(self, deadline: float | None) -> None:
+        """A message with ``deadline`` (None: none) joins the tree: keep the tree at least that long."""
+        if not self.nodes and not self.compactions:
+            self.deadline = deadline
+        elif self.deadline is not None:
+            self.deadline = None if deadline is None else max(self.deadline, deadline)
 
     def parents(self) -> dict[str, str | None]:
         return dict(self.nodes)

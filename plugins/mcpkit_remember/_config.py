@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -152,6 +153,8 @@ def secret_from_env() -> str | None:
 
 
 def _without_password(url: str) -> str:
+    """``url`` for logs: a password in the user part, or a ``password=`` query parameter (libpq), as ``***``."""
+    url = re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", url)
     scheme, sep, rest = url.partition("://")
     if not sep or "@" not in rest:
         return url

@@ -49,6 +49,16 @@ POOL_TIMEOUT = 5.0
 SCAN_PAGE = 500
 #: A write that lost a deadlock or serialization race to another transaction is run again, this many times in all.
 WRITE_ATTEMPTS = 3
+#: Set on every connection: how long a statement may run, a lock be waited for, and a transaction sit idle (ms),
+#: so a stalled call ends (``REMEMBER_STORE_UNAVAILABLE``) and a half-open connection cannot hold a bucket's
+#: lock for every other instance until TCP gives up.
+STATEMENT_TIMEOUT_MS = 30_000
+LOCK_TIMEOUT_MS = 10_000
+IDLE_IN_TRANSACTION_MS = 30_000
+#: TCP keepalives (libpq's), so a connection to a database that vanished is found dead in about 25 s.
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+#: What a broken or refusing database raises (a lost connection, a timeout, a read-only standby after a failover).
+_OUTAGE = (psycopg.OperationalError, psycopg.InternalError)
 
 _LIVE = "(expires_at IS NULL OR expires_at > %(now)s)"
 _AT = "owner = %(owner)s AND bucket = %(bucket)s AND key = %(key)s"
@@ -122,7 +132,8 @@ class PostgresStore:
             max_size=self._sizes[1],
             timeout=self._timeout,
             open=False,
-            kwargs={"autocommit": True},
+            kwargs={"autocommit": True, **KEEPALIVES},
+            configure=_configure,
             check=AsyncConnectionPool.check_connection,
             name="mcpkit-remember",
         )
@@ -347,7 +358,7 @@ class PostgresStore:
         try:
             async with self._connection() as conn:
                 return await body(conn)
-        except psycopg.OperationalError as exc:
+        except _OUTAGE as exc:
             raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) failed: {exc}") from exc
 
     async def _write(self, buckets: Iterable[tuple[str, str]], body: Callable[[Connection], Awaitable[_T]]) -> _T:
@@ -370,11 +381,19 @@ class PostgresStore:
             except (errors.DeadlockDetected, errors.SerializationFailure):
                 if attempt == WRITE_ATTEMPTS:
                     raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) is too busy") from None
-            except psycopg.OperationalError as exc:
+            except _OUTAGE as exc:
                 raise StoreUnavailableError(
                     f"The PostgreSQL remember store ({self!r}) failed: {exc}", maybe_applied=committing
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def _configure(conn: Connection) -> None:
+    """Every new connection's session settings (the pool runs this before handing it out)."""
+    await conn.execute(
+        f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET lock_timeout = {LOCK_TIMEOUT_MS};"
+        f" SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}"
+    )
 
 
 async def _one(conn: Connection, sql: str, params: Any) -> Any:

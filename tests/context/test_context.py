@@ -4,6 +4,7 @@ through the real HTTP stack in both eras — the three tools, the ``context://{b
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -153,3 +154,26 @@ async def test_a_tokenizer_of_your_own_counts_the_budget() -> None:
         written = await call_as("nour").call("set_context", {"block": "notes", "content": "one two three"})
 
     assert written["tokens"] == 3
+
+
+async def test_a_searchable_block_holds_at_most_max_entries_even_when_written_at_once() -> None:
+    blocks = [SearchableBlock("knowledge", "Answers", max_entries=2)]
+
+    @app(id="desk", plugins=[ContextPlugin.init(blocks, type="memory")])
+    class Desk: ...
+
+    async with running(Server([Desk], auth=StaticKeys(KEYS))) as call_as:
+        nour = call_as("nour")
+        outcomes = await asyncio.gather(
+            *(
+                nour.call("set_context", {"block": "knowledge", "key": f"k{number}", "content": "text"})
+                for number in range(5)
+            ),
+            return_exceptions=True,
+        )
+        replaced = await nour.call("set_context", {"block": "knowledge", "key": "k0", "content": "new"})
+
+    refused = [outcome for outcome in outcomes if isinstance(outcome, ToolCallError)]
+    assert len(refused) == 3
+    assert {error_code(error.result) for error in refused} == {"CONTEXT_INVALID"}
+    assert replaced["entries"] <= 2

@@ -83,6 +83,17 @@ def test_the_log_forgets_oldest_first_and_by_age() -> None:
     assert all(len(event_id) >= 16 for event_id in ids)
 
 
+def test_the_log_keeps_a_byte_budget_and_one_session_cannot_push_out_another() -> None:
+    log = EventLog(max_bytes=10_000, session_bytes=3_000)
+    quiet = log.add("quiet", "1", {"text": "x" * 500})
+    for number in range(20):
+        log.add("loud", str(number), {"text": "y" * 1_000})  # about 1 KB each: the loud session keeps ~3 of them
+
+    assert quiet in log._events  # the quiet session's event is still there
+    assert sum(event.size for event in log._events.values() if event.session == "loud") <= 3_000
+    assert log._bytes == sum(event.size for event in log._events.values())
+
+
 async def test_a_replay_sends_only_that_sessions_stream_after_the_event() -> None:
     log = EventLog()
     mine, theirs = SessionEvents(log, "a"), SessionEvents(log, "b")

@@ -102,6 +102,12 @@ class WrongCount(ToolContext):
         return "many"  # type: ignore[return-value]
 
 
+@tool(name="maybe_reply", description="A reply, or nothing.")
+class MaybeReply(ToolContext):
+    async def execute(self, found: bool = True) -> Reply | None:
+        return Reply(ticketId="T-1", text="On it.") if found else None
+
+
 THREADS: dict[str, int] = {}
 
 
@@ -134,6 +140,7 @@ class AsyncThread(ToolContext):
         RepliesWaiting,
         OpenCount,
         WrongCount,
+        MaybeReply,
     ],
 )
 class Desk:
@@ -285,6 +292,15 @@ async def test_a_declared_number_or_none_travels_under_result(call_as: CallAs) -
     assert listed.output_schema["properties"]["result"] == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
     assert (known.structured_content, text_of(known)) == ({"result": 2}, "2")
     assert (unknown.structured_content, text_of(unknown)) == ({"result": None}, "null")
+
+
+async def test_a_model_or_none_keeps_the_models_own_structured_content(call_as: CallAs) -> None:
+    found = await call_as("nour").call_tool("maybe_reply")
+    nothing = await call_as("nour").call_tool("maybe_reply", {"found": False})
+
+    assert found.structured_content == {"ticketId": "T-1", "text": "On it."}
+    assert nothing.structured_content is None
+    assert nothing.content == []
 
 
 async def test_a_value_that_breaks_a_declared_number_is_an_internal_error(call_as: CallAs) -> None:

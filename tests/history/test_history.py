@@ -328,3 +328,66 @@ async def test_a_message_whose_save_never_reached_the_tree_is_never_shown_nor_fo
 async def whoami_caller(call_as: CallAs) -> Caller:
     user_id = await call_as("nour").call("whoami")
     return Caller(user_id, "static", "nour", {}, None, "2026-07-28", "anon:nour")
+
+
+async def test_a_message_kept_forever_outlives_a_later_shorter_ttl() -> None:
+    clock = ManualClock()
+    async with running(desk(HistoryPlugin.init(type="memory", tools=True)), clock=clock) as call_as:
+        await save(call_as, "nour", "T-6", "Kept until forgotten")
+        await save(call_as, "nour", "T-6", "Short-lived", ttl_seconds=60)
+        clock.advance(61)
+        loaded = await load(call_as, "nour", "T-6")
+        cleared = await call_as("nour").call("clear_history", {"conversation": "T-6"})
+
+    assert texts(loaded["messages"]) == ["Kept until forgotten"]  # the tree did not expire with the later message
+    assert cleared["deleted"] == 2
+
+
+async def test_a_save_past_the_quota_leaves_nothing_behind() -> None:
+    plugin = HistoryPlugin.init(type="memory", tools=True, max_total_messages=5)
+    async with running(desk(plugin)) as call_as:
+        with pytest.raises(ToolCallError) as refused:
+            await save(call_as, "nour", "T-1", *(f"message {number}" for number in range(6)))
+        after = await save(call_as, "nour", "T-1", "one", "two", "three", "four", "five")  # the whole quota left
+        searched = await call_as("nour").call("search_history", {"query": "message"})
+
+    assert error_code(refused.value.result) == "REMEMBER_QUOTA_EXCEEDED"
+    assert len(after) == 5
+    assert searched["results"] == []
+
+
+async def test_a_callers_id_cannot_take_a_summarys_place_and_a_resent_save_is_one_save() -> None:
+    async with running(desk(HistoryPlugin.init(type="memory", tools=True))) as call_as:
+        nour = call_as("nour")
+        [first] = await save(call_as, "nour", "T-2", "The refund is approved.")
+        summary = await nour.call("compact_history", {"conversation": "T-2", "through_id": first, "summary": "Ok."})
+        with pytest.raises(ToolCallError) as taken:
+            await nour.call(
+                "save_messages",
+                {"conversation": "T-2", "messages": [{"id": summary["summary_id"], "role": "user", "content": "x"}]},
+            )
+        mine = {"conversation": "T-2", "messages": [{"id": "turn-7", "role": "user", "content": "Thanks!"}]}
+        await nour.call("save_messages", mine)
+        await nour.call("save_messages", mine)  # the client resends after losing the answer
+        with pytest.raises(ToolCallError) as changed:
+            await nour.call(
+                "save_messages", {"conversation": "T-2", "messages": [{"id": "turn-7", "role": "user", "content": "?"}]}
+            )
+        loaded = await load(call_as, "nour", "T-2")
+
+    assert error_code(taken.value.result) == "HISTORY_INVALID"
+    assert error_code(changed.value.result) == "HISTORY_INVALID"
+    assert texts(loaded["messages"]) == ["Ok.", "Thanks!"]
+
+
+async def test_a_sessions_conversation_lives_at_most_session_ttl() -> None:
+    clock = ManualClock()
+    plugin = HistoryPlugin.init(type="memory", tools=True, scope="session", session_ttl=60)
+    async with running(desk(plugin), clock=clock, protocol="2025-11-25") as call_as:
+        await save(call_as, "nour", "chat", "A session's message")
+        kept = await load(call_as, "nour", "chat")
+        clock.advance(61)
+        gone = await load(call_as, "nour", "chat")
+
+    assert texts(kept["messages"]) == ["A session's message"]
+    assert gone["messages"] == []

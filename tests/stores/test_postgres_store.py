@@ -134,3 +134,28 @@ async def test_remember_search_and_history_work_on_postgres_through_http(postgre
         raw = b"".join(bytes(row[0]) for row in conn.execute("SELECT data FROM remember_entries"))
     assert b"Cedar" not in raw
     assert b"kettle" not in raw
+
+
+async def test_every_connection_bounds_statements_locks_and_idle_transactions(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    await store.open()
+    try:
+        async with store._connection() as conn:
+            shown = [
+                (await (await conn.execute(f"SHOW {name}")).fetchone() or ("",))[0]
+                for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
+            ]
+    finally:
+        await store.close()
+
+    assert shown == ["30s", "10s", "30s"]
+
+
+def test_a_password_in_the_url_never_reaches_the_logs() -> None:
+    from mcpkit_remember import parse_store_url
+
+    described = parse_store_url("postgresql://app:pw1@db:5432/mcp?sslmode=require&password=pw2").describe()
+
+    assert "pw1" not in described
+    assert "pw2" not in described
+    assert described == "PostgreSQL at postgresql://app:***@db:5432/mcp?sslmode=require&password=***"
