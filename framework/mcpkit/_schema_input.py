@@ -16,9 +16,6 @@ from collections.abc import Callable, Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import SchemaError
-
 from ._errors import ConfigurationError
 
 __all__ = ["SchemaInput", "SchemaInputError", "schema_input"]
@@ -40,6 +37,8 @@ class SchemaInput:
     """Stands where a tool's pydantic input model stands: ``model_validate(arguments)`` checks and passes them."""
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
+        from jsonschema import Draft202012Validator, FormatChecker  # ~35 ms: only servers with such a tool pay it
+
         self._validator = Draft202012Validator(schema, format_checker=FormatChecker())
 
     def model_validate(self, arguments: Mapping[str, Any]) -> SimpleNamespace:
@@ -67,6 +66,9 @@ def schema_input(
             f'{where}: input_schema is a JSON Schema object with "type": "object" (MCP tool inputs are objects), '
             f"not {schema!r:.60}."
         )
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
