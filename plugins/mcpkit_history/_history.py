@@ -16,13 +16,11 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from mcpkit import Caller, Clock
 from mcpkit_remember._machinery import (
     MAX_SEARCH_LIMIT,
-    Found,
-    Match,
     Observed,
     Place,
     Quota,
@@ -37,13 +35,13 @@ from mcpkit_remember._machinery import (
     backoff,
     check_ttl,
     place_for,
-    search,
 )
-from mcpkit_search import Analyzer, Corpus, bm25, top
+from mcpkit_search import Analyzer
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
-from ._messages import check_conversation, check_id, checked_messages, text_of
-from ._tree import Members, Tree
+from ._messages import Hit, check_conversation, check_id, checked_messages, message_of
+from ._search import search_all, search_one
+from ._tree import Tree, chained, grown
 
 __all__ = ["History", "HistoryPolicy", "Hit"]
 
@@ -58,14 +56,6 @@ CLEARED_SECONDS = 3600.0
 
 class _NothingToClear(Exception):
     """``clear`` found no conversation, or an empty one."""
-
-
-class Hit(NamedTuple):
-    """One message a search found, with the conversation it is in; ``score`` is BM25's (higher is better)."""
-
-    conversation: str
-    message: dict[str, Any]
-    score: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +119,7 @@ class History:
             tree = None if seen.found is None else Tree.load(seen.found.value)
             if tree is not None and await self._resent(place, conversation, tree, checked, now):
                 return [message["id"] for message in checked]  # this save landed already: it is not made twice
-            chain = _chain(conversation, tree, checked, parent_id, self._policy.max_messages)
+            chain = chained(conversation, tree, checked, parent_id, self._policy.max_messages)
             keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
             expires_at = self._deadline(trees, now, keep)
             for message in chain:
@@ -139,13 +129,13 @@ class History:
                     if not await self._create(place, key, value, expires_at, now, conversation, message["id"]):
                         continue  # this very message, sent again
                 else:
-                    await vault.write(place, key, value, expires_at, now, self._quota())
+                    await vault.write(place, key, value, expires_at, now, self._policy.quota)
                 written.append(key)
 
-            def grown(current: Tree | None) -> Tree:
-                return _grown(conversation, current, chain, parent_id, now, seconds, expires_at)
+            def grow(current: Tree | None) -> Tree:
+                return grown(conversation, current, chain, parent_id, now, seconds, expires_at)
 
-            await self._change_tree(trees, conversation, now, grown, seen=seen)
+            await self._change_tree(trees, conversation, now, grow, seen=seen)
         except BaseException as exc:
             await self._discard(place, written, now)  # a save that did not land leaves nothing behind
             if isinstance(exc, QuotaExceededError):
@@ -167,7 +157,7 @@ class History:
             raise HistoryInvalidError(
                 f"The id {node!r} is already a message of {conversation!r}; leave id out for a new one."
             )
-        if not await vault.swap(place, key, observed, value, expires_at, now, self._quota()):
+        if not await vault.swap(place, key, observed, value, expires_at, now, self._policy.quota):
             raise HistoryInvalidError(
                 f"Another save used the id {node!r} in {conversation!r} at the same moment; leave id out for a new one."
             )
@@ -222,7 +212,7 @@ class History:
             expires_at = self._deadline(trees, now, tree.ttl)
             value = {"role": "system", "content": summary, "summary_of": through_id}
             await self._policy.vault.write(
-                place, f"{conversation}/{summary_id}", _json(value), expires_at, now, self._quota()
+                place, f"{conversation}/{summary_id}", _json(value), expires_at, now, self._policy.quota
             )
 
             def compacted(tree: Tree | None) -> Tree:
@@ -303,7 +293,7 @@ class History:
         # A message past its deadline (each is kept ttl seconds after it was saved) is left out of the path.
         parents = tree.parents()
         return [
-            _message(node, value, parents.get(node))
+            message_of(node, value, parents.get(node))
             for node, value in zip(ids, found, strict=True)
             if value is not None
         ]
@@ -354,70 +344,15 @@ class History:
             raise HistoryInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
         trees, place = self._places()
         now = self._policy.clock().now()
+        vault, analyzer = self._policy.vault, self._policy.analyzer
         try:
             if conversation is not None:
-                return await self._search_one(trees, place, check_conversation(conversation), query, limit, now)
-            want = limit
-            while True:
-                matches = await search(self._policy.vault, place, query, now, want)
-                hits = await self._kept(trees, matches, now)
-                # Fewer than asked only when some hits were messages whose save never completed: ask for more.
-                if len(hits) >= limit or len(matches) < want or want >= MAX_SEARCH_LIMIT:
-                    return hits[:limit]
-                want = min(MAX_SEARCH_LIMIT, want * 4)
+                return await search_one(
+                    vault, analyzer, trees, place, check_conversation(conversation), query, limit, now
+                )
+            return await search_all(vault, trees, place, query, limit, now)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
-
-    async def _kept(self, trees: Place, matches: list[Match], now: float) -> list[Hit]:
-        """The matches whose conversation's tree holds them (one batched read of those trees), as hits."""
-        names = sorted({match.key.partition("/")[0] for match in matches})
-        found = await self._policy.vault.read_many(trees, names, now)
-        kept = {name: Members(value.value) for name, value in zip(names, found, strict=True) if value is not None}
-        hits = []
-        for match in matches:
-            name, _, node = match.key.partition("/")
-            members = kept.get(name)
-            if members is None or node not in members:  # a message whose save never completed: not shown
-                continue
-            value = Found(match.value, match.expires_at, match.updated_at)
-            hits.append(Hit(name, _message(node, value, members.parent(node)), match.score))
-        return hits
-
-    async def _search_one(
-        self, trees: Place, place: Place, conversation: str, query: str, limit: int, now: float
-    ) -> list[Hit]:
-        """BM25 over one conversation's messages, opened here: cost in proportion to that conversation."""
-        tree = await self._tree(trees, conversation, now)
-        if tree is None:
-            return []
-        analyzer = self._policy.analyzer
-        words = list(dict.fromkeys(analyzer.terms(query)))
-        if not words:
-            return []
-        nodes = tree.everything()
-        found = await self._policy.vault.read_many(place, [f"{conversation}/{node}" for node in nodes], now)
-        wanted = {word: number for number, word in enumerate(words)}
-        postings: dict[int, list[tuple[Any, int, int]]] = {}
-        length = 0
-        documents = 0
-        messages: dict[str, Found] = {}
-        for node, value in zip(nodes, found, strict=True):
-            if value is None:
-                continue
-            documents += 1
-            messages[node] = value
-            counts = analyzer.value_counts(node, text_of(value.value["content"]))
-            size = sum(counts.values())
-            length += size
-            for word, count in counts.items():
-                if word in wanted:
-                    postings.setdefault(wanted[word], []).append((node, count, size))
-        scores = bm25(range(len(words)), Corpus(documents, length, postings))
-        parents = tree.parents()
-        return [
-            Hit(conversation, _message(str(node), messages[str(node)], parents.get(str(node))), score)
-            for node, score in top(scores, limit)
-        ]
 
     # -- the tree ----------------------------------------------------------------------
 
@@ -446,76 +381,6 @@ class History:
                 return
             await backoff(attempt)
         raise RememberConflictError(conversation, _TREE_ATTEMPTS)
-
-    def _quota(self) -> Quota | None:
-        return self._policy.quota
-
-
-def _chain(
-    conversation: str,
-    tree: Tree | None,
-    messages: list[dict[str, Any]],
-    parent_id: str | None,
-    max_messages: int,
-) -> list[dict[str, Any]]:
-    """The messages with their parents: the first after ``parent_id`` (or the newest leaf), each after the last."""
-    parents = {} if tree is None else tree.parents()
-    taken = set(parents) | (set() if tree is None else tree.summaries())
-    if parent_id is not None and parent_id not in parents:
-        raise HistoryNotFoundError(conversation, parent_id, "parent message")
-    if len(parents) + len(messages) > max_messages:
-        raise HistoryInvalidError(
-            f"The conversation {conversation!r} would hold {len(parents) + len(messages):,} messages; it may hold at "
-            f"most {max_messages:,}: compact it and start a new conversation that continues from the summary."
-        )
-    previous = parent_id if parent_id is not None else (None if tree is None else tree.head)
-    chain = []
-    for message in messages:
-        if message["id"] in taken:
-            raise HistoryInvalidError(
-                f"The id {message['id']!r} is already a message of {conversation!r}; leave id out for a new one."
-            )
-        chain.append({**message, "parent_id": previous})
-        previous = message["id"]
-    return chain
-
-
-def _grown(
-    conversation: str,
-    tree: Tree | None,
-    chain: list[dict[str, Any]],
-    parent_id: str | None,
-    now: float,
-    ttl: float | None,
-    deadline: float | None,
-) -> Tree:
-    """The tree with ``chain`` added, as of now (a concurrent save may have moved the head meanwhile)."""
-    tree = tree or Tree(created_at=now, updated_at=now)
-    parents = tree.parents()
-    if parent_id is not None and parent_id not in parents:  # the parent's conversation was cleared meanwhile
-        raise HistoryNotFoundError(conversation, parent_id, "parent message")
-    if any(message["id"] in parents for message in chain):  # this save, resent after it landed: nothing to add
-        return tree
-    if parent_id is None:  # after the newest leaf as it is now, which another save may have moved
-        chain[0]["parent_id"] = tree.head
-    tree.holds(deadline)
-    tree.nodes.extend((message["id"], message["parent_id"]) for message in chain)
-    tree.updated_at = now
-    if ttl is not None:
-        tree.ttl = ttl
-    return tree
-
-
-def _message(node: str, found: Found, parent: str | None) -> dict[str, Any]:
-    """A message as ``get`` and ``search`` return it: a summary says what it stands for instead of a parent."""
-    value = found.value
-    message: dict[str, Any] = {"id": node, "role": value["role"], "content": value["content"]}
-    if "summary_of" in value:
-        message["summary_of"] = value["summary_of"]
-    else:
-        message["parent_id"] = parent
-    message["created_at"] = found.updated_at
-    return message
 
 
 def _json(value: Any) -> str:

@@ -12,7 +12,9 @@ import json
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
+
+from mcpkit_remember._machinery import Found
 
 from ._errors import HistoryInvalidError
 
@@ -141,3 +143,23 @@ def text_of(content: str | list[dict[str, Any]]) -> str:
             result = part["content"]
             texts.append(result if isinstance(result, str) else _ENCODER.encode(result))
     return "\n".join(texts)
+
+
+class Hit(NamedTuple):
+    """One message a search found, with the conversation it is in; ``score`` is BM25's (higher is better)."""
+
+    conversation: str
+    message: dict[str, Any]
+    score: float
+
+
+def message_of(node: str, found: Found, parent: str | None) -> dict[str, Any]:
+    """A message as ``get`` and ``search`` return it: a summary says what it stands for instead of a parent."""
+    value = found.value
+    message: dict[str, Any] = {"id": node, "role": value["role"], "content": value["content"]}
+    if "summary_of" in value:
+        message["summary_of"] = value["summary_of"]
+    else:
+        message["parent_id"] = parent
+    message["created_at"] = found.updated_at
+    return message

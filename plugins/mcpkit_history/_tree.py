@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Members", "Tree"]
+from ._errors import HistoryInvalidError, HistoryNotFoundError
+
+__all__ = ["Members", "Tree", "chained", "grown"]
 
 
 @dataclass(slots=True)
@@ -118,3 +120,58 @@ class Members:
         if position is None or self._parents[position] < 0:
             return None
         return self._ids[self._parents[position]]
+
+
+def chained(
+    conversation: str,
+    tree: Tree | None,
+    messages: list[dict[str, Any]],
+    parent_id: str | None,
+    max_messages: int,
+) -> list[dict[str, Any]]:
+    """The messages with their parents: the first after ``parent_id`` (or the newest leaf), each after the last."""
+    parents = {} if tree is None else tree.parents()
+    taken = set(parents) | (set() if tree is None else tree.summaries())
+    if parent_id is not None and parent_id not in parents:
+        raise HistoryNotFoundError(conversation, parent_id, "parent message")
+    if len(parents) + len(messages) > max_messages:
+        raise HistoryInvalidError(
+            f"The conversation {conversation!r} would hold {len(parents) + len(messages):,} messages; it may hold at "
+            f"most {max_messages:,}: compact it and start a new conversation that continues from the summary."
+        )
+    previous = parent_id if parent_id is not None else (None if tree is None else tree.head)
+    chain = []
+    for message in messages:
+        if message["id"] in taken:
+            raise HistoryInvalidError(
+                f"The id {message['id']!r} is already a message of {conversation!r}; leave id out for a new one."
+            )
+        chain.append({**message, "parent_id": previous})
+        previous = message["id"]
+    return chain
+
+
+def grown(
+    conversation: str,
+    tree: Tree | None,
+    chain: list[dict[str, Any]],
+    parent_id: str | None,
+    now: float,
+    ttl: float | None,
+    deadline: float | None,
+) -> Tree:
+    """The tree with ``chain`` added, as of now (a concurrent save may have moved the head meanwhile)."""
+    tree = tree or Tree(created_at=now, updated_at=now)
+    parents = tree.parents()
+    if parent_id is not None and parent_id not in parents:  # the parent's conversation was cleared meanwhile
+        raise HistoryNotFoundError(conversation, parent_id, "parent message")
+    if any(message["id"] in parents for message in chain):  # this save, resent after it landed: nothing to add
+        return tree
+    if parent_id is None:  # after the newest leaf as it is now, which another save may have moved
+        chain[0]["parent_id"] = tree.head
+    tree.holds(deadline)
+    tree.nodes.extend((message["id"], message["parent_id"]) for message in chain)
+    tree.updated_at = now
+    if ttl is not None:
+        tree.ttl = ttl
+    return tree

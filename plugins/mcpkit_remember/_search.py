@@ -14,12 +14,12 @@ scores compare.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import pydantic_core
 
-from mcpkit_search import Corpus, Stats, bm25, fuse, top
+from mcpkit_search import Corpus, Stats, bm25, corpus_of, fuse, top
 
 from ._payload import Payload
 from ._scope import Place
@@ -168,22 +168,17 @@ async def _analysed(
 ) -> tuple[Corpus, dict[str, Payload]]:
     """An unindexed bucket's corpus for ``words`` (word numbers as terms), from its values opened here."""
     began = vault.begin()
-    wanted = {word: number for number, word in enumerate(words)}
-    postings: dict[int, list[tuple[Hashable, int, int]]] = {}
     payloads: dict[str, Payload] = {}
-    length = 0
     for name, entry in await vault.store.entries(bucket.owner, bucket.bucket, now):
         payload = vault.opened(Address(bucket.owner, bucket.bucket, name), entry, now, place, began)
-        if payload is None:
-            continue
-        payloads[name] = payload
-        counts = vault.index.analyzer.value_counts(payload.key, pydantic_core.from_json(payload.value_json))
-        size = sum(counts.values())
-        length += size
-        for word, count in counts.items():
-            if word in wanted:
-                postings.setdefault(wanted[word], []).append((name, count, size))
-    return Corpus(len(payloads), length, postings), payloads
+        if payload is not None:
+            payloads[name] = payload
+    analyzer = vault.index.analyzer
+    counted = (
+        (name, analyzer.value_counts(payload.key, pydantic_core.from_json(payload.value_json)))
+        for name, payload in payloads.items()
+    )
+    return corpus_of(words, counted), payloads
 
 
 async def _fetch(

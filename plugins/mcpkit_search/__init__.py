@@ -8,7 +8,7 @@ formula for stores that score inside themselves. For search by meaning, an
 """
 
 from ._analyzer import Analyzer, fold
-from ._bm25 import K1, B, Corpus, Stats, bm25, idf, top, weight
+from ._bm25 import K1, B, Corpus, Stats, bm25, corpus_of, idf, top, weight
 from ._embedder import (
     MAX_EMBED_CHARS,
     TAG_BYTES,
@@ -38,6 +38,7 @@ __all__ = [
     "SemanticUnavailableError",
     "Stats",
     "bm25",
+    "corpus_of",
     "dimensions_of",
     "document_text",
     "fold",

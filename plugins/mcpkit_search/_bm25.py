@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 __all__ = ["K1", "B", "Corpus", "Stats", "bm25", "idf", "top", "weight"]
@@ -86,3 +86,19 @@ def bm25(terms: Sequence[int], corpus: Corpus, stats: Stats | None = None) -> di
 def top(scores: Mapping[Hashable, float], limit: int) -> list[tuple[Hashable, float]]:
     """The ``limit`` best (document, score) pairs, best first; ties by document."""
     return heapq.nsmallest(limit, scores.items(), key=lambda item: (-item[1], str(item[0])))
+
+
+def corpus_of(words: Sequence[str], counted: Iterable[tuple[Hashable, Mapping[str, int]]]) -> Corpus:
+    """A corpus built in the process: ``counted`` gives each document with its terms' counts (an analyser's),
+    and the postings kept are those of ``words``, numbered by their place in it (the terms ``bm25`` is given)."""
+    wanted = {word: number for number, word in enumerate(words)}
+    postings: dict[int, list[tuple[Hashable, int, int]]] = {}
+    documents = length = 0
+    for document, counts in counted:
+        size = sum(counts.values())
+        documents += 1
+        length += size
+        for word, count in counts.items():
+            if word in wanted:
+                postings.setdefault(wanted[word], []).append((document, count, size))
+    return Corpus(documents, length, postings)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,10 +78,16 @@ async def test_an_event_id_of_one_session_replays_nothing_to_another(url: str) -
 def test_the_log_forgets_oldest_first_and_by_age() -> None:
     log = EventLog(max_events=3, max_age=300.0)
     ids = [log.add("s", "1", {"n": number}) for number in range(5)]
+    aging = EventLog(max_age=0.05)
+    old = aging.add("s", "1", {"n": 0})
+    time.sleep(0.1)  # past max_age: the next event's arrival forgets it
+    aging.add("s", "1", {"n": 1})
 
-    assert len(log) == 3
+    assert list(log._events) == ids[2:]  # the oldest two went
     assert len(set(ids)) == 5
     assert all(len(event_id) >= 16 for event_id in ids)
+    assert old not in aging._events
+    assert len(aging) == 1
 
 
 def test_the_log_keeps_a_byte_budget_and_one_session_cannot_push_out_another() -> None:

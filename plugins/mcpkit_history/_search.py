@@ -1,0 +1,64 @@
+"""Searching a caller's conversations: across all of them with the blind index (one ranked query of the bucket
+every message lives in), or within one conversation by opening its messages and ranking them in the process.
+
+A match counts only when its conversation's tree holds it: a message whose save died between writing it and
+changing the tree is never found. Trees are read as membership indexes (``Members``), not built.
+"""
+
+from __future__ import annotations
+
+from mcpkit_remember._machinery import MAX_SEARCH_LIMIT, Found, Match, Place, Vault, search
+from mcpkit_search import Analyzer, bm25, corpus_of, top
+
+from ._messages import Hit, message_of, text_of
+from ._tree import Members, Tree
+
+__all__ = ["search_all", "search_one"]
+
+
+async def search_all(vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float) -> list[Hit]:
+    """The ``limit`` best messages of every conversation, asking the index for more when some were filtered out."""
+    want = limit
+    while True:
+        matches = await search(vault, place, query, now, want)
+        hits = await _kept(vault, trees, matches, now)
+        if len(hits) >= limit or len(matches) < want or want >= MAX_SEARCH_LIMIT:
+            return hits[:limit]
+        want = min(MAX_SEARCH_LIMIT, want * 4)
+
+
+async def _kept(vault: Vault, trees: Place, matches: list[Match], now: float) -> list[Hit]:
+    """The matches whose conversation's tree holds them (one batched read of those trees), as hits."""
+    names = sorted({match.key.partition("/")[0] for match in matches})
+    found = await vault.read_many(trees, names, now)
+    kept = {name: Members(value.value) for name, value in zip(names, found, strict=True) if value is not None}
+    hits = []
+    for match in matches:
+        name, _, node = match.key.partition("/")
+        members = kept.get(name)
+        if members is None or node not in members:  # a message whose save never completed: not shown
+            continue
+        value = Found(match.value, match.expires_at, match.updated_at)
+        hits.append(Hit(name, message_of(node, value, members.parent(node)), match.score))
+    return hits
+
+
+async def search_one(
+    vault: Vault, analyzer: Analyzer, trees: Place, place: Place, conversation: str, query: str, limit: int, now: float
+) -> list[Hit]:
+    """BM25 over one conversation's messages, opened here: cost in proportion to that conversation."""
+    stored = await vault.read(trees, conversation, now)
+    words = list(dict.fromkeys(analyzer.terms(query)))
+    if stored is None or not words:
+        return []
+    tree = Tree.load(stored.value)
+    nodes = tree.everything()
+    found = await vault.read_many(place, [f"{conversation}/{node}" for node in nodes], now)
+    messages = {node: value for node, value in zip(nodes, found, strict=True) if value is not None}
+    counted = ((node, analyzer.value_counts(node, text_of(value.value["content"]))) for node, value in messages.items())
+    scores = bm25(range(len(words)), corpus_of(words, counted))
+    parents = tree.parents()
+    return [
+        Hit(conversation, message_of(str(node), messages[str(node)], parents.get(str(node))), score)
+        for node, score in top(scores, limit)
+    ]
