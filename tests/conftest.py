@@ -1,3 +1,3 @@
 """Shared fixtures for mcpkit's own test suite."""
 
-pytest_plugins = ["redis_fixtures", "postgres_fixtures"]
+pytest_plugins = ["redis_fixtures", "redis_cluster_fixtures", "postgres_fixtures"]

@@ -111,6 +111,17 @@ class PrivateRedis:
             process.wait()
 
     @property
+    def running(self) -> bool:
+        """Whether the server this object started is still alive."""
+        return self._process is not None and self._process.poll() is None
+
+    def reap(self) -> None:
+        """Forget a server that was killed from outside (``Cluster.kill``), after waiting for its exit."""
+        process, self._process = self._process, None
+        if process is not None:
+            process.wait(timeout=5)
+
+    @property
     def pid(self) -> int:
         if self._process is None:
             raise RuntimeError("the private redis-server is not running")

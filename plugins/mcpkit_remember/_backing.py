@@ -64,10 +64,10 @@ class Backing:
         self.clock = setup.clock
         secrets = self._secrets or _split(secret_from_env())
         if secrets:
-            self._keyring = keyring_from(secrets)
-        elif config.type in ("redis", "postgres"):
+            self._keyring = keyring_from(secrets, placed=config.type == "redis-cluster")
+        elif config.type in ("redis", "redis-cluster", "postgres"):
             raise ConfigurationError(
-                f"The {'Redis' if config.type == 'redis' else 'PostgreSQL'} store needs a secret shared by every "
+                f"The {config.describe().split(' at ')[0]} store needs a secret shared by every "
                 "server instance: set REMEMBER_SECRET "
                 "(or the plugin's secret=...), for example to the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
@@ -96,7 +96,7 @@ class Backing:
                 config.describe(),
                 type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
             )
-        if config.type != "redis":
+        if config.type not in ("redis", "redis-cluster"):
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
         self._vault = vault
         return vault
@@ -165,8 +165,11 @@ class BackedPlugin(Plugin):
         self._clock = setup.clock
 
 
-def keyring_from(secrets: Sequence[str]) -> Keyring:
-    """A keyring from configured secrets, refusing ones too short to resist guessing."""
+def keyring_from(secrets: Sequence[str], *, placed: bool = False) -> Keyring:
+    """A keyring from configured secrets, refusing ones too short to resist guessing.
+
+    ``placed``: owners carry a placement group (for a Redis Cluster store, ``Keyring(placed=True)``).
+    """
     for position, secret in enumerate(secrets, start=1):
         if len(secret) < MIN_SECRET_LENGTH:
             raise ConfigurationError(
@@ -174,7 +177,7 @@ def keyring_from(secrets: Sequence[str]) -> Keyring:
                 "random ones, e.g. `python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
             )
     try:
-        return Keyring(secrets)
+        return Keyring(secrets, placed=placed)
     except ValueError as exc:
         raise ConfigurationError(f"REMEMBER_SECRET: {exc}") from None
 
@@ -192,6 +195,10 @@ def make_store(config: StoreConfig, redis_prefix: str) -> Store:
         from ._redis_store import RedisStore
 
         return RedisStore(config.url or "", prefix=redis_prefix)
+    if config.type == "redis-cluster":
+        from ._redis_cluster_store import RedisClusterStore
+
+        return RedisClusterStore(config.url or "", prefix=redis_prefix)
     if config.type == "postgres":
         try:
             from ._postgres_store import PostgresStore

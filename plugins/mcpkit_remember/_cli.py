@@ -219,7 +219,7 @@ def _open(url: str, redis_prefix: str) -> tuple[StoreConfig, Store, Keyring]:
         secrets = [secret] if secret else []
     if not secrets:
         raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
-    return config, make_store(config, redis_prefix), keyring_from(secrets)
+    return config, make_store(config, redis_prefix), keyring_from(secrets, placed=config.type == "redis-cluster")
 
 
 def _rotate_command(args: argparse.Namespace) -> int:

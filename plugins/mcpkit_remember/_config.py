@@ -14,14 +14,14 @@ from ._scope import SCOPES, Scope
 
 __all__ = ["StoreConfig", "ToolsConfig", "parse_store_url", "secret_from_env", "store_config"]
 
-StoreType = Literal["memory", "sqlite", "redis", "postgres"]
+StoreType = Literal["memory", "sqlite", "redis", "redis-cluster", "postgres"]
 
 _TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix", "anonymous_writes"}
 
 
 @dataclass(frozen=True, slots=True)
 class StoreConfig:
-    """Which store to use: ``memory``, ``sqlite`` (``path``), ``redis`` or ``postgres`` (``url``)."""
+    """Which store to use: ``memory``, ``sqlite`` (``path``), ``redis``, ``redis-cluster`` or ``postgres`` (``url``)."""
 
     type: StoreType
     path: str | None = None
@@ -34,6 +34,8 @@ class StoreConfig:
             return f"Redis at {_without_password(self.url or '')}"
         if self.type == "postgres":
             return f"PostgreSQL at {_without_password(self.url or '')}"
+        if self.type == "redis-cluster":
+            return f"Redis Cluster at {_without_password(self.url or '')}"
         return "memory (this process only)"
 
 
@@ -94,13 +96,16 @@ class ToolsConfig:
 
 
 def parse_store_url(text: str) -> StoreConfig:
-    """``memory``, ``redis://host:port/db`` (or ``rediss://``), ``sqlite:///relative.db``, ``sqlite:////abs.db`` or
-    ``postgresql://user@host:5432/db`` (or ``postgres://``)."""
+    """``memory``, ``redis://host:port/db`` (or ``rediss://``), ``redis+cluster://host:port,host:port`` (or
+    ``rediss+cluster://``), ``sqlite:///relative.db``, ``sqlite:////abs.db`` or ``postgresql://user@host:5432/db``
+    (or ``postgres://``)."""
     value = text.strip()
     if value == "memory":
         return StoreConfig("memory")
     if value.startswith(("postgresql://", "postgres://")):
         return StoreConfig("postgres", url=value)
+    if value.startswith(("redis+cluster://", "rediss+cluster://")):
+        return StoreConfig("redis-cluster", url=_cluster_url(value))
     if value.startswith(("redis://", "rediss://", "unix://")):
         return StoreConfig("redis", url=value)
     if value.startswith("sqlite:///"):
@@ -111,7 +116,8 @@ def parse_store_url(text: str) -> StoreConfig:
             )
         return StoreConfig("sqlite", path=path)
     raise ConfigurationError(
-        f"Unknown store {text!r}: use 'memory', 'redis://HOST:PORT/DB', 'postgresql://USER@HOST:5432/DB', "
+        f"Unknown store {text!r}: use 'memory', 'redis://HOST:PORT/DB', 'redis+cluster://HOST:PORT,HOST:PORT', "
+        "'postgresql://USER@HOST:5432/DB', "
         "'sqlite:///relative/file.db' or 'sqlite:////absolute/file.db'."
     )
 
@@ -137,13 +143,31 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
         if not url:
             raise ConfigurationError("RememberPlugin.init(type='redis') needs url='redis://HOST:PORT/DB'.")
         return parse_store_url(url)
+    if type == "redis-cluster":
+        if not url or not url.startswith(("redis+cluster://", "rediss+cluster://")):
+            raise ConfigurationError(
+                "RememberPlugin.init(type='redis-cluster') needs url='redis+cluster://HOST:PORT,HOST:PORT'."
+            )
+        return StoreConfig("redis-cluster", url=_cluster_url(url))
     if type == "postgres":
         if not url or not url.startswith(("postgresql://", "postgres://")):
             raise ConfigurationError("RememberPlugin.init(type='postgres') needs url='postgresql://USER@HOST:5432/DB'.")
         return StoreConfig("postgres", url=url)
     raise ConfigurationError(
-        f"RememberPlugin.init(type={type!r}): the store types are 'memory', 'sqlite', 'redis' and 'postgres'."
+        f"RememberPlugin.init(type={type!r}): the store types are 'memory', 'sqlite', 'redis', 'redis-cluster' "
+        "and 'postgres'."
     )
+
+
+def _cluster_url(url: str) -> str:
+    """``url`` if it names a Redis Cluster well, else a ConfigurationError saying what is wrong."""
+    from ._redis_cluster_store import parse_cluster_url
+
+    try:
+        parse_cluster_url(url)
+    except ValueError as exc:
+        raise ConfigurationError(f"Store {_without_password(url)!r}: {exc}.") from None
+    return url
 
 
 def secret_from_env() -> str | None:

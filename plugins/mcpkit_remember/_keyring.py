@@ -18,6 +18,12 @@ key are HMACs of the owner, bucket and key under a key of their own, so a copy
 of the store shows neither scope names, tool names nor keys, and two owners'
 equal keys look unrelated.
 
+Placement (``Keyring(placed=True)``, for a Redis Cluster): each owner is prefixed with
+``PLACEMENT_HEX_CHARS`` hex digits of an unkeyed hash of the identity and a dot, the same under every
+secret, so every copy of one identity's values (one per secret, during a rotation) lands in one hash slot
+and a move between them stays one atomic script. It tells someone holding a copy of the store, who guesses
+an identity, which 1 in 4,096 groups of owners it would be among, and nothing more.
+
 Blind terms (``blind``): the search index holds each word of a value as a
 63-bit keyed BLAKE2b hash of the word and its hashed (owner, bucket), under a
 key of its own, so the same word in two buckets, or under two secrets, is two
@@ -58,6 +64,10 @@ OWNER_HEX_CHARS = 32
 _SALT = b"mcpkit-remember/v1"
 _INFO_KEY_ID = b"mcpkit-remember/v1 key-id"
 _INFO_OWNER_HASH = b"mcpkit-remember/v1 owner-hash"
+_INFO_PLACEMENT = b"mcpkit-remember/v1 placement\x00"
+
+#: Hex digits of the placement prefix of a placed keyring's owners: 4,096 groups.
+PLACEMENT_HEX_CHARS = 3
 _INFO_DATA_KEY = b"mcpkit-remember/v1 data-key\x00"
 _INFO_PURPOSE = b"mcpkit-remember/v1 purpose\x00"
 _INFO_ADDRESS = b"mcpkit-remember/v2 address"
@@ -143,7 +153,9 @@ class _Secret:
 class Keyring:
     """Seals values per owner with AES-256-GCM and hashes identities into owners, across secret rotations."""
 
-    def __init__(self, secrets: Sequence[str | bytes], *, cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self, secrets: Sequence[str | bytes], *, cache_size: int = DEFAULT_CACHE_SIZE, placed: bool = False
+    ) -> None:
         if isinstance(secrets, str | bytes):
             raise TypeError("Keyring takes a sequence of secrets, e.g. Keyring([secret]), not one secret")
         if not secrets:
@@ -168,6 +180,8 @@ class Keyring:
         if len(self._by_header) != 2 * len(self._secrets):
             raise ValueError("two secrets share a key id; replace one of them")
         self._header = bytes([VERSION]) + self._secrets[0].key_id
+        #: Whether owners carry a placement prefix, for stores that shard by it (a Redis Cluster).
+        self.placed = placed
         self._owners = lru_cache(maxsize=cache_size)(self._hash_identity)
         self._aeads = lru_cache(maxsize=cache_size)(self._derive_aead)
         #: ``locate(identity, bucket, key)``: where the key lives under each secret, primary first (cached;
@@ -284,7 +298,11 @@ class Keyring:
 
     def _hash_identity(self, identity: str) -> tuple[str, ...]:
         message = utf8(identity)
-        return tuple(_hmac(s.owner_key, message).hex()[:OWNER_HEX_CHARS] for s in self._secrets)
+        owners = tuple(_hmac(s.owner_key, message).hex()[:OWNER_HEX_CHARS] for s in self._secrets)
+        if not self.placed:
+            return owners
+        group = hashlib.sha256(_INFO_PLACEMENT + message).hexdigest()[:PLACEMENT_HEX_CHARS]
+        return tuple(f"{group}.{owner}" for owner in owners)
 
     def _derive_aead(self, index: int, owner: str) -> AESGCM:
         return AESGCM(_expand(self._secrets[index].prk, _INFO_DATA_KEY + utf8(owner), 32))

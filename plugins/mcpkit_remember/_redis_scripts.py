@@ -35,13 +35,66 @@ from __future__ import annotations
 
 from mcpkit_search import K1, B
 
-__all__ = ["DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP"]
+__all__ = ["CLUSTER", "QUOTA_BYTES", "QUOTA_VALUES", "STANDALONE", "SWAP_MARKER_MS"]
 
 #: How long a swap's "applied" marker lives: far longer than a reconnect and resend take.
 SWAP_MARKER_MS = 10_000
 
 #: Return codes of PUT and SWAP besides 1 (done) and 0 (another writer got there first).
 QUOTA_VALUES, QUOTA_BYTES = -1, -2
+
+# The owner's register of buckets, on one Redis node: a SET, refreshed by looking at every bucket's index.
+_STANDALONE_REGISTRY = """
+local function enlist(p)
+  redis.call('SADD', p.owner, p.bucket)
+end
+
+local function buckets(base)
+  return redis.call('SMEMBERS', base .. ':b')
+end
+
+-- Let the owner's bucket set live exactly as long as its longest-lived index; forget empty buckets.
+local function refresh_owner(p)
+  local longest = nil
+  for _, name in ipairs(redis.call('SMEMBERS', p.owner)) do
+    local ms = deadline(p.base .. ':i:' .. name)
+    if ms == nil then
+      redis.call('SREM', p.owner, name)
+    elseif longest == nil or longest ~= -1 and (ms == -1 or ms > longest) then
+      longest = ms
+    end
+  end
+  if longest ~= nil then
+    expire_at(p.owner, longest)
+  end
+end
+"""
+
+# On a Redis Cluster a script may touch only the keys it declares (the others may be mid-migration to another
+# node), so the register is a ZSET of each bucket's deadline (``base:o``): refreshing one bucket reads only that
+# bucket's index and the register, and the register lives as long as its highest score.
+_CLUSTER_REGISTRY = """
+local function enlist(p)
+  redis.call('ZADD', p.owner, 'NX', 'inf', p.bucket)
+end
+
+local function buckets(base)
+  return redis.call('ZRANGE', base .. ':o', 0, -1)
+end
+
+local function refresh_owner(p)
+  local ms = deadline(p.index)
+  if ms == nil then
+    redis.call('ZREM', p.owner, p.bucket)
+  else
+    redis.call('ZADD', p.owner, ms == -1 and 'inf' or string.format('%.3f', ms / 1000), p.bucket)
+  end
+  local longest = deadline(p.owner)
+  if longest ~= nil then
+    expire_at(p.owner, longest)
+  end
+end
+"""
 
 _HELPERS = """
 local now, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -50,7 +103,7 @@ local now_ms = now * 1000
 -- The names of one owner's bucket.
 local function place(base, bucket)
   return {base = base, bucket = bucket, values = base .. ':v:' .. bucket .. ':', index = base .. ':i:' .. bucket,
-          sizes = base .. ':z:' .. bucket, owner = base .. ':b', docs = base .. ':d:' .. bucket,
+          sizes = base .. ':z:' .. bucket, owner = base .. '%OWNER%', docs = base .. ':d:' .. bucket,
           postings = base .. ':x:' .. bucket}
 end
 
@@ -158,23 +211,7 @@ local function refresh_index(p)
   end
 end
 
--- Let the owner's bucket set live exactly as long as its longest-lived index; forget empty buckets.
-local function refresh_owner(base)
-  local buckets = base .. ':b'
-  local longest = nil
-  for _, name in ipairs(redis.call('SMEMBERS', buckets)) do
-    local ms = deadline(base .. ':i:' .. name)
-    if ms == nil then
-      redis.call('SREM', buckets, name)
-    elseif longest == nil or longest ~= -1 and (ms == -1 or ms > longest) then
-      longest = ms
-    end
-  end
-  if longest ~= nil then
-    expire_at(buckets, longest)
-  end
-end
-
+%REGISTRY%
 -- 0 when writing size bytes at key keeps the bucket within its quota, else QUOTA_VALUES or QUOTA_BYTES.
 local function quota(p, key, size, max_values, max_bytes)
   if max_values == '' and max_bytes == '' then
@@ -199,7 +236,7 @@ end
 -- index entry without a value (skipped by every read, replaced by the next write), never a value that
 -- no index knows and so no listing, forget_all or purge would find.
 local function write(p, key, value, px, score, spec)
-  redis.call('SADD', p.owner, p.bucket)
+  enlist(p)
   redis.call('ZADD', p.index, score, key)
   unindex(p, key)
   if spec ~= '' then
@@ -215,7 +252,7 @@ local function write(p, key, value, px, score, spec)
   end
   trim(p)
   refresh_index(p)
-  refresh_owner(p.base)
+  refresh_owner(p)
 end
 
 -- Whether the value at name holds what a compare-and-set expects: flag '0' none live, '1' these bytes.
@@ -275,7 +312,7 @@ write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
 for _, other in ipairs(others) do
   remove(other[1], other[2])
   refresh_index(other[1])
-  refresh_owner(other[1].base)
+  refresh_owner(other[1])
 end
 redis.call('SET', done, '1', 'PX', """
     + str(SWAP_MARKER_MS)
@@ -297,7 +334,7 @@ for i = 1, tonumber(ARGV[3]) do
   end
   remove(p, ARGV[at + 3])
   refresh_index(p)
-  refresh_owner(p.base)
+  refresh_owner(p)
 end
 return gone
 """
@@ -310,7 +347,7 @@ ENTRIES = (
 local p = place(ARGV[3], ARGV[4])
 if trim(p) > 0 then
   refresh_index(p)
-  refresh_owner(p.base)
+  refresh_owner(p)
 end
 local found = {}
 for _, member in ipairs(redis.call('ZRANGEBYSCORE', p.index, '(' .. ARGV[1], '+inf')) do
@@ -337,7 +374,7 @@ for i = 1, #scored, 2 do
   end
 end
 redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
-refresh_owner(p.base)
+refresh_owner(p)
 return gone
 """
 )
@@ -348,14 +385,14 @@ DELETE_OWNER = (
     + """
 local base = ARGV[3]
 local gone = 0
-for _, name in ipairs(redis.call('SMEMBERS', base .. ':b')) do
+for _, name in ipairs(buckets(base)) do
   local p = place(base, name)
   for _, member in ipairs(redis.call('ZRANGE', p.index, 0, -1)) do
     gone = gone + redis.call('DEL', p.values .. member)
   end
   redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
 end
-redis.call('DEL', base .. ':b')
+redis.call('DEL', base .. '%OWNER%')
 return gone
 """
 )
@@ -367,7 +404,7 @@ PURGE = (
 local p = place(ARGV[3], ARGV[4])
 local gone = trim(p)
 refresh_index(p)
-refresh_owner(p.base)
+refresh_owner(p)
 return gone
 """
 )
@@ -388,7 +425,7 @@ local k1, b = """
 local p = place(ARGV[3], ARGV[4])
 if trim(p) > 0 then
   refresh_index(p)
-  refresh_owner(p.base)
+  refresh_owner(p)
 end
 local limit = tonumber(ARGV[5])
 local total = redis.call('HGET', p.docs, '')
@@ -467,3 +504,16 @@ end
 return found
 """
 )
+
+
+_NAMES = ("DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP")
+
+
+def _variant(owner: str, registry: str) -> dict[str, str]:
+    return {name: globals()[name].replace("%OWNER%", owner).replace("%REGISTRY%", registry) for name in _NAMES}
+
+
+#: The scripts for one Redis node, by name.
+STANDALONE = _variant(":b", _STANDALONE_REGISTRY)
+#: The scripts for a Redis Cluster, by name: the same, with the cluster's register of buckets.
+CLUSTER = _variant(":o", _CLUSTER_REGISTRY)

@@ -6,9 +6,10 @@ layout is described in ``_redis_scripts``. Deadlines are embedded in the
 value and checked against the framework's ``now``; Redis' own expiry (set
 relative to ``now``, with a margin) only reclaims the memory.
 
-It needs one Redis node (a primary, with or without replicas). A Redis Cluster
-node is refused at ``open()``: a value moving between owners (a rotation of the
-secret) touches two hash slots, which one script cannot do on a cluster.
+It needs one Redis node (a primary, with or without replicas); a Redis Cluster
+node is refused at ``open()`` with a pointer to ``RedisClusterStore``
+(``redis+cluster://``), which shares this code and declares every key a script
+touches.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import struct
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 from urllib.parse import urlsplit
 
 from redis import exceptions as redis_errors
@@ -78,6 +79,11 @@ _LEGACY_BUCKET_START = "[gmstu]"
 class RedisStore:
     """Keeps entries in the Redis at ``url``, every key under ``prefix``."""
 
+    #: The Lua scripts, by name (``RedisClusterStore`` has its own).
+    SCRIPTS: ClassVar[dict[str, str]] = lua.STANDALONE
+    #: What the owner part of a key name looks like, for SCAN: the hash tag ``{owner}``.
+    _OWNER_GLOB: ClassVar[str] = "{*}"
+
     def __init__(self, url: str, *, prefix: str = "mcpkit:remember:") -> None:
         if "{" in prefix or "}" in prefix:
             raise ValueError(f"RedisStore prefix {prefix!r} must not contain '{{' or '}}' (hash tags)")
@@ -104,7 +110,7 @@ class RedisStore:
             # Timeouts are not retried: the script may have run, and swap must not run twice.
             retry=Retry(NoBackoff(), 1, supported_errors=(redis_errors.ConnectionError,)),
         )
-        scripts = {name: client.register_script(getattr(lua, name)) for name in lua.__all__}
+        scripts = {name: client.register_script(text) for name, text in self.SCRIPTS.items()}
         try:
             with self._reaching():
                 async with client.pipeline(transaction=False) as pipe:
@@ -116,8 +122,8 @@ class RedisStore:
                 cluster, layout = answers[:2]
                 if isinstance(cluster, dict) and cluster.get("cluster_enabled"):
                     raise StoreUnavailableError(
-                        f"Redis at {self._where} is a Redis Cluster node; the remember store needs a standalone "
-                        "Redis (a primary, with replicas if you like). Point REMEMBER_STORE at a standalone Redis."
+                        f"Redis at {self._where} is a Redis Cluster node; name the cluster's nodes in a "
+                        "redis+cluster:// URL instead (REMEMBER_STORE=redis+cluster://HOST:PORT,HOST:PORT)."
                     )
                 for answer in answers:
                     if isinstance(answer, Exception):
@@ -164,21 +170,25 @@ class RedisStore:
     ) -> None:
         self._check(owner, bucket)
         args = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
-        _outcome(await self._call("PUT", now, *args), quota)
+        _outcome(await self._call("PUT", now, *args, keys=self._declared(owner, bucket, key)), quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         return await self.delete_many([Address(owner, bucket, key)], now) == 1
 
     async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
         args: list[str | bytes] = [str(len(addresses))]
+        keys: list[str] = []
         for owner, bucket, key in addresses:
             self._check(owner, bucket)
             args += [self._base(owner), bucket, key]
-        return int(await self._call("DELETE_MANY", now, *args))
+            keys += self._declared(owner, bucket, key)
+        return int(await self._call("DELETE_MANY", now, *args, keys=keys))
 
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         self._check(owner, bucket)
-        flat = await self._call("ENTRIES", now, self._base(owner), bucket, writing=False)
+        flat = await self._call(
+            "ENTRIES", now, self._base(owner), bucket, keys=self._declared(owner, bucket), writing=False
+        )
         found = []
         for index in range(0, len(flat), 2):
             entry = _live(flat[index + 1], now)
@@ -188,11 +198,12 @@ class RedisStore:
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         self._check(owner, bucket)
-        return int(await self._call("DELETE_BUCKET", now, self._base(owner), bucket))
+        keys = self._declared(owner, bucket)
+        return int(await self._call("DELETE_BUCKET", now, self._base(owner), bucket, keys=keys))
 
     async def delete_owner(self, owner: str) -> int:
         self._check(owner, "")
-        return int(await self._call("DELETE_OWNER", 0.0, self._base(owner)))
+        return int(await self._call("DELETE_OWNER", 0.0, self._base(owner), keys=self._declared(owner, None)))
 
     async def swap(
         self,
@@ -209,12 +220,15 @@ class RedisStore:
         index: Postings | None = None,
     ) -> bool:
         self._check(owner, bucket)
-        args = [*self._writing(owner, bucket, key, data, expires_at, now, quota, index), *_expecting(expected)]
+        writing = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
+        args = [*writing, *_expecting(expected)]
         args.append(str(len(also)))
+        keys = self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
         for (other_owner, other_bucket, other_key), bytes_there in also:
             self._check(other_owner, other_bucket)
             args += [self._base(other_owner), other_bucket, other_key, *_expecting(bytes_there)]
-        return _outcome(await self._call("SWAP", now, *args), quota)
+            keys += self._declared(other_owner, other_bucket, other_key)
+        return _outcome(await self._call("SWAP", now, *args, keys=keys), quota)
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
@@ -222,7 +236,16 @@ class RedisStore:
         """One round trip: the SEARCH script drops the bucket's expired entries, counts and scores in Redis."""
         self._check(owner, bucket)
         given = "" if stats is None else " ".join(map(str, (stats.documents, stats.length, *stats.frequencies)))
-        flat = await self._call("SEARCH", now, self._base(owner), bucket, str(limit), given, *map(_term, terms))
+        flat = await self._call(
+            "SEARCH",
+            now,
+            self._base(owner),
+            bucket,
+            str(limit),
+            given,
+            *map(_term, terms),
+            keys=self._declared(owner, bucket),
+        )
         at = 2 + len(terms)
         own = Stats(int(flat[0]), int(flat[1]), tuple(int(n) for n in flat[2:at]))
         hits = [(flat[i].decode(), float(flat[i + 1])) for i in range(at, len(flat), 2)]
@@ -252,7 +275,8 @@ class RedisStore:
                 address = self._parse(name, "i")
                 if address is not None:
                     owner, bucket, _ = address
-                    gone += int(await self._call("PURGE", now, self._base(owner), bucket))
+                    keys = self._declared(owner, bucket)
+                    gone += int(await self._call("PURGE", now, self._base(owner), bucket, keys=keys))
         return gone
 
     async def _find_legacy(self, layout: bytes | None) -> bool:
@@ -293,11 +317,19 @@ class RedisStore:
         spec = "" if index is None else " ".join([str(index.length), *(f"{_term(t)}:{c}" for t, c in index.terms)])
         return [self._base(owner), bucket, key, value, px, score, *limits, spec]
 
-    async def _call(self, script: str, now: float, *args: str | bytes, writing: bool = True) -> Any:
+    async def _call(
+        self, script: str, now: float, *args: str | bytes, keys: Sequence[str] = (), writing: bool = True
+    ) -> Any:
         with self._reaching(writing=writing):
             return await self._scripts[script](
-                keys=[], args=[repr(float(now)), str(EXPIRY_MARGIN_MS), *args], client=self._redis
+                keys=keys, args=[repr(float(now)), str(EXPIRY_MARGIN_MS), *args], client=self._redis
             )
+
+    def _declared(
+        self, owner: str, bucket: str | None, key: str | None = None, written: bytes | None = None
+    ) -> list[str]:
+        """The keys a script must declare for ``owner``'s ``bucket`` (and ``key``); one node needs none."""
+        return []
 
     async def _records(self, names: list[bytes]) -> list[Record]:
         if not names:
@@ -341,7 +373,7 @@ class RedisStore:
     def _pattern(self, kind: str) -> str:
         """SCAN pattern for this prefix's values (``v``) or indexes (``i``)."""
         escaped = "".join(f"\\{c}" if c in "\\*?[]" else c for c in self._prefix)
-        return f"{escaped}{{*}}:{kind}:*"
+        return f"{escaped}{self._OWNER_GLOB}:{kind}:*"
 
     def _parse(self, name: bytes, kind: str) -> tuple[str, str, str] | None:
         """(owner, bucket, key) from a key name; owners hold no '}' and buckets no ':'."""
@@ -351,11 +383,17 @@ class RedisStore:
             return None
         if not text.startswith(self._prefix + "{"):
             return None
-        owner, _, rest = text[len(self._prefix) + 1 :].partition("}")
-        if not rest.startswith(f":{kind}:"):
+        split = self._split_owner(text[len(self._prefix) + 1 :])
+        if split is None or not split[1].startswith(f":{kind}:"):
             return None
+        owner, rest = split
         bucket, _, key = rest[len(kind) + 2 :].partition(":")
         return owner, bucket, key
+
+    def _split_owner(self, text: str) -> tuple[str, str] | None:
+        """The owner and what follows it, in a key name after the prefix and the '{'."""
+        owner, _, rest = text.partition("}")
+        return owner, rest
 
     @property
     def _redis(self) -> Redis:

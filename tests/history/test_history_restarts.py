@@ -1,5 +1,6 @@
-"""Conversation history survives its server (issue 13): a real ``mcpkit run`` process on SQLite and on Redis is
-killed with ``kill -9`` while agents save, then started again — every acknowledged message is there, in order."""
+"""Conversation history survives its server (issue 13): a real ``mcpkit run`` process on SQLite, Redis and a Redis
+Cluster is killed with ``kill -9`` while agents save, then started again — every acknowledged message is there, in
+order."""
 
 from __future__ import annotations
 
@@ -21,13 +22,15 @@ TARGET = f"{HERE / 'history_server.py'}:server"
 SECRET = "history-restart-secret-0123456789"
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "redis-cluster"])
 def store_env(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
     if request.param == "sqlite":
         yield {"REMEMBER_STORE": f"sqlite:///{tmp_path / 'history.db'}", "REMEMBER_SECRET": SECRET}
         return
-    url = request.getfixturevalue("redis_url")
-    prefix = request.getfixturevalue("redis_prefix")
+    if request.param == "redis-cluster":
+        url, prefix = request.getfixturevalue("redis_cluster").url, request.getfixturevalue("cluster_prefix")
+    else:
+        url, prefix = request.getfixturevalue("redis_url"), request.getfixturevalue("redis_prefix")
     yield {"REMEMBER_STORE": url, "REMEMBER_SECRET": SECRET, "TEST_REDIS_PREFIX": prefix}
 
 

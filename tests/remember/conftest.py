@@ -1,4 +1,5 @@
-"""Fixtures: a server with a RememberPlugin on every store (memory, SQLite in tmp_path, a real Redis)."""
+"""Fixtures: a server with a RememberPlugin on every store (memory, SQLite in tmp_path, a real Redis, a real Redis
+Cluster)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def store_options(store_kind: str, tmp_path: Path, request: pytest.FixtureReques
         return {"type": "memory"}
     if store_kind == "sqlite":
         return {"type": "sqlite", "path": tmp_path / "remember.db"}
+    if store_kind == "redis-cluster":
+        return {
+            "type": "redis-cluster",
+            "url": request.getfixturevalue("redis_cluster").url,
+            "redis_prefix": request.getfixturevalue("cluster_prefix"),
+        }
     return {
         "type": "redis",
         "url": request.getfixturevalue("redis_url"),

@@ -14,6 +14,7 @@ import jwt
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext
 from mcpkit.testing import CallerClient, ToolCallError
 from mcpkit_remember import RememberPlugin
+from mcpkit_remember._keyring import Keyring
 from mcpkit_remember._store import Address, Store
 from remember.tools import TOOLS, make_app
 
@@ -21,7 +22,7 @@ SECRET = "remember-test-secret-A-0123456789"
 SECRET_B = "remember-test-secret-B-9876543210"
 KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
 JWT_SECRET = "jwt-test-secret-0123456789abcdef-0123456789"
-STORES = ("memory", "sqlite", "redis")
+STORES = ("memory", "sqlite", "redis", "redis-cluster")
 NEW, OLD = "2026-07-28", "2025-11-25"
 
 
@@ -109,3 +110,8 @@ async def post_tool_call(
     async with httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
         # json.dumps escapes what UTF-8 cannot carry (a lone surrogate travels as \ud800, as any client may send)
         return await http.post("/mcp", headers=headers, content=json.dumps(request).encode())
+
+
+def keyring_for(store_options: dict[str, Any], secrets: list[str]) -> Keyring:
+    """A keyring for the store under test: a Redis Cluster store needs a placed one, as the plugin builds it."""
+    return Keyring(secrets, placed=store_options["type"] == "redis-cluster")

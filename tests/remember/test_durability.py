@@ -13,7 +13,7 @@ from remember.support import SECRET, build_server, mem
 from remember.tools import MISSING
 
 
-@pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
+@pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster"])
 async def test_a_restart_keeps_values_in_every_scope(store_options: dict[str, Any]) -> None:
     clock = ManualClock()
     async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as before:

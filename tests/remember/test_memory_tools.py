@@ -366,7 +366,7 @@ class TestPaging:
         assert error.code == "REMEMBER_INVALID"
 
 
-@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis"])
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "redis", "redis-cluster"])
 @pytest.mark.parametrize("mcp_protocol", [NEW])
 async def test_memory_tools_on_every_store(store_options: dict[str, Any], call_as: CallAs) -> None:
     nour = call_as("nour")

@@ -17,20 +17,29 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import purge_user, rotate
 from mcpkit_remember._config import StoreConfig
-from mcpkit_remember._keyring import Keyring
 from mcpkit_remember._plugin import make_store
 from mcpkit_remember._scope import Place
 from mcpkit_remember._sqlite_store import SCAN_PAGE
 from mcpkit_remember._store import Record, Store
 from mcpkit_remember._vault import Vault
-from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem, static_user_id, user_identity
+from remember.support import (
+    NEW,
+    OLD,
+    SECRET,
+    SECRET_B,
+    build_server,
+    keyring_for,
+    mem,
+    static_user_id,
+    user_identity,
+)
 from remember.tools import MISSING
 
 MCPKIT = str(Path(sys.executable).with_name("mcpkit"))
 ROOT = Path(__file__).resolve().parents[2]
 SCOPES = ("user", "session", "tool", "global")
 
-BOTH = pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
+BOTH = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster"])
 
 
 @pytest.fixture
@@ -88,7 +97,7 @@ def mcpkit(*args: str, secret: str | None) -> subprocess.CompletedProcess[str]:
 
 
 def prefix_args(store_options: dict[str, Any]) -> list[str]:
-    return ["--redis-prefix", store_options["redis_prefix"]] if store_options["type"] == "redis" else []
+    return ["--redis-prefix", store_options["redis_prefix"]] if "redis_prefix" in store_options else []
 
 
 # -- rotation by reading -----------------------------------------------------------------------------------------
@@ -110,7 +119,7 @@ async def test_new_old_secrets_read_old_values_and_move_what_they_write_under_th
         assert await mem(callers("nour"), "increment", key="n", scope="user") == 6
         assert await mem(callers("nour"), "increment", key="n", scope="user", by=-1) == 5
 
-    new_only, old_only = Keyring([SECRET_B]), Keyring([SECRET])
+    new_only, old_only = keyring_for(store_options, [SECRET_B]), keyring_for(store_options, [SECRET])
     async with opened_store(store_options) as store:
         found = await records(store)
     assert len(found) == 6  # the counter moved, not copied: one copy of each value
@@ -119,7 +128,7 @@ async def test_new_old_secrets_read_old_values_and_move_what_they_write_under_th
     assert sorted(sealed) == sorted([new_only.primary_key_id] + [old_only.primary_key_id] * 5)
 
     async with opened_store(store_options) as store:
-        report = await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
+        report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
     assert (report.rotated, report.current) == (5, 1)
     monkeypatch.setenv("REMEMBER_SECRET", SECRET_B)
     async with serve(store_options, clock) as callers:
@@ -154,13 +163,13 @@ async def test_rotate_moves_every_entry_under_the_first_secret_and_counts(store_
         await mem(callers("nour"), "set", key="gone", value=1, scope="user", ttl=3600)
     clock.advance(7200)  # Redis' own expiry runs on real time: the expired entry is still there to skip
     async with opened_store(store_options) as store:
-        await store.put("f" * 32, "user", "garbage", b"\x01not sealed by anyone here", None, clock.now())
+        await store.put("fff." + "f" * 32, "user", "garbage", b"\x01not sealed by anyone here", None, clock.now())
 
-        report = await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
+        report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
         assert (report.rotated, report.current, report.unreadable, report.expired) == (7, 0, 1, 1)
         assert "rotated 7" in str(report)
 
-        again = await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
+        again = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
         assert (again.rotated, again.current) == (0, 7)
 
     async with serve(store_options, clock, secret=SECRET_B) as callers:
@@ -168,7 +177,9 @@ async def test_rotate_moves_every_entry_under_the_first_secret_and_counts(store_
         assert await mem(callers("nour"), "get", key="gone", scope="user") == MISSING
 
 
-@pytest.mark.parametrize("store_kind", ["redis"])  # the command once (purge runs it on SQLite); rotate() on both
+@pytest.mark.parametrize(
+    "store_kind", ["redis", "redis-cluster"]
+)  # the command (purge runs it on SQLite); rotate() on every store
 async def test_the_rotate_command_reports_counts_and_the_new_secret_alone_reads_everything(
     store_options: dict[str, Any], store_url: str
 ) -> None:
@@ -231,7 +242,7 @@ async def test_purge_deletes_everything_kept_under_one_user_id_and_nothing_else(
     clock = ManualClock()
     async with serve(store_options, clock, secret=SECRET) as callers:
         await write_for_purge(callers)
-    rotating = Keyring([SECRET_B, SECRET])
+    rotating = keyring_for(store_options, [SECRET_B, SECRET])
     async with running(build_server(RememberPlugin.init(**store_options, secret=[SECRET_B, SECRET])), clock=clock) as c:
         await mem(c("nour"), "set", key="language", value="fr", scope="user")  # sealed under the new secret
     nours = set(rotating.owners_for(user_identity(static_user_id("nour"))))
@@ -289,12 +300,12 @@ async def test_rotate_streams_the_store_instead_of_reading_it_all_first(store_op
     clock = ManualClock()
     plugin = RememberPlugin.init(**store_options, secret=SECRET)
     async with opened_store(store_options) as store:
-        vault = Vault(store, Keyring([SECRET]))
+        vault = Vault(store, keyring_for(store_options, [SECRET]))
         for number in range(1200):  # more than two pages of the SQLite scan
             place = Place(user_identity(f"user-{number}"), "user")
             await vault.write(place, "k", '"v"', None, clock.now(), plugin.quota)
         watched = Watched(store)
-        report = await rotate(watched, Keyring([SECRET_B, SECRET]), clock.now())  # type: ignore[arg-type]
+        report = await rotate(watched, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())  # type: ignore[arg-type]
     assert report.rotated == 1200
     assert watched.scanned_at_first_write is not None
     assert watched.scanned_at_first_write <= SCAN_PAGE  # the first move came before the second page was read

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
@@ -14,7 +15,7 @@ from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import purge_user, rotate
 from mcpkit_remember._keyring import Keyring
 from redis_fixtures import PrivateRedis
-from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem, refused, static_user_id
+from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, refused, static_user_id
 from remember.test_rotation import mcpkit, opened_store
 
 # A small labelled set: what Nour keeps, and which key each query must find first.
@@ -161,7 +162,7 @@ async def test_search_ranks_what_is_rarer_and_more_frequent_first(call_as: CallA
     assert (await found(nour, "printer toner"))[0] == "c"  # the rarer term decides
 
 
-STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
+STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster"])
 
 
 @STORED
@@ -180,14 +181,16 @@ async def test_purge_and_rotate_keep_the_index_exact(store_options: dict[str, An
         await keep_notes(callers("nour"))
         await keep_notes(callers("sam"))
     async with opened_store(store_options) as store:
-        report = await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
+        report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
         assert report.rotated == 2 * len(NOTES)
     after = searching(store_options, SECRET_B)  # the new secret alone
     async with running(after, clock=clock) as callers:
         for query, best in LABELLED:
             assert (await found(callers("nour"), query))[:1] == [best], query
     async with opened_store(store_options) as store:
-        assert (await purge_user(store, Keyring([SECRET_B]), static_user_id("nour"))).deleted == len(NOTES)
+        assert (await purge_user(store, keyring_for(store_options, [SECRET_B]), static_user_id("nour"))).deleted == len(
+            NOTES
+        )
     async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         assert await found(callers("nour"), "refund customer french") == []
         assert (await found(callers("sam"), "refund"))[:1] == ["draft:T-1042"]
@@ -198,8 +201,14 @@ DISTINCTIVE = ["refund", "greeting", "prefer", "Acme", "renewal", "enterprise", 
 
 
 def redis_dump(url: str, prefix: str) -> bytes:
-    """Every key name under ``prefix`` and everything stored under it, as one blob of bytes."""
-    client = redis.Redis.from_url(url)
+    """Every key name under ``prefix`` and everything stored under it, as one blob of bytes (on every primary of
+    a cluster)."""
+    client: Any
+    if url.startswith("redis+cluster://"):
+        host, port = url.removeprefix("redis+cluster://").split(",")[0].split(":")
+        client = RedisCluster(host=host, port=int(port))
+    else:
+        client = redis.Redis.from_url(url)
     blob = bytearray()
     for name in client.scan_iter(match=prefix + "*"):
         blob += name
@@ -268,7 +277,7 @@ async def test_during_a_rotation_search_ranks_the_values_under_both_secrets_toge
     async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         # the same values, all under one secret after a rotation, score exactly as they did across both
         async with opened_store(store_options) as store:
-            await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())
+            await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
         after = await mem(callers("nour"), "search", query="refund", scope="user")
     assert [(key, pytest.approx(score)) for key, _, score in during] == [(key, score) for key, _, score in after]
 
@@ -290,7 +299,8 @@ async def test_without_search_on_search_says_how_to_turn_it_on_and_reindex_finds
     async with running(searching(store_options), clock=clock) as callers:
         assert await found(callers("nour"), "refund") == []  # kept before search was on: not indexed
     async with opened_store(store_options) as store:
-        report = await rotate(store, Keyring([SECRET]), clock.now(), reindex=True)
+        keyring = Keyring([SECRET], placed=store_options["type"] == "redis-cluster")
+        report = await rotate(store, keyring, clock.now(), reindex=True)
         assert (report.rotated, report.reindexed, report.current) == (0, len(NOTES), 0)
         assert f"reindexed {len(NOTES)}" in str(report)
     async with running(searching(store_options), clock=clock) as callers:
@@ -306,7 +316,7 @@ async def test_rotate_keeps_each_values_postings_or_their_absence(store_options:
     async with running(build_server(RememberPlugin.init(**store_options, secret=SECRET)), clock=clock) as callers:
         await mem(callers("nour"), "set", key="plain", value="printer", scope="user")  # search off: no postings
     async with opened_store(store_options) as store:
-        assert (await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())).rotated == 2
+        assert (await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())).rotated == 2
         assert sorted([record.indexed async for record in store.scan()]) == [False, True]
     async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         assert await found(callers("nour"), "printer") == ["indexed"]

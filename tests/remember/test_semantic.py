@@ -23,10 +23,9 @@ from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import rotate
-from mcpkit_remember._keyring import Keyring
 from mcpkit_remember._payload import pack, peek, unpack
 from mcpkit_search import MiniLM, SemanticUnavailableError, pack_vector
-from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, mem, plugin_of
+from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, plugin_of
 from remember.test_rotation import mcpkit, opened_store
 from remember.test_search import found
 
@@ -232,7 +231,7 @@ async def test_a_failing_embedder_fails_neither_writes_nor_searches(
     assert "the embedder 'test-concepts' failed on a search query" in caplog.text
 
 
-STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
+STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster"])
 
 
 @STORED
@@ -249,7 +248,7 @@ async def test_values_kept_before_the_embedder_are_embedded_when_searched_and_ro
         await mem(callers("nour"), "set", key="pref:coffee", value=NOTES["pref:coffee"], scope="user")
     assert len(first.embedded) == 1 + len(NOTES) + 1  # the query, the four kept values, the new write
     async with opened_store(store_options) as store:
-        assert (await rotate(store, Keyring([SECRET_B, SECRET]), clock.now())).rotated == len(NOTES)
+        assert (await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())).rotated == len(NOTES)
     after = Concepts()
     async with running(semantic(store_options, after, SECRET_B), clock=clock) as callers:
         assert (await found(callers("nour"), "favourite hot beverage"))[:1] == ["pref:coffee"]
@@ -267,7 +266,7 @@ async def test_reindex_with_an_embedder_gives_every_value_its_vector(store_optio
         await keep_notes(callers)
         await mem(callers("nour"), "set", key="pref:coffee", value="Green tea", scope="user", ttl=5)
     async with opened_store(store_options) as store:
-        report = await rotate(store, Keyring([SECRET]), clock.now(), embedder=Concepts())
+        report = await rotate(store, keyring_for(store_options, [SECRET]), clock.now(), embedder=Concepts())
     assert (report.reindexed, report.embedded) == (len(NOTES), len(NOTES))
     assert f"reindexed {len(NOTES)}, embedded {len(NOTES)}" in str(report)
     later = Concepts()

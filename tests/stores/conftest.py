@@ -1,4 +1,9 @@
-"""The stores under test: every contract test runs against memory, SQLite, a real Redis and a real PostgreSQL."""
+"""The stores under test: every contract test runs against memory, SQLite, a real Redis, a real Redis Cluster
+(three primaries, three replicas) and a real PostgreSQL.
+
+The owners are in a placed keyring's form (``group.hash``, one group), which every store takes and a Redis
+Cluster store needs: one owner group shares one hash slot.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +18,13 @@ from mcpkit_remember._redis_store import RedisStore
 from mcpkit_remember._sqlite_store import SQLiteStore
 from mcpkit_remember._store import Store
 
-OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
-OTHER = "99999999999999999999999999999999"
+OWNER = "0f3.0f3c9a1b2d4e5f60718293a4b5c6d7e8"
+OTHER = "0f3.99999999999999999999999999999999"
 
 MakeStore = Callable[[], Store]
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "redis-cluster", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
     """A factory of store objects that all see the same data (one file, one Redis prefix)."""
     if request.param == "memory":
@@ -33,6 +38,12 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
 
         database: str = request.getfixturevalue("postgres_url")
         return lambda: PostgresStore(database)
+    if request.param == "redis-cluster":
+        from mcpkit_remember._redis_cluster_store import RedisClusterStore
+
+        cluster = request.getfixturevalue("redis_cluster")
+        cluster_prefix: str = request.getfixturevalue("cluster_prefix")
+        return lambda: RedisClusterStore(cluster.url, prefix=cluster_prefix)
     url: str = request.getfixturevalue("redis_url")
     prefix: str = request.getfixturevalue("redis_prefix")
     return lambda: RedisStore(url, prefix=prefix)
