@@ -44,6 +44,7 @@ class Cluster:
             where.mkdir(parents=True)
             extra = ["--cluster-enabled", "yes", "--cluster-config-file", str(where / "nodes.conf")]
             extra += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-require-full-coverage", "no"]
+            extra += ["--repl-diskless-sync-delay", "0"]  # replicas in sync at once, not after 5 s
             self.nodes.append(PrivateRedis(server, _free_cluster_port(), where, extra))
         self._replicas = replicas
 
@@ -80,7 +81,7 @@ class Cluster:
 
     def primaries(self) -> list[PrivateRedis]:
         """The live nodes that serve slots now, in port order."""
-        return [node for node in self.nodes if node.running and _role(node) == "master" and _slots(node)]
+        return [node for node in self.nodes if node.running and _role(node) == "master" and slots_of(node)]
 
     def replica_of(self, primary: PrivateRedis) -> PrivateRedis | None:
         for node in self.nodes:
@@ -104,13 +105,17 @@ class Cluster:
         )  # fmt: skip
 
     def wait_ready(self, timeout: float = READY_SECONDS) -> None:
-        """Until every live node says ``cluster_state:ok`` and every slot is served."""
+        """Until every live node says ``cluster_state:ok``, every slot is served and every replica is in sync
+        (a replica that never synchronised would not take over from its primary)."""
         deadline = time.monotonic() + timeout
         while True:
             live = [node for node in self.nodes if node.running]
             try:
                 states = [_info_cluster(node) for node in live]
-                if all(s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == str(SLOTS) for s in states):
+                replicas = [_info(node, "replication") for node in live]
+                if all(
+                    s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == str(SLOTS) for s in states
+                ) and all(r.get("role") == "master" or r.get("master_link_status") == "up" for r in replicas):
                     return
             except (redis.ConnectionError, redis.TimeoutError, OSError):
                 pass
@@ -143,7 +148,7 @@ def _node_id(node: PrivateRedis) -> str:
         return str(client.execute_command("CLUSTER", "MYID"))
 
 
-def _slots(node: PrivateRedis) -> int:
+def slots_of(node: PrivateRedis) -> int:
     """How many hash slots ``node`` serves as a primary."""
     my_id = _node_id(node)
     with _connection(node) as client:
@@ -188,7 +193,7 @@ def cluster_prefix(redis_cluster: Cluster) -> Iterator[str]:
     yield prefix
     client = redis_cluster.client()
     try:
-        for node in client.get_primaries():
+        for node in client.get_primaries():  # type: ignore[no-untyped-call]
             names = list(client.scan_iter(match=f"{prefix}*", count=1000, target_nodes=node))
             for name in names:
                 client.delete(name)

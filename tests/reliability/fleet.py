@@ -53,14 +53,28 @@ class Count(ToolContext):
         return {"count": await self.remember.increment(key, scope="user")}
 
 
+@tool(name="keys", description="The keys kept for the signed-in caller that match a pattern, sorted.")
+class Keys(ToolContext):
+    async def execute(self, pattern: str = "*") -> dict[str, list[str]]:
+        return {"keys": await self.remember.list(scope="user", pattern=pattern)}
+
+
+@tool(name="fill", description="Keep `count` values f-0, f-1, ... for the signed-in caller (to give a store bulk).")
+class Fill(ToolContext):
+    async def execute(self, count: int) -> dict[str, int]:
+        for number in range(count):
+            await self.remember.set(f"f-{number}", f"filler value {number}", scope="user")
+        return {"kept": count}
+
+
 def server() -> Server:
-    """The fleet server: the five tools above and the model-facing memory tools (user scope)."""
+    """The fleet server: the seven tools above and the model-facing memory tools (user scope)."""
     plugin = RememberPlugin.init(
         tools={"enabled": True, "allowed_scopes": ["user"]},
         redis_prefix=os.environ.get(PREFIX_VARIABLE) or "mcpkit:remember:",
     )
 
-    @app(id="fleet", tools=[Ping, Put, Read, Drop, Count], plugins=[plugin])
+    @app(id="fleet", tools=[Ping, Put, Read, Drop, Count, Keys, Fill], plugins=[plugin])
     class FleetApp:
         """Tools that remember, and one that does not."""
 
