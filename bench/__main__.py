@@ -48,6 +48,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-search", action="store_true", help="skip the search benchmarks (about 6 minutes)")
     parser.add_argument("--skip-history", action="store_true", help="skip the conversation history benchmarks")
+    parser.add_argument("--skip-cluster", action="store_true", help="skip the Redis Cluster benchmarks (a minute)")
+    parser.add_argument("--skip-capacity", action="store_true", help="skip bytes per value on every store (a minute)")
     parser.add_argument("--skip-imports", action="store_true")
     parser.add_argument(
         "--skip-instructions", action="store_true", help="skip the callgrind instruction counts (about 3 minutes)"
@@ -258,35 +260,39 @@ def clean_redis(prefix: str) -> int:
     return clean(prefix)
 
 
-def run_micro(args: argparse.Namespace) -> dict[str, Any]:
-    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", "bench.micro"])
-    command += extra + (["--quick"] if args.quick else [])
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+def _run_part(module: str, args: argparse.Namespace, timeout: int, *, quick: bool = True) -> dict[str, Any]:
+    """``python -m bench.<module>`` in its own process, pinned to the server core; its JSON, or the error."""
+    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", f"bench.{module}"])
+    command += extra + (["--quick"] if quick and args.quick else [])
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         print(done.stderr[-3000:], file=sys.stderr)
         return {"error": done.stderr[-1000:]}
-    return json.loads(done.stdout)
+    return dict(json.loads(done.stdout))
+
+
+def run_micro(args: argparse.Namespace) -> dict[str, Any]:
+    return _run_part("micro", args, 900)
 
 
 def run_search(args: argparse.Namespace) -> dict[str, Any]:
-    """``python -m bench.search`` in its own process, pinned like the micro-benchmarks."""
-    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", "bench.search"])
-    command += extra + (["--quick"] if args.quick else [])
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=2400)
-    if done.returncode != 0:
-        print(done.stderr[-3000:], file=sys.stderr)
-        return {"error": done.stderr[-1000:]}
-    return json.loads(done.stdout)
+    return _run_part("search", args, 2400)
 
 
 def run_history(args: argparse.Namespace) -> dict[str, Any]:
-    """``python -m bench.history`` in its own process, pinned like the micro-benchmarks."""
-    command, extra = pinned(SERVER_CPU, [sys.executable, "-m", "bench.history"])
-    done = subprocess.run(command + extra, cwd=ROOT, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        print(done.stderr[-3000:], file=sys.stderr)
-        return {"error": done.stderr[-1000:]}
-    return json.loads(done.stdout)
+    return _run_part("history", args, 1800, quick=False)
+
+
+def run_cluster(args: argparse.Namespace) -> dict[str, Any]:
+    return _run_part("cluster", args, 900)
+
+
+def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
+    """Bytes per value on every store (``bench.capacity``), saved for docs/scaling.md as well."""
+    results = _run_part("capacity", args, 1800, quick=False)
+    if "error" not in results:
+        (ROOT / "bench" / "results" / "capacity.json").write_text(json.dumps(results, indent=1) + "\n")
+    return results
 
 
 def findings_for(results: dict[str, Any]) -> list[str]:
@@ -343,6 +349,11 @@ def write_docs(results: dict[str, Any]) -> list[str]:
         f"mcpkit benchmarks, {meta['date']} ({meta['mode']}), one uvicorn worker on one core",
     )
     (ROOT / "docs" / "benchmarks.md").write_text(render(results, findings))
+    capacity = results.get("capacity")
+    if capacity and "error" not in capacity:
+        from bench.scaling import PAGE, rewrite
+
+        PAGE.write_text(rewrite(PAGE.read_text(), capacity, results))
     return findings
 
 
@@ -398,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_history:
         print("  conversation history benchmarks ...", flush=True)
         results["history"] = run_history(args)
+    if not args.skip_cluster:
+        print("  Redis Cluster benchmarks ...", flush=True)
+        results["cluster"] = run_cluster(args)
+    if not args.skip_capacity:
+        print("  bytes per value on every store ...", flush=True)
+        results["capacity"] = run_capacity(args)
     if not args.skip_imports:
         print("  import times ...", flush=True)
         results["imports"] = import_costs(3 if args.quick else 7, SERVER_CPU)

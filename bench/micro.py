@@ -104,13 +104,14 @@ class Bench:
         search: bool = False,
         quotas: bool = True,
         embedder: Any = None,
+        url: str | None = None,
     ) -> None:
         self.store = store
         self.prefix = prefix
         self.plugin = RememberPlugin.init(
             type=store,
             path=str(tmp / f"{store}-{uuid.uuid4().hex[:8]}.db") if store == "sqlite" else None,
-            url=REDIS_URL if store == "redis" else POSTGRES_URL if store == "postgres" else None,
+            url=url or (REDIS_URL if store == "redis" else POSTGRES_URL if store == "postgres" else None),
             secret=REMEMBER_SECRET,
             redis_prefix=prefix,
             search=search,

@@ -28,6 +28,29 @@ def _pairs(micro: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _cluster(cluster: dict[str, Any], micro: dict[str, Any]) -> list[str]:
+    if not cluster.get("pairs"):
+        return [f"Redis Cluster: not measured ({cluster.get('skipped') or cluster.get('error') or 'skipped'}).", ""]
+    trips = cluster.get("round_trips", {})
+    one_node = {name: row["round_trips"] for name, row in micro.get("round_trips", {}).items()}
+    lines = [
+        f"### Redis Cluster ({cluster['cluster']})",
+        "",
+        'The same operations through `self.remember` on `RememberPlugin(type="redis-cluster")`, measured by'
+        " `python -m bench.cluster`; `wait=1` makes each write wait until a replica has it (`WAIT 1 100`), so a"
+        " failover cannot lose it.",
+        "",
+        "| operation | best µs | median µs | CPU µs (median) |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, row in cluster["pairs"].items():
+        lines.append(f"| {name} | {row['min_us']:.1f} | {row['median_us']:.1f} | {row['cpu_median_us']:.1f} |")
+    lines += ["", "| operation | round trips, cluster | round trips, one node |", "|---|---:|---:|"]
+    for name, sends in trips.items():
+        lines.append(f"| {name} | {sends} | {one_node.get(name, '')} |")
+    return [*lines, ""]
+
+
 def _call_profiles(micro: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for name, prof in micro.get("call_profiles", {}).items():
@@ -233,6 +256,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         "",
         *_listing(micro),
         "",
+        *_cluster(results.get("cluster", {}), micro),
     ]
     if imports:
         lines += [

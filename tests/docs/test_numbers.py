@@ -47,6 +47,7 @@ import mcpkit_remember._keyring as keyring
 import mcpkit_remember._payload as payload
 import mcpkit_remember._plugin as plugin
 import mcpkit_remember._postgres_store as postgres_store
+import mcpkit_remember._redis_cluster_store as cluster_store
 import mcpkit_remember._redis_scripts as redis_scripts
 import mcpkit_remember._redis_store as redis_store
 import mcpkit_remember._remember as remember
@@ -75,6 +76,10 @@ ROOT = DOCS.parent
 #: Redis 6.2 (stores.md, remember.md): the Redis store writes with `SET ... PXAT`, which appeared in Redis 6.2.
 #: Node 20 and Inspector 0.15 (README, quickstart): what npm installs on an older Node, checked by hand.
 _WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 10: "ten"}
+
+
+#: How long the Redis Cluster store keeps running a script again while its slot moves.
+MOVED_SECONDS = cluster_store.MOVED_ATTEMPTS * cluster_store.MOVED_PAUSE_SECONDS
 
 
 def words(seconds: float, unit: str) -> str:
@@ -158,6 +163,11 @@ STATED = [
     Stated("progress-and-logging.md", "`stream_retry_ms` ({} by default)", http_app.DEFAULT_RETRY_MS),
     Stated("stores.md", "deleted every {} by each instance", words(backing.PURGE_INTERVAL, "minutes")),
     Stated("stores.md", "A pool of {} to", postgres_store.MIN_CONNECTIONS),
+    Stated("stores.md", "An identity's group is {} hex digits", keyring.PLACEMENT_HEX_CHARS),
+    Stated("stores.md", "{:,} groups", 16**keyring.PLACEMENT_HEX_CHARS),
+    Stated("stores.md", "confirmed within {} ms (`wait_timeout_ms=`)", cluster_store.DEFAULT_WAIT_MS),
+    Stated("stores.md", "runs `WAIT 1 {}`", cluster_store.DEFAULT_WAIT_MS),
+    Stated("stores.md", "is run again (up to {:g} s)", MOVED_SECONDS),
     Stated("stores.md", "to {} connections per instance", postgres_store.MAX_CONNECTIONS),
     Stated("stores.md", "waiting at most {:g} s for one", postgres_store.POOL_TIMEOUT),
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
@@ -203,6 +213,9 @@ STATED = [
     Stated("reliability.md", "{} such classes between stars", glob.MAX_CLASSES),
     Stated("memory-tools.md", "at most {} `[...]` classes", glob.MAX_CLASSES),
     Stated("architecture.md", "remembers per address ({} addresses)", rollback.ADDRESSES_KEPT),
+    Stated("architecture.md", "prefixes each owner with {} hex digits", keyring.PLACEMENT_HEX_CHARS),
+    Stated("architecture.md", "one group in {:,}", 16**keyring.PLACEMENT_HEX_CHARS),
+    Stated("architecture.md", "for up to {:g} s.", MOVED_SECONDS),
     Stated("stores.md", "a **bucket**: {} hex digits", keyring.NAME_HEX_CHARS),
     Stated("stores.md", "a **key**: {} hex digits", keyring.NAME_HEX_CHARS),
     Stated("remember.md", "truncated to {} hex digits. Two callers'", keyring.NAME_HEX_CHARS),
@@ -337,12 +350,11 @@ NOT_CONSTANTS = {
         "then one byte per component",  # the int8 components, pinned with the vector's size
         "one at a time (about 15 ms each on one core: some 25 minutes for 100,000",  # python -m bench.search
     ],
-    "stores.md": [
-        "moves a value between two owners — two hash slots",  # prose
-    ],
+    "stores.md": [],
     "architecture.md": [
         "and equal keys of two owners look unrelated",  # prose
-        "a script across two owners' hash slots",  # prose
+        "(about 250 owners per million)",  # arithmetic: a million owners over 4,096 groups
+        "and a second secret that can never be rotated",  # prose
         "which is when asyncio stops accepting for a second",  # what asyncio does
         "joined into one character",  # prose
         "about 8,000 for a 64 KiB body",  # a measurement (callgrind)
