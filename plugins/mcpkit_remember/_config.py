@@ -142,7 +142,13 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
     if type == "redis":
         if not url:
             raise ConfigurationError("RememberPlugin.init(type='redis') needs url='redis://HOST:PORT/DB'.")
-        return parse_store_url(url)
+        parsed = parse_store_url(url)
+        if parsed.type != "redis":
+            raise ConfigurationError(
+                f"RememberPlugin.init(type='redis') takes a redis:// URL; for {parsed.describe()} use "
+                f"type={parsed.type!r}."
+            )
+        return parsed
     if type == "redis-cluster":
         if not url or not url.startswith(("redis+cluster://", "rediss+cluster://")):
             raise ConfigurationError(
@@ -161,7 +167,7 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
 
 def _cluster_url(url: str) -> str:
     """``url`` if it names a Redis Cluster well, else a ConfigurationError saying what is wrong."""
-    from ._redis_cluster_store import parse_cluster_url
+    from ._cluster_url import parse_cluster_url
 
     try:
         parse_cluster_url(url)

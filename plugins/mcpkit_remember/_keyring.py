@@ -180,8 +180,7 @@ class Keyring:
         if len(self._by_header) != 2 * len(self._secrets):
             raise ValueError("two secrets share a key id; replace one of them")
         self._header = bytes([VERSION]) + self._secrets[0].key_id
-        #: Whether owners carry a placement prefix, for stores that shard by it (a Redis Cluster).
-        self.placed = placed
+        self._placed = placed
         self._owners = lru_cache(maxsize=cache_size)(self._hash_identity)
         self._aeads = lru_cache(maxsize=cache_size)(self._derive_aead)
         #: ``locate(identity, bucket, key)``: where the key lives under each secret, primary first (cached;
@@ -225,6 +224,11 @@ class Keyring:
 
     def __repr__(self) -> str:
         return f"Keyring(secrets={len(self._secrets)}, key_ids={list(self.key_ids)})"
+
+    @property
+    def placed(self) -> bool:
+        """Whether owners carry a placement prefix, for stores that shard by it (a Redis Cluster)."""
+        return self._placed
 
     def owner_for(self, identity: str) -> str:
         """The owner (32 hex chars) that stores see for ``identity``, keyed by the primary secret."""
@@ -299,7 +303,7 @@ class Keyring:
     def _hash_identity(self, identity: str) -> tuple[str, ...]:
         message = utf8(identity)
         owners = tuple(_hmac(s.owner_key, message).hex()[:OWNER_HEX_CHARS] for s in self._secrets)
-        if not self.placed:
+        if not self._placed:
             return owners
         group = hashlib.sha256(_INFO_PLACEMENT + message).hexdigest()[:PLACEMENT_HEX_CHARS]
         return tuple(f"{group}.{owner}" for owner in owners)

@@ -2,110 +2,57 @@
 
 Every key of one owner group shares the hash tag ``{group}`` (the placement prefix of a placed keyring's
 owners, the same under every secret), so each operation is still one atomic script on one node, a move
-between secrets included. Each script declares every key it writes, so a slot being resharded answers
-TRYAGAIN or ASK before the script starts rather than half-way; the client follows redirections and retries.
-Scans walk every primary. With ``wait=N`` each write also waits until ``N`` replicas have it (``WAIT``), so a
-failover cannot lose a write that was acknowledged.
+between secrets included. Each script declares every key it writes and a fence key that never exists, so
+while a reshard moves its slot Redis refuses it (TRYAGAIN) before it starts, on the old node and the new;
+the store runs it again once the slot has moved. Scans walk every primary. With ``wait=N`` each write also
+waits until ``N`` replicas have it (``WAIT``), so a failover cannot lose a write that was acknowledged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
-from typing import Any, ClassVar, cast
-from urllib.parse import parse_qs, unquote, urlsplit
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar, TypeVar, cast
 
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
+from redis.backoff import ExponentialBackoff, NoBackoff
 
 from mcpkit_remember import _redis_scripts as lua
-from mcpkit_remember._redis_store import (
-    EXPIRY_MARGIN_MS,
-    TIMEOUT_SECONDS,
-    RedisStore,
-    _unpack,
-)
+from mcpkit_remember._cluster_url import DEFAULT_WAIT_MS, parse_cluster_url
+from mcpkit_remember._redis_store import EXPIRY_MARGIN_MS, TIMEOUT_SECONDS, RedisStore, _unpack
 from mcpkit_remember._store import Address, Entry, Record, StoreUnavailableError
 
-__all__ = ["ClusterURL", "RedisClusterStore", "parse_cluster_url"]
+__all__ = ["DEFAULT_WAIT_MS", "MOVING_SECONDS", "RedisClusterStore"]
 
-#: How many times a script is run again when the cluster moved one of its keys under it, and the pause.
-MOVED_ATTEMPTS, MOVED_PAUSE_SECONDS = 40, 0.05
-#: How long a write waits for its replicas with ``wait=N`` before saying it may not survive a failover.
-DEFAULT_WAIT_MS = 100
+#: How long an operation is tried again while its slot moves or its primary is being replaced, and the pause.
+MOVING_SECONDS, PAUSE_SECONDS = 10.0, 0.05
 
-#: Errors a script may meet inside a cluster when a slot it touches is moving: nothing of it ran past them,
-#: or it is safe to run again (every script is: a resent swap finds the marker it left).
-_MOVING = ("TRYAGAIN", "non local key", "CLUSTERDOWN", "ASK ", "MOVED ")
+_T = TypeVar("_T")
 
-
-class ClusterURL:
-    """``redis+cluster://[user:password@]host:port[,host:port...][?wait=N&wait_timeout_ms=M]``."""
-
-    def __init__(
-        self,
-        nodes: list[tuple[str, int]],
-        *,
-        tls: bool,
-        username: str | None,
-        password: str | None,
-        wait: int,
-        wait_timeout_ms: int,
-    ) -> None:
-        self.nodes, self.tls, self.username, self.password = nodes, tls, username, password
-        self.wait, self.wait_timeout_ms = wait, wait_timeout_ms
-
-    def redacted(self) -> str:
-        scheme = "rediss+cluster" if self.tls else "redis+cluster"
-        user = f"{self.username}@" if self.username else ""
-        wait = f"?wait={self.wait}" if self.wait else ""
-        return f"{scheme}://{user}{','.join(f'{h}:{p}' for h, p in self.nodes)}{wait}"
+#: What a cluster answers while a slot moves or has no primary: the command did not run (a script is refused
+#: before its first command, by its fence key), so it may be sent again.
+_MOVING = (
+    redis_errors.TryAgainError,
+    redis_errors.AskError,
+    redis_errors.MovedError,
+    redis_errors.ClusterError,  # ClusterDownError, and redis-py's "TTL exhausted" after its own redirections
+    redis_errors.SlotNotCoveredError,
+)
 
 
-def parse_cluster_url(url: str) -> ClusterURL:
-    """The nodes, credentials and ``wait`` of a cluster URL; ValueError saying what is wrong."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme not in ("redis+cluster", "rediss+cluster"):
-        raise ValueError(f"a Redis Cluster URL starts redis+cluster:// or rediss+cluster://, not {url.split(':')[0]!r}")
-    where, _, query = rest.partition("?")
-    where = where.rstrip("/")
-    credentials, at, hosts = where.rpartition("@")
-    username = password = None
-    if at:
-        user, colon, secret = credentials.partition(":")
-        username, password = unquote(user) or None, unquote(secret) if colon else None
-    nodes = []
-    for item in hosts.split(","):
-        parts = urlsplit(f"//{item.strip()}")
-        try:
-            port = parts.port
-        except ValueError:
-            port = None
-        if not parts.hostname or port is None:
-            raise ValueError(f"Redis Cluster node {item.strip()!r} is not HOST:PORT")
-        nodes.append((parts.hostname, port))
-    options = {k: v[-1] for k, v in parse_qs(query).items()}
-    unknown = set(options) - {"wait", "wait_timeout_ms"}
-    if unknown:
-        raise ValueError(f"unknown Redis Cluster option(s) {sorted(unknown)}; the options are wait and wait_timeout_ms")
-    try:
-        wait = int(options.get("wait", "0"))
-        wait_timeout_ms = int(options.get("wait_timeout_ms", str(DEFAULT_WAIT_MS)))
-    except ValueError:
-        raise ValueError("wait and wait_timeout_ms are whole numbers (replicas, milliseconds)") from None
-    if wait < 0 or wait_timeout_ms < 1:
-        raise ValueError("wait is 0 or more replicas and wait_timeout_ms at least 1")
-    return ClusterURL(
-        nodes,
-        tls=scheme == "rediss+cluster",
-        username=username,
-        password=password,
-        wait=wait,
-        wait_timeout_ms=wait_timeout_ms,
+class _ClusterClient(RedisCluster):
+    """redis-py's cluster client, which does not send a command again after a timeout: it may have run."""
+
+    ERRORS_ALLOW_RETRY = (  # type: ignore[assignment]  # redis-py types it as its own tuple, TimeoutError included
+        redis_errors.ConnectionError,
+        redis_errors.ClusterDownError,
+        redis_errors.SlotNotCoveredError,
     )
 
 
@@ -117,13 +64,15 @@ class RedisClusterStore(RedisStore):
     """
 
     SCRIPTS: ClassVar[dict[str, str]] = lua.CLUSTER
+    #: Owners must come from a placed keyring (``Vault`` checks).
+    PLACED: ClassVar[bool] = True
     _OWNER_GLOB: ClassVar[str] = "{*}*"
 
     def __init__(self, url: str, *, prefix: str = "mcpkit:remember:") -> None:
         super().__init__(url, prefix=prefix)
         self._parsed = parse_cluster_url(url)
         self._where = self._parsed.redacted()
-        self._cluster: RedisCluster | None = None
+        self._cluster: _ClusterClient | None = None
         self._nodes: dict[str, Redis] = {}
 
     def __repr__(self) -> str:
@@ -134,7 +83,7 @@ class RedisClusterStore(RedisStore):
         if self._cluster is not None:
             return
         parsed = self._parsed
-        client = RedisCluster(
+        client = _ClusterClient(
             startup_nodes=[ClusterNode(host, port) for host, port in parsed.nodes],
             username=parsed.username,
             password=parsed.password,
@@ -172,8 +121,8 @@ class RedisClusterStore(RedisStore):
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
         if not addresses:
             return []
-        with self._reaching():
-            raws = await self._cluster_client.mget_nonatomic([self._value(*a) for a in addresses])
+        names = [self._value(*a) for a in addresses]
+        raws = await self._retrying(lambda: self._cluster_client.mget_nonatomic(names), writing=False)
         return [None if raw is None else _live_entry(raw, now) for raw in cast("list[bytes | None]", raws)]
 
     async def _find_legacy(self, layout: bytes | None) -> bool:
@@ -182,51 +131,61 @@ class RedisClusterStore(RedisStore):
     async def _call(
         self, script: str, now: float, *args: str | bytes, keys: Sequence[str] = (), writing: bool = True
     ) -> Any:
-        """Run a script on the node of its keys; again while a reshard moves them; then ``WAIT`` if asked."""
+        """Run a script on the node of its keys, again while its slot moves; with ``wait=N``, then ``WAIT``."""
         full = [repr(float(now)), str(EXPIRY_MARGIN_MS), *args]
-        for attempt in range(MOVED_ATTEMPTS):
+        if writing and self._parsed.wait and keys:
+            return await self._retrying(lambda: self._replicated(script, keys, full), writing=True)
+        run = self._scripts[script]
+        return await self._retrying(lambda: run(keys=keys, args=full, client=self._cluster_client), writing=writing)
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[_T]], *, writing: bool) -> _T:
+        """``attempt()`` until it is not refused for a moving slot, for at most ``MOVING_SECONDS``.
+
+        A write that may have run in any attempt is reported as possibly made, whatever the last attempt met.
+        """
+        deadline, maybe = time.monotonic() + MOVING_SECONDS, False
+        while True:
             try:
                 with self._reaching(writing=writing):
-                    if writing and self._parsed.wait and keys:
-                        return await self._replicated(script, keys, full)
-                    return await self._scripts[script](keys=keys, args=full, client=self._cluster_client)
+                    return await attempt()
             except StoreUnavailableError as exc:
-                if attempt + 1 == MOVED_ATTEMPTS or not any(m in str(exc) for m in _MOVING):
-                    raise
-            await asyncio.sleep(MOVED_PAUSE_SECONDS)
-        raise AssertionError("unreachable")
+                maybe = maybe or exc.maybe_applied
+                retry = isinstance(exc.__cause__, (*_MOVING, _Resend))
+                if not retry or time.monotonic() > deadline:
+                    raise StoreUnavailableError(str(exc), maybe_applied=maybe) from exc.__cause__
+            await asyncio.sleep(PAUSE_SECONDS)
 
     async def _replicated(self, script: str, keys: Sequence[str], args: list[str | bytes]) -> Any:
-        """The script and ``WAIT`` on one connection to the keys' primary: its answer once replicas have it."""
+        """The script, a write of the slot's own and ``WAIT`` on one connection to the keys' primary.
+
+        ``WAIT`` counts the replicas that have this connection's last write, so the pipeline writes a short-lived
+        key of the slot after the script: a script sent again that changes nothing (a resent swap) is then
+        acknowledged only once a replica has everything before it too.
+        """
         cluster = self._cluster_client
         node = cluster.get_node_from_key(keys[0])
         if node is None:
-            raise redis_errors.ClusterDownError(f"no node serves {keys[0]!r}")
-        redis = self._nodes.get(node.name)
-        if redis is None:
-            parsed = self._parsed
-            redis = Redis(
-                host=node.host,
-                port=int(node.port),
-                username=parsed.username,
-                password=parsed.password,
-                ssl=parsed.tls,
-                socket_connect_timeout=TIMEOUT_SECONDS,
-                socket_timeout=TIMEOUT_SECONDS,
-            )
-            self._nodes[node.name] = redis
-        sha = self._scripts[script].sha
+            raise redis_errors.SlotNotCoveredError(f"no node serves the slot of {keys[0]!r}")
+        redis = self._node_client(node.host, int(node.port), node.name)
+        stamp = keys[0][: keys[0].index("}") + 1] + ":w"  # prefix{group}:w, in the script's slot
         try:
             async with redis.pipeline(transaction=False) as pipe:
-                pipe.evalsha(sha, len(keys), *keys, *args)
+                pipe.evalsha(self._scripts[script].sha, len(keys), *keys, *args)
+                pipe.set(stamp, b"1", px=1000)
                 pipe.wait(self._parsed.wait, self._parsed.wait_timeout_ms)
-                answer, replicas = await pipe.execute()
-        except redis_errors.NoScriptError:
-            await cluster.script_load(self._scripts[script].script)
-            raise redis_errors.TryAgainError("TRYAGAIN the script was loaded on a new primary") from None
-        except (redis_errors.MovedError, redis_errors.AskError, redis_errors.ConnectionError) as exc:
-            await cluster.initialize()  # the slot moved or its primary went: learn the layout again
-            raise redis_errors.TryAgainError(f"TRYAGAIN {exc}") from exc
+                answer, _, replicas = await pipe.execute(raise_on_error=False)
+        except redis_errors.ConnectionError as exc:  # the primary went (a failover) or is not reachable now
+            await cluster.nodes_manager.initialize()
+            raise _Resend(exc, sent=not _never_connected(exc)) from exc
+        if isinstance(answer, redis_errors.NoScriptError):  # a replica promoted since the scripts were loaded
+            await redis.script_load(self.SCRIPTS[script])
+            raise redis_errors.TryAgainError("the script was loaded on this primary")
+        if isinstance(answer, redis_errors.MovedError):
+            await cluster.nodes_manager.move_slot(answer)
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(replicas, Exception):
+            raise replicas
         if int(replicas) < self._parsed.wait:
             raise StoreUnavailableError(
                 f"Redis Cluster at {self._where}: the write reached the primary but only {replicas} of the "
@@ -235,13 +194,44 @@ class RedisClusterStore(RedisStore):
             )
         return answer
 
+    def _node_client(self, host: str, port: int, name: str) -> Redis:
+        """A plain client of one primary, for ``wait=``'s pipelines (one immediate retry, as the one-node store)."""
+        redis = self._nodes.get(name)
+        if redis is None:
+            parsed = self._parsed
+            redis = self._nodes[name] = Redis(
+                host=host,
+                port=port,
+                username=parsed.username,
+                password=parsed.password,
+                ssl=parsed.tls,
+                socket_connect_timeout=TIMEOUT_SECONDS,
+                socket_timeout=TIMEOUT_SECONDS + parsed.wait_timeout_ms / 1000,
+                retry=Retry(NoBackoff(), 1, supported_errors=(redis_errors.ConnectionError,)),
+            )
+        return redis
+
+    @contextmanager
+    def _reaching(self, *, writing: bool = False) -> Iterator[None]:
+        try:
+            with super()._reaching(writing=writing):
+                yield
+        except _Resend as exc:
+            message = f"Redis Cluster at {self._where} is unreachable: {exc.__cause__}"
+            raise StoreUnavailableError(message, maybe_applied=writing and exc.sent) from exc
+        except (redis_errors.ClusterError, redis_errors.RedisClusterException) as exc:
+            message = f"Redis Cluster at {self._where} has no node for a slot now: {exc}"
+            raise StoreUnavailableError(message) from exc
+
     def _declared(
         self, owner: str, bucket: str | None, key: str | None = None, written: bytes | None = None
     ) -> list[str]:
         base = self._base(owner)
         if bucket is None:
-            return [f"{base}:o"]
-        names = [f"{base}:{kind}:{bucket}" for kind in "izdx"] + [f"{base}:o"]
+            return [f"{base}:o", f"{base}:f"]
+        # ``base:f`` never exists: with it no script is ever a single-key one, so Redis refuses it outright
+        # (TRYAGAIN) while its slot moves, instead of running it half on the node that keys are leaving.
+        names = [f"{base}:{kind}:{bucket}" for kind in "izdx"] + [f"{base}:o", f"{base}:f"]
         if key is not None:
             value = f"{base}:v:{bucket}:{key}"
             names.insert(0, value)
@@ -290,10 +280,22 @@ class RedisClusterStore(RedisStore):
         return (owner, colon + rest) if owner.startswith(group + ".") else None
 
     @property
-    def _cluster_client(self) -> RedisCluster:
+    def _cluster_client(self) -> _ClusterClient:
         if self._cluster is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         return self._cluster
+
+
+class _Resend(Exception):
+    """A ``wait=`` pipeline lost its connection: the layout was learnt again, and it may be sent again."""
+
+    def __init__(self, cause: BaseException, *, sent: bool) -> None:
+        super().__init__(str(cause))
+        self.sent = sent
+
+
+def _never_connected(exc: BaseException) -> bool:
+    return "connecting to" in str(exc)
 
 
 def _live_entry(raw: bytes, now: float) -> Entry | None:

@@ -18,9 +18,11 @@ names of that owner's other keys itself. Names, from
   postings are one lexicographic range (``ZRANGEBYLEX``);
 - ``base:s:<sha1 of the value's name><sha1 of the written bytes>`` a marker that a swap was applied, kept
   for ``SWAP_MARKER_MS``: a swap resent after a dropped connection finds it and
-  reports success instead of a conflict, even if another writer came in between.
+  reports success instead of a conflict, even if another writer came in between;
+- on a Redis Cluster, ``base:o`` instead of ``base:b`` (a ZSET of each bucket's deadline), and ``base:f``,
+  a fence every script declares and nothing writes.
 
-The ``v``/``i``/``z``/``b``/``d``/``x``/``s`` markers keep a value's name from ever equalling another key's,
+The ``v``/``i``/``z``/``b``/``d``/``x``/``s``/``o``/``f`` markers keep a value's name from ever equalling another key's,
 whatever the bucket and key. Deadlines are on the framework clock (``now`` is
 passed in); Redis' own expiry only reclaims memory, and is set *relative* to
 ``now`` plus ``ARGV[2]`` milliseconds of margin, so a Redis clock ahead of the
@@ -35,10 +37,13 @@ from __future__ import annotations
 
 from mcpkit_search import K1, B
 
-__all__ = ["CLUSTER", "QUOTA_BYTES", "QUOTA_VALUES", "STANDALONE", "SWAP_MARKER_MS"]
+__all__ = ["CLUSTER", "CLUSTER_SWAP_MARKER_MS", "QUOTA_BYTES", "QUOTA_VALUES", "STANDALONE", "SWAP_MARKER_MS"]
 
 #: How long a swap's "applied" marker lives: far longer than a reconnect and resend take.
 SWAP_MARKER_MS = 10_000
+#: The same on a Redis Cluster, whose client tries a command again for longer (a failover takes seconds, and it
+#: tries eight times, each with a 2 s connection timeout, and the store for 10 s more while a slot moves).
+CLUSTER_SWAP_MARKER_MS = 60_000
 
 #: Return codes of PUT and SWAP besides 1 (done) and 0 (another writer got there first).
 QUOTA_VALUES, QUOTA_BYTES = -1, -2
@@ -314,9 +319,7 @@ for _, other in ipairs(others) do
   refresh_index(other[1])
   refresh_owner(other[1])
 end
-redis.call('SET', done, '1', 'PX', """
-    + str(SWAP_MARKER_MS)
-    + """)
+redis.call('SET', done, '1', 'PX', %MARKER_MS%)
 return 1
 """
 )
@@ -509,11 +512,19 @@ return found
 _NAMES = ("DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP")
 
 
-def _variant(owner: str, registry: str) -> dict[str, str]:
-    return {name: globals()[name].replace("%OWNER%", owner).replace("%REGISTRY%", registry) for name in _NAMES}
+def _variant(owner: str, registry: str, marker_ms: int) -> dict[str, str]:
+    fill = {"%OWNER%": owner, "%REGISTRY%": registry, "%MARKER_MS%": str(marker_ms)}
+    scripts = {}
+    for name in _NAMES:
+        text = globals()[name]
+        for placeholder, value in fill.items():
+            text = text.replace(placeholder, value)
+        scripts[name] = text
+    return scripts
 
 
 #: The scripts for one Redis node, by name.
-STANDALONE = _variant(":b", _STANDALONE_REGISTRY)
-#: The scripts for a Redis Cluster, by name: the same, with the cluster's register of buckets.
-CLUSTER = _variant(":o", _CLUSTER_REGISTRY)
+STANDALONE = _variant(":b", _STANDALONE_REGISTRY, SWAP_MARKER_MS)
+#: The scripts for a Redis Cluster, by name: the same, with the cluster's register of buckets and a swap marker
+#: that outlives the cluster client's retries across a failover.
+CLUSTER = _variant(":o", _CLUSTER_REGISTRY, CLUSTER_SWAP_MARKER_MS)

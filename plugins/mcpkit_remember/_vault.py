@@ -73,6 +73,11 @@ class Vault:
     def __init__(
         self, store: Store, keyring: Keyring, *, search_all: bool = False, semantic: Semantic | None = None
     ) -> None:
+        if getattr(store, "PLACED", False) and not keyring.placed:
+            raise ValueError(
+                f"{store!r} keeps each placement group in one hash slot: give it a placed keyring, "
+                "Keyring(secrets, placed=True) (RememberPlugin and the mcpkit remember commands do)"
+            )
         self.store = store
         self.keyring = keyring
         self.index = BlindIndex(keyring)

@@ -2,7 +2,8 @@
 three replicas, while callers increment, set and list through all of them in turn —
 
 - resharding: every slot of the primary that holds the callers' data moves to another (``redis-cli --cluster
-  reshard``): no acknowledged write lost, no listing that misses an acknowledged key;
+  reshard``), without and with ``wait=1``: no acknowledged write lost, no forgotten value back, no listing that
+  misses an acknowledged key;
 - failover: that primary is killed (``kill -9``) and its replica takes over, without and with ``wait=1``;
   replication is asynchronous, so without ``wait`` an acknowledged write may be lost: measured, not assumed.
 """
@@ -48,6 +49,7 @@ class Caller:
     failed_counts: int = 0
     operations: int = 0
     short_listings: int = 0  # listings that missed a key this caller had been told was kept
+    dropped: bool = False  # the last forget of its temporary key was acknowledged (and no put came after)
 
     @property
     def counter(self) -> str:
@@ -56,6 +58,10 @@ class Caller:
     @property
     def value(self) -> str:
         return f"v-{self.number}"
+
+    @property
+    def temporary(self) -> str:
+        return f"t-{self.number}"
 
 
 @dataclass
@@ -74,7 +80,7 @@ class Load:
         while not self.stop.is_set():
             turn += 1
             url = self.urls[turn % len(self.urls)]
-            step = turn % 3
+            step = turn % 4
             try:
                 if step == 0:
                     result = await one_call(url, caller.user, "2026-07-28", "count", {"key": caller.counter})
@@ -89,6 +95,13 @@ class Load:
                     result = await one_call(url, caller.user, "2026-07-28", "put", arguments)
                     if self.tally.code_of(result) is None:
                         caller.set_to = wanted
+                elif step == 3:  # keep a value and forget it: a forget acknowledged must stay forgotten
+                    caller.dropped = False
+                    arguments = {"key": caller.temporary, "value": "temporary"}
+                    result = await one_call(url, caller.user, "2026-07-28", "put", arguments)
+                    if self.tally.code_of(result) is None:
+                        result = await one_call(url, caller.user, "2026-07-28", "drop", {"key": caller.temporary})
+                        caller.dropped = self.tally.code_of(result) is None
                 else:
                     told = {caller.counter} if caller.counted else set()
                     told |= {caller.value} if caller.set_to >= 0 else set()
@@ -100,6 +113,7 @@ class Load:
                 name = type(exc).__name__
                 self.exceptions[name] = self.exceptions.get(name, 0) + 1
                 caller.failed_counts += step == 0
+                caller.dropped = caller.dropped and step != 3
                 await asyncio.sleep(0.05)
                 continue
             caller.operations += 1
@@ -116,19 +130,20 @@ class Outcome:
     calls: int
     lost_counts: int
     lost_values: int
+    resurrected: int
     short_listings: int
     over_counted: int
     errors: str
 
 
-async def finish(load: Load) -> Outcome:
-    """Stop the callers, then read every counter and value back through the first instance."""
+async def finish(load: Load, tasks: list[asyncio.Task[None]]) -> Outcome:
+    """Stop the callers, wait for their last calls, then read every counter and value back."""
     load.stop.set()
-    lost_counts = lost_values = over = 0
+    await asyncio.gather(*tasks)  # a call still in flight would be counted by the store and not yet by its caller
+    lost_counts = lost_values = over = resurrected = 0
     for caller in load.callers:
-        result = await one_call(
-            load.urls[0], caller.user, "2026-07-28", "read", {"keys": [caller.counter, caller.value]}
-        )
+        keys = [caller.counter, caller.value, caller.temporary]
+        result = await one_call(load.urls[0], caller.user, "2026-07-28", "read", {"keys": keys})
         values = Tally().take(result)["values"]
         final = values[caller.counter] or 0
         lost_counts += max(0, caller.counted - final)
@@ -136,10 +151,12 @@ async def finish(load: Load) -> Outcome:
         kept = values[caller.value]
         if caller.set_to >= 0 and (kept is None or int(kept) < caller.set_to):
             lost_values += 1
+        resurrected += caller.dropped and values[caller.temporary] is not None
     return Outcome(
         calls=load.tally.calls + sum(load.exceptions.values()),
         lost_counts=lost_counts,
         lost_values=lost_values,
+        resurrected=resurrected,
         short_listings=sum(c.short_listings for c in load.callers),
         over_counted=over,
         errors=load.errors(),
@@ -186,10 +203,12 @@ def holder(cluster: Cluster) -> PrivateRedis:
     return max(counts.values(), key=lambda pair: pair[0])[1]
 
 
+@pytest.mark.parametrize("instances", ["", "?wait=1"], indirect=True, ids=["async-replication", "wait-1"])
 async def test_resharding_every_slot_of_the_busy_primary_under_load_loses_nothing(
-    instances: tuple[Cluster, list[ServerProcess]], figures: Figures
+    instances: tuple[Cluster, list[ServerProcess]], figures: Figures, request: pytest.FixtureRequest
 ) -> None:
     cluster, servers = instances
+    waiting = " with wait=1" if "wait-1" in request.node.name else ""
     load, tasks = await started(servers)
     source = holder(cluster)
     target = next(node for node in cluster.primaries() if node is not source)
@@ -198,8 +217,7 @@ async def test_resharding_every_slot_of_the_busy_primary_under_load_loses_nothin
     await asyncio.to_thread(cluster.reshard, source, target, moving)
     took = time.monotonic() - began
     await asyncio.sleep(AFTER_SECONDS)
-    outcome = await finish(load)
-    await asyncio.gather(*tasks)
+    outcome = await finish(load, tasks)
 
     internal = load.tally.internal_errors + log_tracebacks(*servers)
     figures.record(
@@ -210,16 +228,17 @@ async def test_resharding_every_slot_of_the_busy_primary_under_load_loses_nothin
         leaks=0,
         internal_errors=internal,
         detail=(
-            f"Redis Cluster (3 primaries + 3 replicas), {INSTANCES} instances: redis-cli --cluster reshard moved all "
-            f"{moving} slots of the primary holding most of the callers' data ({FILL} values each, in 100-key "
-            f"batches) in {took:.1f} s under {len(load.callers)} callers incrementing, setting and listing; "
-            f"{outcome.calls} calls, errors: {outcome.errors}; acknowledged writes lost: "
-            f"{outcome.lost_counts + outcome.lost_values}; listings missing an acknowledged key: "
-            f"{outcome.short_listings}."
+            f"Redis Cluster (3 primaries + 3 replicas){waiting}, {INSTANCES} instances: redis-cli --cluster reshard "
+            f"moved all {moving} slots of the primary holding most of the callers' data ({FILL} values each, in "
+            f"100-key batches) in {took:.1f} s under {len(load.callers)} callers incrementing, setting, forgetting "
+            f"and listing; {outcome.calls} calls, errors: {outcome.errors}; acknowledged writes lost: "
+            f"{outcome.lost_counts + outcome.lost_values}; forgotten values back: {outcome.resurrected}; listings "
+            f"missing an acknowledged key: {outcome.short_listings}."
         ),
     )
     assert slots_of(source) == 0  # the reshard really moved everything
-    assert (outcome.lost_counts, outcome.lost_values, outcome.short_listings, outcome.over_counted) == (0, 0, 0, 0)
+    assert (outcome.lost_counts, outcome.lost_values, outcome.resurrected) == (0, 0, 0)
+    assert (outcome.short_listings, outcome.over_counted) == (0, 0)
     assert internal == 0
 
 
@@ -238,8 +257,7 @@ async def test_failover_of_the_busy_primary_under_load(
     await asyncio.to_thread(cluster.wait_ready)
     promoted = time.monotonic() - killed
     await asyncio.sleep(AFTER_SECONDS)
-    outcome = await finish(load)
-    await asyncio.gather(*tasks)
+    outcome = await finish(load, tasks)
 
     internal = load.tally.internal_errors + log_tracebacks(*servers)
     lost = outcome.lost_counts + outcome.lost_values
@@ -254,7 +272,7 @@ async def test_failover_of_the_busy_primary_under_load(
             f"Redis Cluster failover{' with wait=1' if waiting else ' (asynchronous replication)'}: kill -9 of the "
             f"primary holding most of the callers' data under {len(load.callers)} callers over {INSTANCES} "
             f"instances; its replica served again after {promoted:.1f} s; {outcome.calls} calls, errors: "
-            f"{outcome.errors}; acknowledged writes lost: {lost}."
+            f"{outcome.errors}; acknowledged writes lost: {lost}; forgotten values back: {outcome.resurrected}."
         ),
     )
     assert internal == 0
@@ -262,3 +280,4 @@ async def test_failover_of_the_busy_primary_under_load(
     assert outcome.short_listings == 0 or not waiting  # without wait a lost write may be missing from a list too
     if waiting:
         assert lost == 0  # every acknowledged write had reached the replica that took over
+        assert outcome.resurrected == 0  # and every acknowledged forget

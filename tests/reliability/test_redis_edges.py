@@ -76,7 +76,7 @@ async def test_a_server_clock_hours_off_redis_clock_keeps_every_value_exactly_it
     assert late == []
 
 
-async def test_a_redis_cluster_node_is_refused_at_start_instead_of_failing_every_call(
+async def test_a_redis_cluster_node_named_by_a_redis_url_is_refused_at_start_naming_the_cluster_form(
     make_private_redis: Callable[..., PrivateRedis], tmp_path: Path, figures: Figures
 ) -> None:
     node = make_private_redis("--cluster-enabled", "yes", "--cluster-config-file", str(tmp_path / "nodes.conf"))
@@ -86,10 +86,10 @@ async def test_a_redis_cluster_node_is_refused_at_start_instead_of_failing_every
     message = str(refused.value)
     figures.record(
         faults=1,
-        detail="a real redis-server with cluster-enabled yes as REMEMBER_STORE: the server does not start, and says "
-        f"why in one line: {message.split(': ', 1)[1][:90]}...",
+        detail="a real redis-server with cluster-enabled yes as a redis:// REMEMBER_STORE: the server does not start, "
+        f"and says what to use instead in one line: {message.split(': ', 1)[1][:150]}",
     )
-    assert "is a Redis Cluster node; the remember store needs a standalone Redis" in message
+    assert "is a Redis Cluster node; name the cluster's nodes in a redis+cluster:// URL instead" in message
 
 
 async def test_a_full_redis_answers_store_unavailable_never_an_internal_error(

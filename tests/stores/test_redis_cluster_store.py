@@ -1,0 +1,154 @@
+"""The Redis Cluster store beyond the shared contract: its URL, its keyring, and what a real cluster does to it while
+a slot moves (keys migrated one at a time, in random order, under a running load of writes and deletes)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections.abc import Callable
+
+import pytest
+import redis
+
+from mcpkit import ConfigurationError
+from mcpkit_remember import RememberPlugin
+from mcpkit_remember._cluster_url import parse_cluster_url
+from mcpkit_remember._keyring import Keyring
+from mcpkit_remember._redis_cluster_store import RedisClusterStore
+from mcpkit_remember._store import Address, Postings
+from mcpkit_remember._vault import Vault
+from redis_cluster_fixtures import Cluster
+from stores.conftest import OWNER
+
+SECRET = "cluster-test-secret-0123456789"
+
+
+def test_the_url_names_nodes_credentials_and_options() -> None:
+    url = parse_cluster_url("rediss+cluster://app:p%40ss?w/rd,@10.0.0.1:7000,[::1]:7001/0?wait=1&wait_timeout_ms=250")
+
+    assert url.nodes == (("10.0.0.1", 7000), ("::1", 7001))
+    assert (url.tls, url.username, url.password) == (True, "app", "p@ss?w/rd,")
+    assert (url.wait, url.wait_timeout_ms) == (1, 250)
+    assert url.redacted() == "rediss+cluster://app@10.0.0.1:7000,[::1]:7001?wait=1&wait_timeout_ms=250"
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("redis+cluster://10.0.0.1", "'10.0.0.1' is not HOST:PORT"),
+        ("redis+cluster://10.0.0.1:0", "is not HOST:PORT (a port from 1 to 65535)"),
+        ("redis+cluster://10.0.0.1:7000?wait", "wait is given once, as a whole number"),
+        ("redis+cluster://10.0.0.1:7000?wait=1&wait=2", "wait is given once"),
+        ("redis+cluster://10.0.0.1:7000?replicas=1", "unknown Redis Cluster option(s) ['replicas']"),
+        ("redis+cluster://10.0.0.1:7000/3", "database 0 only, not /3"),
+        ("redis+cluster://u:secret?x@10.0.0.1", "'10.0.0.1' is not HOST:PORT"),
+    ],
+)
+def test_a_wrong_url_is_refused_saying_what_is_wrong_and_never_the_password(url: str, says: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(says)) as refused:
+        parse_cluster_url(url)
+
+    assert "secret" not in str(refused.value)
+
+
+def test_a_cluster_url_given_as_type_redis_is_refused_naming_the_type() -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        RememberPlugin.init(type="redis", url="redis+cluster://10.0.0.1:7000", secret=SECRET)
+
+    assert "type='redis-cluster'" in str(refused.value)
+
+
+def test_a_keyring_without_placement_is_refused_before_any_call() -> None:
+    store = RedisClusterStore("redis+cluster://127.0.0.1:7000")
+
+    with pytest.raises(ValueError, match=r"placed keyring, Keyring\(secrets, placed=True\)"):
+        Vault(store, Keyring([SECRET]))
+    Vault(store, Keyring([SECRET], placed=True))  # accepted, without connecting
+
+
+def test_every_copy_of_an_identity_shares_its_placement_group_under_every_secret() -> None:
+    keyring = Keyring([SECRET, "an-older-secret-0123456789"], placed=True)
+    new, old = keyring.owners_for('["u","static:nour"]')
+
+    assert new.split(".")[0] == old.split(".")[0]  # one hash slot for both copies
+    assert new.split(".")[1] != old.split(".")[1]  # still keyed by each secret
+    assert keyring.placed
+    assert not Keyring([SECRET]).placed
+
+
+async def test_scripts_wait_for_a_slot_moved_key_by_key_in_random_order_and_lose_nothing(
+    make_redis_cluster: Callable[[], Cluster],
+) -> None:
+    cluster = make_redis_cluster()
+    store = RedisClusterStore(cluster.url, prefix="mcpkit-test:")
+    await store.open()
+    searchable = Postings(((7, 1),), 1)  # the bucket's search documents and postings exist too
+    try:
+        now = time.time()
+        for number in range(200):
+            await store.put(OWNER, "b", f"filler-{number}", b"f" * 50, None, now, index=searchable)
+            await store.put(OWNER, "c", f"doomed-{number}", b"d", None, now, index=searchable)
+        for number in range(40):
+            await store.put(OWNER, "b", f"k{number}", b"x", None, now, index=searchable)
+        moved = asyncio.create_task(asyncio.to_thread(migrate_randomly, cluster, store._value(OWNER, "b", "k0")))
+        kept: set[str] = set()
+        gone: set[str] = set()
+        seen: list[set[str]] = []
+
+        async def writer() -> None:  # a new key waits (TRYAGAIN) until its slot has moved
+            for number in range(5):
+                await store.put(OWNER, "b", f"n{number}", b"y", None, time.time(), index=searchable)
+                kept.add(f"n{number}")
+
+        async def deleter() -> None:
+            for number in range(0, 40, 4):
+                if await store.delete(OWNER, "b", f"k{number}", time.time()):
+                    gone.add(f"k{number}")
+
+        async def lister() -> None:
+            while not moved.done():
+                before = set(kept), set(gone)
+                listed = {key for key, _ in await store.entries(OWNER, "b", time.time())}
+                seen.append(listed if before[0] <= listed and not before[1] & listed else set())
+
+        await asyncio.sleep(0.05)  # the move has begun
+        await asyncio.gather(writer(), deleter(), lister(), store.delete_bucket(OWNER, "c", time.time()))
+        await moved
+        listed = {key for key, _ in await store.entries(OWNER, "b", time.time())}
+        doomed = await store.get_many([Address(OWNER, "c", f"doomed-{n}") for n in range(200)], time.time())
+    finally:
+        await store.close()
+
+    assert seen  # listings ran while the slot moved
+    assert all(seen)  # none missed a kept key or showed a deleted one
+    assert kept <= listed  # every acknowledged write is there and listed
+    assert not gone & listed  # no deleted value came back
+    assert doomed == [None] * 200  # the bucket deleted mid-move stays deleted
+
+
+def migrate_randomly(cluster: Cluster, name: str) -> None:
+    """Move the slot of ``name`` to another primary with one MIGRATE per key, in random order (as a slot whose
+    keys come out in any order would move), between CLUSTER SETSLOT IMPORTING/MIGRATING and NODE."""
+    client = cluster.client()
+    try:
+        slot = client.keyslot(name)
+        source = client.nodes_manager.get_node_from_slot(slot)
+        target = next(node for node in client.get_primaries() if node.name != source.name)  # type: ignore[no-untyped-call]
+        with (
+            redis.Redis(host=source.host, port=source.port) as from_node,
+            redis.Redis(host=target.host, port=target.port) as to_node,
+        ):
+            source_id, target_id = from_node.execute_command("CLUSTER MYID"), to_node.execute_command("CLUSTER MYID")
+            to_node.execute_command("CLUSTER SETSLOT", slot, "IMPORTING", source_id)
+            from_node.execute_command("CLUSTER SETSLOT", slot, "MIGRATING", target_id)
+            while keys := from_node.execute_command("CLUSTER GETKEYSINSLOT", slot, 1000):
+                random.shuffle(keys)
+                for key in keys:
+                    from_node.execute_command("MIGRATE", target.host, target.port, "", 0, 5000, "KEYS", key)
+                    time.sleep(0.002)  # let the load run between two keys
+            for node in (to_node, from_node):
+                node.execute_command("CLUSTER SETSLOT", slot, "NODE", target_id)
+    finally:
+        client.close()
