@@ -80,7 +80,7 @@ def _options(query: str) -> dict[str, int]:
         raise ValueError(f"unknown Redis Cluster option(s) {unknown}; the options are wait and wait_timeout_ms")
     values = {"wait": "0", "wait_timeout_ms": str(DEFAULT_WAIT_MS)}
     for name, found in given.items():
-        if len(found) != 1 or not found[0].isdigit():
+        if len(found) != 1 or not (found[0].isascii() and found[0].isdigit()):
             raise ValueError(f"{name} is given once, as a whole number (replicas for wait, milliseconds for the other)")
         values[name] = found[0]
     options = {name: int(value) for name, value in values.items()}

@@ -41,6 +41,7 @@ def test_the_url_names_nodes_credentials_and_options() -> None:
         ("redis+cluster://10.0.0.1:0", "is not HOST:PORT (a port from 1 to 65535)"),
         ("redis+cluster://10.0.0.1:7000?wait", "wait is given once, as a whole number"),
         ("redis+cluster://10.0.0.1:7000?wait=1&wait=2", "wait is given once"),
+        ("redis+cluster://10.0.0.1:7000?wait=\uff11", "wait is given once, as a whole number"),  # a fullwidth digit
         ("redis+cluster://10.0.0.1:7000?replicas=1", "unknown Redis Cluster option(s) ['replicas']"),
         ("redis+cluster://10.0.0.1:7000/3", "database 0 only, not /3"),
         ("redis+cluster://u:secret?x@10.0.0.1", "'10.0.0.1' is not HOST:PORT"),
