@@ -19,41 +19,86 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
 from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.backoff import NoBackoff
 
 from mcpkit_remember import _redis_scripts as lua
 from mcpkit_remember._cluster_url import DEFAULT_WAIT_MS, parse_cluster_url
 from mcpkit_remember._redis_store import EXPIRY_MARGIN_MS, TIMEOUT_SECONDS, RedisStore, _unpack
 from mcpkit_remember._store import Address, Entry, Record, StoreUnavailableError
 
-__all__ = ["DEFAULT_WAIT_MS", "MOVING_SECONDS", "RedisClusterStore"]
+__all__ = ["CONNECTIONS_PER_NODE", "DEFAULT_WAIT_MS", "MOVING_SECONDS", "RedisClusterStore"]
 
-#: How long an operation is tried again while its slot moves or its primary is being replaced, and the pause.
-MOVING_SECONDS, PAUSE_SECONDS = 10.0, 0.05
+#: How long an operation is tried again while its slot moves or its primary is being replaced, and the pauses
+#: between tries (doubling from the first to the last).
+MOVING_SECONDS, PAUSE_SECONDS, LONGEST_PAUSE_SECONDS = 10.0, 0.05, 0.5
+#: Connections an instance opens to one node at most; a call that finds them all in use waits as above.
+CONNECTIONS_PER_NODE = 100
 
 _T = TypeVar("_T")
 
-#: What a cluster answers while a slot moves or has no primary: the command did not run (a script is refused
-#: before its first command, by its fence key), so it may be sent again.
-_MOVING = (
-    redis_errors.TryAgainError,
-    redis_errors.AskError,
+#: Refusals to wait out, the layout the client knows being still right: a slot moving (the command did not run;
+#: a script is refused before its first command, by its fence key), every connection to a node in use.
+_BUSY = (redis_errors.TryAgainError, redis_errors.AskError, redis_errors.MaxConnectionsError)
+#: Failures after which the client learns the layout again before the next try: a slot moved (MOVED, redis-py's
+#: "TTL exhausted" after its own redirections), a slot has no primary (CLUSTERDOWN, a slot missing from the
+#: client's map), a node went or became a replica (a failover).
+_LAYOUT_CHANGED = (
     redis_errors.MovedError,
-    redis_errors.ClusterError,  # ClusterDownError, and redis-py's "TTL exhausted" after its own redirections
-    redis_errors.SlotNotCoveredError,
+    redis_errors.ClusterError,
+    redis_errors.RedisClusterException,
+    redis_errors.ReadOnlyError,
+    redis_errors.ConnectionError,
+    redis_errors.TimeoutError,
+    OSError,
+)
+#: Connection failures that waiting does not cure.
+_REFUSED_ACCESS = (
+    redis_errors.AuthenticationError,
+    redis_errors.AuthorizationError,
+    redis_errors.ExternalAuthProviderError,
 )
 
 
 class _ClusterClient(RedisCluster):
-    """redis-py's cluster client, which does not send a command again after a timeout: it may have run."""
+    """redis-py's cluster client, which learns the layout again without cutting other tasks' commands.
 
-    ERRORS_ALLOW_RETRY = (  # type: ignore[assignment]  # redis-py types it as its own tuple, TimeoutError included
-        redis_errors.ConnectionError,
-        redis_errors.ClusterDownError,
-        redis_errors.SlotNotCoveredError,
-    )
+    redis-py calls ``aclose()`` itself after a burst of MOVED and on CLUSTERDOWN, and that disconnects every
+    connection of every node, those other tasks are using included (their next read or write fails inside
+    redis-py). Here it only asks for the layout to be learnt again at the next command: redis-py then keeps
+    each node's connections and recycles them once they are idle. ``shut()`` closes them all.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.nodes_manager.__class__ = _NodesManager  # the same object, its slot lookups made total
+
+    async def aclose(self) -> None:
+        self._initialize = True
+
+    async def shut(self) -> None:
+        self._initialize = True
+        await self.nodes_manager.aclose()
+        await self.nodes_manager.aclose("startup_nodes")
+
+
+class _NodesManager(NodesManager):
+    """redis-py's slot map, which raises a bare ``KeyError`` for a slot no primary serves (one whose primary died
+    without a replica, left out of the map): here the ``SlotNotCoveredError`` it means."""
+
+    __slots__ = ()
+
+    def get_node_from_slot(self, slot: int, *args: Any, **kwargs: Any) -> ClusterNode:
+        try:
+            return super().get_node_from_slot(slot, *args, **kwargs)
+        except KeyError:
+            raise redis_errors.SlotNotCoveredError(f"slot {slot} is served by no primary the client knows") from None
+
+    async def move_slot(self, e: redis_errors.AskError | redis_errors.MovedError) -> None:
+        if e.slot_id not in self.slots_cache:
+            self.slots_cache[e.slot_id] = []  # redis-py then puts the node the MOVED named in it
+        await super().move_slot(e)
 
 
 class RedisClusterStore(RedisStore):
@@ -90,8 +135,11 @@ class RedisClusterStore(RedisStore):
             ssl=parsed.tls,
             socket_connect_timeout=TIMEOUT_SECONDS,
             socket_timeout=TIMEOUT_SECONDS,
-            # A failover takes the cluster's node timeout and an election (seconds): keep trying that long.
-            retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 8),
+            # The store tries again itself (redis-py's cluster client ignores a Retry's backoff, and would send
+            # again a write that may have run); it only patches its slot map on MOVED.
+            retry=Retry(NoBackoff(), 0),
+            reinitialize_steps=0,
+            max_connections=CONNECTIONS_PER_NODE,
             require_full_coverage=False,
         )
         try:
@@ -101,7 +149,7 @@ class RedisClusterStore(RedisStore):
                 for script in scripts.values():
                     await client.script_load(script.script)
         except BaseException:
-            await client.aclose()
+            await client.shut()
             raise
         self._cluster, self._scripts = client, scripts
         self._client = cast("Redis", client)  # the commands RedisStore sends (GET, SCAN...) exist on both
@@ -112,11 +160,16 @@ class RedisClusterStore(RedisStore):
             await node.aclose()
         self._nodes.clear()
         if self._cluster is not None:
-            await self._cluster.aclose()
+            await self._cluster.shut()
             self._cluster = self._client = None
 
     async def settle_legacy(self) -> None:
         self.legacy = False
+
+    async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
+        name = self._value(owner, bucket, key)
+        raw = await self._retrying(lambda: self._cluster_client.get(name), writing=False)
+        return None if raw is None else _live_entry(cast("bytes", raw), now)
 
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
         if not addresses:
@@ -139,63 +192,68 @@ class RedisClusterStore(RedisStore):
         return await self._retrying(lambda: run(keys=keys, args=full, client=self._cluster_client), writing=writing)
 
     async def _retrying(self, attempt: Callable[[], Awaitable[_T]], *, writing: bool) -> _T:
-        """``attempt()`` until it is not refused for a moving slot, for at most ``MOVING_SECONDS``.
+        """``attempt()`` again while the cluster is changing, for at most ``MOVING_SECONDS``.
 
-        A write that may have run in any attempt is reported as possibly made, whatever the last attempt met.
+        Only an attempt that certainly did not run is made again: one refused before it started (a moving slot,
+        MOVED, CLUSTERDOWN, a replica's READONLY, no free connection), a write for which no connection could be
+        made, or a read.
+        A write that may have run is reported at once as possibly made, never sent a second time.
         """
-        deadline, maybe = time.monotonic() + MOVING_SECONDS, False
+        deadline, pause = time.monotonic() + MOVING_SECONDS, PAUSE_SECONDS
         while True:
             try:
                 with self._reaching(writing=writing):
                     return await attempt()
             except StoreUnavailableError as exc:
-                maybe = maybe or exc.maybe_applied
-                retry = isinstance(exc.__cause__, (*_MOVING, _Resend))
-                if not retry or time.monotonic() > deadline:
-                    raise StoreUnavailableError(str(exc), maybe_applied=maybe) from exc.__cause__
-            await asyncio.sleep(PAUSE_SECONDS)
+                cause = exc.__cause__
+                again = isinstance(cause, (*_BUSY, *_LAYOUT_CHANGED)) and not isinstance(cause, _REFUSED_ACCESS)
+                if exc.maybe_applied or not again or time.monotonic() + pause > deadline:
+                    raise
+                if isinstance(cause, _LAYOUT_CHANGED) and not isinstance(cause, redis_errors.MaxConnectionsError):
+                    await self._cluster_client.aclose()  # the layout is learnt again at the next command
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, LONGEST_PAUSE_SECONDS)
 
     async def _replicated(self, script: str, keys: Sequence[str], args: list[str | bytes]) -> Any:
         """The script, a write of the slot's own and ``WAIT`` on one connection to the keys' primary.
 
         ``WAIT`` counts the replicas that have this connection's last write, so the pipeline writes a short-lived
         key of the slot after the script: a script sent again that changes nothing (a resent swap) is then
-        acknowledged only once a replica has everything before it too.
+        acknowledged only once a replica has everything before it too. Once the script has run, any failure of
+        what follows says that the change may have been made.
         """
         cluster = self._cluster_client
+        await cluster.initialize()  # the layout, if a failure asked for it to be learnt again
         node = cluster.get_node_from_key(keys[0])
         if node is None:
             raise redis_errors.SlotNotCoveredError(f"no node serves the slot of {keys[0]!r}")
         redis = self._node_client(node.host, int(node.port), node.name)
         stamp = keys[0][: keys[0].index("}") + 1] + ":w"  # prefix{group}:w, in the script's slot
-        try:
-            async with redis.pipeline(transaction=False) as pipe:
-                pipe.evalsha(self._scripts[script].sha, len(keys), *keys, *args)
-                pipe.set(stamp, b"1", px=1000)
-                pipe.wait(self._parsed.wait, self._parsed.wait_timeout_ms)
-                answer, _, replicas = await pipe.execute(raise_on_error=False)
-        except redis_errors.ConnectionError as exc:  # the primary went (a failover) or is not reachable now
-            await cluster.nodes_manager.initialize()
-            raise _Resend(exc, sent=not _never_connected(exc)) from exc
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.evalsha(self._scripts[script].sha, len(keys), *keys, *args)
+            pipe.set(stamp, b"1", px=1000)
+            pipe.wait(self._parsed.wait, self._parsed.wait_timeout_ms)
+            answer, stamped, replicas = await pipe.execute(raise_on_error=False)
         if isinstance(answer, redis_errors.NoScriptError):  # a replica promoted since the scripts were loaded
             await redis.script_load(self.SCRIPTS[script])
             raise redis_errors.TryAgainError("the script was loaded on this primary")
-        if isinstance(answer, redis_errors.MovedError):
-            await cluster.nodes_manager.move_slot(answer)
         if isinstance(answer, Exception):
             raise answer
-        if isinstance(replicas, Exception):
-            raise replicas
-        if int(replicas) < self._parsed.wait:
-            raise StoreUnavailableError(
-                f"Redis Cluster at {self._where}: the write reached the primary but only {replicas} of the "
-                f"{self._parsed.wait} replicas asked for (wait=) within {self._parsed.wait_timeout_ms} ms",
-                maybe_applied=True,
+        unconfirmed = next((reply for reply in (stamped, replicas) if isinstance(reply, Exception)), None)
+        if unconfirmed is not None:
+            why = f"its replication could not be confirmed ({unconfirmed})"
+        elif int(replicas) < self._parsed.wait:
+            why = (
+                f"only {replicas} of the {self._parsed.wait} replicas asked for (wait=) had it within "
+                f"{self._parsed.wait_timeout_ms} ms"
             )
-        return answer
+        else:
+            return answer
+        message = f"Redis Cluster at {self._where}: the write reached the primary but {why}"
+        raise StoreUnavailableError(message, maybe_applied=True)
 
     def _node_client(self, host: str, port: int, name: str) -> Redis:
-        """A plain client of one primary, for ``wait=``'s pipelines (one immediate retry, as the one-node store)."""
+        """A plain client of one primary, for ``wait=``'s pipelines."""
         redis = self._nodes.get(name)
         if redis is None:
             parsed = self._parsed
@@ -207,7 +265,7 @@ class RedisClusterStore(RedisStore):
                 ssl=parsed.tls,
                 socket_connect_timeout=TIMEOUT_SECONDS,
                 socket_timeout=TIMEOUT_SECONDS + parsed.wait_timeout_ms / 1000,
-                retry=Retry(NoBackoff(), 1, supported_errors=(redis_errors.ConnectionError,)),
+                retry=Retry(NoBackoff(), 0),  # the store tries again, only what cannot have run
             )
         return redis
 
@@ -216,9 +274,6 @@ class RedisClusterStore(RedisStore):
         try:
             with super()._reaching(writing=writing):
                 yield
-        except _Resend as exc:
-            message = f"Redis Cluster at {self._where} is unreachable: {exc.__cause__}"
-            raise StoreUnavailableError(message, maybe_applied=writing and exc.sent) from exc
         except (redis_errors.ClusterError, redis_errors.RedisClusterException) as exc:
             message = f"Redis Cluster at {self._where} has no node for a slot now: {exc}"
             raise StoreUnavailableError(message) from exc
@@ -244,14 +299,17 @@ class RedisClusterStore(RedisStore):
         if not names:
             return []
         addresses = [self._parse(name, "v") for name in names]
-        with self._reaching():
+
+        async def read() -> list[Any]:
             async with self._cluster_client.pipeline(transaction=False) as pipe:
                 for name, address in zip(names, addresses, strict=True):
                     if address is not None:
                         owner, bucket, key = address
                         pipe.get(name)
                         pipe.hexists(f"{self._base(owner)}:d:{bucket}", key)
-                answers = await pipe.execute()
+                return await pipe.execute()
+
+        answers = await self._retrying(read, writing=False)
         records, replies = [], iter(answers)
         for address in addresses:
             if address is None:
@@ -284,18 +342,6 @@ class RedisClusterStore(RedisStore):
         if self._cluster is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         return self._cluster
-
-
-class _Resend(Exception):
-    """A ``wait=`` pipeline lost its connection: the layout was learnt again, and it may be sent again."""
-
-    def __init__(self, cause: BaseException, *, sent: bool) -> None:
-        super().__init__(str(cause))
-        self.sent = sent
-
-
-def _never_connected(exc: BaseException) -> bool:
-    return "connecting to" in str(exc)
 
 
 def _live_entry(raw: bytes, now: float) -> Entry | None:

@@ -441,12 +441,13 @@ def _outcome(code: int, quota: Quota | None) -> bool:
 
 
 def _never_sent(exc: BaseException) -> bool:
-    """Whether a failed command cannot have reached Redis: no connection could be made for it.
+    """Whether a failed command cannot have reached Redis: no connection could be made for it (or the pool
+    had none left to give).
 
     Any other failure (a timeout, a connection dropped after the command was written) may
     come after Redis ran it.
     """
-    return "connecting to" in str(exc)
+    return isinstance(exc, redis_errors.MaxConnectionsError) or "connecting to" in str(exc)
 
 
 def _unpack(raw: bytes) -> Entry | None:

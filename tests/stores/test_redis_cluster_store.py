@@ -1,5 +1,6 @@
 """The Redis Cluster store beyond the shared contract: its URL, its keyring, and what a real cluster does to it while
-a slot moves (keys migrated one at a time, in random order, under a running load of writes and deletes)."""
+a slot moves (keys migrated one at a time, in random order, under a running load of writes and deletes), while its
+client learns the layout again, and while a primary is replaced."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 import pytest
 import redis
 
+import mcpkit_remember._redis_cluster_store as cluster_store
 from mcpkit import ConfigurationError
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cluster_url import parse_cluster_url
@@ -20,6 +22,7 @@ from mcpkit_remember._redis_cluster_store import RedisClusterStore
 from mcpkit_remember._store import Address, Postings
 from mcpkit_remember._vault import Vault
 from redis_cluster_fixtures import Cluster
+from redis_fixtures import PrivateRedis
 from stores.conftest import OWNER
 
 SECRET = "cluster-test-secret-0123456789"
@@ -127,6 +130,87 @@ async def test_scripts_wait_for_a_slot_moved_key_by_key_in_random_order_and_lose
     assert kept <= listed  # every acknowledged write is there and listed
     assert not gone & listed  # no deleted value came back
     assert doomed == [None] * 200  # the bucket deleted mid-move stays deleted
+
+
+async def test_learning_the_layout_again_cuts_no_other_callers_command(
+    redis_cluster: Cluster, cluster_prefix: str
+) -> None:
+    """redis-py's cluster client closes itself to learn the layout again (after MOVED, on CLUSTERDOWN); done under
+    running writes that disconnected their connections mid-command (a write 'may have been made', or an error from
+    inside redis-py). The store's client only asks for the layout at the next command."""
+    store = RedisClusterStore(redis_cluster.url, prefix=cluster_prefix)
+    await store.open()
+    try:
+
+        async def write(number: int) -> None:
+            await store.put(OWNER, "b", f"k{number}", b"v%d" % number, None, time.time())
+
+        async def relearn() -> None:
+            for _ in range(20):
+                await store._cluster_client.aclose()  # what redis-py calls on a burst of MOVED or CLUSTERDOWN
+                await asyncio.sleep(0.001)
+
+        await asyncio.gather(*(write(number) for number in range(300)), relearn())
+        found = await store.get_many([Address(OWNER, "b", f"k{n}") for n in range(300)], time.time())
+    finally:
+        await store.close()
+
+    assert [entry and entry.data for entry in found] == [b"v%d" % n for n in range(300)]
+
+
+async def test_a_slot_missing_from_the_clients_map_is_learnt_again(redis_cluster: Cluster, cluster_prefix: str) -> None:
+    store = RedisClusterStore(redis_cluster.url, prefix=cluster_prefix)
+    await store.open()
+    try:
+        await store.put(OWNER, "b", "k", b"v", None, time.time())
+        client = store._cluster_client
+        client.nodes_manager.slots_cache.pop(client.keyslot(store._value(OWNER, "b", "k")))  # a stale map
+
+        started = time.monotonic()
+        entry = await store.get(OWNER, "b", "k", time.time())
+    finally:
+        await store.close()
+
+    assert entry is not None
+    assert entry.data == b"v"
+    assert time.monotonic() - started < cluster_store.MOVING_SECONDS / 2  # learnt at once, not waited out
+
+
+async def test_calls_during_a_failover_wait_for_the_replica_instead_of_failing(
+    make_redis_cluster: Callable[[], Cluster],
+) -> None:
+    cluster = make_redis_cluster()
+    store = RedisClusterStore(cluster.url, prefix="mcpkit-test:")
+    await store.open()
+    try:
+        await store.put(OWNER, "b", "before", b"kept", None, time.time())
+        name = store._value(OWNER, "b", "before")
+        with redis.Redis(host="127.0.0.1", port=_primary_of(cluster, name).port) as primary:
+            assert primary.wait(1, 5000) == 1  # the replica has it
+        cluster.kill(_primary_of(cluster, name))
+
+        started = time.monotonic()
+        before = await store.get(OWNER, "b", "before", time.time())  # waits until the replica has taken over
+        await store.put(OWNER, "b", "after", b"new", None, time.time())
+        after = await store.get(OWNER, "b", "after", time.time())
+        waited = time.monotonic() - started
+    finally:
+        await store.close()
+
+    assert before is not None
+    assert before.data == b"kept"
+    assert after is not None
+    assert after.data == b"new"
+    assert 0.5 < waited < cluster_store.MOVING_SECONDS  # the replica took over meanwhile (seconds, not at once)
+
+
+def _primary_of(cluster: Cluster, name: str) -> PrivateRedis:
+    client = cluster.client()
+    try:
+        port = client.nodes_manager.get_node_from_slot(client.keyslot(name)).port
+    finally:
+        client.close()
+    return next(node for node in cluster.nodes if node.port == port)
 
 
 def migrate_randomly(cluster: Cluster, name: str) -> None:
