@@ -109,6 +109,27 @@ def fill_others_sqlite(path: Path, count: int) -> None:
             db.executemany("INSERT INTO remember_terms VALUES (?, ?, ?)", terms)
 
 
+def fill_others_postgres(url: str, count: int) -> None:
+    """As ``fill_others_sqlite``, by COPY (the store's triggers keep usage as for its own writes)."""
+    import psycopg
+
+    rng = random.Random(SEED + 1)
+    with psycopg.connect(url, autocommit=True) as db:
+        for start in range(0, count, 50_000):
+            entries, docs, terms = [], [], []
+            for number in range(start, min(count, start + 50_000)):
+                owner, key, doc = f"{number // 100:032x}", f"{number:032x}", 10**9 + number
+                postings = _other_postings(rng)
+                entries.append((owner, "b" * 32, key, os.urandom(120), None))
+                docs.append((doc, owner, "b" * 32, key, postings.length, None))
+                terms += [(term, doc, n) for term, n in postings.terms]
+            with db.cursor() as cursor:
+                for table, rows in (("remember_entries", entries), ("remember_docs", docs), ("remember_terms", terms)):
+                    with cursor.copy(f"COPY {table} FROM STDIN") as copy:
+                        for row in rows:
+                            copy.write_row(row)
+
+
 def fill_others_redis(url: str, prefix: str, count: int) -> None:
     rng = random.Random(SEED + 1)
     client = redis.Redis.from_url(url)
@@ -152,6 +173,8 @@ async def latency(store: str, tmp: Path, prefix: str, sizes: list[int], others: 
             await fill_others_memory(bench, others, time.time())
         elif store == "sqlite":
             fill_others_sqlite(Path(bench.plugin.store_config.path or ""), others)
+        elif store == "postgres":
+            fill_others_postgres(bench.plugin.store_config.url or "", others)
         else:
             fill_others_redis(bench.plugin.store_config.url or "", prefix, others)
         out["fill_others_s"] = time.perf_counter() - started
@@ -314,6 +337,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         with private_redis(tmp, args.redis_cpu, prefix):
             out["latency"]["redis"] = await latency("redis", tmp, prefix, sizes, others)
             out["indexing"] = await indexing_cost(tmp, prefix, args.quick)
+        with micro.postgres_schema() as postgres:  # the machine's PostgreSQL server, a schema of this run's own
+            if postgres is not None:
+                out["latency"]["postgres"] = await latency("postgres", tmp, prefix, sizes, others)
     return out
 
 

@@ -103,7 +103,7 @@ def search_section(search: dict[str, Any]) -> list[str]:
         "| store | other values | " + " | ".join(f"{size:,} values" for size in sizes) + " |",
         "|---|---:|" + "---:|" * len(sizes),
     ]
-    rows = [(store, latency[store]) for store in ("memory", "sqlite", "redis") if store in latency]
+    rows = [(store, latency[store]) for store in ("memory", "sqlite", "redis", "postgres") if store in latency]
     rows.append(("SQLite FTS5, plain text", search["fts5"]))
     for name, row in rows:
         cells = []
