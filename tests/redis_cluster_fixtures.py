@@ -16,13 +16,15 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 from redis.cluster import RedisCluster
 
 from ci import missing as _missing
-from redis_fixtures import PrivateRedis, _free_cluster_port
+from redis_fixtures import PrivateRedis, _free_cluster_port, _free_port
+from tls_fixtures import TLSFiles
 
 #: How long a node may stay silent before the others fail it over (the harness keeps it short).
 NODE_TIMEOUT_MS = 1000
@@ -33,25 +35,37 @@ SLOTS = 16384
 class Cluster:
     """Six ``redis-server`` processes joined into one cluster (3 primaries, a replica each)."""
 
-    def __init__(self, directory: Path, primaries: int = 3, replicas: int = 1) -> None:
+    def __init__(self, directory: Path, primaries: int = 3, replicas: int = 1, tls: TLSFiles | None = None) -> None:
         server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
         if server is None or cli is None:
             _missing("redis-server and redis-cli are not on PATH (Debian package redis-server)")
         self._cli = cli
         self.nodes: list[PrivateRedis] = []
+        self.tls_ports: list[int] = []  # with tls: each node's TLS port, in node order (the plain port stays)
         for number in range(primaries * (1 + replicas)):
             where = directory / f"node-{number}"
             where.mkdir(parents=True)
             extra = ["--cluster-enabled", "yes", "--cluster-config-file", str(where / "nodes.conf")]
             extra += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-require-full-coverage", "no"]
             extra += ["--repl-diskless-sync-delay", "0"]  # replicas in sync at once, not after 5 s
+            if tls is not None:  # clients on a TLS port with a certificate; nodes between them over TLS
+                self.tls_ports.append(_free_port())
+                extra += ["--tls-port", str(self.tls_ports[-1]), "--tls-cluster", "yes", "--tls-replication", "yes"]
+                extra += ["--tls-cert-file", str(tls.server_cert), "--tls-key-file", str(tls.server_key)]
+                extra += ["--tls-ca-cert-file", str(tls.ca), "--tls-auth-clients", "yes"]
             self.nodes.append(PrivateRedis(server, _free_cluster_port(), where, extra))
         self._replicas = replicas
+        self._tls = tls
 
     @property
     def url(self) -> str:
-        """The store URL naming every node (a client needs only one that answers to find the others)."""
-        return "redis+cluster://" + ",".join(f"127.0.0.1:{node.port}" for node in self.nodes)
+        """The store URL naming every node (a client needs only one that answers to find the others); with
+        TLS, their TLS ports, the CA and the client's certificate."""
+        if self._tls is None:
+            return "redis+cluster://" + ",".join(f"127.0.0.1:{node.port}" for node in self.nodes)
+        files = self._tls
+        options = f"ssl_ca_certs={files.ca}&ssl_certfile={files.client_cert}&ssl_keyfile={files.client_key}"
+        return "rediss+cluster://" + ",".join(f"127.0.0.1:{port}" for port in self.tls_ports) + "?" + options
 
     def start(self) -> None:
         for node in self.nodes:
@@ -166,8 +180,8 @@ def slots_of(node: PrivateRedis) -> int:
     return 0
 
 
-def _started(directory: Path) -> Cluster:
-    cluster = Cluster(directory)
+def _started(directory: Path, **options: Any) -> Cluster:
+    cluster = Cluster(directory, **options)
     try:
         cluster.start()
     except BaseException:
@@ -202,12 +216,13 @@ def cluster_prefix(redis_cluster: Cluster) -> Iterator[str]:
 
 
 @pytest.fixture
-def make_redis_cluster(tmp_path: Path) -> Iterator[Callable[[], Cluster]]:
-    """``make_redis_cluster()``: a started cluster of this test's own, to kill and reshard; stopped after."""
+def make_redis_cluster(tmp_path: Path) -> Iterator[Callable[..., Cluster]]:
+    """``make_redis_cluster(**options)``: a started cluster of this test's own (``Cluster``'s options), to kill and
+    reshard; stopped after."""
     started: list[Cluster] = []
 
-    def make() -> Cluster:
-        cluster = _started(tmp_path / f"cluster-{len(started)}")
+    def make(**options: Any) -> Cluster:
+        cluster = _started(tmp_path / f"cluster-{len(started)}", **options)
         started.append(cluster)
         return cluster
 

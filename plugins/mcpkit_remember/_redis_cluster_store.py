@@ -24,7 +24,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from mcpkit_remember import _redis_scripts as lua
-from mcpkit_remember._cluster_url import DEFAULT_WAIT_MS, parse_cluster_url
+from mcpkit_remember._cluster_url import DEFAULT_WAIT_MS, ClusterURL, parse_cluster_url
 from mcpkit_remember._redis_store import EXPIRY_MARGIN_MS, TIMEOUT_SECONDS, RedisStore, _unpack
 from mcpkit_remember._store import Address, Entry, Record, StoreUnavailableError
 
@@ -133,6 +133,7 @@ class RedisClusterStore(RedisStore):
             username=parsed.username,
             password=parsed.password,
             ssl=parsed.tls,
+            **_tls_arguments(parsed),
             socket_connect_timeout=TIMEOUT_SECONDS,
             socket_timeout=TIMEOUT_SECONDS,
             # The store tries again itself (redis-py's cluster client ignores a Retry's backoff, and would send
@@ -263,6 +264,7 @@ class RedisClusterStore(RedisStore):
                 username=parsed.username,
                 password=parsed.password,
                 ssl=parsed.tls,
+                **_tls_arguments(parsed),
                 socket_connect_timeout=TIMEOUT_SECONDS,
                 socket_timeout=TIMEOUT_SECONDS + parsed.wait_timeout_ms / 1000,
                 retry=Retry(NoBackoff(), 0),  # the store tries again, only what cannot have run
@@ -342,6 +344,11 @@ class RedisClusterStore(RedisStore):
         if self._cluster is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         return self._cluster
+
+
+def _tls_arguments(parsed: ClusterURL) -> dict[str, Any]:
+    """The URL's TLS options as redis-py's keyword arguments (its defaults for those not given)."""
+    return dict(parsed.tls_options)
 
 
 def _live_entry(raw: bytes, now: float) -> Entry | None:

@@ -37,9 +37,28 @@ def test_the_url_names_nodes_credentials_and_options() -> None:
     assert url.redacted() == "rediss+cluster://app@10.0.0.1:7000,[::1]:7001?wait=1&wait_timeout_ms=250"
 
 
+def test_the_url_names_the_tls_files_and_checks_as_redis_py_does() -> None:
+    url = parse_cluster_url(
+        "rediss+cluster://10.0.0.1:7000?ssl_cert_reqs=optional&ssl_ca_certs=/etc/ca.pem&wait=1"
+        "&ssl_certfile=/etc/me.pem&ssl_keyfile=/etc/me.key"
+    )
+
+    assert url.tls_options == (
+        ("ssl_ca_certs", "/etc/ca.pem"), ("ssl_certfile", "/etc/me.pem"), ("ssl_keyfile", "/etc/me.key"),
+        ("ssl_cert_reqs", "optional"),
+    )  # fmt: skip
+    assert url.wait == 1
+    assert url.redacted().endswith("?wait=1&ssl_ca_certs=/etc/ca.pem&ssl_certfile=/etc/me.pem"
+                                   "&ssl_keyfile=/etc/me.key&ssl_cert_reqs=optional")  # fmt: skip
+    assert parse_cluster_url("rediss+cluster://10.0.0.1:7000").tls_options == ()  # redis-py's defaults
+
+
 @pytest.mark.parametrize(
     ("url", "says"),
     [
+        ("redis+cluster://10.0.0.1:7000?ssl_ca_certs=/ca.pem", "ssl_ca_certs are TLS options: use rediss+cluster://"),
+        ("rediss+cluster://10.0.0.1:7000?ssl_cert_reqs=maybe", "ssl_cert_reqs is one of required, optional, none"),
+        ("rediss+cluster://10.0.0.1:7000?ssl_ca_certs=", "ssl_ca_certs is given once, with a value"),
         ("redis+cluster://10.0.0.1", "'10.0.0.1' is not HOST:PORT"),
         ("redis+cluster://10.0.0.1:0", "is not HOST:PORT (a port from 1 to 65535)"),
         ("redis+cluster://10.0.0.1:7000?wait", "wait is given once, as a whole number"),
