@@ -4,8 +4,9 @@
 instances behind a load balancer allow a caller N calls per period in all, not N each. One Lua script
 refills and spends every bucket a call names at once, on Redis's own clock (``TIME``), so instances with
 different clocks agree and two calls never spend the same token. A caller's buckets share a hash tag, so
-the script's keys sit in one slot on Redis Cluster too. Keys name a hash of the caller, never its id, and
-expire once a bucket would be full again.
+the script's keys would sit in one slot, but the store is one Redis node: a Redis Cluster node answers MOVED,
+which is logged as such. Keys name a hash of the caller, never its id, and expire once a bucket would be full
+again.
 
 When Redis cannot be reached, calls are counted by the in-process buckets instead (each instance then
 limits on its own, as without a store) and Redis is tried again after ``RETRY_SECONDS``: an outage of the
@@ -131,10 +132,13 @@ class SharedRateLimiter:
 
     def _failed(self, error: BaseException, now: float) -> None:
         if now >= self._retry_at:
+            why = f"cannot be reached ({type(error).__name__})"
+            if _is_cluster_refusal(error):
+                why = "is a Redis Cluster node, and rate_limit_store takes one Redis node (not a cluster)"
             _log.warning(
-                "Rate limits: Redis at %s cannot be reached (%s); counting calls in this process for %.0f s.",
+                "Rate limits: Redis at %s %s; counting calls in this process for %.0f s.",
                 _redacted(self._url),
-                type(error).__name__,
+                why,
                 RETRY_SECONDS,
             )
         self._retry_at = now + RETRY_SECONDS
@@ -144,6 +148,12 @@ def _is_redis_error(error: BaseException) -> bool:
     import redis
 
     return isinstance(error, redis.RedisError)
+
+
+def _is_cluster_refusal(error: BaseException) -> bool:
+    from redis import exceptions
+
+    return isinstance(error, (exceptions.AskError, exceptions.ClusterDownError))  # MovedError is an AskError
 
 
 def _redacted(url: str) -> str:

@@ -15,6 +15,7 @@ import redis
 
 from mcpkit import ConfigurationError, ManualClock, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import ToolCallError, running
+from redis_cluster_fixtures import Cluster
 from redis_fixtures import PrivateRedis, delete_prefix
 
 KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
@@ -125,6 +126,25 @@ async def test_while_redis_is_out_each_instance_counts_in_process(
         clock.advance(5)  # Redis is tried again after RETRY_SECONDS; the restarted one kept nothing: full again
         assert [await outcome(nour.call("ping", {})) for _ in range(4)] == ["ok", "ok", "ok", "RATE_LIMITED"]
         assert len([record for record in caplog.records if record.name == "mcpkit.rate_limits"]) == 1
+
+
+async def test_a_redis_cluster_node_is_named_as_such_and_calls_are_counted_in_process(
+    redis_cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    callers = {f"caller-{number}": f"caller-{number}-key-0123456789" for number in range(12)}
+    node = redis_cluster.primaries()[0]
+    server = Server(
+        [DeskApp], auth=StaticKeys(callers), name=f"rate-test-{uuid.uuid4().hex[:12]}",
+        rate_limit="3/minute", rate_limit_store=node.url,
+    )  # fmt: skip
+    async with running(server) as call_as:
+        with caplog.at_level(logging.WARNING, logger="mcpkit.rate_limits"):
+            results = [await outcome(call_as(caller).call("ping", {})) for caller in callers]
+    warnings = [record.getMessage() for record in caplog.records if record.name == "mcpkit.rate_limits"]
+
+    assert results == ["ok"] * len(callers)  # never refused for the limiter's own trouble
+    assert len(warnings) == 1  # one caller of the twelve at least hashes to another node's slot: MOVED
+    assert "is a Redis Cluster node, and rate_limit_store takes one Redis node (not a cluster)" in warnings[0]
 
 
 @pytest.mark.parametrize("store", ["postgresql://localhost/db", "127.0.0.1:6379", 6379])
