@@ -16,11 +16,11 @@ import shutil
 import sys
 import tempfile
 import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench.micro import VALUE, Bench, SendCounter, per_call_us
+from bench.micro import VALUE, Bench, per_call_us
+from bench.round_trips import SendCounter, per_operation
 from mcpkit_remember import Remember
 
 __all__ = ["main"]
@@ -56,23 +56,12 @@ async def pairs(tmp: Path, url: str, quick: bool) -> dict[str, Any]:
 
 async def round_trips(tmp: Path, url: str) -> dict[str, Any]:
     """Writes on a connection per operation (a command or a pipeline each), as for the one-node Redis."""
-    out: dict[str, Any] = {}
     async with Bench("redis-cluster", tmp, f"mcpkit-bench:{uuid.uuid4().hex[:8]}:", url=url) as bench:
-        remember = bench.remember("rt-user")
-        await remember.set("warm", 1, scope="user")
-        await remember.set("counter", 1, scope="user")
-        operations: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-            ("set", lambda: remember.set("k", VALUE, scope="user")),
-            ("get", lambda: remember.get("k", scope="user")),
-            ("forget", lambda: remember.forget("k", scope="user")),
-            ("increment", lambda: remember.increment("counter", scope="user")),
-            ("list", lambda: remember.list(scope="user")),
-        ]
-        for name, operation in operations:
-            with SendCounter() as counter:
-                await operation()
-            out[name] = counter.sends
-    return out
+        rows = await per_operation(bench.remember("rt-user"), SendCounter, names=_COMPARED)
+    return {name: row["round_trips"] for name, row in rows.items()}
+
+
+_COMPARED = ("set", "get", "forget", "increment", "list")
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -33,9 +33,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import redis
-import redis.asyncio.connection as redis_connection
 
 from bench.procs import pinned
+from bench.round_trips import ExchangeCounter, SendCounter, per_operation
 from bench.tokens import REMEMBER_SECRET
 from mcpkit import Caller, PluginSetup, SystemClock
 from mcpkit_remember import Remember, RememberPlugin
@@ -348,68 +348,29 @@ async def list_scaling(tmp: Path, prefix: str, quick: bool) -> dict[str, Any]:
 # -- Redis round trips per operation --------------------------------------------------------------------
 
 
-class SendCounter:
-    """Counts request writes on redis-py asyncio connections: one write (command or pipeline) = one round trip."""
-
-    def __init__(self) -> None:
-        self.sends = 0
-        self._original = redis_connection.AbstractConnection.send_packed_command
-
-    def __enter__(self) -> SendCounter:
-        counter = self
-        original = self._original
-
-        async def counting(conn: Any, command: Any, check_health: bool = True) -> None:
-            counter.sends += 1
-            await original(conn, command, check_health)
-
-        redis_connection.AbstractConnection.send_packed_command = counting  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        redis_connection.AbstractConnection.send_packed_command = self._original  # type: ignore[method-assign]
-
-
 def _commandstats(client: redis.Redis) -> dict[str, int]:
     stats = client.info("commandstats")
-    return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
+    return {
+        name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items() if name != "cmdstat_info"
+    }
 
 
 async def redis_round_trips(tmp: Path, prefix: str) -> dict[str, Any]:
     """Round trips (writes on the connection) and Redis commands (INFO commandstats) per operation."""
-    out: dict[str, Any] = {}
     probe = redis.Redis.from_url(REDIS_URL)
     try:
         async with Bench("redis", tmp, f"{prefix}rt:") as bench:
-            remember = bench.remember("rt-user")
-            await remember.set("warm", 1, scope="user")  # scripts loaded, connection open
-            await remember.set("counter", 1, scope="user")
-            operations: list[tuple[str, Callable[[], Awaitable[object]]]] = [
-                ("set", lambda: remember.set("k", VALUE, scope="user")),
-                ("get", lambda: remember.get("k", scope="user")),
-                ("knows", lambda: remember.knows("k", scope="user")),
-                ("forget", lambda: remember.forget("k", scope="user")),
-                ("get (missing)", lambda: remember.get("k", scope="user")),
-                ("increment", lambda: remember.increment("counter", scope="user")),
-                ("increment (new key)", lambda: remember.increment(f"n{uuid.uuid4().hex}", scope="user")),
-                ("update", lambda: remember.update("counter", lambda n: n + 1, scope="user")),
-                ("list", lambda: remember.list(scope="user")),
-            ]
-            for name, operation in operations:
-                before = _commandstats(probe)
-                with SendCounter() as counter:
-                    await operation()
-                after = _commandstats(probe)
-                commands = {
-                    cmd: after[cmd] - before.get(cmd, 0)
-                    for cmd in after
-                    if cmd != "info" and after[cmd] != before.get(cmd, 0)
-                }
-                out[name] = {"round_trips": counter.sends, "commands": commands}
+            out = await per_operation(bench.remember("rt-user"), SendCounter, snapshot=lambda: _commandstats(probe))
     finally:
         probe.close()
     clean_redis(f"{prefix}rt:")
     return out
+
+
+async def postgres_round_trips(tmp: Path, prefix: str) -> dict[str, Any]:
+    """Exchanges with PostgreSQL per operation (a statement, BEGIN or COMMIT each)."""
+    async with Bench("postgres", tmp, prefix) as bench:
+        return await per_operation(bench.remember("rt-user"), ExchangeCounter)
 
 
 # -- memory store bytes per value -----------------------------------------------------------------------
@@ -508,6 +469,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 out["call_profiles"] = await call_profiles(tmp)
             if "rtt" in args.only:
                 out["round_trips"] = await redis_round_trips(tmp, prefix)
+                with postgres_schema() as postgres:
+                    if postgres is not None:
+                        out["postgres_round_trips"] = await postgres_round_trips(tmp, prefix)
             if "memory" in args.only:
                 out["memory"] = await memory_per_value(tmp, args.quick)
             if "list" in args.only:

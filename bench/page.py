@@ -72,10 +72,15 @@ def _trips(micro: dict[str, Any]) -> list[str]:
     trips = micro.get("round_trips", {})
     if not trips:
         return []
-    lines = ["| operation | round trips | Redis commands run (incl. inside Lua) |", "|---|---:|---|"]
+    postgres = micro.get("postgres_round_trips", {})
+    lines = [
+        "| operation | Redis round trips | Redis commands run (incl. inside Lua) | PostgreSQL round trips |",
+        "|---|---:|---|---:|",
+    ]
     for name, row in trips.items():
         commands = ", ".join(f"{cmd} {n}" for cmd, n in sorted(row["commands"].items()))
-        lines.append(f"| {name} | {row['round_trips']} | {commands} |")
+        exchanges = postgres.get(name, {}).get("round_trips", "-")
+        lines.append(f"| {name} | {row['round_trips']} | {commands} | {exchanges} |")
     return lines
 
 
@@ -239,10 +244,12 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         *_pairs(micro),
         *_call_profiles(micro),
         "",
-        "### Redis round trips per operation",
+        "### Round trips per operation",
         "",
-        "Counted by wrapping redis-py's `send_packed_command` (one write of a command or pipeline = one round"
+        "Redis: counted by wrapping redis-py's `send_packed_command` (one write of a command or pipeline = one round"
         " trip); the commands come from `INFO commandstats` deltas and include those run inside Lua scripts."
+        " PostgreSQL: counted by wrapping psycopg's `AsyncConnection.wait` (one statement, `BEGIN` or `COMMIT` and"
+        " its answer each)."
         f" The micro-benchmarks use {micro.get('redis', 'the shared Redis')}: the machine's shared Redis also"
         " serves other test suites, whose key-space SCANs would both disturb these timings and slow down"
         " badly with a million benchmark keys in it.",

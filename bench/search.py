@@ -33,7 +33,8 @@ import redis
 import bench.micro as micro
 from bench import semantic
 from bench.data.quality import MEMORIES, QUERIES
-from bench.micro import Bench, PrivateRedis, SendCounter, clean_redis, per_call_us
+from bench.micro import Bench, PrivateRedis, clean_redis, per_call_us
+from bench.round_trips import SendCounter
 from bench.semantic import metrics
 from mcpkit_remember import Remember
 from mcpkit_remember._store import Postings

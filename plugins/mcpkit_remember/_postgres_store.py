@@ -49,6 +49,8 @@ POOL_TIMEOUT = 5.0
 SCAN_PAGE = 500
 #: A write that lost a deadlock or serialization race to another transaction is run again, this many times in all.
 WRITE_ATTEMPTS = 3
+#: A call whose pooled connection the server had closed (a restart, an idle timeout) runs this many times in all.
+STALE_ATTEMPTS = 2
 #: Set on every connection: how long a statement may run, a lock be waited for, and a transaction sit idle (ms),
 #: so a stalled call ends (``REMEMBER_STORE_UNAVAILABLE``) and a half-open connection cannot hold a bucket's
 #: lock for every other instance until TCP gives up.
@@ -74,8 +76,10 @@ _ENTRIES = f"""SELECT key, data, expires_at FROM remember_entries
     WHERE owner = %(owner)s AND bucket = %(bucket)s AND {_LIVE} ORDER BY key"""
 _DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s RETURNING expires_at"
 _DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = %(owner)s"
-_USAGE = "SELECT count, bytes FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s"
-_OLD = f"SELECT length(data), expires_at FROM remember_entries WHERE {_AT}"
+# The bucket's usage and the entry a write replaces (its length is NULL when there is none), in one round trip.
+_QUOTA = f"""SELECT (SELECT count FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
+    (SELECT bytes FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
+    (SELECT length(data) FROM remember_entries WHERE {_AT}), (SELECT expires_at FROM remember_entries WHERE {_AT})"""
 _TRIM = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"
 _LOCK_ROW = f"SELECT data FROM remember_entries WHERE {_AT} AND {_LIVE} FOR UPDATE"
 _SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL FROM remember_entries e
@@ -139,8 +143,7 @@ class PostgresStore:
             timeout=self._timeout,
             open=False,
             kwargs={"autocommit": True, **KEEPALIVES},
-            configure=_configure,
-            check=AsyncConnectionPool.check_connection,
+            configure=_configure,  # no check on each checkout (a round trip): a stale one is found by using it
             name="mcpkit-remember",
         )
         try:
@@ -361,36 +364,58 @@ class PostgresStore:
             raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) gave no connection: {exc}") from exc
 
     async def _read(self, body: Callable[[Connection], Awaitable[_T]]) -> _T:
-        try:
-            async with self._connection() as conn:
-                return await body(conn)
-        except _OUTAGE as exc:
-            raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) failed: {exc}") from exc
+        """``body`` on a pooled connection; once more on a new one if the first had been closed by the server
+        (a restart, an idle timeout): a read has nothing to undo."""
+        for attempt in range(1, STALE_ATTEMPTS + 1):
+            conn: Connection | None = None
+            try:
+                async with self._connection() as conn:
+                    return await body(conn)
+            except _OUTAGE as exc:
+                if attempt == STALE_ATTEMPTS or conn is None or not conn.broken:
+                    raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) failed: {exc}") from exc
+                await self._drop_stale()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _drop_stale(self) -> None:
+        """After a connection the server had closed: check the pool's idle ones (the server restarted, they all
+        are), so that the next try gets a live one."""
+        if self._pool is not None:
+            await self._pool.check()
 
     async def _write(self, buckets: Iterable[tuple[str, str]], body: Callable[[Connection], Awaitable[_T]]) -> _T:
         """``body`` in one transaction, after the advisory locks of ``buckets`` (in one order, so two writes never
         wait for each other's; none for the writes that sweep a whole owner or the store).
 
-        A transaction that lost a deadlock or a serialization race runs again; a connection lost while
-        committing is the one "may or may not have been applied".
+        BEGIN and the locks are one round trip. A transaction that lost a deadlock or a serialization race runs
+        again, and so does one whose pooled connection the server had closed before it committed (nothing of it
+        was kept); a connection lost while committing is the one "may or may not have been applied".
         """
+        begin = ";".join(["BEGIN", *(f"SELECT pg_advisory_xact_lock({lock})" for lock in _locks(buckets))])
         for attempt in range(1, WRITE_ATTEMPTS + 1):
-            committing = False
+            committing, conn = False, None
             try:
                 async with self._connection() as conn:
-                    async with conn.transaction():
-                        for lock in sorted({_lock(owner, bucket) for owner, bucket in buckets}):
-                            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
+                    try:
+                        await conn.execute(begin, prepare=False)  # several statements: the simple protocol
                         result = await body(conn)
                         committing = True
+                        await conn.commit()
+                    except BaseException:
+                        if not committing and not conn.broken:
+                            with contextlib.suppress(psycopg.Error):  # the pool rolls back what this could not
+                                await conn.rollback()
+                        raise
                     return result
             except (errors.DeadlockDetected, errors.SerializationFailure):
                 if attempt == WRITE_ATTEMPTS:
                     raise StoreUnavailableError(f"The PostgreSQL remember store ({self!r}) is too busy") from None
             except _OUTAGE as exc:
-                raise StoreUnavailableError(
-                    f"The PostgreSQL remember store ({self!r}) failed: {exc}", maybe_applied=committing
-                ) from exc
+                if committing or conn is None or not conn.broken or attempt >= STALE_ATTEMPTS:
+                    raise StoreUnavailableError(
+                        f"The PostgreSQL remember store ({self!r}) failed: {exc}", maybe_applied=committing
+                    ) from exc
+                await self._drop_stale()
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -423,12 +448,11 @@ async def _index(conn: Connection, params: dict[str, Any], index: Postings | Non
 async def _check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -> None:
     """Raise QuotaExceededError when the write in ``params`` would take its bucket past ``quota``."""
     for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
-        usage = await _one(conn, _USAGE, params)
-        count, size = (0, 0) if usage is None else (int(usage[0]), int(usage[1]))
-        old = await _one(conn, _OLD, params)
-        replaced_live = old is not None and _live(old[1], params["now"])
-        count += old is None
-        new_size = size + len(params["data"]) - (0 if old is None else int(old[0]))
+        count, size, old_length, old_expires_at = await _one(conn, _QUOTA, params)
+        count, size = int(count or 0), int(size or 0)
+        replaced_live = old_length is not None and _live(old_expires_at, params["now"])
+        count += old_length is None
+        new_size = size + len(params["data"]) - int(old_length or 0)
         problem: QuotaExceededError | None = None
         if quota.values is not None and count > quota.values and not replaced_live:
             problem = QuotaExceededError("values", quota.values)
@@ -439,6 +463,10 @@ async def _check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -
         if attempt == 0 and (await conn.execute(_TRIM, params)).rowcount:
             continue
         raise problem
+
+
+def _locks(buckets: Iterable[tuple[str, str]]) -> list[int]:
+    return sorted({_lock(owner, bucket) for owner, bucket in buckets})
 
 
 def _lock(owner: str, bucket: str) -> int:

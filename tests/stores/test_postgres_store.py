@@ -80,6 +80,36 @@ async def test_an_outage_is_store_unavailable_and_the_store_recovers_without_a_r
     assert during is None
 
 
+async def test_pooled_connections_the_server_closed_are_replaced_without_an_error(postgres_url: str) -> None:
+    """No check on each checkout (a round trip per call): a connection found closed by using it is replaced, with
+    the rest of the pool, and the call made again; a read, or a write that had not reached COMMIT."""
+    parts = urlsplit(postgres_url)
+    proxy = Proxy(parts.hostname or "127.0.0.1", parts.port or 5432)
+    await proxy.up()
+    store = PostgresStore(urlunsplit((parts.scheme, f"{parts.username}@127.0.0.1:{proxy.port}", parts.path,
+                                      parts.query, "")), min_connections=3)  # fmt: skip
+    await store.open()
+    try:
+        await store.put(OWNER, BUCKET, "before", b"kept", None, time.time())
+        for writing_first in (False, True):  # a read meets the closed connections first, then a write
+            await proxy.down()  # every connection cut, as a server restart or an idle timeout does
+            await proxy.up()
+            if writing_first:
+                await store.put(OWNER, BUCKET, "after", b"written", None, time.time())
+            read = await store.get(OWNER, BUCKET, "before", time.time())
+            if not writing_first:
+                await store.put(OWNER, BUCKET, "after", b"written", None, time.time())
+            written = await store.get(OWNER, BUCKET, "after", time.time())
+            assert read is not None
+            assert read.data == b"kept"
+            assert written is not None
+            assert written.data == b"written"
+            await store.delete(OWNER, BUCKET, "after", time.time())
+    finally:
+        await store.close()
+        await proxy.down()
+
+
 #: How long the pool may take to reconnect once the database answers again (its backoff: 1 s, 2 s, 4 s, ...).
 RECOVERY_SECONDS = 20.0
 
