@@ -23,7 +23,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from ci import missing as _missing
-from redis_fixtures import PrivateRedis, _free_cluster_port, _free_port
+from redis_fixtures import PrivateRedis, _free_cluster_port
 from tls_fixtures import TLSFiles
 
 #: How long a node may stay silent before the others fail it over (the harness keeps it short).
@@ -49,7 +49,7 @@ class Cluster:
             extra += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--cluster-require-full-coverage", "no"]
             extra += ["--repl-diskless-sync-delay", "0"]  # replicas in sync at once, not after 5 s
             if tls is not None:  # clients on a TLS port with a certificate; nodes between them over TLS
-                self.tls_ports.append(_free_port())
+                self.tls_ports.append(_free_cluster_port())  # with tls-cluster the bus is on the TLS port + 10000
                 extra += ["--tls-port", str(self.tls_ports[-1]), "--tls-cluster", "yes", "--tls-replication", "yes"]
                 extra += ["--tls-cert-file", str(tls.server_cert), "--tls-key-file", str(tls.server_key)]
                 extra += ["--tls-ca-cert-file", str(tls.ca), "--tls-auth-clients", "yes"]

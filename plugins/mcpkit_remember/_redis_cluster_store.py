@@ -19,11 +19,12 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
+from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from mcpkit_remember import _redis_scripts as lua
+from mcpkit_remember._cluster_client import ClusterClient
 from mcpkit_remember._cluster_url import DEFAULT_WAIT_MS, ClusterURL, parse_cluster_url
 from mcpkit_remember._redis_store import EXPIRY_MARGIN_MS, TIMEOUT_SECONDS, RedisStore, _unpack
 from mcpkit_remember._store import Address, Entry, Record, StoreUnavailableError
@@ -43,11 +44,11 @@ _T = TypeVar("_T")
 _BUSY = (redis_errors.TryAgainError, redis_errors.AskError, redis_errors.MaxConnectionsError)
 #: Failures after which the client learns the layout again before the next try: a slot moved (MOVED, redis-py's
 #: "TTL exhausted" after its own redirections), a slot has no primary (CLUSTERDOWN, a slot missing from the
-#: client's map), a node went or became a replica (a failover).
+#: client's map), a node went or became a replica (a failover), no node answered while learning the layout.
 _LAYOUT_CHANGED = (
     redis_errors.MovedError,
     redis_errors.ClusterError,
-    redis_errors.RedisClusterException,
+    redis_errors.SlotNotCoveredError,
     redis_errors.ReadOnlyError,
     redis_errors.ConnectionError,
     redis_errors.TimeoutError,
@@ -59,46 +60,6 @@ _REFUSED_ACCESS = (
     redis_errors.AuthorizationError,
     redis_errors.ExternalAuthProviderError,
 )
-
-
-class _ClusterClient(RedisCluster):
-    """redis-py's cluster client, which learns the layout again without cutting other tasks' commands.
-
-    redis-py calls ``aclose()`` itself after a burst of MOVED and on CLUSTERDOWN, and that disconnects every
-    connection of every node, those other tasks are using included (their next read or write fails inside
-    redis-py). Here it only asks for the layout to be learnt again at the next command: redis-py then keeps
-    each node's connections and recycles them once they are idle. ``shut()`` closes them all.
-    """
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.nodes_manager.__class__ = _NodesManager  # the same object, its slot lookups made total
-
-    async def aclose(self) -> None:
-        self._initialize = True
-
-    async def shut(self) -> None:
-        self._initialize = True
-        await self.nodes_manager.aclose()
-        await self.nodes_manager.aclose("startup_nodes")
-
-
-class _NodesManager(NodesManager):
-    """redis-py's slot map, which raises a bare ``KeyError`` for a slot no primary serves (one whose primary died
-    without a replica, left out of the map): here the ``SlotNotCoveredError`` it means."""
-
-    __slots__ = ()
-
-    def get_node_from_slot(self, slot: int, *args: Any, **kwargs: Any) -> ClusterNode:
-        try:
-            return super().get_node_from_slot(slot, *args, **kwargs)
-        except KeyError:
-            raise redis_errors.SlotNotCoveredError(f"slot {slot} is served by no primary the client knows") from None
-
-    async def move_slot(self, e: redis_errors.AskError | redis_errors.MovedError) -> None:
-        if e.slot_id not in self.slots_cache:
-            self.slots_cache[e.slot_id] = []  # redis-py then puts the node the MOVED named in it
-        await super().move_slot(e)
 
 
 class RedisClusterStore(RedisStore):
@@ -117,7 +78,7 @@ class RedisClusterStore(RedisStore):
         super().__init__(url, prefix=prefix)
         self._parsed = parse_cluster_url(url)
         self._where = self._parsed.redacted()
-        self._cluster: _ClusterClient | None = None
+        self._cluster: ClusterClient | None = None
         self._nodes: dict[str, Redis] = {}
 
     def __repr__(self) -> str:
@@ -128,7 +89,7 @@ class RedisClusterStore(RedisStore):
         if self._cluster is not None:
             return
         parsed = self._parsed
-        client = _ClusterClient(
+        client = ClusterClient(
             startup_nodes=[ClusterNode(host, port) for host, port in parsed.nodes],
             username=parsed.username,
             password=parsed.password,
@@ -207,10 +168,9 @@ class RedisClusterStore(RedisStore):
                     return await attempt()
             except StoreUnavailableError as exc:
                 cause = exc.__cause__
-                again = isinstance(cause, (*_BUSY, *_LAYOUT_CHANGED)) and not isinstance(cause, _REFUSED_ACCESS)
-                if exc.maybe_applied or not again or time.monotonic() + pause > deadline:
+                if exc.maybe_applied or not _passing(cause) or time.monotonic() + pause > deadline:
                     raise
-                if isinstance(cause, _LAYOUT_CHANGED) and not isinstance(cause, redis_errors.MaxConnectionsError):
+                if _layout_changed(cause):
                     await self._cluster_client.aclose()  # the layout is learnt again at the next command
             await asyncio.sleep(pause)
             pause = min(pause * 2, LONGEST_PAUSE_SECONDS)
@@ -224,7 +184,8 @@ class RedisClusterStore(RedisStore):
         what follows says that the change may have been made.
         """
         cluster = self._cluster_client
-        await cluster.initialize()  # the layout, if a failure asked for it to be learnt again
+        with self._reaching():  # nothing is sent before the script: a failure here changed nothing
+            await cluster.initialize()  # the layout, if a failure asked for it to be learnt again
         node = cluster.get_node_from_key(keys[0])
         if node is None:
             raise redis_errors.SlotNotCoveredError(f"no node serves the slot of {keys[0]!r}")
@@ -236,7 +197,8 @@ class RedisClusterStore(RedisStore):
             pipe.wait(self._parsed.wait, self._parsed.wait_timeout_ms)
             answer, stamped, replicas = await pipe.execute(raise_on_error=False)
         if isinstance(answer, redis_errors.NoScriptError):  # a replica promoted since the scripts were loaded
-            await redis.script_load(self.SCRIPTS[script])
+            with self._reaching():  # the script did not run
+                await redis.script_load(self.SCRIPTS[script])
             raise redis_errors.TryAgainError("the script was loaded on this primary")
         if isinstance(answer, Exception):
             raise answer
@@ -268,6 +230,7 @@ class RedisClusterStore(RedisStore):
                 socket_connect_timeout=TIMEOUT_SECONDS,
                 socket_timeout=TIMEOUT_SECONDS + parsed.wait_timeout_ms / 1000,
                 retry=Retry(NoBackoff(), 0),  # the store tries again, only what cannot have run
+                max_connections=CONNECTIONS_PER_NODE,
             )
         return redis
 
@@ -340,10 +303,26 @@ class RedisClusterStore(RedisStore):
         return (owner, colon + rest) if owner.startswith(group + ".") else None
 
     @property
-    def _cluster_client(self) -> _ClusterClient:
+    def _cluster_client(self) -> ClusterClient:
         if self._cluster is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         return self._cluster
+
+
+def _layout_changed(cause: BaseException | None) -> bool:
+    if isinstance(cause, redis_errors.MaxConnectionsError):
+        return False  # the node is busy, not gone
+    # redis-py's word for "no node answered while learning the layout"
+    unreachable = type(cause) is redis_errors.RedisClusterException and "cannot be connected" in str(cause)
+    return unreachable or isinstance(cause, _LAYOUT_CHANGED)
+
+
+def _passing(cause: BaseException | None) -> bool:
+    """Whether a failure that certainly changed nothing may pass by waiting (not a refused password, not a
+    programming error such as keys of several slots in one script)."""
+    if isinstance(cause, _REFUSED_ACCESS):
+        return False
+    return isinstance(cause, _BUSY) or _layout_changed(cause)
 
 
 def _tls_arguments(parsed: ClusterURL) -> dict[str, Any]:

@@ -215,6 +215,7 @@ STATED = [
     Stated("architecture.md", "one group in {:,}", 16**keyring.PLACEMENT_HEX_CHARS),
     Stated("architecture.md", "sends it again for up to {:g} s", cluster_store.MOVING_SECONDS),
     Stated("architecture.md", "pausing {} ms", round(cluster_store.PAUSE_SECONDS * 1000)),
+    Stated("architecture.md", "a socket timeout ({:g} s)", redis_store.TIMEOUT_SECONDS),
     Stated("architecture.md", "doubling to {:g} s, for up to", cluster_store.LONGEST_PAUSE_SECONDS),
     Stated("architecture.md", "0.5 s, for up to {:g} s: a refusal", cluster_store.MOVING_SECONDS),
     Stated("stores.md", "at most {} connections to one node", cluster_store.CONNECTIONS_PER_NODE),
