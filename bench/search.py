@@ -19,6 +19,7 @@ import os
 import random
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -326,6 +327,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.indexing_only:
             with private_redis(tmp, args.redis_cpu, prefix):
                 return {"indexing": await indexing_cost(tmp, prefix, args.quick)}
+        if args.postgres_only:
+            return {"latency": await postgres_latency(tmp, prefix, sizes, others)}
         out["quality"] = await quality(tmp, prefix)
         out["semantic"] = await semantic.semantic(tmp, prefix)
         if "error" not in out["semantic"]:
@@ -338,10 +341,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         with private_redis(tmp, args.redis_cpu, prefix):
             out["latency"]["redis"] = await latency("redis", tmp, prefix, sizes, others)
             out["indexing"] = await indexing_cost(tmp, prefix, args.quick)
-        with micro.postgres_schema() as postgres:  # the machine's PostgreSQL server, a schema of this run's own
-            if postgres is not None:
-                out["latency"]["postgres"] = await latency("postgres", tmp, prefix, sizes, others)
+        out["latency"].update(await postgres_latency(tmp, prefix, sizes, others))
     return out
+
+
+async def postgres_latency(tmp: Path, prefix: str, sizes: list[int], others: int) -> dict[str, Any]:
+    """The PostgreSQL row, on the machine's server in a schema of this run's own (none without a server)."""
+    with micro.postgres_schema() as postgres:
+        if postgres is None:
+            return {}
+        return {"postgres": await latency("postgres", tmp, prefix, sizes, others)}
 
 
 @contextlib.contextmanager
@@ -365,11 +374,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--redis-cpu", type=int, default=1, help="core for the private redis-server")
     parser.add_argument("--semantic-only", action="store_true", help="quality and the semantic extra's figures only")
     parser.add_argument("--indexing-only", action="store_true", help="the indexing cost rows only")
+    parser.add_argument("--postgres-only", action="store_true", help="the PostgreSQL latency row only")
+    parser.add_argument("--merge", metavar="JSON", help="put these rows into this saved results file's search part")
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
-    json.dump(asyncio.run(run(args)), sys.stdout, indent=1)
+    measured = asyncio.run(run(args))
+    json.dump(measured, sys.stdout, indent=1)
     print()
+    if args.merge:  # e.g. one store's row measured again after a change to that store
+        path = Path(args.merge)
+        results = json.loads(path.read_text())
+        search = results.setdefault("search", {})
+        for part, rows in measured.items():
+            search[part] = {**search.get(part, {}), **rows} if isinstance(rows, dict) else rows
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        merged = ", ".join(f"{part} ({', '.join(rows)})" for part, rows in measured.items() if isinstance(rows, dict))
+        command = " ".join(["python -m bench.search", *(argv or sys.argv[1:])])
+        search["note"] = f"Re-measured at {commit} with `{command}`: {merged}."
+        path.write_text(json.dumps(results, indent=1) + "\n")
     return 0
 
 

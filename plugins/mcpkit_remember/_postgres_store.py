@@ -96,19 +96,22 @@ _ADD_TERMS = """INSERT INTO remember_terms (term, doc, count)
 _SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s"
 _SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
     WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"""
-# Both start from the terms' postings (MATERIALIZED keeps them first) and look each document up after: cost in
-# proportion to the postings of the asked terms, whatever the planner's statistics say. Left to itself, with
-# statistics older than a bulk of writes, it walked the owner's every document instead (57 ms at 10,000, not 25).
+# Both start from the terms' postings (MATERIALIZED keeps them first; ``= ANY`` of the terms, which the primary
+# key serves) and look each document up after: cost in proportion to the postings of the asked terms, whatever
+# the planner's statistics say. Left to itself, with statistics older than a bulk of writes, it walked the
+# owner's every document instead (57 ms at 10,000, not 20), and a join of the terms read every posting of the
+# store (hundreds of ms among a million other values).
 _SEARCH_FREQUENCIES = """WITH p AS MATERIALIZED (
         SELECT term, doc FROM remember_terms WHERE term = ANY(%(terms)s::bigint[]))
     SELECT p.term, count(*) FROM p JOIN remember_docs d ON d.doc = p.doc
     WHERE d.owner = %(owner)s AND d.bucket = %(bucket)s AND (d.expires_at IS NULL OR d.expires_at > %(now)s)
     GROUP BY p.term"""
-_RANKING = f"""WITH p AS MATERIALIZED (SELECT t.doc, t.count, w.idf
-        FROM unnest(%(terms)s::bigint[], %(idfs)s::float8[]) AS w (term, idf) JOIN remember_terms t ON t.term = w.term)
-    SELECT d.key, sum(p.idf * p.count * {K1 + 1!r}
+_RANKING = f"""WITH p AS MATERIALIZED (
+        SELECT term, doc, count FROM remember_terms WHERE term = ANY(%(terms)s::bigint[]))
+    SELECT d.key, sum(w.idf * p.count * {K1 + 1!r}
         / (p.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / %(average)s))) AS score
-    FROM p JOIN remember_docs d ON d.doc = p.doc
+    FROM p JOIN unnest(%(terms)s::bigint[], %(idfs)s::float8[]) AS w (term, idf) ON w.term = p.term
+    JOIN remember_docs d ON d.doc = p.doc
     WHERE d.owner = %(owner)s AND d.bucket = %(bucket)s AND (d.expires_at IS NULL OR d.expires_at > %(now)s)
     GROUP BY d.doc, d.key ORDER BY score DESC, d.key LIMIT %(limit)s"""
 
@@ -423,7 +426,8 @@ async def _configure(conn: Connection) -> None:
     """Every new connection's session settings (the pool runs this before handing it out)."""
     await conn.execute(
         f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}; SET lock_timeout = {LOCK_TIMEOUT_MS};"
-        f" SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS}"
+        f" SET idle_in_transaction_session_timeout = {IDLE_IN_TRANSACTION_MS};"
+        " SET jit = off"  # compiling a short query took longer (30 ms) than running it
     )
 
 
