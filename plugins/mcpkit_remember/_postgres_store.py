@@ -23,6 +23,7 @@ import psycopg
 from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from mcpkit_remember import _postgres_sql as sql
 from mcpkit_remember._postgres_schema import MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION
 from mcpkit_remember._store import (
     Address,
@@ -35,7 +36,7 @@ from mcpkit_remember._store import (
     Record,
     StoreUnavailableError,
 )
-from mcpkit_search import K1, B, Stats
+from mcpkit_search import Stats
 
 __all__ = ["PostgresStore"]
 
@@ -61,59 +62,6 @@ IDLE_IN_TRANSACTION_MS = 30_000
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 #: What a broken or refusing database raises (a lost connection, a timeout, a read-only standby after a failover).
 _OUTAGE = (psycopg.OperationalError, psycopg.InternalError)
-
-_LIVE = "(expires_at IS NULL OR expires_at > %(now)s)"
-_AT = "owner = %(owner)s AND bucket = %(bucket)s AND key = %(key)s"
-_GET = f"SELECT data, expires_at FROM remember_entries WHERE {_AT} AND {_LIVE}"
-_GET_MANY = f"""SELECT owner, bucket, key, data, expires_at FROM remember_entries
-    WHERE (owner, bucket, key) IN (SELECT * FROM unnest(%(owners)s::text[], %(buckets)s::text[], %(keys)s::text[]))
-    AND {_LIVE}"""
-_PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
-    VALUES (%(owner)s, %(bucket)s, %(key)s, %(data)s, %(expires_at)s)
-    ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at"""
-_DELETE = f"DELETE FROM remember_entries WHERE {_AT} RETURNING expires_at"
-_ENTRIES = f"""SELECT key, data, expires_at FROM remember_entries
-    WHERE owner = %(owner)s AND bucket = %(bucket)s AND {_LIVE} ORDER BY key"""
-_DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s RETURNING expires_at"
-_DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = %(owner)s"
-# The bucket's usage and the entry a write replaces (its length is NULL when there is none), in one round trip.
-_QUOTA = f"""SELECT (SELECT count FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
-    (SELECT bytes FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
-    (SELECT length(data) FROM remember_entries WHERE {_AT}), (SELECT expires_at FROM remember_entries WHERE {_AT})"""
-_TRIM = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"
-_LOCK_ROW = f"SELECT data FROM remember_entries WHERE {_AT} AND {_LIVE} FOR UPDATE"
-_SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL FROM remember_entries e
-    LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
-_SCAN_FIRST = f"{_SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"
-_SCAN_NEXT = f"""{_SCANNED} WHERE (e.owner, e.bucket, e.key) > (%(owner)s, %(bucket)s, %(key)s)
-    ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"""
-_PURGE = "DELETE FROM remember_entries WHERE expires_at <= %(now)s"
-_PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0 AND documents <= 0"
-_ADD_DOC = """INSERT INTO remember_docs (owner, bucket, key, length, expires_at)
-    VALUES (%(owner)s, %(bucket)s, %(key)s, %(length)s, %(expires_at)s) RETURNING doc"""
-_ADD_TERMS = """INSERT INTO remember_terms (term, doc, count)
-    SELECT term, %(doc)s, count FROM unnest(%(terms)s::bigint[], %(counts)s::integer[]) AS p (term, count)"""
-_SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s"
-_SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
-    WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"""
-# Both start from the terms' postings (MATERIALIZED keeps them first; ``= ANY`` of the terms, which the primary
-# key serves) and look each document up after: cost in proportion to the postings of the asked terms, whatever
-# the planner's statistics say. Left to itself, with statistics older than a bulk of writes, it walked the
-# owner's every document instead (57 ms at 10,000, not 20), and a join of the terms read every posting of the
-# store (hundreds of ms among a million other values).
-_SEARCH_FREQUENCIES = """WITH p AS MATERIALIZED (
-        SELECT term, doc FROM remember_terms WHERE term = ANY(%(terms)s::bigint[]))
-    SELECT p.term, count(*) FROM p JOIN remember_docs d ON d.doc = p.doc
-    WHERE d.owner = %(owner)s AND d.bucket = %(bucket)s AND (d.expires_at IS NULL OR d.expires_at > %(now)s)
-    GROUP BY p.term"""
-_RANKING = f"""WITH p AS MATERIALIZED (
-        SELECT term, doc, count FROM remember_terms WHERE term = ANY(%(terms)s::bigint[]))
-    SELECT d.key, sum(w.idf * p.count * {K1 + 1!r}
-        / (p.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / %(average)s))) AS score
-    FROM p JOIN unnest(%(terms)s::bigint[], %(idfs)s::float8[]) AS w (term, idf) ON w.term = p.term
-    JOIN remember_docs d ON d.doc = p.doc
-    WHERE d.owner = %(owner)s AND d.bucket = %(bucket)s AND (d.expires_at IS NULL OR d.expires_at > %(now)s)
-    GROUP BY d.doc, d.key ORDER BY score DESC, d.key LIMIT %(limit)s"""
 
 
 class PostgresStore:
@@ -200,7 +148,7 @@ class PostgresStore:
 
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
-        row = await self._read(lambda conn: _one(conn, _GET, params))
+        row = await self._read(lambda conn: _one(conn, sql.GET, params))
         return None if row is None else Entry(bytes(row[0]), row[1])
 
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
@@ -212,13 +160,13 @@ class PostgresStore:
             "keys": [a.key for a in addresses],
             "now": now,
         }
-        rows = await self._read(lambda conn: _all(conn, _GET_MANY, params))
+        rows = await self._read(lambda conn: _all(conn, sql.GET_MANY, params))
         found = {Address(owner, bucket, key): Entry(bytes(data), expires) for owner, bucket, key, data, expires in rows}
         return [found.get(address) for address in addresses]
 
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
-        rows = await self._read(lambda conn: _all(conn, _ENTRIES, params))
+        rows = await self._read(lambda conn: _all(conn, sql.ENTRIES, params))
         return [(key, Entry(bytes(data), expires_at)) for key, data, expires_at in rows]
 
     async def search(
@@ -229,34 +177,34 @@ class PostgresStore:
         async def snapshot(conn: Connection) -> Ranking:
             async with conn.transaction():  # one snapshot, so the statistics and the ranking agree
                 await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                usage = await _one(conn, _SEARCH_USAGE, params)
+                usage = await _one(conn, sql.SEARCH_USAGE, params)
                 if usage is None:
                     return Ranking(Stats(0, 0, (0,) * len(terms)), [])
-                expired, expired_length = await _one(conn, _SEARCH_EXPIRED, params) or (0, 0)
-                counted = dict(await _all(conn, _SEARCH_FREQUENCIES, params)) if terms else {}
+                expired, expired_length = await _one(conn, sql.SEARCH_EXPIRED, params) or (0, 0)
+                counted = dict(await _all(conn, sql.SEARCH_FREQUENCIES, params)) if terms else {}
                 frequencies = tuple(int(counted.get(term, 0)) for term in terms)
                 own = Stats(int(usage[0]) - int(expired), int(usage[1]) - int(expired_length), frequencies)
                 chosen = stats or own
                 if limit <= 0 or chosen.documents <= 0 or not terms:
                     return Ranking(own, [])
                 ranking = {**params, "idfs": list(chosen.weights()), "average": chosen.average, "limit": limit}
-                rows = await _all(conn, _RANKING, ranking)
+                rows = await _all(conn, sql.RANKING, ranking)
                 return Ranking(own, [(key, float(score)) for key, score in rows])
 
         return await self._read(snapshot)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every entry, in primary-key pages, so no transaction spans a ``yield``."""
-        sql, params = _SCAN_FIRST, {"limit": SCAN_PAGE}
+        statement, params = sql.SCAN_FIRST, {"limit": SCAN_PAGE}
         while True:
             page = dict(params)
-            rows = await self._read(lambda conn, sql=sql, page=page: _all(conn, sql, page))  # type: ignore[misc]
+            rows = await self._read(lambda conn, q=statement, page=page: _all(conn, q, page))  # type: ignore[misc]
             for owner, bucket, key, data, expires_at, indexed in rows:
                 yield Record(owner, bucket, key, Entry(bytes(data), expires_at), bool(indexed))
             if len(rows) < SCAN_PAGE:
                 return
             owner, bucket, key = rows[-1][:3]
-            sql, params = _SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
+            statement, params = sql.SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
 
     # -- writes -------------------------------------------------------------------------
 
@@ -276,14 +224,14 @@ class PostgresStore:
         async def body(conn: Connection) -> None:
             if quota is not None:
                 await _check_quota(conn, params, quota)
-            await conn.execute(_PUT, params)  # a replaced entry's document goes with its old data (a trigger)
+            await conn.execute(sql.PUT, params)  # a replaced entry's document goes with its old data (a trigger)
             await _index(conn, params, index)
 
         await self._write([(owner, bucket)], body)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         params = {"owner": owner, "bucket": bucket, "key": key}
-        rows = await self._write([(owner, bucket)], lambda conn: _all(conn, _DELETE, params))
+        rows = await self._write([(owner, bucket)], lambda conn: _all(conn, sql.DELETE, params))
         return any(_live(expires_at, now) for (expires_at,) in rows)
 
     async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
@@ -292,7 +240,7 @@ class PostgresStore:
         async def body(conn: Connection) -> int:
             gone = 0
             for address in unique:
-                rows = await _all(conn, _DELETE, address._asdict())
+                rows = await _all(conn, sql.DELETE, address._asdict())
                 gone += any(_live(expires_at, now) for (expires_at,) in rows)
             return gone
 
@@ -300,12 +248,12 @@ class PostgresStore:
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         params = {"owner": owner, "bucket": bucket}
-        rows = await self._write([(owner, bucket)], lambda conn: _all(conn, _DELETE_BUCKET, params))
+        rows = await self._write([(owner, bucket)], lambda conn: _all(conn, sql.DELETE_BUCKET, params))
         return sum(1 for (expires_at,) in rows if _live(expires_at, now))
 
     async def delete_owner(self, owner: str) -> int:
         async def body(conn: Connection) -> int:
-            return (await conn.execute(_DELETE_OWNER, {"owner": owner})).rowcount
+            return (await conn.execute(sql.DELETE_OWNER, {"owner": owner})).rowcount
 
         return await self._write((), body)
 
@@ -326,30 +274,30 @@ class PostgresStore:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
 
         async def body(conn: Connection) -> bool:
-            row = await _one(conn, _LOCK_ROW, params)
+            row = await _one(conn, sql.LOCK_ROW, params)
             current = None if row is None else bytes(row[0])
             if current == data:
                 return True  # this very swap, resent (its postings are there already)
             if current != expected:
                 return False
             for address, there_expected in also:
-                there = await _one(conn, _LOCK_ROW, {**address._asdict(), "now": now})
+                there = await _one(conn, sql.LOCK_ROW, {**address._asdict(), "now": now})
                 if (None if there is None else bytes(there[0])) != there_expected:
                     return False
             if quota is not None:
                 await _check_quota(conn, params, quota)
-            await conn.execute(_PUT, params)
+            await conn.execute(sql.PUT, params)
             await _index(conn, params, index)
             for address, _ in also:
-                await conn.execute(_DELETE, address._asdict())
+                await conn.execute(sql.DELETE, address._asdict())
             return True
 
         return await self._write([(owner, bucket), *((a.owner, a.bucket) for a, _ in also)], body)
 
     async def purge_expired(self, now: float) -> int:
         async def body(conn: Connection) -> int:
-            purged = (await conn.execute(_PURGE, {"now": now})).rowcount
-            await conn.execute(_PURGE_USAGE)
+            purged = (await conn.execute(sql.PURGE, {"now": now})).rowcount
+            await conn.execute(sql.PURGE_USAGE)
             return purged
 
         return await self._write((), body)
@@ -443,16 +391,16 @@ async def _index(conn: Connection, params: dict[str, Any], index: Postings | Non
     """Give the entry just written its document and postings (none when ``index`` is None)."""
     if index is None:
         return
-    row = await _one(conn, _ADD_DOC, {**params, "length": index.length})
+    row = await _one(conn, sql.ADD_DOC, {**params, "length": index.length})
     terms = [term for term, _ in index.terms]
     counts = [count for _, count in index.terms]
-    await conn.execute(_ADD_TERMS, {"doc": row[0], "terms": terms, "counts": counts})
+    await conn.execute(sql.ADD_TERMS, {"doc": row[0], "terms": terms, "counts": counts})
 
 
 async def _check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -> None:
     """Raise QuotaExceededError when the write in ``params`` would take its bucket past ``quota``."""
     for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
-        count, size, old_length, old_expires_at = await _one(conn, _QUOTA, params)
+        count, size, old_length, old_expires_at = await _one(conn, sql.QUOTA, params)
         count, size = int(count or 0), int(size or 0)
         replaced_live = old_length is not None and _live(old_expires_at, params["now"])
         count += old_length is None
@@ -464,7 +412,7 @@ async def _check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -
             problem = QuotaExceededError("bytes", quota.bytes)
         if problem is None:
             return
-        if attempt == 0 and (await conn.execute(_TRIM, params)).rowcount:
+        if attempt == 0 and (await conn.execute(sql.TRIM, params)).rowcount:
             continue
         raise problem
 
