@@ -20,7 +20,7 @@ from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cluster_url import parse_cluster_url
 from mcpkit_remember._keyring import Keyring
 from mcpkit_remember._redis_cluster_store import RedisClusterStore
-from mcpkit_remember._store import Address, Postings
+from mcpkit_remember._store import Address, Postings, StoreUnavailableError
 from mcpkit_remember._vault import Vault
 from redis_cluster_fixtures import Cluster
 from redis_fixtures import PrivateRedis
@@ -249,6 +249,41 @@ async def test_calls_during_a_failover_wait_for_the_replica_instead_of_failing(
     assert after is not None
     assert after.data == b"new"
     assert waited > 0.5  # the replica took over meanwhile (about a second's node timeout, then an election)
+
+
+async def test_a_write_to_a_frozen_primary_may_have_been_made_and_is_never_sent_again(
+    make_redis_cluster: Callable[[], Cluster],
+) -> None:
+    """The write reached the primary's socket and no answer came (a timeout): it may run when the primary thaws,
+    so it is reported at once as possibly made, and no other node is sent it (the replica that took over)."""
+    cluster = make_redis_cluster()
+    store = RedisClusterStore(cluster.url, prefix="mcpkit-test:")
+    await store.open()
+    try:
+        await store.put(OWNER, "b", "k", b"before", None, time.time())
+        primary = _primary_of(cluster, store._value(OWNER, "b", "k"))
+        replica = cluster.replica_of(primary)
+        assert replica is not None
+        scripts_before = {node.port: _scripts_run(node) for node in (primary, replica)}
+        primary.freeze()
+        try:
+            with pytest.raises(StoreUnavailableError) as refused:
+                await store.put(OWNER, "b", "k", b"during", None, time.time())
+        finally:
+            primary.thaw()
+        await asyncio.to_thread(cluster.wait_ready)
+        ran = {node.port: _scripts_run(node) - scripts_before[node.port] for node in (primary, replica)}
+    finally:
+        await store.close()
+
+    assert refused.value.maybe_applied
+    assert ran[replica.port] == 0  # never sent a second time, to the node that took over
+    assert ran[primary.port] <= 1
+
+
+def _scripts_run(node: PrivateRedis) -> int:
+    with redis.Redis(host="127.0.0.1", port=node.port) as client:
+        return int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
 
 
 def _primary_of(cluster: Cluster, name: str) -> PrivateRedis:
