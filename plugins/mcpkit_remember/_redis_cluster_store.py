@@ -118,12 +118,14 @@ class RedisClusterStore(RedisStore):
         self.legacy = False  # mcpkit 0.1 could not write to a cluster
 
     async def close(self) -> None:
-        for node in self._nodes.values():
-            await node.aclose()
-        self._nodes.clear()
-        if self._cluster is not None:
-            await self._cluster.shut()
-            self._cluster = self._client = None
+        nodes, self._nodes = list(self._nodes.values()), {}
+        cluster, self._cluster, self._client = self._cluster, None, None
+        try:
+            for node in nodes:
+                await node.aclose()
+        finally:
+            if cluster is not None:
+                await cluster.shut()
 
     async def settle_legacy(self) -> None:
         self.legacy = False
