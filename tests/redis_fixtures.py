@@ -6,6 +6,7 @@ Without Redis the tests that need it skip, with the reason; under ``CI=true`` th
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -139,15 +140,37 @@ def _free_port(highest: int = 65535) -> int:
 
 
 def _free_cluster_port() -> int:
-    """A free port whose cluster bus port (the port + 10000, which Redis Cluster also binds) is free and valid."""
+    """A free port whose cluster bus port (the port + 10000, which Redis Cluster also binds) is free too.
+
+    Both are taken below the kernel's range of ephemeral ports, where no outgoing connection of this test run can
+    take one between this check and ``redis-server`` binding it (seen: "redis-server did not come up"); each is
+    handed out once per run.
+    """
+    lowest, highest = 10_000, _ephemeral_ports()[0] - CLUSTER_BUS_OFFSET - 1
     while True:
-        port = _free_port(highest=65535 - CLUSTER_BUS_OFFSET)
+        port = random.randint(lowest, highest) if highest > lowest else _free_port(65535 - CLUSTER_BUS_OFFSET)
+        if port in _HANDED_OUT:
+            continue
         try:
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                probe.bind(("127.0.0.1", port + CLUSTER_BUS_OFFSET))
+            for candidate in (port, port + CLUSTER_BUS_OFFSET):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    probe.bind(("127.0.0.1", candidate))
         except OSError:
             continue
+        _HANDED_OUT.add(port)
         return port
+
+
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range for outgoing connections' local ports (Linux's default where it cannot be read)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 @pytest.fixture
