@@ -35,7 +35,7 @@ from typing import Any
 import redis
 
 from bench.procs import pinned
-from bench.round_trips import ExchangeCounter, SendCounter, per_operation
+from bench.round_trips import VALUE, ExchangeCounter, SendCounter, per_operation
 from bench.tokens import REMEMBER_SECRET
 from mcpkit import Caller, PluginSetup, SystemClock
 from mcpkit_remember import Remember, RememberPlugin
@@ -45,7 +45,6 @@ __all__ = ["main"]
 
 #: The shared Redis; ``run()`` swaps in a private one when ``redis-server`` is installed (see PrivateRedis).
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
-VALUE = "v" * 100  # a 100-character string: 102 bytes as JSON
 
 #: The PostgreSQL server the bench uses (a schema of its own, dropped after); None when none answers.
 POSTGRES_SERVER = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -15,9 +15,9 @@ import redis.asyncio.connection as redis_connection
 
 from mcpkit_remember import Remember
 
-__all__ = ["OPERATIONS", "ExchangeCounter", "SendCounter", "per_operation"]
+__all__ = ["OPERATIONS", "VALUE", "ExchangeCounter", "SendCounter", "per_operation"]
 
-VALUE = "v" * 100
+VALUE = "v" * 100  # a 100-character string: 102 bytes as JSON
 
 #: Every operation measured, in the page's order.
 OPERATIONS = (

@@ -95,41 +95,37 @@ async def fill_others_memory(bench: Bench, count: int, now: float) -> None:
         await store.put(owner, "b" * 32, f"{number:032x}", os.urandom(120), None, now, None, _other_postings(rng))
 
 
-def fill_others_sqlite(path: Path, count: int) -> None:
+def _other_rows(count: int) -> Iterator[dict[str, list[tuple[Any, ...]]]]:
+    """Other owners' values as the SQL stores keep them, 50,000 at a time: rows per table, in insert order."""
     rng = random.Random(SEED + 1)
+    for start in range(0, count, 50_000):
+        entries, docs, terms = [], [], []
+        for number in range(start, min(count, start + 50_000)):
+            owner, key, doc = f"{number // 100:032x}", f"{number:032x}", 10**9 + number
+            postings = _other_postings(rng)
+            entries.append((owner, "b" * 32, key, os.urandom(120), None))
+            docs.append((doc, owner, "b" * 32, key, postings.length, None))
+            terms += [(term, doc, n) for term, n in postings.terms]
+        yield {"remember_entries": entries, "remember_docs": docs, "remember_terms": terms}
+
+
+def fill_others_sqlite(path: Path, count: int) -> None:
     with sqlite3.connect(path) as db:
-        for start in range(0, count, 50_000):
-            entries, docs, terms = [], [], []
-            for number in range(start, min(count, start + 50_000)):
-                owner, key, doc = f"{number // 100:032x}", f"{number:032x}", 10**9 + number
-                postings = _other_postings(rng)
-                entries.append((owner, "b" * 32, key, os.urandom(120), None))
-                docs.append((doc, owner, "b" * 32, key, postings.length, None))
-                terms += [(term, doc, n) for term, n in postings.terms]
-            db.executemany("INSERT INTO remember_entries VALUES (?, ?, ?, ?, ?)", entries)
-            db.executemany("INSERT INTO remember_docs VALUES (?, ?, ?, ?, ?, ?)", docs)
-            db.executemany("INSERT INTO remember_terms VALUES (?, ?, ?)", terms)
+        for tables in _other_rows(count):
+            for table, rows in tables.items():
+                db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
 
 
 def fill_others_postgres(url: str, count: int) -> None:
     """As ``fill_others_sqlite``, by COPY (the store's triggers keep usage as for its own writes)."""
     import psycopg
 
-    rng = random.Random(SEED + 1)
-    with psycopg.connect(url, autocommit=True) as db:
-        for start in range(0, count, 50_000):
-            entries, docs, terms = [], [], []
-            for number in range(start, min(count, start + 50_000)):
-                owner, key, doc = f"{number // 100:032x}", f"{number:032x}", 10**9 + number
-                postings = _other_postings(rng)
-                entries.append((owner, "b" * 32, key, os.urandom(120), None))
-                docs.append((doc, owner, "b" * 32, key, postings.length, None))
-                terms += [(term, doc, n) for term, n in postings.terms]
-            with db.cursor() as cursor:
-                for table, rows in (("remember_entries", entries), ("remember_docs", docs), ("remember_terms", terms)):
-                    with cursor.copy(f"COPY {table} FROM STDIN") as copy:
-                        for row in rows:
-                            copy.write_row(row)
+    with psycopg.connect(url, autocommit=True) as db, db.cursor() as cursor:
+        for tables in _other_rows(count):
+            for table, rows in tables.items():
+                with cursor.copy(f"COPY {table} FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
 
 
 def fill_others_redis(url: str, prefix: str, count: int) -> None:

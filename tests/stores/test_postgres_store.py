@@ -173,12 +173,12 @@ async def test_every_connection_bounds_statements_locks_and_idle_transactions(po
         async with store._connection() as conn:
             shown = [
                 (await (await conn.execute(f"SHOW {name}")).fetchone() or ("",))[0]
-                for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout")
+                for name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout", "jit")
             ]
     finally:
         await store.close()
 
-    assert shown == ["30s", "10s", "30s"]
+    assert shown == ["30s", "10s", "30s", "off"]
 
 
 def test_a_password_in_the_url_never_reaches_the_logs() -> None:
