@@ -84,7 +84,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def _other_postings(rng: random.Random) -> Postings:
     terms = {rng.getrandbits(63): rng.randint(1, 2) for _ in range(rng.randint(6, 12))}
-    return Postings(tuple(terms.items()), sum(terms.values()))
+    return Postings(terms, sum(terms.values()))
 
 
 async def fill_others_memory(bench: Bench, count: int, now: float) -> None:
@@ -105,7 +105,7 @@ def _other_rows(count: int) -> Iterator[dict[str, list[tuple[Any, ...]]]]:
             postings = _other_postings(rng)
             entries.append((owner, "b" * 32, key, os.urandom(120), None))
             docs.append((doc, owner, "b" * 32, key, postings.length, None))
-            terms += [(term, doc, n) for term, n in postings.terms]
+            terms += [(term, doc, n) for term, n in postings.terms.items()]
         yield {"remember_entries": entries, "remember_docs": docs, "remember_terms": terms}
 
 
@@ -138,9 +138,9 @@ def fill_others_redis(url: str, prefix: str, count: int) -> None:
         postings = _other_postings(rng)
         pipe.set(f"{base}:v:{bucket}:{key}", b"\x7f\xf0" + b"\0" * 6 + os.urandom(120))
         pipe.zadd(f"{base}:i:{bucket}", {key: "inf"})
-        spec = " ".join([str(postings.length), *(f"{t:016x}:{n}" for t, n in postings.terms)])
+        spec = " ".join([str(postings.length), *(f"{t:016x}:{n}" for t, n in postings.terms.items())])
         pipe.hset(f"{base}:d:{bucket}", key, spec)
-        pipe.zadd(f"{base}:x:{bucket}", {f"{t:016x}:{n}:{key}": 0 for t, n in postings.terms})
+        pipe.zadd(f"{base}:x:{bucket}", {f"{t:016x}:{n}:{key}": 0 for t, n in postings.terms.items()})
         if number % 2000 == 1999:
             pipe.execute()
     pipe.execute()

@@ -11,13 +11,12 @@ a word met before costs one dictionary lookup, not a stem and a keyed hash.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Sequence
-from itertools import chain
 
 import pydantic_core
 
-from mcpkit_search import Analyzer
+from mcpkit_search import Analyzer, value_text
 
 from ._keyring import Keyring
 from ._store import Address, Postings
@@ -73,12 +72,8 @@ class BlindIndex:
             words = self._buckets[place] = _BucketWords(self, *place)
         else:
             self._buckets.move_to_end(place)
-        tokens = self.analyzer.value_tokens(key, pydantic_core.from_json(value_json))
-        terms = list(chain.from_iterable(map(words.__getitem__, tokens)))
-        counts = dict.fromkeys(terms, 1)  # most values name each term once: counted only when one repeats
-        if len(counts) != len(terms):
-            counts = Counter(terms)
-        return Postings(tuple(counts.items()), len(terms))
+        counts, length = self.analyzer.counts(value_text(key, pydantic_core.from_json(value_json)), words)
+        return Postings(counts, length)
 
     def cached(self, words: _BucketWords) -> None:
         """Count one more cached word of ``words``; past ``WORDS_CACHED``, forget the least recent buckets."""

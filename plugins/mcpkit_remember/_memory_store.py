@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
+from mcpkit_remember._memory_index import MemoryIndex
 from mcpkit_remember._store import (
     Address,
     Entry,
@@ -20,7 +21,7 @@ from mcpkit_remember._store import (
     Ranking,
     Record,
 )
-from mcpkit_search import Corpus, Stats, bm25, top
+from mcpkit_search import Stats, bm25, top
 
 __all__ = ["MemoryStore"]
 
@@ -28,65 +29,32 @@ __all__ = ["MemoryStore"]
 class _Bucket(dict[str, Entry]):
     """One owner's bucket, with the total size of its data kept up to date (for quotas), and its search index.
 
-    The index: ``docs`` holds each searchable entry's postings, ``terms`` each term's entries and counts,
-    ``length`` the total length of the searchable entries. Every change of an entry goes through ``set``
-    or ``drop``, which keep the three exact.
+    Every change of an entry goes through ``set`` or ``drop``, which keep the index (``MemoryIndex``) exact.
     """
 
-    __slots__ = ("docs", "length", "size", "terms")
+    __slots__ = ("index", "size")
 
     def __init__(self) -> None:
         super().__init__()
         self.size = 0
-        self.docs: dict[str, Postings] = {}
-        self.terms: dict[int, dict[str, int]] = {}
-        self.length = 0
+        self.index = MemoryIndex()
 
     def set(self, key: str, entry: Entry, index: Postings | None = None) -> None:
         old = self.get(key)
         self.size += len(entry.data) - (0 if old is None else len(old.data))
         self[key] = entry
-        if index is not None and self.docs.get(key) == index:
-            return  # the same words as before (a value written again): the postings stand
-        if self.docs:
-            self._unindex(key)
         if index is not None:
-            self.docs[key] = index
-            self.length += index.length
-            terms = self.terms
-            for term, count in index.terms:
-                holders = terms.get(term)
-                if holders is None:
-                    terms[term] = {key: count}
-                else:
-                    holders[key] = count
+            self.index.put(key, index)
+        elif self.index.docs:
+            self.index.remove(key)
 
     def drop(self, key: str) -> Entry | None:
         old = self.pop(key, None)
         if old is not None:
             self.size -= len(old.data)
-            if self.docs:
-                self._unindex(key)
+            if self.index.docs:
+                self.index.remove(key)
         return old
-
-    def corpus(self, terms: Sequence[int]) -> Corpus:
-        docs, found = self.docs, {}
-        for term in terms:
-            holders = self.terms.get(term)
-            if holders is not None:
-                found[term] = [(key, count, docs[key].length) for key, count in holders.items()]
-        return Corpus(len(docs), self.length, found)
-
-    def _unindex(self, key: str) -> None:
-        postings = self.docs.pop(key, None)
-        if postings is None:
-            return
-        self.length -= postings.length
-        for term, _ in postings.terms:
-            holders = self.terms[term]
-            del holders[key]
-            if not holders:
-                del self.terms[term]
 
 
 class MemoryStore:
@@ -190,7 +158,7 @@ class MemoryStore:
         if entries is None:
             return Ranking(Stats(0, 0, (0,) * len(terms)), [])
         self._trim(owner, bucket, entries, now, keep=True)  # the corpus holds live entries only
-        corpus = entries.corpus(terms)
+        corpus = entries.index.corpus(terms)
         self._drop_if_empty(owner, bucket)
         own = Stats(corpus.documents, corpus.length, tuple(len(corpus.postings.get(term, ())) for term in terms))
         if limit <= 0:
@@ -202,7 +170,7 @@ class MemoryStore:
         for owner, buckets in list(self._owners.items()):
             for bucket, entries in list(buckets.items()):
                 for key, entry in list(entries.items()):
-                    yield Record(owner, bucket, key, entry, key in entries.docs)
+                    yield Record(owner, bucket, key, entry, key in entries.index.docs)
 
     async def purge_expired(self, now: float) -> int:
         purged = 0

@@ -392,9 +392,8 @@ async def _index(conn: Connection, params: dict[str, Any], index: Postings | Non
     if index is None:
         return
     row = await _one(conn, sql.ADD_DOC, {**params, "length": index.length})
-    terms = [term for term, _ in index.terms]
-    counts = [count for _, count in index.terms]
-    await conn.execute(sql.ADD_TERMS, {"doc": row[0], "terms": terms, "counts": counts})
+    terms = index.terms
+    await conn.execute(sql.ADD_TERMS, {"doc": row[0], "terms": list(terms), "counts": list(terms.values())})
 
 
 async def _check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -> None:

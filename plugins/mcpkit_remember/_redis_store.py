@@ -314,7 +314,7 @@ class RedisStore:
         px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + EXPIRY_MARGIN_MS)
         score = "inf" if expires_at is None else repr(float(expires_at))
         limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
-        spec = "" if index is None else " ".join([str(index.length), *(f"{_term(t)}:{c}" for t, c in index.terms)])
+        spec = "" if index is None else " ".join([str(index.length), *map(_posting, index.terms.items())])
         return [self._base(owner), bucket, key, value, px, score, *limits, spec]
 
     async def _call(
@@ -424,6 +424,11 @@ class RedisStore:
 def _term(term: int) -> str:
     """A blind term as the scripts name it: fixed-width hex, so one term's postings are one ZRANGEBYLEX range."""
     return f"{term:0{TERM_HEX_DIGITS}x}"
+
+
+def _posting(posting: tuple[int, int]) -> str:
+    """One (term, count) of a value's postings as the scripts read it: ``term:count``."""
+    return f"{posting[0]:0{TERM_HEX_DIGITS}x}:{posting[1]}"
 
 
 def _expecting(expected: bytes | None) -> list[str | bytes]:

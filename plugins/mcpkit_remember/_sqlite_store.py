@@ -361,7 +361,7 @@ class SQLiteStore:
             return
         db = self._db()
         doc = db.execute(_ADD_DOC, {**params, "length": index.length}).lastrowid
-        db.executemany(_ADD_TERM, [(term, doc, count) for term, count in index.terms])
+        db.executemany(_ADD_TERM, [(term, doc, count) for term, count in index.terms.items()])
 
     def _search_snapshot(self, params: dict[str, Any], terms: list[int], limit: int, stats: Stats | None) -> Ranking:
         """The statistics and the ranking as of one moment (a read transaction), so they agree with each other."""

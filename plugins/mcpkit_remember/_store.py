@@ -10,7 +10,7 @@ values identically and tests can move time.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Literal, NamedTuple, Protocol
 
 from mcpkit_search import Stats
@@ -67,10 +67,11 @@ class Postings(NamedTuple):
     """What the search index keeps for one entry: its blind terms (keyed hashes) with their counts, and its length.
 
     Terms are 63-bit integers, keyed by the secret, the owner and the bucket, so the same word in two buckets
-    (or under two secrets) is two unrelated terms, and an index never holds a word.
+    (or under two secrets) is two unrelated terms, and an index never holds a word. ``terms`` maps each to its
+    count (a store may keep the mapping itself: it is never changed after it is made).
     """
 
-    terms: tuple[tuple[int, int], ...]
+    terms: Mapping[int, int]
     length: int
 
 

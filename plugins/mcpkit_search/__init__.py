@@ -5,10 +5,13 @@ It knows nothing of stores or encryption: ``Analyzer`` turns text into terms,
 formula for stores that score inside themselves. For search by meaning, an
 ``Embedder`` turns texts into vectors (``MiniLM`` is the local model of the
 ``semantic`` extra) and ``fuse`` joins the BM25 and vector rankings.
+``COMPILED`` says whether the counting of index terms runs compiled (Cython)
+or in Python; both give the same results.
 """
 
-from ._analyzer import Analyzer, fold
+from ._analyzer import Analyzer, fold, value_text
 from ._bm25 import K1, B, Corpus, Stats, bm25, corpus_of, idf, top, weight
+from ._counting import COMPILED
 from ._embedder import (
     MAX_EMBED_CHARS,
     TAG_BYTES,
@@ -25,6 +28,7 @@ from ._stop_words import ENGLISH_STOP_WORDS
 
 __all__ = [
     "ALPHA",
+    "COMPILED",
     "ENGLISH_STOP_WORDS",
     "K1",
     "MAX_EMBED_CHARS",
@@ -49,5 +53,6 @@ __all__ = [
     "tag_of",
     "top",
     "unpack_vectors",
+    "value_text",
     "weight",
 ]

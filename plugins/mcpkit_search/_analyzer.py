@@ -15,13 +15,16 @@ import re
 import sys
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import chain
-from typing import Any
+from typing import Any, TypeVar
 
+from ._counting import ascii_tokens, count_ascii, count_tokens
 from ._stop_words import ENGLISH_STOP_WORDS
 
-__all__ = ["Analyzer", "fold", "texts_of"]
+__all__ = ["Analyzer", "fold", "texts_of", "value_text"]
+
+T = TypeVar("T")
 
 #: Longest word kept, in characters: longer runs (hashes, base64) are cut to this.
 MAX_TERM_CHARS = 64
@@ -31,10 +34,8 @@ STEM_CACHE_SIZE = 65_536
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-# ASCII text takes a shortcut with the same result: every byte that is not a letter or digit becomes a space
-# (bytes.translate is one table lookup per byte, several times faster than the word regex), and each word as
-# written is then split at camelCase steps and lowered once, when first met (see _Terms).
-_ASCII_SPACES = bytes(byte if chr(byte).isalnum() and byte < 128 else 32 for byte in range(256))
+# ASCII text takes a shortcut with the same result: its words are cut as written (_counting.ascii_tokens),
+# and each is then split at camelCase steps and lowered once, when first met (see _Terms).
 
 
 def fold(text: str) -> str:
@@ -104,8 +105,18 @@ class Analyzer:
     def tokens(text: str) -> list[str]:
         """The words of ``text``, in order, before camelCase splits (ASCII), stop words and stemming."""
         if text.isascii():
-            return text.encode("ascii").translate(_ASCII_SPACES).decode("ascii").split()
+            return ascii_tokens(text)
         return _WORD.findall(fold(_CAMEL.sub(" ", text)))
+
+    def counts(self, text: str, words: Mapping[str, tuple[T, ...]]) -> tuple[dict[T, int], int]:
+        """Each term ``words`` gives for the ``tokens`` of ``text``, with how often it comes, and how many in all.
+
+        ``words`` maps a word as ``tokens`` cuts it to its terms: ``terms_of``, or a cache of something made
+        from it (the blind index's keyed hashes). One pass, compiled when mcpkit was built with a C compiler.
+        """
+        if text.isascii():
+            return count_ascii(words, text)
+        return count_tokens(words, self.tokens(text))
 
     def terms(self, text: str) -> list[str]:
         """The terms of ``text`` in order, repeats kept (a term's count is its weight)."""
@@ -117,7 +128,12 @@ class Analyzer:
 
     def value_tokens(self, key: str, value: Any) -> list[str]:
         """The ``tokens`` of a kept value's text (see ``value_counts``)."""
-        return self.tokens(f"{key}\n{value}" if isinstance(value, str) else "\n".join((key, *texts_of(value))))
+        return self.tokens(value_text(key, value))
+
+
+def value_text(key: str, value: Any) -> str:
+    """The text a kept value is indexed by: its key, then every string, number and object key inside it."""
+    return f"{key}\n{value}" if isinstance(value, str) else "\n".join((key, *texts_of(value)))
 
 
 def texts_of(value: Any) -> Iterator[str]:

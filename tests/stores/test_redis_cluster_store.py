@@ -108,7 +108,7 @@ async def test_scripts_wait_for_a_slot_moved_key_by_key_in_random_order_and_lose
     cluster = make_redis_cluster()
     store = RedisClusterStore(cluster.url, prefix="mcpkit-test:")
     await store.open()
-    searchable = Postings(((7, 1),), 1)  # the bucket's search documents and postings exist too
+    searchable = Postings({7: 1}, 1)  # the bucket's search documents and postings exist too
     try:
         now = time.time()
         for number in range(200):

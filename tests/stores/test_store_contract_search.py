@@ -20,7 +20,7 @@ COFFEE, TEA, MILK = 11, 12, 13
 
 
 def postings(*terms: tuple[int, int]) -> Postings:
-    return Postings(tuple(terms), sum(count for _, count in terms))
+    return Postings(dict(terms), sum(count for _, count in terms))
 
 
 async def found(store: Store, terms: list[int], now: float, owner: str = OWNER, bucket: str = BUCKET) -> Ranking:
