@@ -111,8 +111,9 @@ class Analyzer:
     def counts(self, text: str, words: Mapping[str, tuple[T, ...]]) -> tuple[dict[T, int], int]:
         """Each term ``words`` gives for the ``tokens`` of ``text``, with how often it comes, and how many in all.
 
-        ``words`` maps a word as ``tokens`` cuts it to its terms: ``terms_of``, or a cache of something made
-        from it (the blind index's keyed hashes). One pass, compiled when mcpkit was built with a C compiler.
+        ``words`` maps each word, as ``tokens`` cuts it, to a tuple of its terms, and makes those it lacks: a
+        ``dict`` with ``__missing__`` over ``terms_of`` (the blind index's per-bucket cache of keyed hashes is
+        one). One pass, compiled when mcpkit was built with a C compiler.
         """
         if text.isascii():
             return count_ascii(words, text)
