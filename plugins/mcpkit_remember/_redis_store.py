@@ -428,7 +428,7 @@ def _term(term: int) -> str:
 
 def _posting(posting: tuple[int, int]) -> str:
     """One (term, count) of a value's postings as the scripts read it: ``term:count``."""
-    return f"{posting[0]:0{TERM_HEX_DIGITS}x}:{posting[1]}"
+    return f"{_term(posting[0])}:{posting[1]}"
 
 
 def _expecting(expected: bytes | None) -> list[str | bytes]:
