@@ -38,8 +38,13 @@ __all__ = ["ConnectionLimits", "guarded_protocol"]
 #: Connections the kernel queues for accepting, which is also how many asyncio accepts in one go.
 ACCEPT_BACKLOG = 128
 #: Open files kept free beyond the cap: 64 for everything that is not a client connection (stores, logs,
-#: the listener), and two backlogs: one accepted before the cap is applied to it, one closing.
-RESERVED_FILES = 64 + 2 * ACCEPT_BACKLOG
+#: the listener), and three backlogs. asyncio applies the cap to an accepted socket two loop turns after
+#: accepting it (its transport is made in a task, whose ``connection_made`` is scheduled), and accepts a backlog
+#: in each turn meanwhile; a connection closed to make room keeps its file one turn more. So at the cap, one
+#: backlog is closing, one has a transport waiting for ``connection_made`` and one was just accepted. With two,
+#: an attack that churns connections ran the process out of files, and asyncio stopped accepting for a second
+#: each time (``socket.accept() out of system resource``).
+RESERVED_FILES = 64 + 3 * ACCEPT_BACKLOG
 #: Connections served at once unless told otherwise (fewer if the open-files limit cannot make room).
 DEFAULT_MAX_CONNECTIONS = 1000
 #: The most a request head may hold (h11's default, made explicit): a larger one gets 400.

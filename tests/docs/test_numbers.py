@@ -356,7 +356,7 @@ NOT_CONSTANTS = {
         "about 1.4 µs more per 100-character value",  # bench texts, timeit: the Python twin against the compiled
         "nothing links two owners or two scopes",  # prose
         "then one byte per component",  # the int8 components, pinned with the vector's size
-        "one at a time (about 15 ms each on one core: some 25 minutes for 100,000",  # python -m bench.search
+        "one at a time (about 11 ms each on one core, [Benchmarks](benchmarks.md): some 20 minutes",  # bench.search
     ],
     "stores.md": ["thousands of keys moves in well under a second"],  # a measurement (the reliability tests)
     "architecture.md": [
@@ -390,6 +390,7 @@ NOT_CONSTANTS = {
     "quickstart.md": ["in about five minutes", "without a second terminal"],
     "plugins.md": ["a second server never sees", "a second copy would"],
     "reliability.md": [
+        "each time stopping all accepting for a second",  # what asyncio does when it runs out of files
         "answer `RATE_LIMITED` 15 times",  # what the hostile OAuth test measures (20 calls, a 5/minute limit)
         "patterns of up to 255 characters in global",  # what the abuse test sends
         "each one different, for four seconds",  # the abuse test's parameter
