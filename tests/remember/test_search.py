@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import redis
+from redis.asyncio.connection import AbstractConnection
 from redis.cluster import RedisCluster
 
 from mcpkit import ManualClock, Server
@@ -108,6 +109,10 @@ async def test_sam_never_finds_nours_values_even_with_the_same_words(call_as: Ca
     assert sorted(await found(nour, "printer", scope)) == expected
     assert await found(sam, "printer", scope) == ["reminder"]
     assert await found(sam, "budget replacement", scope) == []
+    # The same key and words: once Sam's own is gone he finds nothing, while Nour still finds hers.
+    assert await mem(sam, "forget", key="reminder", scope=scope) is True
+    assert await found(sam, "printer", scope) == []
+    assert sorted(await found(nour, "printer", scope)) == expected
 
 
 async def test_tool_scope_is_searched_per_tool(call_as: CallAs) -> None:
@@ -166,32 +171,34 @@ STORED = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluste
 
 
 @STORED
-async def test_after_a_restart_search_still_finds_what_was_kept(store_options: dict[str, Any]) -> None:
+async def test_after_a_restart_search_still_finds_what_was_kept(
+    store_options: dict[str, Any], mcp_protocol: str
+) -> None:
     clock = ManualClock()
-    async with running(searching(store_options), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock, protocol=mcp_protocol) as callers:
         await keep_notes(callers("nour"))
-    async with running(searching(store_options), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock, protocol=mcp_protocol) as callers:
         assert (await found(callers("nour"), "refund"))[:1] == ["draft:T-1042"]
 
 
 @STORED
-async def test_purge_and_rotate_keep_the_index_exact(store_options: dict[str, Any]) -> None:
+async def test_purge_and_rotate_keep_the_index_exact(store_options: dict[str, Any], mcp_protocol: str) -> None:
     clock = ManualClock()
-    async with running(searching(store_options), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock, protocol=mcp_protocol) as callers:
         await keep_notes(callers("nour"))
         await keep_notes(callers("sam"))
     async with opened_store(store_options) as store:
         report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
         assert report.rotated == 2 * len(NOTES)
     after = searching(store_options, SECRET_B)  # the new secret alone
-    async with running(after, clock=clock) as callers:
+    async with running(after, clock=clock, protocol=mcp_protocol) as callers:
         for query, best in LABELLED:
             assert (await found(callers("nour"), query))[:1] == [best], query
     async with opened_store(store_options) as store:
         assert (await purge_user(store, keyring_for(store_options, [SECRET_B]), static_user_id("nour"))).deleted == len(
             NOTES
         )
-    async with running(searching(store_options, SECRET_B), clock=clock) as callers:
+    async with running(searching(store_options, SECRET_B), clock=clock, protocol=mcp_protocol) as callers:
         assert await found(callers("nour"), "refund customer french") == []
         assert (await found(callers("sam"), "refund"))[:1] == ["draft:T-1042"]
 
@@ -229,9 +236,11 @@ def redis_dump(url: str, prefix: str) -> bytes:
 
 
 @STORED
-async def test_a_copy_of_the_store_holds_none_of_the_words_written(store_options: dict[str, Any]) -> None:
+async def test_a_copy_of_the_store_holds_none_of_the_words_written(
+    store_options: dict[str, Any], mcp_protocol: str
+) -> None:
     clock = ManualClock()
-    async with running(searching(store_options), clock=clock) as callers:
+    async with running(searching(store_options), clock=clock, protocol=mcp_protocol) as callers:
         await keep_notes(callers("nour"))
         assert (await found(callers("nour"), "refund"))[:1] == ["draft:T-1042"]  # searchable, so indexed
     if store_options["type"] == "sqlite":
@@ -242,6 +251,34 @@ async def test_a_copy_of_the_store_holds_none_of_the_words_written(store_options
     assert len(blob) > 1000
     for word in DISTINCTIVE:
         assert word.lower().encode() not in blob.lower(), word
+
+
+@pytest.mark.parametrize("store_kind", ["redis"])
+async def test_a_redis_search_is_two_round_trips_and_five_while_two_secrets_are_in_use(
+    store_options: dict[str, Any], mcp_protocol: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[bytes] = []
+    send = AbstractConnection.send_packed_command
+
+    async def counting(connection: AbstractConnection, command: Any, *args: Any, **kwargs: Any) -> None:
+        sent.append(command if isinstance(command, bytes) else b"".join(command))
+        await send(connection, command, *args, **kwargs)
+
+    async def trips(client: CallerClient, query: str) -> int:
+        before = len(sent)
+        await mem(client, "search", query=query, scope="user")
+        return len(sent) - before
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
+    async with running(searching(store_options), protocol=mcp_protocol) as callers:
+        nour = callers("nour")
+        await keep_notes(nour)
+        assert await trips(nour, "refund customer") == 2  # rank, then open the best
+        assert await trips(nour, "zebra") == 1  # nothing ranked, nothing to open
+    # Values written under the old secret, read with new,old (a rotation under way): each address's statistics,
+    # then each ranked with their sum, then one read of the best.
+    async with running(searching(store_options, [SECRET_B, SECRET]), protocol=mcp_protocol) as callers:
+        assert await trips(callers("nour"), "refund customer") == 5
 
 
 async def test_search_while_redis_is_down_says_the_store_is_unavailable(

@@ -24,7 +24,7 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import rotate
 from mcpkit_remember._payload import pack, peek, unpack
-from mcpkit_search import MiniLM, SemanticUnavailableError, pack_vector
+from mcpkit_search import MiniLM, SemanticUnavailableError, document_text, pack_vector
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, plugin_of
 from remember.test_rotation import mcpkit, opened_store
 from remember.test_search import found
@@ -308,9 +308,11 @@ async def test_vectors_of_another_model_are_not_compared_but_made_again(store_op
 async def test_the_store_file_holds_no_vector(store_options: dict[str, Any], embedder: Concepts) -> None:
     async with running(semantic(store_options, embedder)) as callers:
         await keep_notes(callers)
-    dump = store_options["path"].read_bytes()  # the store is closed: nothing else runs
+    path = store_options["path"]  # the store is closed: nothing else runs
+    dump = b"".join(file.read_bytes() for file in path.parent.glob(path.name + "*"))  # -wal and -shm too
     for key, value in NOTES.items():
-        kept = pack_vector(embedder.name, embedder.vector(f"{key.replace(':', ' ')} {value}"))
+        assert document_text(key, value) in embedder.embedded  # the text the plugin embedded, so the vector it made
+        kept = pack_vector(embedder.name, embedder.vector(document_text(key, value)))
         assert kept[8:24] not in dump  # not even part of one vector's components
         assert value.split()[-1].encode() not in dump
 

@@ -13,7 +13,18 @@ from typing import Any, Literal
 from mcpkit import ToolContext, app, tool
 
 Op = Literal[
-    "set", "get", "forget", "knows", "list", "increment", "append", "forget_all", "set_default_scope", "search"
+    "set",
+    "get",
+    "lookup",
+    "forget",
+    "knows",
+    "list",
+    "increment",
+    "append",
+    "forget_all",
+    "set_default_scope",
+    "search",
+    "search_times",
 ]
 
 #: What a tool returns from ``get`` when nothing is stored (so "stored None" and "missing" differ).
@@ -43,6 +54,9 @@ class _Mem(ToolContext):
             return {"result": await remember.get(key, default=MISSING)}
         if op == "get":
             return {"result": await remember.get(key, scope=scope, default=MISSING)}
+        if op == "lookup":  # [value, updated_at, expires_at], or None
+            found = await remember.lookup(key, scope=scope)
+            return {"result": None if found is None else [found.value, found.updated_at, found.expires_at]}
         if op == "forget":
             return {"result": await remember.forget(key, scope=scope)}
         if op == "knows":
@@ -57,8 +71,11 @@ class _Mem(ToolContext):
         if op == "forget_all":
             return {"result": await remember.forget_all(scope=scope)}
         if op == "search":  # each match as [key, value, score]
-            found = await remember.search(query, scope=scope, limit=limit)
-            return {"result": [[match.key, match.value, match.score] for match in found]}
+            matches = await remember.search(query, scope=scope, limit=limit)
+            return {"result": [[match.key, match.value, match.score] for match in matches]}
+        if op == "search_times":  # each match as [key, updated_at, expires_at]
+            matches = await remember.search(query, scope=scope, limit=limit)
+            return {"result": [[match.key, match.updated_at, match.expires_at] for match in matches]}
         raise AssertionError(op)
 
 
