@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import jwt
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -30,6 +31,7 @@ from mcpkit.testing import CallAs, ToolCallError
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
+JWT_SECRET = "memory-server-jwt-secret-0123456789abcdef"
 #: The dual rule agents use (seed 003): a server name matching one of these, and one of the tool names.
 MEMORY_SERVER_PATTERNS = ("memory", "mem")
 
@@ -163,14 +165,22 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def memoryserver(tmp_path: Path, *extra: str, wait: float = 15) -> Iterator[tuple[str, Path]]:
-    """``python -m memoryserver`` on a free port with a SQLite store and the demo keys, stopped by its PID."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REMEMBER_"))}
+def memoryserver(
+    tmp_path: Path,
+    *extra: str,
+    wait: float = 15,
+    command: tuple[str, ...] = ("-m", "memoryserver", "--store", "sqlite:///memories.db"),
+    environ: dict[str, str] | None = None,
+    ready: str = "Stop with Ctrl+C.",
+) -> Iterator[tuple[str, Path]]:
+    """``python -m memoryserver`` (or ``command``) on a free port with a SQLite store and the demo keys (or
+    ``environ``), until its output says ``ready``; stopped by its PID."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REMEMBER_"))} | (environ or {})
     port = free_port()
     output = tmp_path / "server.out"
     with output.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "memoryserver", "--port", str(port), "--store", "sqlite:///memories.db", *extra],
+            [sys.executable, *command, "--port", str(port), *extra],
             cwd=tmp_path,
             env=env,
             stdout=sink,
@@ -178,7 +188,7 @@ def memoryserver(tmp_path: Path, *extra: str, wait: float = 15) -> Iterator[tupl
         )
     try:
         deadline = time.monotonic() + wait
-        while "Stop with Ctrl+C." not in output.read_text():
+        while ready not in output.read_text():
             assert process.poll() is None, output.read_text()
             assert time.monotonic() < deadline, output.read_text()
             time.sleep(0.05)
@@ -234,6 +244,34 @@ def test_python_m_memoryserver_is_detected_and_serves_the_signed_in_user(
     anonymous = asyncio.run(session(url, None, mode, [("read_memory", {"key": "pref:coffee"})]))
     assert anonymous["results"][0].is_error
     assert "REMEMBER_IDENTITY_REQUIRED" in str(anonymous["results"][0].meta)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_mcpkit_run_serves_it_with_memory_keys_and_jwts(tmp_path: Path, mode: str) -> None:
+    environ = {
+        "MEMORY_KEYS": f"alice={KEYS['alice']}",
+        "MEMORY_JWT_SECRET": JWT_SECRET,
+        "MEMORY_JWT_AUDIENCE": "memory-tests",
+        "REMEMBER_STORE": "sqlite:///memories.db",
+        "REMEMBER_SECRET": "memory-server-test-secret-0123456789",
+    }
+    carol = jwt.encode({"sub": "carol", "aud": "memory-tests", "exp": int(time.time()) + 600}, JWT_SECRET)
+    forged = jwt.encode({"sub": "carol", "aud": "memory-tests", "exp": int(time.time()) + 600}, "x" * 40)
+    command = ("-m", "mcpkit", "run", "memoryserver:server")
+    with memoryserver(tmp_path, command=command, environ=environ, ready="Serving") as (url, output):
+        write = ("write_memory", {"key": "pref:coffee", "value": "Prefers oat milk in coffee"})
+        alice = asyncio.run(session(url, KEYS["alice"], mode, [write, ("search_memory", {"query": "coffee"})]))
+        search = ("search_memory", {"query": "coffee"})
+        by_jwt = asyncio.run(session(url, carol, mode, [search, ("list_memory_keys", {})]))
+        refused = httpx2.post(url, headers={"Authorization": f"Bearer {forged}"}, json={}, timeout=10)
+    assert alice["name"] == SERVER_NAME
+    assert detected(alice["name"], alice["tools"])
+    assert [hit["key"] for hit in alice["results"][1].structured_content["results"]] == ["pref:coffee"]
+    assert by_jwt["results"][0].structured_content == {"results": []}  # Carol, signed in by her JWT, has her own
+    assert by_jwt["results"][1].structured_content == {"keys": [], "nextCursor": None}
+    assert refused.status_code == 401  # a JWT signed with another secret
+    assert (tmp_path / "memories.db").exists()  # REMEMBER_STORE, as python -m memoryserver takes it
+    assert "Traceback" not in output.read_text()
 
 
 def test_the_docs_client_example_works_against_python_m_memoryserver(served: tuple[str, Path]) -> None:
