@@ -9,11 +9,12 @@ address the place's values may live at takes part: one bucket per secret
 (during a rotation, a bucket under each) and, while entries of mcpkit 0.1 may
 remain, its unindexed buckets, analysed here from their opened values. Then the
 statistics of all of them are summed first and each ranks with the sum, so
-scores compare.
+scores compare; the store is asked for every secret's at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -139,26 +140,33 @@ async def _ranked(
         owner, bucket = buckets[0]
         ranking = await vault.store.search(owner, bucket, terms[0], now, limit=want)
         return [((0, key), score) for key, score in ranking.hits]
-    # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare.
+    # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
+    # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits
+    # for three, not five).
+    indexed = list(enumerate(buckets[:secrets]))
     corpora: dict[int, Corpus] = {}
     total = Stats(0, 0, (0,) * len(words))
-    for where, (owner, bucket) in enumerate(buckets):
-        if where < secrets:
-            total += (await vault.store.search(owner, bucket, terms[where], now, limit=0)).stats
-        else:
-            corpus, payloads = await _analysed(vault, place, Address(owner, bucket, ""), words, now)
-            corpora[where] = corpus
-            opened.update(((where, key), payload) for key, payload in payloads.items())
-            frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
-            total += Stats(corpus.documents, corpus.length, frequencies)
+    for counted in await asyncio.gather(
+        *(vault.store.search(owner, bucket, terms[where], now, limit=0) for where, (owner, bucket) in indexed)
+    ):
+        total += counted.stats
+    for where, (owner, bucket) in enumerate(buckets[secrets:], start=secrets):
+        corpus, payloads = await _analysed(vault, place, Address(owner, bucket, ""), words, now)
+        corpora[where] = corpus
+        opened.update(((where, key), payload) for key, payload in payloads.items())
+        frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
+        total += Stats(corpus.documents, corpus.length, frequencies)
+    rankings = await asyncio.gather(
+        *(
+            vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
+            for where, (owner, bucket) in indexed
+        )
+    )
     ranked: list[tuple[_Doc, float]] = []
-    for where, (owner, bucket) in enumerate(buckets):
-        if where < secrets:
-            ranking = await vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
-            ranked += [((where, key), score) for key, score in ranking.hits]
-        else:
-            scores = bm25(range(len(words)), corpora[where], total)
-            ranked += [((where, str(key)), score) for key, score in top(scores, want)]
+    for (where, _), ranking in zip(indexed, rankings, strict=True):
+        ranked += [((where, key), score) for key, score in ranking.hits]
+    for where, corpus in corpora.items():
+        ranked += [((where, str(key)), score) for key, score in top(bm25(range(len(words)), corpus, total), want)]
     ranked.sort(key=lambda hit: (-hit[1], hit[0]))
     return ranked[:want]
 

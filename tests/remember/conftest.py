@@ -25,6 +25,8 @@ def store_options(store_kind: str, tmp_path: Path, request: pytest.FixtureReques
         return {"type": "memory"}
     if store_kind == "sqlite":
         return {"type": "sqlite", "path": tmp_path / "remember.db"}
+    if store_kind == "postgres":  # (not in STORES: the tests that name it)
+        return {"type": "postgres", "url": request.getfixturevalue("postgres_url")}
     if store_kind == "redis-cluster":
         return {
             "type": "redis-cluster",
