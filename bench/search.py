@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -259,46 +259,67 @@ async def fts5_baseline(tmp: Path, sizes: list[int], others: int) -> dict[str, A
 # -- indexing cost --------------------------------------------------------------------------------------
 
 
+#: The owner's values kept before the indexing cost is timed: one (the key rewritten), and a realistic memory.
+INDEXING_SIZES = (1, 10_000)
+
+
 async def indexing_cost(tmp: Path, prefix: str, quick: bool) -> dict[str, Any]:
     """``set`` of 100-character texts with ``search=True`` and without (the default, as a set was before search).
 
     Both plugins run side by side and are timed in back-to-back pairs (on, off, then off, on, ...), so that a
     change of the machine's speed between runs falls on both; the target takes the median of the pair ratios.
+    Each size of ``INDEXING_SIZES`` keeps that many values of the owner first and then rewrites them at random:
+    with one, the same key again and again; with 10,000, the cost of a real index's pages (rows ``STORE@10000``).
     """
     kept = list(MEMORIES.values())
-    # 101 texts of about 100 characters (three of the labelled set's memories each), written in turn under one
-    # key: every set replaces a value with different words, as a caller's updates do (a value written again
-    # unchanged would let the memory store keep its postings, which flatters indexing).
+    # 101 texts of about 100 characters (three of the labelled set's memories each), written in turn: every set
+    # replaces a value with different words, as a caller's updates do (a value written again unchanged would let
+    # the memory store keep its postings, which flatters indexing).
     texts = [". ".join(kept[(i + j) % len(kept)] for j in range(3)) for i in range(len(kept))]
     out: dict[str, Any] = {"text_chars": statistics.mean(map(len, texts))}
-    for store in ("memory", "sqlite", "redis"):
-        number, pairs = (2000, 9) if store == "memory" else (200, 9)
-        if quick:
-            number, pairs = number // 4, 3
-        async with (
-            Bench(store, tmp, f"{prefix}ix-on:", search=True) as on,
-            Bench(store, tmp, f"{prefix}ix-off:", search=False) as off,
-        ):
-            writers = {}
-            for side, bench in (("on", on), ("off", off)):
-                remember, turns = bench.remember(), itertools.cycle(texts)
-
-                async def write(remember: Remember = remember, turns: Iterator[str] = turns) -> None:
-                    await remember.set("note", next(turns), scope="user")
-
-                writers[side] = write
-            runs: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
-            for pair in range(pairs):
-                for side in ("on", "off") if pair % 2 == 0 else ("off", "on"):
-                    runs[side].append(await per_call_us(writers[side], number, 1))
-        ratios = [a["min_us"] / b["min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
-        cpu = [a["cpu_min_us"] / b["cpu_min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
-        for side in ("on", "off"):
-            times = [run["min_us"] for run in runs[side]]
-            out[f"{store}/{side}"] = {"min_us": min(times), "median_us": statistics.median(times), "number": number}
-        out[f"{store}/ratio"] = statistics.median(ratios)
-        out[f"{store}/ratios"] = {"pairs": pairs, "min": min(ratios), "max": max(ratios), "cpu": statistics.median(cpu)}
+    with micro.postgres_schema() as postgres:
+        stores = ("memory", "sqlite", "redis", *(("postgres",) if postgres else ()))
+        for size, store in itertools.product(INDEXING_SIZES, stores):
+            if quick and size > 1:
+                continue
+            number, pairs = (2000, 9) if store == "memory" else (200, 9)
+            if quick:
+                number, pairs = number // 4, 3
+            async with (
+                Bench(store, tmp, f"{prefix}ix-on-{size}:", search=True) as on,  # default quotas: 10,000 values fit
+                Bench(store, tmp, f"{prefix}ix-off-{size}:", search=False) as off,
+            ):
+                writers = {side: await _rewriting(bench, texts, size) for side, bench in (("on", on), ("off", off))}
+                runs: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
+                for pair in range(pairs):
+                    for side in ("on", "off") if pair % 2 == 0 else ("off", "on"):
+                        runs[side].append(await per_call_us(writers[side], number, 1))
+            name = store if size == 1 else f"{store}@{size}"
+            ratios = [a["min_us"] / b["min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
+            cpu = [a["cpu_min_us"] / b["cpu_min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
+            for side in ("on", "off"):
+                times = [run["min_us"] for run in runs[side]]
+                out[f"{name}/{side}"] = {"min_us": min(times), "median_us": statistics.median(times), "number": number}
+            out[f"{name}/ratio"] = statistics.median(ratios)
+            out[f"{name}/ratios"] = {
+                "pairs": pairs,
+                "min": min(ratios),
+                "max": max(ratios),
+                "cpu": statistics.median(cpu),
+            }
     return out
+
+
+async def _rewriting(bench: Bench, texts: list[str], size: int) -> Callable[[], Awaitable[None]]:
+    """A writer that sets one of ``size`` keys at random to the next text, once all ``size`` are kept."""
+    remember, turns, rng = bench.remember(), itertools.cycle(texts), random.Random(SEED)
+    for number in range(size):
+        await remember.set(f"note:{number}", next(turns), scope="user")
+
+    async def write() -> None:
+        await remember.set(f"note:{rng.randrange(size)}", next(turns), scope="user")
+
+    return write
 
 
 # -- quality --------------------------------------------------------------------------------------------
@@ -393,11 +414,18 @@ def main(argv: list[str] | None = None) -> int:
         for part, rows in measured.items():
             search[part] = {**search.get(part, {}), **rows} if isinstance(rows, dict) else rows
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        merged = ", ".join(f"{part} ({', '.join(rows)})" for part, rows in measured.items() if isinstance(rows, dict))
+        merged = ", ".join(f"{part} ({_row_names(rows)})" for part, rows in measured.items() if isinstance(rows, dict))
         command = " ".join(["python -m bench.search", *(argv or sys.argv[1:])])
-        search["note"] = f"Re-measured at {commit} with `{command}`: {merged}."
+        earlier = search.get("note")  # rows merged before keep their note
+        search["note"] = (f"{earlier} " if earlier else "") + f"Re-measured at {commit} with `{command}`: {merged}."
         path.write_text(json.dumps(results, indent=1) + "\n")
     return 0
+
+
+def _row_names(rows: dict[str, Any]) -> str:
+    """The rows of a part as a note names them: the stores of ``STORE/field`` keys (indexing), else the keys."""
+    fields = [row for row in rows if "/" in row]
+    return ", ".join(dict.fromkeys(row.split("/")[0] for row in fields) if fields else rows)
 
 
 if __name__ == "__main__":
