@@ -289,7 +289,10 @@ async def indexing_cost(tmp: Path, prefix: str, quick: bool) -> dict[str, Any]:
                 Bench(store, tmp, f"{prefix}ix-on-{size}:", search=True) as on,  # default quotas: 10,000 values fit
                 Bench(store, tmp, f"{prefix}ix-off-{size}:", search=False) as off,
             ):
-                writers = {side: await _rewriting(bench, texts, size) for side, bench in (("on", on), ("off", off))}
+                # a caller of each side's own: the PostgreSQL benches share one schema (the others, nothing)
+                writers = {
+                    side: await _rewriting(bench, side, texts, size) for side, bench in (("on", on), ("off", off))
+                }
                 runs: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
                 for pair in range(pairs):
                     for side in ("on", "off") if pair % 2 == 0 else ("off", "on"):
@@ -310,9 +313,9 @@ async def indexing_cost(tmp: Path, prefix: str, quick: bool) -> dict[str, Any]:
     return out
 
 
-async def _rewriting(bench: Bench, texts: list[str], size: int) -> Callable[[], Awaitable[None]]:
-    """A writer that sets one of ``size`` keys at random to the next text, once all ``size`` are kept."""
-    remember, turns, rng = bench.remember(), itertools.cycle(texts), random.Random(SEED)
+async def _rewriting(bench: Bench, user: str, texts: list[str], size: int) -> Callable[[], Awaitable[None]]:
+    """A writer that sets one of ``user``'s ``size`` keys at random to the next text, once all ``size`` are kept."""
+    remember, turns, rng = bench.remember(user), itertools.cycle(texts), random.Random(SEED)
     for number in range(size):
         await remember.set(f"note:{number}", next(turns), scope="user")
 
@@ -414,6 +417,11 @@ def main(argv: list[str] | None = None) -> int:
         for part, rows in measured.items():
             search[part] = {**search.get(part, {}), **rows} if isinstance(rows, dict) else rows
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        )
+        if any(not line.endswith(args.merge) for line in changed.stdout.splitlines()):  # the measuring code too
+            commit += " + uncommitted changes"
         merged = ", ".join(f"{part} ({_row_names(rows)})" for part, rows in measured.items() if isinstance(rows, dict))
         command = " ".join(["python -m bench.search", *(argv or sys.argv[1:])])
         earlier = search.get("note")  # rows merged before keep their note

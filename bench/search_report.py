@@ -204,9 +204,13 @@ def _hybrid_latency(latency: dict[str, Any]) -> list[str]:
 def _indexed(indexing: dict[str, Any]) -> list[str]:
     """The indexing rows measured, in the page's order: each store under one key, then among many values."""
     names = {name.rsplit("/", 1)[0] for name in indexing if name.endswith("/ratio")}
-    return sorted(
-        names, key=lambda name: ("@" in name, ("memory", "sqlite", "redis", "postgres").index(name.split("@")[0]))
-    )
+    order = ["memory", "sqlite", "redis", "postgres"]
+
+    def place(name: str) -> tuple[bool, int, str]:  # a store not listed comes after those that are
+        store = name.split("@")[0]
+        return "@" in name, order.index(store) if store in order else len(order), name
+
+    return sorted(names, key=place)
 
 
 def _kept(name: str) -> str:

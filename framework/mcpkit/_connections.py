@@ -38,9 +38,9 @@ __all__ = ["ConnectionLimits", "guarded_protocol"]
 #: Connections the kernel queues for accepting, which is also how many asyncio accepts in one go.
 ACCEPT_BACKLOG = 128
 #: Open files kept free beyond the cap: 64 for everything that is not a client connection (stores, logs,
-#: the listener), and three backlogs. asyncio applies the cap to an accepted socket two loop turns after
-#: accepting it (its transport is made in a task, whose ``connection_made`` is scheduled), and accepts a backlog
-#: in each turn meanwhile; a connection closed to make room keeps its file one turn more. So at the cap, one
+#: the listener), and three backlogs. The guard sees an accepted socket two loop turns after asyncio accepted it
+#: (its transport is made in a task, whose ``connection_made`` is scheduled), and asyncio accepts a backlog in
+#: each turn meanwhile; a connection closed to make room keeps its file one turn more. So at the cap, one
 #: backlog is closing, one has a transport waiting for ``connection_made`` and one was just accepted. With two,
 #: an attack that churns connections ran the process out of files, and asyncio stopped accepting for a second
 #: each time (``socket.accept() out of system resource``).

@@ -9,14 +9,15 @@ address the place's values may live at takes part: one bucket per secret
 (during a rotation, a bucket under each) and, while entries of mcpkit 0.1 may
 remain, its unindexed buckets, analysed here from their opened values. Then the
 statistics of all of them are summed first and each ranks with the sum, so
-scores compare; the store is asked for every secret's at once.
+scores compare; the store is asked for every secret's statistics at once, then
+for every secret's ranking at once.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
 
 import pydantic_core
 
@@ -50,6 +51,8 @@ class Match(NamedTuple):
 
 #: How many times a search asks the store for 4 times more hits when some of the best no longer open.
 _WIDENINGS = 3
+
+_T = TypeVar("_T")
 
 #: A hit of the merged ranking: (which bucket address, the store's key there).
 _Doc = tuple[int, str]
@@ -146,8 +149,8 @@ async def _ranked(
     indexed = list(enumerate(buckets[:secrets]))
     corpora: dict[int, Corpus] = {}
     total = Stats(0, 0, (0,) * len(words))
-    for counted in await asyncio.gather(
-        *(vault.store.search(owner, bucket, terms[where], now, limit=0) for where, (owner, bucket) in indexed)
+    for counted in await _all(
+        vault.store.search(owner, bucket, terms[where], now, limit=0) for where, (owner, bucket) in indexed
     ):
         total += counted.stats
     for where, (owner, bucket) in enumerate(buckets[secrets:], start=secrets):
@@ -156,11 +159,9 @@ async def _ranked(
         opened.update(((where, key), payload) for key, payload in payloads.items())
         frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
         total += Stats(corpus.documents, corpus.length, frequencies)
-    rankings = await asyncio.gather(
-        *(
-            vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
-            for where, (owner, bucket) in indexed
-        )
+    rankings = await _all(
+        vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
+        for where, (owner, bucket) in indexed
     )
     ranked: list[tuple[_Doc, float]] = []
     for (where, _), ranking in zip(indexed, rankings, strict=True):
@@ -169,6 +170,17 @@ async def _ranked(
         ranked += [((where, str(key)), score) for key, score in top(bm25(range(len(words)), corpus, total), want)]
     ranked.sort(key=lambda hit: (-hit[1], hit[0]))
     return ranked[:want]
+
+
+async def _all(calls: Iterable[Awaitable[_T]]) -> list[_T]:
+    """Every call's result, the calls run at once; the first failure is raised once all have ended (so none is
+    left running, nor its failure unread)."""
+    done: list[_T] = []
+    for result in await asyncio.gather(*calls, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
+        done.append(result)
+    return done
 
 
 async def _analysed(

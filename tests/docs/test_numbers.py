@@ -295,6 +295,8 @@ STATED = [
     Stated("deployment.md", "three times that plus {}, so", kib(plugin.REQUEST_ROOM_BYTES)),
     Stated("deployment.md", "the `mcp` SDK alone accepts {}, and", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
     Stated("deployment.md", "| Request head | {} |", kib(connections.MAX_HEADER_BYTES)),
+    Stated("deployment.md", "must fit the open-files limit with {} files to spare", connections.RESERVED_FILES),
+    Stated("deployment.md", "allows no more, the default cap is {}, and", 1024 - connections.RESERVED_FILES),
     Stated("deployment.md", "A request head over {} gets 400", kib(connections.MAX_HEADER_BYTES)),
     Stated("deployment.md", "`notifications/initialized` within {} seconds", int(SessionLimits().handshake_timeout)),
     # per-client accounting and the session table's halves
@@ -353,6 +355,7 @@ NOT_CONSTANTS = {
     "errors.md": [],
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
+        "but among 10,000 values more than five times",  # python -m bench.search --indexing-only
         "about 1.4 µs more per 100-character value",  # bench texts, timeit: the Python twin against the compiled
         "nothing links two owners or two scopes",  # prose
         "then one byte per component",  # the int8 components, pinned with the vector's size

@@ -262,11 +262,13 @@ class Waits:
         awaiting: set[AbstractConnection] = set()
         send, read = AbstractConnection.send_packed_command, AbstractConnection.read_response
 
-        async def sending(connection: AbstractConnection, *args: Any, **kwargs: Any) -> None:
-            self.requests += 1
-            self.round_trips += not awaiting
-            awaiting.add(connection)
-            await send(connection, *args, **kwargs)
+        async def sending(connection: AbstractConnection, command: Any, *args: Any, **kwargs: Any) -> None:
+            packed = command if isinstance(command, bytes) else b"".join(command)
+            if b"\r\nPING\r\n" not in packed[:32]:  # a pooled connection's health check is no request of ours
+                self.requests += 1
+                self.round_trips += not awaiting
+                awaiting.add(connection)
+            await send(connection, command, *args, **kwargs)
 
         async def reading(connection: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
             try:
