@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         changed = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
         )
-        if any(not line.endswith(args.merge) for line in changed.stdout.splitlines()):  # the measuring code too
+        if any(Path(line[3:]).resolve() != path.resolve() for line in changed.stdout.splitlines()):  # code too
             commit += " + uncommitted changes"
         merged = ", ".join(f"{part} ({_row_names(rows)})" for part, rows in measured.items() if isinstance(rows, dict))
         command = " ".join(["python -m bench.search", *(argv or sys.argv[1:])])

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 import redis
-from redis.asyncio.connection import AbstractConnection
 from redis.cluster import RedisCluster
 
 from mcpkit import ManualClock, Server
@@ -16,6 +15,7 @@ from mcpkit_remember import RememberPlugin
 from mcpkit_remember._cli import purge_user, rotate
 from mcpkit_remember._keyring import Keyring
 from redis_fixtures import PrivateRedis
+from redis_round_trips import RoundTrips
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, refused, static_user_id
 from remember.test_rotation import mcpkit, opened_store
 
@@ -253,54 +253,25 @@ async def test_a_copy_of_the_store_holds_none_of_the_words_written(
         assert word.lower().encode() not in blob.lower(), word
 
 
-class Waits:
-    """Counts Redis requests and the round trips a caller waits for: requests sent while another is awaiting
-    its answer travel together, in one round trip."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.requests = self.round_trips = 0
-        awaiting: set[AbstractConnection] = set()
-        send, read = AbstractConnection.send_packed_command, AbstractConnection.read_response
-
-        async def sending(connection: AbstractConnection, command: Any, *args: Any, **kwargs: Any) -> None:
-            packed = command if isinstance(command, bytes) else b"".join(command)
-            if b"\r\nPING\r\n" not in packed[:32]:  # a pooled connection's health check is no request of ours
-                self.requests += 1
-                self.round_trips += not awaiting
-                awaiting.add(connection)
-            await send(connection, command, *args, **kwargs)
-
-        async def reading(connection: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
-            try:
-                return await read(connection, *args, **kwargs)
-            finally:
-                awaiting.discard(connection)
-
-        monkeypatch.setattr(AbstractConnection, "send_packed_command", sending)
-        monkeypatch.setattr(AbstractConnection, "read_response", reading)
-
-    async def of(self, client: CallerClient, query: str) -> tuple[int, int]:
-        """(requests, round trips) of one search through the stack."""
-        requests, round_trips = self.requests, self.round_trips
-        await mem(client, "search", query=query, scope="user")
-        return self.requests - requests, self.round_trips - round_trips
-
-
 @pytest.mark.parametrize("store_kind", ["redis"])
 async def test_a_redis_search_is_two_round_trips_and_three_while_two_secrets_are_in_use(
     store_options: dict[str, Any], mcp_protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    waits = Waits(monkeypatch)
+    trips = RoundTrips(monkeypatch)
+
+    async def search(client: CallerClient, query: str) -> tuple[int, int]:
+        return await trips.waited(mem(client, "search", query=query, scope="user"))
+
     async with running(searching(store_options), protocol=mcp_protocol) as callers:
         nour = callers("nour")
         await keep_notes(nour)
-        assert await waits.of(nour, "refund customer") == (2, 2)  # rank, then open the best
-        assert await waits.of(nour, "zebra") == (1, 1)  # nothing ranked, nothing to open
+        assert await search(nour, "refund customer") == (2, 2)  # rank, then open the best
+        assert await search(nour, "zebra") == (1, 1)  # nothing ranked, nothing to open
     # Values written under the old secret, read with new,old (a rotation under way): both addresses' statistics
     # at once, then both ranked with their sum at once, then one read of the best.
     async with running(searching(store_options, [SECRET_B, SECRET]), protocol=mcp_protocol) as callers:
-        await waits.of(callers("nour"), "refund customer")  # (the first opens a second pooled connection)
-        assert await waits.of(callers("nour"), "refund customer") == (5, 3)
+        await search(callers("nour"), "refund customer")  # (the first opens a second pooled connection)
+        assert await search(callers("nour"), "refund customer") == (5, 3)
 
 
 async def test_search_while_redis_is_down_says_the_store_is_unavailable(

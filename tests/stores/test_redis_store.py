@@ -6,11 +6,9 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
-from redis.asyncio.connection import AbstractConnection
 from redis.crc import key_slot
 
 from mcpkit_remember import _redis_scripts as lua
@@ -18,6 +16,7 @@ from mcpkit_remember._redis_scripts import SWAP_MARKER_MS
 from mcpkit_remember._redis_store import EXPIRY_MARGIN_MS, RedisStore
 from mcpkit_remember._store import Address, Entry, Quota, StoreUnavailableError
 from redis_fixtures import PrivateRedis
+from redis_round_trips import RoundTrips
 from stores._counter import increment, read
 from stores.views import keys
 
@@ -41,29 +40,6 @@ def raw(redis_url: str) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(redis_url)
     yield client
     client.close()
-
-
-class RoundTrips:
-    """Counts the writes of packed commands to Redis: one per round trip (a pipeline is one write)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.sent: list[bytes] = []
-        send = AbstractConnection.send_packed_command
-
-        async def counting(connection: AbstractConnection, command: Any, *args: Any, **kwargs: Any) -> None:
-            self.sent.append(command if isinstance(command, bytes) else b"".join(command))
-            await send(connection, command, *args, **kwargs)
-
-        monkeypatch.setattr(AbstractConnection, "send_packed_command", counting)
-
-    @property
-    def count(self) -> int:
-        return len(self.sent)
-
-    async def of(self, call: Any) -> int:
-        before = self.count
-        await call
-        return self.count - before
 
 
 def names(client: redis.Redis, prefix: str) -> list[str]:
