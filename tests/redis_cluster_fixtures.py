@@ -23,7 +23,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from ci import missing as _missing
-from redis_fixtures import PrivateRedis, _free_cluster_port
+from redis_fixtures import ExitedError, PrivateRedis, _free_cluster_port
 from tls_fixtures import TLSFiles
 
 #: How long a node may stay silent before the others fail it over (the harness keeps it short).
@@ -69,7 +69,11 @@ class Cluster:
 
     def start(self) -> None:
         for node in self.nodes:
-            node.start()
+            try:
+                node.start()
+            except ExitedError:  # its port (or bus port) was taken after it was found free: once more on another
+                node.port = _free_cluster_port()
+                node.start()
         addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
         self.cli("--cluster", "create", *addresses, "--cluster-replicas", str(self._replicas), "--cluster-yes")
         self.wait_ready()

@@ -65,16 +65,23 @@ def redis_prefix(redis_url: str) -> Iterator[str]:
     delete_prefix(redis_url, prefix)
 
 
+class ExitedError(RuntimeError):
+    """A ``redis-server`` that exited while starting (for one, a port taken meanwhile)."""
+
+
 class PrivateRedis:
     """A ``redis-server`` this test started on a loopback port; stop and start it at will."""
 
     def __init__(self, binary: str, port: int, directory: Path, extra: Sequence[str] = ()) -> None:
         self.port = port
-        self.url = f"redis://127.0.0.1:{port}/0"
         self._binary = binary
         self._directory = directory
         self._extra = list(extra)
         self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         """Start (again) on the same port and wait until it answers PING."""
@@ -82,12 +89,18 @@ class PrivateRedis:
             return
         command = [self._binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         command += ["--appendonly", "no", "--dir", str(self._directory), *self._extra]
-        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        log = self._directory / f"redis-{self.port}.log"
+        with log.open("ab") as sink:
+            self._process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not _answers(self.url):
-            if self._process.poll() is not None or time.monotonic() > deadline:
+            exited = self._process.poll() is not None
+            if exited or time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"redis-server did not come up on port {self.port}")
+                said = log.read_text(errors="replace").strip().splitlines()[-5:]
+                raise (ExitedError if exited else RuntimeError)(
+                    f"redis-server did not come up on port {self.port}; it said: " + " | ".join(said)
+                )
             time.sleep(0.02)
 
     def freeze(self) -> None:
