@@ -36,6 +36,7 @@ from bench import semantic
 from bench.data.quality import MEMORIES, QUERIES
 from bench.micro import Bench, PrivateRedis, clean_redis, per_call_us
 from bench.round_trips import SendCounter
+from bench.search_report import FTS5_REFERENCE
 from bench.semantic import metrics
 from mcpkit_remember import Remember
 from mcpkit_remember._store import Postings
@@ -298,19 +299,96 @@ async def indexing_cost(tmp: Path, prefix: str, quick: bool) -> dict[str, Any]:
                     for side in ("on", "off") if pair % 2 == 0 else ("off", "on"):
                         runs[side].append(await per_call_us(writers[side], number, 1))
             name = store if size == 1 else f"{store}@{size}"
-            ratios = [a["min_us"] / b["min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
-            cpu = [a["cpu_min_us"] / b["cpu_min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
-            for side in ("on", "off"):
-                times = [run["min_us"] for run in runs[side]]
-                out[f"{name}/{side}"] = {"min_us": min(times), "median_us": statistics.median(times), "number": number}
-            out[f"{name}/ratio"] = statistics.median(ratios)
-            out[f"{name}/ratios"] = {
-                "pairs": pairs,
-                "min": min(ratios),
-                "max": max(ratios),
-                "cpu": statistics.median(cpu),
-            }
+            out.update(_pairs_summary(name, runs, number, pairs))
+    for size in INDEXING_SIZES:
+        if quick and size > 1:
+            continue
+        out.update(await _fts5_indexing(tmp, texts, size, 3 if quick else 9))
     return out
+
+
+def _pairs_summary(name: str, runs: dict[str, list[dict[str, float]]], number: int, pairs: int) -> dict[str, Any]:
+    """The rows of one indexing measurement: each side's best and median run, the median of the pair ratios."""
+    ratios = [a["min_us"] / b["min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
+    cpu = [a["cpu_min_us"] / b["cpu_min_us"] for a, b in zip(runs["on"], runs["off"], strict=True)]
+    out: dict[str, Any] = {}
+    for side in ("on", "off"):
+        times = [run["min_us"] for run in runs[side]]
+        out[f"{name}/{side}"] = {"min_us": min(times), "median_us": statistics.median(times), "number": number}
+    out[f"{name}/ratio"] = statistics.median(ratios)
+    out[f"{name}/ratios"] = {"pairs": pairs, "min": min(ratios), "max": max(ratios), "cpu": statistics.median(cpu)}
+    return out
+
+
+async def _fts5_indexing(tmp: Path, texts: list[str], size: int, pairs: int) -> dict[str, Any]:
+    """What plain-text SQLite FTS5 (porter) adds to a write, for the same texts and keys as ``indexing_cost``.
+
+    A value row as the SQLite store keeps one (``WITHOUT ROWID``, keyed by owner, bucket and key, the data a
+    blob), written on one worker thread, in autocommit (off) or, with its text in an FTS5 table, in one
+    ``BEGIN IMMEDIATE`` transaction that deletes the key's old text and inserts the new one (on): not an
+    encrypted index, the reference for what any exact index on SQLite costs.
+    """
+    folder = tmp / f"fts5-indexing-{size}"
+    folder.mkdir()
+    writers: dict[str, Callable[[], None]] = {}
+    connections = []
+    for side in ("on", "off"):
+        db = sqlite3.connect(folder / f"{side}.db", isolation_level=None, check_same_thread=False)
+        connections.append(db)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("""CREATE TABLE entries (owner TEXT NOT NULL, bucket TEXT NOT NULL, key TEXT NOT NULL,
+            data BLOB NOT NULL, doc INTEGER NULL, PRIMARY KEY (owner, bucket, key)) WITHOUT ROWID""")
+        db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
+        writers[side] = _fts5_writer(db, texts, size, indexed=side == "on")
+    runs: dict[str, list[dict[str, float]]] = {"on": [], "off": []}
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        for side in ("on", "off"):
+            for _ in range(size):
+                await loop.run_in_executor(executor, writers[side])
+
+        def call(side: str) -> Callable[[], Awaitable[None]]:
+            return lambda: loop.run_in_executor(executor, writers[side])
+
+        for pair in range(pairs):
+            for side in ("on", "off") if pair % 2 == 0 else ("off", "on"):
+                runs[side].append(await per_call_us(call(side), 200, 1))
+    for db in connections:
+        db.close()
+    return _pairs_summary(FTS5_REFERENCE if size == 1 else f"{FTS5_REFERENCE}@{size}", runs, 200, pairs)
+
+
+def _fts5_writer(db: sqlite3.Connection, texts: list[str], size: int, *, indexed: bool) -> Callable[[], None]:
+    """Writes ``size`` keys in turn first, then one of them at random, each time the next text (as ``_rewriting``)."""
+    turns, rng, written = itertools.cycle(texts), random.Random(SEED), itertools.count()
+    owner, bucket = "o" * 43, "b" * 43  # as long as the store's hashed owner and bucket
+
+    def write() -> None:
+        number = next(written)
+        key = f"note:{number if number < size else rng.randrange(size)}"
+        text = next(turns)
+        data = os.urandom(len(text) + 60)  # a sealed value's size: the text, a nonce, a tag, the payload's fields
+        if not indexed:
+            db.execute(
+                "INSERT INTO entries VALUES (?, ?, ?, ?, NULL) ON CONFLICT DO UPDATE SET data = excluded.data",
+                (owner, bucket, key, data),
+            )
+            return
+        db.execute("BEGIN IMMEDIATE")
+        old = db.execute("SELECT doc FROM entries WHERE owner = ? AND bucket = ? AND key = ?", (owner, bucket, key))
+        row = old.fetchone()
+        if row is not None:
+            db.execute("DELETE FROM docs WHERE rowid = ?", row)
+        doc = db.execute("INSERT INTO docs (body) VALUES (?)", (text,)).lastrowid
+        db.execute(
+            "INSERT INTO entries VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT DO UPDATE SET data = excluded.data, doc = excluded.doc",
+            (owner, bucket, key, data, doc),
+        )
+        db.execute("COMMIT")
+
+    return write
 
 
 async def _rewriting(bench: Bench, user: str, texts: list[str], size: int) -> Callable[[], Awaitable[None]]:
