@@ -6,7 +6,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Schema version 1 (mcpkit 0.1): the entries table and its expiry index.
 _SCHEMA_1 = (
@@ -87,6 +87,31 @@ _SCHEMA_2 = (
 )
 
 
+#: Version 3: postings written in batches. A document is written ``fresh``, its postings in ``remember_fresh``
+#: (keyed by document, so a write appends to one place); a merge moves every fresh posting into
+#: ``remember_terms`` at once. A replaced document that was merged leaves its postings there, its number in
+#: ``remember_stale``, for the next merge to delete; searches join postings to live documents, so none is
+#: found meanwhile, and documents are numbered past every stale number, so none inherits a stale posting.
+_SCHEMA_3 = (
+    """ALTER TABLE remember_docs ADD COLUMN fresh INTEGER NULL""",
+    """CREATE INDEX IF NOT EXISTS remember_docs_fresh ON remember_docs (owner, bucket) WHERE fresh IS NOT NULL""",
+    """CREATE TABLE IF NOT EXISTS remember_fresh (
+        doc INTEGER NOT NULL,
+        term INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (doc, term)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS remember_stale (doc INTEGER PRIMARY KEY)""",
+    """DROP TRIGGER IF EXISTS remember_docs_delete""",
+    """CREATE TRIGGER remember_docs_delete AFTER DELETE ON remember_docs BEGIN
+        DELETE FROM remember_fresh WHERE doc = OLD.doc;
+        INSERT INTO remember_stale (doc) SELECT OLD.doc WHERE OLD.fresh IS NULL;
+        UPDATE remember_usage SET documents = documents - 1, length = length - OLD.length
+        WHERE owner = OLD.owner AND bucket = OLD.bucket;
+    END""",
+)
+
+
 def migrate(conn: sqlite3.Connection, version: int) -> None:
     """Bring a database at schema ``version`` to ``SCHEMA_VERSION``, inside the caller's transaction."""
     if version < 1:
@@ -94,6 +119,9 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
             conn.execute(statement)
     if version < 2:
         for statement in _SCHEMA_2:
+            conn.execute(statement)
+    if version < 3:
+        for statement in _SCHEMA_3:
             conn.execute(statement)
     if version < SCHEMA_VERSION:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -9,19 +9,15 @@ transaction. So ``swap`` is atomic across processes too. WAL journaling keeps
 committed data through a crash of the process. Triggers keep each bucket's
 count and size in ``remember_usage``, so a quota check never counts rows.
 
-The search index: ``remember_docs`` gives each searchable entry a number, its
-length and its deadline; ``remember_terms`` holds its postings (blind term,
-document, count), keyed by term, so a search reads only the query terms'
-postings. Triggers delete an entry's document (and so its postings) whenever
-the entry is deleted or its data changes; a write that indexes adds them back
-in the same transaction, so the index never outlives or lags its entries.
+The search index (``_sqlite_index``) lives in the same file and changes in the
+same transactions as the entries it indexes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
+import logging
 import os
 import sqlite3
 import time
@@ -30,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcpkit_remember import _sqlite_index as index_sql
 from mcpkit_remember._private_files import create_database
 from mcpkit_remember._sqlite_schema import SCHEMA_VERSION, migrate
 from mcpkit_remember._store import (
@@ -43,9 +40,11 @@ from mcpkit_remember._store import (
     Record,
     StoreUnavailableError,
 )
-from mcpkit_search import K1, B, Stats
+from mcpkit_search import Stats
 
 __all__ = ["SQLiteStore"]
+
+logger = logging.getLogger("mcpkit.remember")
 
 _T = TypeVar("_T")
 _Params = Mapping[str, object]
@@ -87,41 +86,24 @@ _SCAN_NEXT = f"""{_SCANNED} WHERE (e.owner, e.bucket, e.key) > (:owner, :bucket,
 _PURGE = "DELETE FROM remember_entries WHERE expires_at <= :now"
 _PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0"
 _LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
-_ADD_DOC = """INSERT INTO remember_docs (owner, bucket, key, length, expires_at)
-    VALUES (:owner, :bucket, :key, :length, :expires_at)"""
-_ADD_TERM = "INSERT INTO remember_terms (term, doc, count) VALUES (?, ?, ?)"
-_SEARCH_USAGE = "SELECT documents, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
-_SEARCH_EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
-    WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"""
-# Searches start from the term's postings and look each document up by its number: CROSS JOIN fixes that
-# order, and the unary + keeps SQLite from scanning the owner's documents instead (which its planner, without
-# statistics, believes cheaper: at 10,000 values it was 3 to 6 times slower).
-_SEARCH_FREQUENCY = """SELECT count(*) FROM remember_terms t CROSS JOIN remember_docs d ON d.doc = t.doc
-    WHERE t.term = :term AND +d.owner = :owner AND +d.bucket = :bucket
-        AND (d.expires_at IS NULL OR d.expires_at > :now)"""
-
-
-@functools.lru_cache(maxsize=64)
-def _ranking_sql(terms: int) -> str:
-    """BM25 in SQL (``mcpkit_search.weight`` summed per document) over ``terms`` (term, idf) pairs."""
-    weights = ", ".join(["(?, ?)"] * terms)
-    return f"""WITH w(term, idf) AS (VALUES {weights})
-    SELECT d.key, sum(w.idf * t.count * {K1 + 1!r} / (t.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / ?))) AS score
-    FROM w CROSS JOIN remember_terms t ON t.term = w.term CROSS JOIN remember_docs d ON d.doc = t.doc
-    WHERE +d.owner = ? AND +d.bucket = ? AND (d.expires_at IS NULL OR d.expires_at > ?)
-    GROUP BY t.doc ORDER BY score DESC, d.key LIMIT ?"""
-
-
+_PENDING = """SELECT EXISTS (SELECT 1 FROM remember_fresh) OR EXISTS (SELECT 1 FROM remember_stale)
+    OR EXISTS (SELECT 1 FROM remember_docs WHERE fresh IS NOT NULL)"""
 _SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
 
 
 class SQLiteStore:
-    """Keeps entries in the SQLite file at ``path``; its directory must already exist."""
+    """Keeps entries in the SQLite file at ``path``; its directory must already exist.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``merge_every``: the changes after which this instance merges the search index's fresh postings
+    (``_sqlite_index``); tests give 1, to merge at every change.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, merge_every: int = index_sql.MERGE_EVERY) -> None:
         self._path = Path(path)
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
+        self._merge_every = merge_every
+        self._changes = 0  # since this instance last merged
         self.legacy = False
 
     def __repr__(self) -> str:
@@ -147,6 +129,8 @@ class SQLiteStore:
         executor, conn = self._executor, self._conn
         if executor is None:
             return
+        if self._changes:
+            await self._merge()
         if conn is not None:
             await asyncio.get_running_loop().run_in_executor(executor, conn.close)
         executor.shutdown(wait=True)
@@ -180,14 +164,18 @@ class SQLiteStore:
             await self._run(self._rowcount, _PUT, params)
         else:
             await self._run(self._transaction, self._put_within, params, quota, index)
+        await self._changed(1)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         params = {"owner": owner, "bucket": bucket, "key": key}
         rows = await self._run(self._fetchall, _DELETE, params)
+        await self._changed(len(rows))
         return any(_live(expires_at, now) for (expires_at,) in rows)
 
     async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
-        return await self._run(self._transaction, self._delete_within, list(addresses), now)
+        gone: int = await self._run(self._transaction, self._delete_within, list(addresses), now)
+        await self._changed(len(addresses))
+        return gone
 
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
@@ -197,10 +185,14 @@ class SQLiteStore:
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         params = {"owner": owner, "bucket": bucket}
         rows = await self._run(self._fetchall, _DELETE_BUCKET, params)
+        await self._changed(len(rows))
         return sum(1 for (expires_at,) in rows if _live(expires_at, now))
 
     async def delete_owner(self, owner: str) -> int:
-        return await self._run(self._rowcount, _DELETE_OWNER, {"owner": owner})
+        """Delete every entry of ``owner``, and then the index's postings of them (a merge) at once."""
+        deleted = await self._run(self._rowcount, _DELETE_OWNER, {"owner": owner})
+        await self._merge()
+        return deleted
 
     async def swap(
         self,
@@ -227,8 +219,11 @@ class SQLiteStore:
         }
         if not also and quota is None and index is None:  # one statement
             sql = _SWAP_ABSENT if expected is None else _SWAP_EQUAL
-            return await self._run(self._rowcount, sql, params) == 1
-        return await self._run(self._transaction, self._swap_within, params, list(also), quota, index)
+            swapped = await self._run(self._rowcount, sql, params) == 1
+        else:
+            swapped = await self._run(self._transaction, self._swap_within, params, list(also), quota, index)
+        await self._changed(1 + len(also) if swapped else 0)
+        return swapped
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
@@ -251,6 +246,7 @@ class SQLiteStore:
     async def purge_expired(self, now: float) -> int:
         purged = await self._run(self._rowcount, _PURGE, {"now": now})
         await self._run(self._rowcount, _PURGE_USAGE, {})
+        await self._merge()
         return purged
 
     # -- on the worker thread ---------------------------------------------------------
@@ -357,30 +353,17 @@ class SQLiteStore:
 
     def _index(self, params: dict[str, Any], index: Postings | None) -> None:
         """Give the entry just written its document and postings (none when ``index`` is None)."""
-        if index is None:
-            return
-        db = self._db()
-        doc = db.execute(_ADD_DOC, {**params, "length": index.length}).lastrowid
-        db.executemany(_ADD_TERM, [(term, doc, count) for term, count in index.terms.items()])
+        if index is not None:
+            index_sql.add(self._db(), params, index)
 
     def _search_snapshot(self, params: dict[str, Any], terms: list[int], limit: int, stats: Stats | None) -> Ranking:
         """The statistics and the ranking as of one moment (a read transaction), so they agree with each other."""
-        return self._transaction(self._search_within, params, terms, limit, stats, begin="BEGIN")
+        return self._transaction(index_sql.search, self._db(), params, terms, limit, stats, begin="BEGIN")
 
-    def _search_within(self, params: dict[str, Any], terms: list[int], limit: int, given: Stats | None) -> Ranking:
-        usage = self._fetchone(_SEARCH_USAGE, params)
-        if usage is None:
-            return Ranking(Stats(0, 0, (0,) * len(terms)), [])
-        expired, expired_length = self._fetchone(_SEARCH_EXPIRED, params)
-        frequencies = tuple(self._fetchone(_SEARCH_FREQUENCY, {**params, "term": term})[0] for term in terms)
-        own = Stats(usage[0] - expired, usage[1] - expired_length, frequencies)
-        stats = given or own
-        if limit <= 0 or stats.documents <= 0 or not terms:
-            return Ranking(own, [])
-        weighted = [value for pair in zip(terms, stats.weights(), strict=True) for value in pair]
-        arguments = [*weighted, stats.average, params["owner"], params["bucket"], params["now"], limit]
-        rows = self._db().execute(_ranking_sql(len(terms)), arguments).fetchall()
-        return Ranking(own, [(key, score) for key, score in rows])
+    def _merge_pending(self) -> None:
+        """Merge the index's fresh and stale postings (``_sqlite_index.merge``), if there are any."""
+        if self._fetchone(_PENDING, {})[0]:
+            self._transaction(index_sql.merge, self._db())
 
     def _swap_within(
         self, params: dict[str, Any], also: list[Expectation], quota: Quota | None, index: Postings | None
@@ -426,6 +409,23 @@ class SQLiteStore:
             if attempt == 0 and self._rowcount(_TRIM, params):
                 continue
             raise problem
+
+    async def _changed(self, count: int) -> None:
+        """Count ``count`` changes to the index; past ``merge_every`` since the last merge, merge."""
+        self._changes += count
+        if self._changes >= self._merge_every:
+            await self._merge()
+
+    async def _merge(self) -> None:
+        """Merge the index now. The change that led here has been committed, so a failure is not its failure:
+        it is logged, and the next change tries again."""
+        try:
+            await self._run(self._merge_pending)
+        except (StoreUnavailableError, sqlite3.Error) as exc:
+            self._changes = self._merge_every
+            logger.warning("The search index of %s was not merged (the next change tries again): %s", self, exc)
+        else:
+            self._changes = 0
 
     async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(*args)`` on the worker thread; SQLite failures become StoreUnavailableError."""

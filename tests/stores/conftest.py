@@ -15,6 +15,7 @@ import pytest
 
 from mcpkit_remember._memory_store import MemoryStore
 from mcpkit_remember._redis_store import RedisStore
+from mcpkit_remember._sqlite_index import MERGE_EVERY
 from mcpkit_remember._sqlite_store import SQLiteStore
 from mcpkit_remember._store import Store
 
@@ -24,15 +25,19 @@ OTHER = "0f3.99999999999999999999999999999999"
 MakeStore = Callable[[], Store]
 
 
-@pytest.fixture(params=["memory", "sqlite", "redis", "redis-cluster", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "sqlite-merged", "redis", "redis-cluster", "postgres"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
-    """A factory of store objects that all see the same data (one file, one Redis prefix)."""
+    """A factory of store objects that all see the same data (one file, one Redis prefix).
+
+    ``sqlite`` keeps a test's few postings fresh (``MERGE_EVERY`` is far off); ``sqlite-merged`` merges its
+    search index at every change, so the same tests also run on merged and stale postings.
+    """
     if request.param == "memory":
         shared = MemoryStore()
         return lambda: shared
-    if request.param == "sqlite":
-        path = tmp_path / "remember.db"
-        return lambda: SQLiteStore(path)
+    if request.param.startswith("sqlite"):
+        path, merge_every = tmp_path / "remember.db", 1 if request.param == "sqlite-merged" else MERGE_EVERY
+        return lambda: SQLiteStore(path, merge_every=merge_every)
     if request.param == "postgres":
         from mcpkit_remember._postgres_store import PostgresStore
 

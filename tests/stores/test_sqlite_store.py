@@ -128,7 +128,7 @@ async def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     await store.close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_schema.SCHEMA_VERSION,) == (2,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_schema.SCHEMA_VERSION,) == (3,)
 
 
 async def test_a_newer_schema_is_refused_with_its_version(tmp_path: Path) -> None:

@@ -1,0 +1,169 @@
+"""The SQLite store's search index in batches: fresh postings, merges, stale postings, and schema 2 files.
+
+The store contract suite runs on SQLite twice (``sqlite``, whose postings stay fresh, and ``sqlite-merged``,
+merged at every change); these tests mix the two states in one store, and look at the file itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from mcpkit_remember import _sqlite_index as sqlite_index
+from mcpkit_remember._sqlite_schema import _SCHEMA_1, _SCHEMA_2
+from mcpkit_remember._sqlite_store import SQLiteStore
+from mcpkit_remember._store import Postings, Ranking
+from mcpkit_search import Stats
+
+OWNER, OTHER, BUCKET = "0f3.aaaa", "0f3.bbbb", "b" * 32
+TERMS = list(range(100, 130))
+
+
+def postings(rng: random.Random) -> Postings:
+    terms = {term: rng.randint(1, 3) for term in rng.sample(TERMS, rng.randint(1, 8))}
+    return Postings(terms, sum(terms.values()))
+
+
+def counts(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as db:
+        tables = ("remember_terms", "remember_fresh", "remember_stale")
+        counted = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in tables}
+        counted["fresh docs"] = db.execute("SELECT count(*) FROM remember_docs WHERE fresh IS NOT NULL").fetchone()[0]
+    return counted
+
+
+async def searches(store: SQLiteStore, now: float) -> list[Ranking]:
+    return [await store.search(OWNER, BUCKET, terms, now, limit=50) for terms in ([100], [101, 107], TERMS[:12])]
+
+
+async def test_rankings_are_the_same_whatever_has_been_merged(tmp_path: Path) -> None:
+    """The same writes, rewrites and deletes on a store that merges at every change and on one that merges
+    every 7: at every step both rank alike, with fresh, merged and stale postings mixed in the second."""
+    now, rng = time.time(), random.Random(20261203)
+    merged = SQLiteStore(tmp_path / "merged.db", merge_every=1)
+    batched = SQLiteStore(tmp_path / "batched.db", merge_every=7)
+    for store in (merged, batched):
+        await store.open()
+    for step in range(120):
+        key, index = f"k{rng.randrange(40)}", postings(rng)
+        action = rng.random()
+        for store in (merged, batched):
+            if action < 0.75:
+                await store.put(OWNER, BUCKET, key, b"%d" % step, None, now, index=index)
+            elif action < 0.9:
+                await store.delete(OWNER, BUCKET, key, now)
+            else:  # a write without postings over an indexed value takes its document away
+                await store.put(OWNER, BUCKET, key, b"plain", None, now)
+        if step % 10 == 9:
+            expected, got = await searches(merged, now), await searches(batched, now)
+            for want, have in zip(expected, got, strict=True):
+                assert have.stats == want.stats
+                assert [key for key, _ in have.hits] == [key for key, _ in want.hits]
+                assert [score for _, score in have.hits] == pytest.approx([score for _, score in want.hits], rel=1e-12)
+    state = counts(tmp_path / "batched.db")
+    assert state["remember_fresh"] + state["remember_stale"] > 0  # the comparison did see unmerged postings
+    for store in (merged, batched):
+        await store.close()
+    closed = counts(tmp_path / "batched.db")  # closing merges: the same postings as merged at every change
+    assert (
+        closed
+        == counts(tmp_path / "merged.db")
+        == {**closed, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+    )
+
+
+async def test_a_document_is_never_numbered_like_a_stale_one(tmp_path: Path) -> None:
+    """The newest document, merged and then replaced, leaves stale postings under its number until the next
+    merge: the next document is numbered past it, so it neither inherits them nor loses its own to the merge."""
+    now, path = time.time(), tmp_path / "remember.db"
+    store = SQLiteStore(path, merge_every=1000)
+    await store.open()
+    await store.put(OWNER, BUCKET, "old", b"1", None, now, index=Postings({100: 1}, 1))
+    await store._merge()
+    await store.delete(OWNER, BUCKET, "old", now)  # the newest document: its number is now stale
+    await store.put(OWNER, BUCKET, "new", b"2", None, now, index=Postings({101: 1}, 1))
+    assert (await store.search(OWNER, BUCKET, [100], now, limit=10)).hits == []
+    await store._merge()
+    assert [key for key, _ in (await store.search(OWNER, BUCKET, [101], now, limit=10)).hits] == ["new"]
+    assert (await store.search(OWNER, BUCKET, [100], now, limit=10)).stats == Stats(1, 1, (0,))
+    await store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT doc FROM remember_docs").fetchall() == [(2,)]
+
+
+async def test_purging_an_owner_deletes_their_postings_at_once(tmp_path: Path) -> None:
+    """``purge --user`` deletes by owner: their documents' postings go in the same call, not at a later merge."""
+    now, path = time.time(), tmp_path / "remember.db"
+    store = SQLiteStore(path, merge_every=1000)
+    await store.open()
+    for number in range(5):
+        for owner in (OWNER, OTHER):
+            await store.put(owner, BUCKET, f"k{number}", b"1", None, now, index=Postings({100: 1, 101 + number: 2}, 3))
+    await store._merge()
+    await store.put(OWNER, BUCKET, "fresh", b"1", None, now, index=Postings({100: 1}, 1))
+    assert await store.delete_owner(OWNER) == 6
+    assert counts(path) == {"remember_terms": 10, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+    other = await store.search(OTHER, BUCKET, [100], now, limit=10)
+    assert other.stats == Stats(5, 15, (5,))
+    await store.close()
+
+
+async def test_a_failed_merge_fails_no_write_and_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    now, path = time.time(), tmp_path / "remember.db"
+    store = SQLiteStore(path, merge_every=2)
+    await store.open()
+    merge = sqlite_index.merge
+
+    def failing(db: sqlite3.Connection) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(sqlite_index, "merge", failing)
+    with caplog.at_level(logging.WARNING, logger="mcpkit.remember"):
+        for key in ("a", "b"):  # the second write's merge fails; the write itself stands
+            await store.put(OWNER, BUCKET, key, b"1", None, now, index=Postings({100: 1}, 1))
+    assert "was not merged (the next change tries again): " in caplog.text
+    assert "disk I/O error" in caplog.text
+    assert [key for key, _ in (await store.search(OWNER, BUCKET, [100], now, limit=10)).hits] == ["a", "b"]
+    monkeypatch.setattr(sqlite_index, "merge", merge)
+    await store.put(OWNER, BUCKET, "c", b"1", None, now, index=Postings({100: 1}, 1))  # the next change merges
+    assert counts(path) == {"remember_terms": 3, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+    await store.close()
+
+
+async def test_a_schema_2_file_is_searched_and_rewritten_after_its_migration(tmp_path: Path) -> None:
+    """A file of mcpkit's schema 2 (postings written at once, keyed by term): opened, it is version 3, its
+    postings are found as they are, and a rewrite leaves the old ones stale until the next merge."""
+    now, path = time.time(), tmp_path / "remember.db"
+    path.touch(mode=0o600)
+    with sqlite3.connect(path) as db:
+        for statement in (*_SCHEMA_1, *_SCHEMA_2):
+            db.execute(statement)
+        db.execute("PRAGMA user_version = 2")
+        for doc, (key, terms) in enumerate({"tea": {100: 2}, "coffee": {101: 1, 100: 1}}.items(), start=1):
+            db.execute("INSERT INTO remember_entries VALUES (?, ?, ?, x'00', NULL)", (OWNER, BUCKET, key))
+            db.execute(
+                "INSERT INTO remember_docs (doc, owner, bucket, key, length, expires_at) VALUES (?, ?, ?, ?, ?, NULL)",
+                (doc, OWNER, BUCKET, key, sum(terms.values())),
+            )
+            db.executemany("INSERT INTO remember_terms VALUES (?, ?, ?)", [(t, doc, c) for t, c in terms.items()])
+    store = SQLiteStore(path, merge_every=1000)
+    await store.open()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+    ranking = await store.search(OWNER, BUCKET, [100], now, limit=10)
+    assert ranking.stats == Stats(2, 4, (2,))
+    assert [key for key, _ in ranking.hits] == ["tea", "coffee"]
+    await store.put(OWNER, BUCKET, "tea", b"2", None, now, index=Postings({102: 1}, 1))
+    assert counts(path) == {"remember_terms": 3, "remember_fresh": 1, "remember_stale": 1, "fresh docs": 1}
+    assert [key for key, _ in (await store.search(OWNER, BUCKET, [100], now, limit=10)).hits] == ["coffee"]
+    await store.close()
+    assert counts(path) == {"remember_terms": 3, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+    with sqlite3.connect(path) as db:  # tea's old posting went with the merge; its new one is merged
+        assert sorted(db.execute("SELECT term, doc FROM remember_terms")) == [(100, 2), (101, 2), (102, 3)]
