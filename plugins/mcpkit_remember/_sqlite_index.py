@@ -38,7 +38,8 @@ _ADD_DOC = """INSERT INTO remember_docs (doc, owner, bucket, key, length, expire
     VALUES (
         1 + max(coalesce((SELECT max(doc) FROM remember_docs), 0), coalesce((SELECT max(doc) FROM remember_stale), 0)),
         :owner, :bucket, :key, :length, :expires_at, 1)"""
-_ADD_POSTING = "INSERT INTO remember_fresh (doc, term, count) VALUES (?, ?, ?)"
+#: Postings a write adds with one statement (a longer value's, a statement per this many).
+_ADD_AT_ONCE = 32
 _MERGE = (
     "INSERT INTO remember_terms (term, doc, count) SELECT term, doc, count FROM remember_fresh ORDER BY term, doc",
     "DELETE FROM remember_fresh",
@@ -84,10 +85,19 @@ def _ranking_sql(terms: int) -> str:
     GROUP BY p.doc ORDER BY score DESC, d.key LIMIT :limit"""
 
 
+@functools.lru_cache(maxsize=_ADD_AT_ONCE)
+def _add_postings_sql(postings: int) -> str:
+    """One statement adding ``postings`` fresh postings: (document, term, count) each."""
+    return "INSERT INTO remember_fresh (doc, term, count) VALUES " + ", ".join(["(?, ?, ?)"] * postings)
+
+
 def add(db: sqlite3.Connection, params: dict[str, Any], postings: Postings) -> None:
     """Give the entry just written (``params``: its address and deadline) its fresh document and postings."""
     doc = db.execute(_ADD_DOC, {**params, "length": postings.length}).lastrowid
-    db.executemany(_ADD_POSTING, [(doc, term, count) for term, count in postings.terms.items()])
+    rows = [value for term, count in postings.terms.items() for value in (doc, term, count)]
+    for start in range(0, len(rows), 3 * _ADD_AT_ONCE):
+        batch = rows[start : start + 3 * _ADD_AT_ONCE]
+        db.execute(_add_postings_sql(len(batch) // 3), batch)
 
 
 def merge(db: sqlite3.Connection) -> None:
