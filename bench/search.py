@@ -436,6 +436,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.redis_only:
             with private_redis(tmp, args.redis_cpu, prefix):
                 return {"latency": {"redis": await latency("redis", tmp, prefix, sizes, others)}}
+        if args.sqlite_only:  # with the FTS5 baseline its target compares it to, measured in the same run
+            sqlite = await latency("sqlite", tmp, prefix, sizes, others)
+            return {"latency": {"sqlite": sqlite}, "fts5": await fts5_baseline(tmp, sizes, others)}
         out["quality"] = await quality(tmp, prefix)
         out["semantic"] = await semantic.semantic(tmp, prefix)
         if "error" not in out["semantic"]:
@@ -483,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--indexing-only", action="store_true", help="the indexing cost rows only")
     parser.add_argument("--postgres-only", action="store_true", help="the PostgreSQL latency row only")
     parser.add_argument("--redis-only", action="store_true", help="the Redis latency row only")
+    parser.add_argument("--sqlite-only", action="store_true", help="the SQLite and FTS5 latency rows only")
     parser.add_argument("--merge", metavar="JSON", help="put these rows into this saved results file's search part")
     args = parser.parse_args(argv)
     if args.cpu is not None:
@@ -502,18 +506,37 @@ def main(argv: list[str] | None = None) -> int:
         )
         if any(Path(line[3:]).resolve() != path.resolve() for line in changed.stdout.splitlines()):  # code too
             commit += " + uncommitted changes"
-        merged = ", ".join(f"{part} ({_row_names(rows)})" for part, rows in measured.items() if isinstance(rows, dict))
         command = " ".join(["python -m bench.search", *(argv or sys.argv[1:])])
-        earlier = search.get("note")  # rows merged before keep their note
-        search["note"] = (f"{earlier} " if earlier else "") + f"Re-measured at {commit} with `{command}`: {merged}."
+        rows = {part: _row_names(rows) for part, rows in measured.items() if isinstance(rows, dict)}
+        search["remeasured"] = _still_shown(
+            [*search.get("remeasured", []), {"commit": commit, "command": command, "rows": rows}]
+        )
+        search["note"] = " ".join(
+            f"Re-measured at {entry['commit']} with `{entry['command']}`: "
+            + ", ".join(f"{part} ({', '.join(names)})" for part, names in entry["rows"].items())
+            + "."
+            for entry in search["remeasured"]
+        )
         path.write_text(json.dumps(results, indent=1) + "\n")
     return 0
 
 
-def _row_names(rows: dict[str, Any]) -> str:
+def _row_names(rows: dict[str, Any]) -> list[str]:
     """The rows of a part as a note names them: the stores of ``STORE/field`` keys (indexing), else the keys."""
     fields = [row for row in rows if "/" in row]
-    return ", ".join(dict.fromkeys(row.split("/")[0] for row in fields) if fields else rows)
+    return list(dict.fromkeys(row.split("/")[0] for row in fields) if fields else rows)
+
+
+def _still_shown(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The re-measurements whose rows the page still shows: one whose every row a later one measured again goes."""
+    kept = []
+    for number, entry in enumerate(entries):
+        later = {
+            (part, name) for newer in entries[number + 1 :] for part, names in newer["rows"].items() for name in names
+        }
+        if any((part, name) not in later for part, names in entry["rows"].items() for name in names):
+            kept.append(entry)
+    return kept
 
 
 if __name__ == "__main__":
