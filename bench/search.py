@@ -112,10 +112,14 @@ def _other_rows(count: int) -> Iterator[dict[str, list[tuple[Any, ...]]]]:
 
 
 def fill_others_sqlite(path: Path, count: int) -> None:
+    """As the store keeps them once merged: postings in ``remember_terms``, documents no longer ``fresh`` (a
+    document is always added fresh: the schema refuses others, as an older mcpkit's)."""
     with sqlite3.connect(path) as db:
         for tables in _other_rows(count):
+            tables["remember_docs"] = [(*doc, 1) for doc in tables["remember_docs"]]
             for table, rows in tables.items():
                 db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(rows[0]))})", rows)
+            db.execute("UPDATE remember_docs SET fresh = NULL WHERE fresh IS NOT NULL")
 
 
 def fill_others_postgres(url: str, count: int) -> None:

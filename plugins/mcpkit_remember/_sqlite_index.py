@@ -55,11 +55,13 @@ _EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
 # Merged postings: from the term's postings, each document looked up by its number. CROSS JOIN fixes that order
 # and the unary + keeps SQLite from scanning the owner's documents instead (which its planner, without
 # statistics, believes cheaper: at 10,000 values it was 3 to 6 times slower). Fresh postings: from the bucket's
-# fresh documents (an index of their own), each looked up with the term.
+# fresh documents (an index of their own, named so that the planner never scans the bucket's documents instead),
+# each looked up with the term.
 _FREQUENCY = f"""SELECT
     (SELECT count(*) FROM remember_terms t CROSS JOIN remember_docs d ON d.doc = t.doc
         WHERE t.term = :term AND +d.owner = :owner AND +d.bucket = :bucket AND {_LIVE})
-    + (SELECT count(*) FROM remember_docs d CROSS JOIN remember_fresh f ON f.doc = d.doc AND f.term = :term
+    + (SELECT count(*) FROM remember_docs d INDEXED BY remember_docs_fresh
+        CROSS JOIN remember_fresh f ON f.doc = d.doc AND f.term = :term
         WHERE d.owner = :owner AND d.bucket = :bucket AND d.fresh IS NOT NULL AND {_LIVE})"""
 
 
@@ -75,7 +77,7 @@ def _ranking_sql(terms: int) -> str:
     p(doc, idf, count) AS (
         SELECT t.doc, w.idf, t.count FROM w CROSS JOIN remember_terms t ON t.term = w.term
         UNION ALL
-        SELECT f.doc, w.idf, f.count FROM remember_docs fd CROSS JOIN w
+        SELECT f.doc, w.idf, f.count FROM remember_docs fd INDEXED BY remember_docs_fresh CROSS JOIN w
             CROSS JOIN remember_fresh f ON f.doc = fd.doc AND f.term = w.term
         WHERE fd.owner = :owner AND fd.bucket = :bucket AND fd.fresh IS NOT NULL)
     SELECT d.key, sum(p.idf * p.count * {K1 + 1!r} / (p.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / :average)))

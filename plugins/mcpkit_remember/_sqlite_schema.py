@@ -102,10 +102,15 @@ _SCHEMA_3 = (
         PRIMARY KEY (doc, term)
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS remember_stale (doc INTEGER PRIMARY KEY)""",
+    # An instance of an older mcpkit still running on the file would number its documents without looking at
+    # the stale ones and put its postings straight into remember_terms: its writes are refused instead.
+    """CREATE TRIGGER IF NOT EXISTS remember_docs_older BEFORE INSERT ON remember_docs WHEN NEW.fresh IS NULL BEGIN
+        SELECT RAISE(ABORT, 'this SQLite remember store has schema version 3: upgrade mcpkit and restart');
+    END""",
     """DROP TRIGGER IF EXISTS remember_docs_delete""",
     """CREATE TRIGGER remember_docs_delete AFTER DELETE ON remember_docs BEGIN
         DELETE FROM remember_fresh WHERE doc = OLD.doc;
-        INSERT INTO remember_stale (doc) SELECT OLD.doc WHERE OLD.fresh IS NULL;
+        INSERT OR IGNORE INTO remember_stale (doc) SELECT OLD.doc WHERE OLD.fresh IS NULL;
         UPDATE remember_usage SET documents = documents - 1, length = length - OLD.length
         WHERE owner = OLD.owner AND bucket = OLD.bucket;
     END""",

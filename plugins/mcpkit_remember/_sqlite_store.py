@@ -129,12 +129,12 @@ class SQLiteStore:
         executor, conn = self._executor, self._conn
         if executor is None:
             return
-        if self._changes:
-            await self._merge()
-        if conn is not None:
-            await asyncio.get_running_loop().run_in_executor(executor, conn.close)
-        executor.shutdown(wait=True)
-        self._executor = self._conn = None
+        try:
+            if conn is not None:
+                await asyncio.get_running_loop().run_in_executor(executor, self._close_connection, conn)
+        finally:
+            executor.shutdown(wait=True)
+            self._executor = self._conn = None
 
     async def settle_legacy(self) -> None:
         await self._run(self._rowcount, _SETTLE_LEGACY, {})
@@ -161,21 +161,17 @@ class SQLiteStore:
     ) -> None:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
         if quota is None and index is None:
-            await self._run(self._rowcount, _PUT, params)
+            await self._run(self._changing, _one, self._rowcount, _PUT, params)
         else:
-            await self._run(self._transaction, self._put_within, params, quota, index)
-        await self._changed(1)
+            await self._run(self._changing, _one, self._transaction, self._put_within, params, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         params = {"owner": owner, "bucket": bucket, "key": key}
-        rows = await self._run(self._fetchall, _DELETE, params)
-        await self._changed(len(rows))
+        rows = await self._run(self._changing, len, self._fetchall, _DELETE, params)
         return any(_live(expires_at, now) for (expires_at,) in rows)
 
     async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
-        gone: int = await self._run(self._transaction, self._delete_within, list(addresses), now)
-        await self._changed(len(addresses))
-        return gone
+        return await self._run(self._changing, _itself, self._transaction, self._delete_within, list(addresses), now)
 
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
@@ -184,15 +180,13 @@ class SQLiteStore:
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         params = {"owner": owner, "bucket": bucket}
-        rows = await self._run(self._fetchall, _DELETE_BUCKET, params)
-        await self._changed(len(rows))
+        rows = await self._run(self._changing, len, self._fetchall, _DELETE_BUCKET, params)
         return sum(1 for (expires_at,) in rows if _live(expires_at, now))
 
     async def delete_owner(self, owner: str) -> int:
-        """Delete every entry of ``owner``, and then the index's postings of them (a merge) at once."""
-        deleted = await self._run(self._rowcount, _DELETE_OWNER, {"owner": owner})
-        await self._merge()
-        return deleted
+        """Delete every entry of ``owner`` and, in the same transaction, a merge takes their postings out of the
+        file: if it cannot, nothing is deleted and the call fails (``purge --user`` can be run again)."""
+        return await self._run(self._transaction, self._delete_owner_within, owner)
 
     async def swap(
         self,
@@ -219,10 +213,12 @@ class SQLiteStore:
         }
         if not also and quota is None and index is None:  # one statement
             sql = _SWAP_ABSENT if expected is None else _SWAP_EQUAL
-            swapped = await self._run(self._rowcount, sql, params) == 1
-        else:
-            swapped = await self._run(self._transaction, self._swap_within, params, list(also), quota, index)
-        await self._changed(1 + len(also) if swapped else 0)
+            written: int = await self._run(self._changing, _itself, self._rowcount, sql, params)
+            return written == 1
+        swap = self._swap_within
+        swapped: bool = await self._run(
+            self._changing, _itself, self._transaction, swap, params, list(also), quota, index
+        )
         return swapped
 
     async def search(
@@ -244,9 +240,8 @@ class SQLiteStore:
             sql, params = _SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
 
     async def purge_expired(self, now: float) -> int:
-        purged = await self._run(self._rowcount, _PURGE, {"now": now})
+        purged: int = await self._run(self._changing, _itself, self._rowcount, _PURGE, {"now": now})
         await self._run(self._rowcount, _PURGE_USAGE, {})
-        await self._merge()
         return purged
 
     # -- on the worker thread ---------------------------------------------------------
@@ -360,10 +355,40 @@ class SQLiteStore:
         """The statistics and the ranking as of one moment (a read transaction), so they agree with each other."""
         return self._transaction(index_sql.search, self._db(), params, terms, limit, stats, begin="BEGIN")
 
-    def _merge_pending(self) -> None:
-        """Merge the index's fresh and stale postings (``_sqlite_index.merge``), if there are any."""
-        if self._fetchone(_PENDING, {})[0]:
-            self._transaction(index_sql.merge, self._db())
+    def _changing(self, changes: Callable[[_T], int], call: Callable[..., _T], *args: Any) -> _T:
+        """``call(*args)``, then count the changes to the index it made (``changes`` of its result), and past
+        ``merge_every`` since the last merge, merge: in the same job on the worker thread, after the call's
+        commit. A merge that fails is not the call's failure (its change stands): it is logged, and tried
+        again ``merge_every`` changes later."""
+        result = call(*args)
+        self._changes += changes(result)
+        if self._changes >= self._merge_every:
+            self._merge_quietly()
+        return result
+
+    def _merge_quietly(self) -> None:
+        """Merge the index's fresh and stale postings (``_sqlite_index.merge``), if there are any; a failure is
+        logged."""
+        self._changes = 0
+        try:
+            if self._fetchone(_PENDING, {})[0]:
+                self._transaction(index_sql.merge, self._db())
+        except sqlite3.Error as exc:
+            logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
+
+    def _close_connection(self, conn: sqlite3.Connection) -> None:
+        """Merge what this instance left unmerged, then close: the file is left with its index merged."""
+        try:
+            if self._changes:
+                self._merge_quietly()
+        finally:
+            conn.close()
+
+    def _delete_owner_within(self, owner: str) -> int:
+        deleted = self._rowcount(_DELETE_OWNER, {"owner": owner})
+        index_sql.merge(self._db())
+        self._changes = 0
+        return deleted
 
     def _swap_within(
         self, params: dict[str, Any], also: list[Expectation], quota: Quota | None, index: Postings | None
@@ -410,23 +435,6 @@ class SQLiteStore:
                 continue
             raise problem
 
-    async def _changed(self, count: int) -> None:
-        """Count ``count`` changes to the index; past ``merge_every`` since the last merge, merge."""
-        self._changes += count
-        if self._changes >= self._merge_every:
-            await self._merge()
-
-    async def _merge(self) -> None:
-        """Merge the index now. The change that led here has been committed, so a failure is not its failure:
-        it is logged, and the next change tries again."""
-        try:
-            await self._run(self._merge_pending)
-        except (StoreUnavailableError, sqlite3.Error) as exc:
-            self._changes = self._merge_every
-            logger.warning("The search index of %s was not merged (the next change tries again): %s", self, exc)
-        else:
-            self._changes = 0
-
     async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(*args)`` on the worker thread; SQLite failures become StoreUnavailableError."""
         if self._executor is None:
@@ -435,6 +443,16 @@ class SQLiteStore:
             return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
         except sqlite3.OperationalError as exc:
             raise StoreUnavailableError(f"The SQLite remember store at {str(self._path)!r} failed: {exc}") from exc
+
+
+def _one(_: object) -> int:
+    """A write's changes to the index: one."""
+    return 1
+
+
+def _itself(count: int | bool) -> int:
+    """The changes a call that returns how many values it changed made to the index."""
+    return int(count)
 
 
 def _live(expires_at: float | None, now: float) -> bool:

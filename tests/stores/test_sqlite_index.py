@@ -17,7 +17,7 @@ import pytest
 from mcpkit_remember import _sqlite_index as sqlite_index
 from mcpkit_remember._sqlite_schema import _SCHEMA_1, _SCHEMA_2
 from mcpkit_remember._sqlite_store import SQLiteStore
-from mcpkit_remember._store import Postings, Ranking
+from mcpkit_remember._store import Postings, Ranking, StoreUnavailableError
 from mcpkit_search import Stats
 
 OWNER, OTHER, BUCKET = "0f3.aaaa", "0f3.bbbb", "b" * 32
@@ -35,6 +35,12 @@ def counts(path: Path) -> dict[str, int]:
         counted = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in tables}
         counted["fresh docs"] = db.execute("SELECT count(*) FROM remember_docs WHERE fresh IS NOT NULL").fetchone()[0]
     return counted
+
+
+async def reopened(store: SQLiteStore) -> None:
+    """Close and open ``store`` again: closing merges what it left unmerged."""
+    await store.close()
+    await store.open()
 
 
 async def searches(store: SQLiteStore, now: float) -> list[Ranking]:
@@ -84,11 +90,11 @@ async def test_a_document_is_never_numbered_like_a_stale_one(tmp_path: Path) -> 
     store = SQLiteStore(path, merge_every=1000)
     await store.open()
     await store.put(OWNER, BUCKET, "old", b"1", None, now, index=Postings({100: 1}, 1))
-    await store._merge()
+    await reopened(store)
     await store.delete(OWNER, BUCKET, "old", now)  # the newest document: its number is now stale
     await store.put(OWNER, BUCKET, "new", b"2", None, now, index=Postings({101: 1}, 1))
     assert (await store.search(OWNER, BUCKET, [100], now, limit=10)).hits == []
-    await store._merge()
+    await reopened(store)
     assert [key for key, _ in (await store.search(OWNER, BUCKET, [101], now, limit=10)).hits] == ["new"]
     assert (await store.search(OWNER, BUCKET, [100], now, limit=10)).stats == Stats(1, 1, (0,))
     await store.close()
@@ -104,13 +110,43 @@ async def test_purging_an_owner_deletes_their_postings_at_once(tmp_path: Path) -
     for number in range(5):
         for owner in (OWNER, OTHER):
             await store.put(owner, BUCKET, f"k{number}", b"1", None, now, index=Postings({100: 1, 101 + number: 2}, 3))
-    await store._merge()
+    await reopened(store)
     await store.put(OWNER, BUCKET, "fresh", b"1", None, now, index=Postings({100: 1}, 1))
     assert await store.delete_owner(OWNER) == 6
     assert counts(path) == {"remember_terms": 10, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
     other = await store.search(OTHER, BUCKET, [100], now, limit=10)
     assert other.stats == Stats(5, 15, (5,))
     await store.close()
+
+
+async def test_a_purge_whose_merge_fails_deletes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deleting a user and taking their postings out of the file are one transaction: either both, or the
+    purge fails (it can be run again) and the user's values are all still there."""
+    now, path = time.time(), tmp_path / "remember.db"
+    store = SQLiteStore(path, merge_every=1)
+    await store.open()
+    await store.put(OWNER, BUCKET, "k", b"1", None, now, index=Postings({100: 1}, 1))
+
+    def failing(db: sqlite3.Connection) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(sqlite_index, "merge", failing)
+    with pytest.raises(StoreUnavailableError, match="database is locked"):
+        await store.delete_owner(OWNER)
+    assert await store.get(OWNER, BUCKET, "k", now) is not None
+    assert counts(path) == {"remember_terms": 1, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+    await store.close()
+
+
+async def test_an_older_instance_cannot_write_to_the_index(tmp_path: Path) -> None:
+    """An instance of an older mcpkit, started before the file's migration, adds documents without ``fresh``:
+    refused, rather than numbered over stale ones."""
+    path = tmp_path / "remember.db"
+    store = SQLiteStore(path)
+    await store.open()
+    await store.close()
+    with sqlite3.connect(path) as db, pytest.raises(sqlite3.IntegrityError, match="has schema version 3: upgrade"):
+        db.execute("INSERT INTO remember_docs (owner, bucket, key, length, expires_at) VALUES ('o', 'b', 'k', 1, NULL)")
 
 
 async def test_a_failed_merge_fails_no_write_and_is_tried_again(
@@ -128,12 +164,14 @@ async def test_a_failed_merge_fails_no_write_and_is_tried_again(
     with caplog.at_level(logging.WARNING, logger="mcpkit.remember"):
         for key in ("a", "b"):  # the second write's merge fails; the write itself stands
             await store.put(OWNER, BUCKET, key, b"1", None, now, index=Postings({100: 1}, 1))
-    assert "was not merged (the next change tries again): " in caplog.text
+    assert "was not merged (tried again later): " in caplog.text
     assert "disk I/O error" in caplog.text
     assert [key for key, _ in (await store.search(OWNER, BUCKET, [100], now, limit=10)).hits] == ["a", "b"]
     monkeypatch.setattr(sqlite_index, "merge", merge)
-    await store.put(OWNER, BUCKET, "c", b"1", None, now, index=Postings({100: 1}, 1))  # the next change merges
-    assert counts(path) == {"remember_terms": 3, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+    await store.put(OWNER, BUCKET, "c", b"1", None, now, index=Postings({100: 1}, 1))
+    assert counts(path)["remember_fresh"] == 3  # a failed merge waits merge_every changes before the next
+    await store.put(OWNER, BUCKET, "d", b"1", None, now, index=Postings({100: 1}, 1))
+    assert counts(path) == {"remember_terms": 4, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
     await store.close()
 
 
