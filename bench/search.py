@@ -526,9 +526,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _row_names(rows: dict[str, Any]) -> list[str]:
-    """The rows of a part as a note names them: the stores of ``STORE/field`` keys (indexing), else the keys."""
+    """The rows of a part as a note names them: the stores of ``STORE/field`` keys (indexing), else the keys
+    that hold rows (a store's latency, a size of the FTS5 baseline), not the part's own figures."""
     fields = [row for row in rows if "/" in row]
-    return list(dict.fromkeys(row.split("/")[0] for row in fields) if fields else rows)
+    if fields:
+        return list(dict.fromkeys(row.split("/")[0] for row in fields))
+    return [name for name, row in rows.items() if isinstance(row, dict)]
 
 
 def _still_shown(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from typing import Any
 from mcpkit_remember._store import Postings, Ranking
 from mcpkit_search import K1, B, Stats
 
-__all__ = ["MERGE_EVERY", "add", "merge", "search"]
+__all__ = ["MERGE_EVERY", "add", "merge", "pending", "search"]
 
 #: Changes (indexed writes, deleted or replaced entries) a store makes before it merges the fresh postings.
 MERGE_EVERY = 256
@@ -47,6 +47,8 @@ _MERGE = (
     "DELETE FROM remember_terms WHERE doc IN (SELECT doc FROM remember_stale)",
     "DELETE FROM remember_stale",
 )
+_PENDING = """SELECT EXISTS (SELECT 1 FROM remember_fresh) OR EXISTS (SELECT 1 FROM remember_stale)
+    OR EXISTS (SELECT 1 FROM remember_docs WHERE fresh IS NOT NULL)"""
 
 _LIVE = "(d.expires_at IS NULL OR d.expires_at > :now)"
 _USAGE = "SELECT documents, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
@@ -100,6 +102,11 @@ def add(db: sqlite3.Connection, params: dict[str, Any], postings: Postings) -> N
     for start in range(0, len(rows), 3 * _ADD_AT_ONCE):
         batch = rows[start : start + 3 * _ADD_AT_ONCE]
         db.execute(_add_postings_sql(len(batch) // 3), batch)
+
+
+def pending(db: sqlite3.Connection) -> bool:
+    """Whether a merge has anything to do: fresh postings or documents, or stale ones."""
+    return bool(db.execute(_PENDING).fetchone()[0])
 
 
 def merge(db: sqlite3.Connection) -> None:

@@ -86,8 +86,6 @@ _SCAN_NEXT = f"""{_SCANNED} WHERE (e.owner, e.bucket, e.key) > (:owner, :bucket,
 _PURGE = "DELETE FROM remember_entries WHERE expires_at <= :now"
 _PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0"
 _LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
-_PENDING = """SELECT EXISTS (SELECT 1 FROM remember_fresh) OR EXISTS (SELECT 1 FROM remember_stale)
-    OR EXISTS (SELECT 1 FROM remember_docs WHERE fresh IS NOT NULL)"""
 _SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
 
 
@@ -171,7 +169,7 @@ class SQLiteStore:
         return any(_live(expires_at, now) for (expires_at,) in rows)
 
     async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
-        return await self._run(self._changing, _itself, self._transaction, self._delete_within, list(addresses), now)
+        return await self._run(self._changing, int, self._transaction, self._delete_within, list(addresses), now)
 
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
@@ -213,12 +211,10 @@ class SQLiteStore:
         }
         if not also and quota is None and index is None:  # one statement
             sql = _SWAP_ABSENT if expected is None else _SWAP_EQUAL
-            written: int = await self._run(self._changing, _itself, self._rowcount, sql, params)
+            written: int = await self._run(self._changing, int, self._rowcount, sql, params)
             return written == 1
         swap = self._swap_within
-        swapped: bool = await self._run(
-            self._changing, _itself, self._transaction, swap, params, list(also), quota, index
-        )
+        swapped: bool = await self._run(self._changing, int, self._transaction, swap, params, list(also), quota, index)
         return swapped
 
     async def search(
@@ -240,7 +236,7 @@ class SQLiteStore:
             sql, params = _SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
 
     async def purge_expired(self, now: float) -> int:
-        purged: int = await self._run(self._changing, _itself, self._rowcount, _PURGE, {"now": now})
+        purged: int = await self._run(self._changing, int, self._rowcount, _PURGE, {"now": now})
         await self._run(self._rowcount, _PURGE_USAGE, {})
         return purged
 
@@ -371,7 +367,7 @@ class SQLiteStore:
         logged."""
         self._changes = 0
         try:
-            if self._fetchone(_PENDING, {})[0]:
+            if index_sql.pending(self._db()):
                 self._transaction(index_sql.merge, self._db())
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
@@ -448,11 +444,6 @@ class SQLiteStore:
 def _one(_: object) -> int:
     """A write's changes to the index: one."""
     return 1
-
-
-def _itself(count: int | bool) -> int:
-    """The changes a call that returns how many values it changed made to the index."""
-    return int(count)
 
 
 def _live(expires_at: float | None, now: float) -> bool:
