@@ -60,6 +60,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default="auto",
         help="py-spy profiles of the bare SDK and mcpkit (memory): when a server target fails (auto)",
     )
+    parser.add_argument(
+        "--base", metavar="REV", help="also count the plain call's instructions at this git revision and now"
+    )
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md and the chart")
     parser.add_argument("--render", metavar="JSON", help="only rewrite the page and chart from a saved results file")
     args = parser.parse_args(argv)
@@ -429,6 +432,13 @@ def main(argv: list[str] | None = None) -> int:
             results["instructions"] = count_all(counted)
         else:
             print("  valgrind not installed: no instruction counts", flush=True)
+    if args.base:
+        from bench.instructions import available
+        from bench.revisions import compare
+
+        if available():
+            print(f"  the plain call at {args.base} and now (callgrind) ...", flush=True)
+            results["revisions"] = compare(args.base, specs["mcpkit-memory"])
     results["targets"] = targets_for(results)
     server_failed = any(
         t["result"] == "FAIL" and t["target"].startswith(("CPU/call", "calls/s")) for t in results["targets"]

@@ -23,7 +23,7 @@ from typing import Any
 from bench.cases import ServerSpec
 from bench.procs import ROOT, child_env
 
-__all__ = ["CASES", "available", "count_all"]
+__all__ = ["CASES", "FEW", "MANY", "available", "count_all", "countable_specs", "per_call"]
 
 FEW, MANY = 50, 250
 #: Counted only here, not under load: mcpkit signing callers in with a JWT, and as an OAuth protected resource.
@@ -37,7 +37,7 @@ def available() -> bool:
     return shutil.which("valgrind") is not None and shutil.which("callgrind_control") is not None
 
 
-def _instructions(spec: ServerSpec, calls: int) -> int:
+def _instructions(spec: ServerSpec, calls: int, env: dict[str, str], extra: list[str]) -> int:
     command = [
         "valgrind",
         "--tool=callgrind",
@@ -50,16 +50,19 @@ def _instructions(spec: ServerSpec, calls: int) -> int:
         json.dumps(spec.options),
         str(calls),
         "--callgrind-toggle",
+        *extra,
     ]
-    done = subprocess.run(command, cwd=ROOT, env=child_env(), capture_output=True, timeout=1800, check=False)
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=1800, check=False)
     found = _COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"{spec.name}: callgrind run failed ({done.returncode}): {done.stderr[-800:]!r}")
     return int(found.group(1))
 
 
-def _per_call(spec: ServerSpec) -> dict[str, Any]:
-    few, many = _instructions(spec, FEW), _instructions(spec, MANY)
+def per_call(spec: ServerSpec, *, env: dict[str, str] | None = None, extra: list[str] | None = None) -> dict[str, Any]:
+    """Instructions per call of ``spec`` (``env``: the driver's environment; ``extra``: its options, like an era)."""
+    env, extra = env or child_env(), extra or []
+    few, many = _instructions(spec, FEW, env, extra), _instructions(spec, MANY, env, extra)
     return {"instructions_per_call": (many - few) / (MANY - FEW), "calls": [FEW, MANY], "totals": [few, many]}
 
 
@@ -67,26 +70,34 @@ def count_all(specs: dict[str, ServerSpec], workers: int = 2) -> dict[str, Any]:
     """case -> instructions per call (two cases at a time: callgrind's counts do not depend on sharing a core)."""
     wanted = [name for name in CASES if name in specs]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        counted = dict(zip(wanted, pool.map(lambda name: _per_call(specs[name]), wanted), strict=True))
+        counted = dict(zip(wanted, pool.map(lambda name: per_call(specs[name]), wanted), strict=True))
     return counted
+
+
+def countable_specs() -> dict[str, ServerSpec] | None:
+    """The bench's server cases to count, or None (said on stdout) where valgrind is missing."""
+    import tempfile
+
+    from bench.cases import server_specs
+
+    if not available():
+        print("valgrind and callgrind_control are needed (Debian's valgrind package)")
+        return None
+    return server_specs(tempfile.mkdtemp(prefix="mcpkit-bench-"), "redis://127.0.0.1:6379/0", "unused:")
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m bench.instructions [--cases a,b] [--merge FILE]``: count, print, and merge into a results file."""
     import argparse
-    import tempfile
     from pathlib import Path
-
-    from bench.cases import server_specs
 
     parser = argparse.ArgumentParser(prog="python -m bench.instructions")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: every case)")
     parser.add_argument("--merge", metavar="JSON", help="update this results file's instruction counts with these")
     args = parser.parse_args(argv)
-    if not available():
-        print("valgrind and callgrind_control are needed (Debian's valgrind package)")
+    specs = countable_specs()
+    if specs is None:
         return 3
-    specs = server_specs(tempfile.mkdtemp(prefix="mcpkit-bench-"), "redis://127.0.0.1:6379/0", "unused:")
     counted = count_all({name: specs[name] for name in args.cases.split(",")})
     print(json.dumps(counted, indent=1))
     if args.merge:

@@ -171,6 +171,27 @@ def _instructions(counted: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _revisions(compared: dict[str, Any] | None) -> list[str]:
+    """The plain call's instructions at an earlier commit and now, per era (``bench.revisions``)."""
+    if not compared:
+        return []
+    few, many = compared["calls"]
+    lines = [
+        "## The plain tool call before and after a change (callgrind)",
+        "",
+        f"The `{compared['case']}` case's `tools/call` at commit {compared['base']} (before) and at"
+        f" {compared['head']} (after), driven by this checkout's `bench/asgi_driver.py` into each side's ASGI app"
+        f" (`python -m bench.revisions --base {compared['base']}`), counted by callgrind over {many - few} calls"
+        " after 100 warm-up calls; 2025-11-25 calls go inside sessions opened first.",
+        "",
+        "| protocol era | before | after | after / before |",
+        "|---|---:|---:|---:|",
+    ]
+    for era, row in compared["eras"].items():
+        lines.append(f"| {era} | {row['before'] / 1e6:.4f} M | {row['after'] / 1e6:.4f} M | {row['ratio']:.4f} |")
+    return [*lines, ""]
+
+
 def render(results: dict[str, Any], findings: list[str]) -> str:
     meta = results["meta"]
     micro = results.get("micro", {})
@@ -233,6 +254,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         "![server CPU per call and calls per second](img/benchmarks.png)",
         "",
         *_instructions(results.get("instructions", {})),
+        *_revisions(results.get("revisions")),
         "## Micro-benchmarks (in-process, one core)",
         "",
         '`set+get` is one `await remember.set("note", v, scope="user")` plus one `get` of a 100-character'

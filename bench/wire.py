@@ -6,9 +6,10 @@ import http.client
 import json
 from typing import Any
 
-__all__ = ["PROTOCOL", "call_once", "request_bytes", "result_of", "tool_body"]
+__all__ = ["LEGACY", "PROTOCOL", "call_once", "legacy_body", "request_bytes", "result_of", "tool_body"]
 
 PROTOCOL = "2026-07-28"
+LEGACY = "2025-11-25"
 
 _META = {
     "io.modelcontextprotocol/protocolVersion": PROTOCOL,
@@ -23,6 +24,17 @@ def tool_body(name: str, arguments: dict[str, Any], request_id: int) -> bytes:
         "id": request_id,
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments, "_meta": _META},
+    }
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def legacy_body(name: str, arguments: dict[str, Any], request_id: int) -> bytes:
+    """The JSON-RPC body of one ``tools/call`` inside a 2025-11-25 session (no envelope: the session holds it)."""
+    payload = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
     }
     return json.dumps(payload, separators=(",", ":")).encode()
 

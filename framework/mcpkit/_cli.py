@@ -63,8 +63,16 @@ def _parser() -> argparse.ArgumentParser:
         "--sse",
         dest="json_response",
         action="store_false",
-        help="answer every request with SSE, so that 2025-11-25 sessions get progress and log messages too "
-        "(default: plain JSON, and SSE for 2026-07-28 requests that ask for them)",
+        help="answer every request with SSE (default: plain JSON until a call sends progress, a log message or a "
+        "question to the client, then SSE for that call)",
+    )
+    run.add_argument(
+        "--resumable-streams",
+        dest="resumable_streams",
+        action="store_true",
+        default=None,
+        help="keep what 2025-11-25 SSE streams carry for a few minutes, so a client that loses one resumes it "
+        "with Last-Event-ID (default: on with --sse, off otherwise)",
     )
     limits = run.add_argument_group("HTTP limits (see docs/deployment.md)")
     limits.add_argument(
@@ -116,6 +124,7 @@ _HTTP_OPTIONS = (
     "read_timeout",
     "keep_alive_timeout",
     "json_response",
+    "resumable_streams",
 )
 
 

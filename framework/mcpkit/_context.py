@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import mcp_types as types
 
 from ._client_log import ClientLog, report_progress
-from ._elicitation import Elicited, ask, elicit_request, elicited, sample_request
+from ._elicitation import Elicited, ask, elicit_request, elicited, sample_request, unavailable
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
@@ -84,10 +84,9 @@ class Context:
         return True
 
     def client_can(self, capability: str) -> bool:
-        """Whether the client declared ``capability`` (``"elicitation"``, ``"sampling"``, ``"roots"``)."""
-        ctx = self.request_context
-        declared = ctx.session.client_capabilities if ctx is not None else None
-        return declared is not None and getattr(declared, capability, None) is not None
+        """Whether this call can ask the client through ``capability`` (``"elicitation"``, ``"sampling"``,
+        ``"roots"``): the client declared it, and its connection can carry the question."""
+        return unavailable(self, capability) is None
 
     async def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Elicited[Any]:
         """Ask the user (form mode); ``schema`` is a pydantic model or TypedDict of flat fields, or a JSON Schema.

@@ -1,7 +1,7 @@
 """Asking the client while a tool runs: ``self.elicit`` (the user), ``self.sample`` (its model), ``self.roots``.
 
 One API, both eras. On 2025-11-25 each question is a live server-to-client request on the session, answered
-before ``await`` returns (the session must be able to carry one: ``json_response=False``, or stdio). On
+before ``await`` returns, on the call's own stream (over HTTP its answer becomes an SSE stream for it: lazy SSE). On
 2026-07-28 the server sends no requests: a question the client has not answered yet ends the call with an
 ``InputRequiredResult`` (SEP-2322) naming it, the client answers and calls again, and the tool runs again from
 the start; this time ``await self.elicit(...)`` returns the answer at once. The answers of earlier rounds travel
@@ -32,7 +32,7 @@ from ._parameters import validation_problems
 if TYPE_CHECKING:
     from ._context import Context
 
-__all__ = ["Answers", "Elicited", "InputNeeded", "answers_of", "ask"]
+__all__ = ["Answers", "Elicited", "InputNeeded", "answers_of", "ask", "unavailable"]
 
 MODERN = "2026-07-28"
 T = TypeVar("T")
@@ -102,34 +102,45 @@ def _unavailable(what: str, why: str) -> ToolError:
     return ToolError(f"This tool needs to {what}, but {why}.", code="INPUT_UNAVAILABLE")
 
 
+def unavailable(context: Context, capability: str) -> str | None:
+    """Why this call cannot ask the client through ``capability`` (``"elicitation"``, ...), or None if it can."""
+    ctx = context.request_context
+    if ctx is None:
+        return "it is not serving a request"
+    declared = ctx.session.client_capabilities
+    if declared is None or getattr(declared, capability, None) is None:
+        return f"the client did not declare the {capability!r} capability"
+    if ctx.protocol_version == MODERN:
+        if context.__dict__.get("_answers") is None and context.__dict__.get("_call_params") is None:
+            return "only tool calls, prompts/get and resources/read can ask on 2026-07-28"
+        return None
+    if not ctx.session.can_send_request:
+        return (
+            "this 2025-11-25 request does not accept an event stream, which a question needs "
+            "(the client must send Accept: application/json, text/event-stream)"
+        )
+    return None
+
+
 async def ask(context: Context, key: str | None, request: types.InputRequest, capability: str, what: str) -> Any:
     """The client's answer to ``request``: live on 2025-11-25, from this round's answers on 2026-07-28.
 
     Returns the raw result dict (2026-07-28) or model (2025-11-25); ``InputNeeded`` ends a 2026-07-28 round.
     """
+    why = unavailable(context, capability)
+    if why is not None:
+        raise _unavailable(what, why)
     ctx = context.request_context
-    if ctx is None:
-        raise _unavailable(what, "it is not serving a request")
-    declared = ctx.session.client_capabilities
-    if declared is None or getattr(declared, capability, None) is None:
-        raise _unavailable(what, f"the client did not declare the {capability!r} capability")
-    answers: Answers | None = context.__dict__.get("_answers")
-    if answers is None and context.__dict__.get("_call_params") is not None:
-        answers = context.__dict__["_answers"] = answers_of(context.__dict__["_call_params"])
+    assert ctx is not None  # checked by unavailable()
     if ctx.protocol_version == MODERN:
+        answers: Answers | None = context.__dict__.get("_answers")
         if answers is None:
-            raise _unavailable(what, "only tool calls, prompts/get and resources/read can ask on 2026-07-28")
+            answers = context.__dict__["_answers"] = answers_of(context.__dict__["_call_params"])
         name = answers.next_key(key)
         if name in answers.given:
             return answers.given[name]
         answers.pending[name] = request  # questions asked together (asyncio.gather) all reach the client
         raise InputNeeded(name, answers)
-    if not ctx.session.can_send_request:
-        raise _unavailable(
-            what,
-            "this 2025-11-25 connection answers with plain JSON, which cannot carry a question "
-            "(the server needs json_response=False)",
-        )
     related = ServerMessageMetadata(related_request_id=ctx.request_id)  # on the call's own stream
     return await ctx.session.send_request(request, _RESULTS[request.method], metadata=related)
 

@@ -23,17 +23,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.server.streamable_http import (
-    EventCallback,
-    EventId,
-    EventMessage,
-    EventStore,
-    StreamableHTTPServerTransport,
-    StreamId,
-)
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.streamable_http import EventCallback, EventId, EventMessage, EventStore, StreamId
 
-__all__ = ["MAX_AGE", "MAX_BYTES", "MAX_EVENTS", "SESSION_BYTES", "EventLog", "ResumableSessions", "SessionEvents"]
+__all__ = ["MAX_AGE", "MAX_BYTES", "MAX_EVENTS", "SESSION_BYTES", "EventLog", "SessionEvents"]
 
 MAX_EVENTS = 50_000
 MAX_BYTES = 64 * 1024 * 1024
@@ -137,32 +129,6 @@ class SessionEvents(EventStore):
 
     async def replay_events_after(self, last_event_id: EventId, send_callback: EventCallback) -> StreamId | None:
         return await self._log.replay(self._session, last_event_id, send_callback)
-
-
-class ResumableSessions(StreamableHTTPSessionManager):
-    """The SDK's session manager, giving each new session's transport its own ``SessionEvents``.
-
-    The SDK builds each transport with the manager's one store in ``_admit_session``; this is the one place
-    mcpkit reaches into the SDK, checked when the server is built (``supported``).
-    """
-
-    def __init__(self, app: Any, *, log: EventLog, **options: Any) -> None:
-        # The manager's own store is never used for a session (each gets its own below); it turns resumability on.
-        super().__init__(app, event_store=SessionEvents(log, ""), **options)
-        self._log = log
-
-    @staticmethod
-    def supported() -> bool:
-        probe = StreamableHTTPServerTransport(mcp_session_id="probe")
-        return callable(getattr(StreamableHTTPSessionManager, "_admit_session", None)) and hasattr(
-            probe, "_event_store"
-        )
-
-    def _admit_session(self, requestor: Any) -> StreamableHTTPServerTransport | None:
-        transport = super()._admit_session(requestor)
-        if transport is not None and transport.mcp_session_id is not None:
-            transport._event_store = SessionEvents(self._log, transport.mcp_session_id)
-        return transport
 
 
 def _size(message: Any) -> int:

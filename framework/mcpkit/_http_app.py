@@ -2,8 +2,10 @@
 
 In front of the SDK's routes, outermost first: the auth gate (who is calling; 401/403), the per-caller session
 limits, the mask that makes the SDK's refusals clear JSON, and, with ``json_response=True``, the router that
-sends 2026-07-28 requests asking for notifications to an SSE session manager. The lifespan starts the plugins,
-then the SDK's session manager (and the SSE one).
+sends 2026-07-28 requests asking for notifications to a session manager whose answers may become SSE. The
+served routes are the SDK's, with mcpkit's session manager (``_session_manager``: lazy SSE for 2025-11-25 sessions,
+and each session's own events when streams are resumable). The lifespan starts the plugins, then the session
+managers.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from starlette.routing import Route
 
 from ._body_limit import body_limit
 from ._errors import ConfigurationError
-from ._event_log import EventLog, ResumableSessions
+from ._event_log import EventLog
 from ._gate import AuthGate
 from ._host_check import host_check
 from ._notification_streams import StreamWhenAsked
 from ._protocol_errors import ProtocolErrorMask
+from ._session_manager import SessionManager
 from ._sessions import SessionGuard, SessionLimits
 
 if TYPE_CHECKING:
@@ -61,30 +64,27 @@ def build_http_app(
     sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
     limit = body_limit(max_body_bytes, server._plugins)
     resumable = _resumable(resumable_streams, json_response, stream_retry_ms)
-    if resumable:  # 2025-11-25 SSE streams a client can resume, each session's events its own (_event_log)
-        manager = ResumableSessions(
-            app=sdk,
-            log=EventLog(),
-            retry_interval=stream_retry_ms,
-            json_response=json_response,
-            security_settings=security,
-            max_request_body_size=limit,
-            session_idle_timeout=session_idle_timeout,
-            max_sessions=max_sessions,
+    if not SessionManager.supported():
+        raise ConfigurationError(
+            "mcpkit's HTTP serving needs the mcp SDK's session manager and 2025-11-25 transport as mcpkit knows them "
+            "(mcp 2.3); this SDK differs: install a version mcpkit supports (pip install 'mcp>=2.3,<3')."
         )
-        sdk_app = Starlette(
-            routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda app: manager.run()
-        )
-    else:
-        sdk_app = sdk.streamable_http_app(
-            streamable_http_path="/mcp",
-            json_response=json_response,
-            host=host,
-            transport_security=security,
-            max_request_body_size=limit,
-            max_sessions=max_sessions,
-            session_idle_timeout=session_idle_timeout,
-        )
+    # 2025-11-25 sessions: answers in JSON until a call sends something else (lazy SSE), or always SSE; with
+    # resumable streams, each session's events its own (_session_manager). 2026-07-28 requests: the SDK's own.
+    manager = SessionManager(
+        app=sdk,
+        lazy=json_response,
+        log=EventLog() if resumable else None,
+        retry_interval=stream_retry_ms if resumable else None,
+        json_response=json_response,
+        security_settings=security,
+        max_request_body_size=limit,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+    )
+    sdk_app = Starlette(
+        routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda app: manager.run()
+    )
     # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
     # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
     # the lifespan starts the plugins around the SDK's own (its session manager).
@@ -133,9 +133,4 @@ def _resumable(asked: bool | None, json_response: bool, retry_ms: object) -> boo
     if isinstance(retry_ms, bool) or not isinstance(retry_ms, int) or not 0 < retry_ms <= 600_000:
         raise ConfigurationError(f"stream_retry_ms is a number of milliseconds from 1 to 600000, not {retry_ms!r:.40}.")
     resumable = not json_response if asked is None else asked
-    if resumable and not ResumableSessions.supported():
-        raise ConfigurationError(
-            "resumable_streams needs the mcp SDK's session manager as mcpkit knows it (mcp 2.3); this SDK differs, "
-            "so pass resumable_streams=False."
-        )
     return resumable

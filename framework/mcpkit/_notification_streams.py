@@ -6,10 +6,9 @@ send nothing but their result. But the SDK's JSON wire has nowhere to put a noti
 ``progressToken`` or the ``io.modelcontextprotocol/logLevel`` key in its ``_meta``. ``StreamWhenAsked``
 sends exactly those requests to a second SDK session manager that answers with SSE, and every other request
 to the JSON one. It looks for the two keys as bytes in the body's first chunk, the one ``ProtocolErrorMask``
-read (a request naming them elsewhere, in an argument, only costs itself an SSE response). 2026-07-28
-requests carry no session, so either manager can serve any of them. A 2025-11-25 session lives in the
-manager that opened it, which answers JSON: its notifications need ``http_app(json_response=False)``
-(docs/progress-and-logging.md).
+read (a request naming them elsewhere, in an argument, only risks an SSE response it did not need; the SDK's
+SSE mode stays JSON for a call that sends nothing). 2026-07-28 requests carry no session, so either manager can
+serve any of them. 2025-11-25 sessions get lazy SSE from their own transport (``_lazy_sse``).
 """
 
 from __future__ import annotations

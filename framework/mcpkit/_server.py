@@ -257,12 +257,13 @@ class Server:
         (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
         in all and ``sessions_per_caller`` per identity (per address, or IPv6 /64, for anonymous
         callers, who hold at most half the table on a server that also signs callers in), ended
-        after ``session_idle_timeout`` seconds unused. Responses are plain JSON (``json_response=True``),
-        except that a 2026-07-28 request asking for progress or log messages gets SSE; pass False for SSE
-        responses to everything (2025-11-25 sessions need it for progress and logs). With SSE responses a
-        2025-11-25 stream is resumable (``resumable_streams``, on with SSE): a client that loses it reconnects
-        after ``stream_retry_ms`` with ``Last-Event-ID`` and gets the rest, and ``self.close_stream()`` lets a
-        long call release its connection. See docs/deployment.md and docs/progress-and-logging.md.
+        after ``session_idle_timeout`` seconds unused. Answers are plain JSON (``json_response=True``) until a
+        call sends something besides its result (progress, a log message, a question to the client), and then
+        an SSE stream for that call, in both eras; pass False for SSE answers to everything. A 2025-11-25
+        stream can be made resumable (``resumable_streams``; on by default only with ``json_response=False``):
+        a client that loses it reconnects after ``stream_retry_ms`` with ``Last-Event-ID`` and gets the rest,
+        and ``self.close_stream()`` lets a long call release its connection. See docs/deployment.md and
+        docs/progress-and-logging.md.
         """
         return build_http_app(
             self,
@@ -313,6 +314,7 @@ class Server:
         read_timeout: float = 10.0,
         keep_alive_timeout: float = 5.0,
         json_response: bool = True,
+        resumable_streams: bool | None = None,
         on_ready: Callable[[str], object] | None = None,
     ) -> None:
         """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
@@ -344,6 +346,7 @@ class Server:
             sessions_per_caller=sessions_per_caller,
             session_idle_timeout=session_idle_timeout,
             json_response=json_response,
+            resumable_streams=resumable_streams,
         )
         sock = listening_socket(host, port)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)

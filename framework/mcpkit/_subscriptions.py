@@ -2,7 +2,7 @@
 
 ``await self.notify_resource_updated(uri)`` (in any tool, resource or prompt) tells every watcher of ``uri``:
 on 2025-11-25, the sessions that sent ``resources/subscribe`` for it (``notifications/resources/updated`` on
-their standalone stream, so on an SSE server: ``json_response=False``); on 2026-07-28, the
+their standalone stream, the ``GET`` the official clients open); on 2026-07-28, the
 ``subscriptions/listen`` streams that named it (the SDK's ``ListenHandler`` over an in-process bus, so a
 stream sees the updates announced by its own instance). List changes travel the same bus (``_list_changes``).
 """

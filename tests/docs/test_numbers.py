@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from sse_starlette import EventSourceResponse
 
 import conformance.run as conformance
 import helpdesk._drafts as helpdesk_drafts
@@ -33,6 +34,7 @@ import mcpkit._gate as gate
 import mcpkit._http_app as http_app
 import mcpkit._jwt_auth as jwt_auth
 import mcpkit._jwt_config as jwt_config
+import mcpkit._lazy_sse as lazy_sse
 import mcpkit._pagination as pagination
 import mcpkit._request_state as request_state
 import mcpkit._schema_input as schema_input
@@ -157,7 +159,13 @@ STATED = [
     Stated("stores.md", "`lock_timeout` {} s", postgres_store.LOCK_TIMEOUT_MS // 1000),
     Stated("stores.md", "`idle_in_transaction_session_timeout` {} s", postgres_store.IDLE_IN_TRANSACTION_MS // 1000),
     Stated("architecture.md", "`EventLog` ({:,} events", event_log.MAX_EVENTS),
-    Stated("architecture.md", "events, {}): the one place", words(event_log.MAX_AGE, "minutes")),
+    Stated("architecture.md", "events, {}). With lazy", words(event_log.MAX_AGE, "minutes")),
+    Stated("architecture.md", "or {} s of silence", int(lazy_sse.SILENT_SECONDS)),
+    Stated("progress-and-logging.md", "sends nothing for {} seconds is switched", int(lazy_sse.SILENT_SECONDS)),
+    Stated(
+        "progress-and-logging.md", "keep-alive comments every {} seconds", EventSourceResponse.DEFAULT_PING_INTERVAL
+    ),
+    Stated("deployment.md", "after {} silent seconds", int(lazy_sse.SILENT_SECONDS)),
     Stated("progress-and-logging.md", "for at most {}, and", words(event_log.MAX_AGE, "minutes")),
     Stated("progress-and-logging.md", "`stream_retry_ms` ({} by default)", http_app.DEFAULT_RETRY_MS),
     Stated("stores.md", "deleted every {} by each instance", words(backing.PURGE_INTERVAL, "minutes")),

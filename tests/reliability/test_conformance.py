@@ -8,24 +8,22 @@ era tests skip locally and fail under ``CI=true``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from ci import missing as _missing
+from node_toolchain import RUN, runner
 from reliability.callers import LEGACY, MODERN
 from reliability.figures import Figures
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "tests" / "conformance" / "run.py"
 #: Added to run.py's own worst case (``WORST_CASE_SECONDS``, the sum of its timeouts) for Python's start
 #: and the steps it does not bound, so that run.py always reports its own timeouts first. Waiting for
 #: another run's npm install (the cache lock) is not counted.
@@ -33,23 +31,10 @@ MARGIN_SECONDS = 60
 EXIT_UNAVAILABLE = 3
 
 
-def _runner() -> ModuleType:
-    """``tests/conformance/run.py`` as a module (it is a script, outside any package)."""
-    name = "mcpkit_conformance_run"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, RUN)
-        assert spec is not None
-        assert spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
 def run_conformance(spec_version: str) -> subprocess.CompletedProcess[str]:
     """``run.py`` for ``spec_version``, in a process group of its own: on timeout the whole group is killed
     (run.py, its ``mcpkit run`` server, node and npm), and the test fails with the output so far."""
-    timeout = _runner().WORST_CASE_SECONDS + MARGIN_SECONDS
+    timeout = runner().WORST_CASE_SECONDS + MARGIN_SECONDS
     command = [sys.executable, str(RUN), "--spec-version", spec_version]
     with subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -103,17 +88,17 @@ def test_the_official_suite_finds_no_unexpected_failure(spec_version: str, figur
 
 
 def test_every_expected_failure_gives_its_reason(tmp_path: Path) -> None:
-    runner = _runner()
-    listed = runner.read_expected_failures(RUN.parent / "expected-failures.yaml")  # empty now: every scenario passes
+    run = runner()
+    listed = run.read_expected_failures(RUN.parent / "expected-failures.yaml")  # empty now: every scenario passes
     reasoned = tmp_path / "reasoned.yaml"
     reasoned.write_text("server:\n  - server-sse-polling  # no event store\n")
     bare = tmp_path / "bare.yaml"
     bare.write_text("server:\n  - server-sse-polling\n")
 
     assert all(reason.strip() for reason in listed.values())
-    assert runner.read_expected_failures(reasoned) == {"server-sse-polling": "no event store"}
-    with pytest.raises(runner.RunError, match="'server-sse-polling' has no reason; add one as a comment after it"):
-        runner.read_expected_failures(bare)
+    assert run.read_expected_failures(reasoned) == {"server-sse-polling": "no event store"}
+    with pytest.raises(run.RunError, match="'server-sse-polling' has no reason; add one as a comment after it"):
+        run.read_expected_failures(bare)
 
 
 def test_results_are_judged_as_the_suite_judges_its_baseline() -> None:
@@ -135,7 +120,7 @@ def test_results_are_judged_as_the_suite_judges_its_baseline() -> None:
         "tools-list:tools-list": "was broken too",
     }
 
-    outcome = _runner().judge(results, expected)
+    outcome = runner().judge(results, expected)
 
     assert outcome.expected == {"resources-list": "no resources", "caching": "no prompts (check prompts-hints)"}
     assert outcome.unexpected == ["retried", "sep-2164"]  # a warning fails; a repeated id takes its worst status
