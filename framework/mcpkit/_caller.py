@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp.server import ServerRequestContext
+
+from ._credentials import IDENTITY_SCOPE_KEY, Identity
+from ._local import local_connection
 from ._oauth_scopes import granted_scopes
 
-__all__ = ["Caller", "CallerKind"]
+__all__ = ["STATELESS_PROTOCOL", "Caller", "CallerKind", "caller_of"]
 
 CallerKind = Literal["user", "static", "local", "anonymous"]
 
 #: The protocol revision without sessions: every request stands on its own.
 STATELESS_PROTOCOL = "2026-07-28"
+
+_ANON_NAMESPACE = uuid.UUID("0b4f3c8e-6a43-4c36-9b1e-2d2f6f3f7a10")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +61,25 @@ class Caller:
     def stateless(self) -> bool:
         """True on 2026-07-28 requests, which carry no session."""
         return self.session_id is None
+
+
+def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
+    """Who sent the request ``ctx`` serves (the gate put the identity in the HTTP scope; stdio's is the local user)."""
+    version = ctx.protocol_version
+    request = ctx.request
+    identity: Identity | None
+    session_id: str | None
+    if request is not None:
+        identity = request.scope.get(IDENTITY_SCOPE_KEY)
+        session_id = None if version == STATELESS_PROTOCOL else request.headers.get("mcp-session-id")
+    else:
+        local = local_connection.get()
+        identity = local.identity if local is not None else None
+        session_id = local.session_id if local is not None else None
+    if session_id is not None:
+        anonymous_id = f"anon:{uuid.uuid5(_ANON_NAMESPACE, session_id).hex}"
+    else:
+        anonymous_id = f"anon:{os.urandom(16).hex()}"
+    if identity is None:
+        return Caller(None, "anonymous", None, {}, session_id, version, anonymous_id)
+    return Caller(identity.user_id, identity.kind, identity.label, identity.claims, session_id, version, anonymous_id)

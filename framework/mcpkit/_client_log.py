@@ -13,16 +13,15 @@ from __future__ import annotations
 import logging
 import warnings
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, Protocol, get_args
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-if TYPE_CHECKING:
-    from ._context import Context
+from ._local import local_connection
 
-__all__ = ["LEVELS", "ClientLog", "LogLevels", "report_progress", "session_key"]
+__all__ = ["LEVELS", "ClientLog", "LogLevels", "Reporting", "report_progress", "session_key"]
 
 _log = logging.getLogger("mcpkit.client_log")
 
@@ -31,6 +30,16 @@ LEVELS: tuple[str, ...] = get_args(types.LoggingLevel)
 
 #: Sessions whose ``logging/setLevel`` is remembered at most (the oldest forgotten first: they log everything).
 SESSIONS_KEPT = 10_000
+
+
+class Reporting(Protocol):
+    """What sending a log message or a progress report needs of the call that sends it (a ``Context``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def request_context(self) -> ServerRequestContext[Any, Any] | None: ...
 
 
 class LogLevels:
@@ -63,8 +72,6 @@ def session_key(ctx: ServerRequestContext[Any, Any]) -> str | None:
     if request is not None:
         session: object = request.headers.get("mcp-session-id")
         return session if isinstance(session, str) else None
-    from ._dispatch import local_connection  # imported here: _dispatch imports this module
-
     local = local_connection.get()
     return f"stdio:{local.session_id}" if local is not None else None
 
@@ -77,7 +84,7 @@ class ClientLog:
     whether anyone listens, and need not care.
     """
 
-    def __init__(self, context: Context, levels: LogLevels | None) -> None:
+    def __init__(self, context: Reporting, levels: LogLevels | None) -> None:
         self._context = context
         self._levels = levels
 
@@ -123,7 +130,7 @@ class ClientLog:
         await self.send("critical", data, logger=logger)
 
 
-async def report_progress(context: Context, done: float, total: float | None, message: str | None) -> None:
+async def report_progress(context: Reporting, done: float, total: float | None, message: str | None) -> None:
     """``self.progress``: a ``notifications/progress`` for the request's ``progressToken``, if it has one."""
     if isinstance(done, bool) or not isinstance(done, int | float):
         raise TypeError(f"progress done is a number, not {done!r}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
@@ -21,11 +21,7 @@ from mcp.shared.exceptions import MCPError
 from ._clock import Clock
 from ._errors import ConfigurationError, ToolError
 
-if TYPE_CHECKING:
-    from ._prompts import Prompts
-    from ._resources import Resources
-
-__all__ = ["MAX_VALUES", "Completions", "completers_of"]
+__all__ = ["MAX_VALUES", "Completable", "Completions", "completers_of"]
 
 _log = logging.getLogger("mcpkit.completion")
 _PREFIX = "complete_"
@@ -60,11 +56,21 @@ def completers_of(
     return found
 
 
+class Completable(Protocol):
+    """A server's prompts or resources, as completion finds their completers (``Prompts``, ``Resources``)."""
+
+    def completes(self) -> bool: ...
+
+    def bound(self, ref: str) -> Any | None:
+        """The prompt named ``ref``, or the resource template whose URI template is ``ref`` (its spec and
+        providers), or None."""
+
+
 class Completions:
     """Serves ``completion/complete`` from the completers of a server's prompts and resource templates."""
 
     def __init__(
-        self, resources: Resources, prompts: Prompts, clock: Callable[[], Clock], caller: Callable[[Any], Any]
+        self, resources: Completable, prompts: Completable, clock: Callable[[], Clock], caller: Callable[[Any], Any]
     ) -> None:
         self._resources = resources
         self._prompts = prompts
@@ -79,10 +85,10 @@ class Completions:
     ) -> types.CompleteResult:
         ref = params.ref
         if isinstance(ref, types.PromptReference):
-            bound: Any = self._prompts.by_name(ref.name)
+            bound = self._prompts.bound(ref.name)
             what = f"prompt {ref.name!r}"
         else:
-            bound = self._resources.by_uri(ref.uri)
+            bound = self._resources.bound(ref.uri)
             what = f"resource template {ref.uri!r}"
         if bound is None:
             raise MCPError(types.INVALID_PARAMS, f"There is no {what} to complete; list them to see what there is.")

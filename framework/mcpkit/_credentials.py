@@ -9,6 +9,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from ._errors import ConfigurationError
 
 __all__ = [
+    "IDENTITY_SCOPE_KEY",
     "ISSUER_PREFIX",
     "RESERVED_PREFIXES",
     "AuthUnavailableError",
@@ -18,6 +19,9 @@ __all__ = [
     "checked_allow_no_audience",
     "issuer_namespace",
 ]
+
+#: Where the HTTP gate leaves the caller's Identity (or None) in the ASGI scope, for everything behind it.
+IDENTITY_SCOPE_KEY = "mcpkit.identity"
 
 #: Before the user ids of a second identity provider: ``iss:<issuer>#<sub>`` (see ``issuer_namespace``).
 ISSUER_PREFIX = "iss:"

@@ -5,10 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 import math
-import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,14 +16,13 @@ from mcp.server import ServerRequestContext
 from pydantic import ValidationError
 
 from ._addresses import client_group
-from ._caller import STATELESS_PROTOCOL, Caller
+from ._caller import caller_of
 from ._capabilities import missing_capabilities
 from ._clock import Clock
 from ._context import Context, ToolContext
-from ._credentials import Identity
+from ._credentials import IDENTITY_SCOPE_KEY, Identity
 from ._elicitation import InputNeeded
 from ._errors import ToolError
-from ._gate import IDENTITY_SCOPE_KEY
 from ._list_changes import switched
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._oauth_scopes import missing_scopes
@@ -39,23 +36,9 @@ from ._shared_rate_limits import SharedRateLimiter
 from ._subscriptions import Services
 from ._tool_spec import ToolSpec
 
-__all__ = ["BoundTool", "Dispatcher", "LocalConnection", "caller_of", "local_connection"]
+__all__ = ["BoundTool", "Dispatcher"]
 
 logger = logging.getLogger("mcpkit")
-
-_ANON_NAMESPACE = uuid.UUID("0b4f3c8e-6a43-4c36-9b1e-2d2f6f3f7a10")
-
-
-@dataclass(frozen=True, slots=True)
-class LocalConnection:
-    """A stdio connection: one local person (or nobody) and one session for its lifetime."""
-
-    identity: Identity | None
-    session_id: str
-
-
-#: Set while serving stdio; HTTP requests carry their caller in the ASGI scope instead.
-local_connection: ContextVar[LocalConnection | None] = ContextVar("mcpkit_local_connection", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,28 +263,6 @@ def _internal_error(tool_name: str) -> types.CallToolResult:
         "INTERNAL_ERROR",
         f"The tool {tool_name!r} failed on the server (error id {error_id}); the server log has the details.",
     )
-
-
-def caller_of(ctx: ServerRequestContext[Any, Any]) -> Caller:
-    """Who sent the request ``ctx`` serves (the gate put the identity in the HTTP scope; stdio's is the local user)."""
-    version = ctx.protocol_version
-    request = ctx.request
-    identity: Identity | None
-    session_id: str | None
-    if request is not None:
-        identity = request.scope.get(IDENTITY_SCOPE_KEY)
-        session_id = None if version == STATELESS_PROTOCOL else request.headers.get("mcp-session-id")
-    else:
-        local = local_connection.get()
-        identity = local.identity if local is not None else None
-        session_id = local.session_id if local is not None else None
-    if session_id is not None:
-        anonymous_id = f"anon:{uuid.uuid5(_ANON_NAMESPACE, session_id).hex}"
-    else:
-        anonymous_id = f"anon:{os.urandom(16).hex()}"
-    if identity is None:
-        return Caller(None, "anonymous", None, {}, session_id, version, anonymous_id)
-    return Caller(identity.user_id, identity.kind, identity.label, identity.claims, session_id, version, anonymous_id)
 
 
 def _describe(tool_name: str, exc: ValidationError) -> str:

@@ -20,22 +20,28 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import mcp_types as types
+from mcp.server import ServerRequestContext
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import TypeAdapter, ValidationError
 
 from ._errors import ToolError
 from ._parameters import validation_problems
 
-if TYPE_CHECKING:
-    from ._context import Context
-
-__all__ = ["Answers", "Elicited", "InputNeeded", "answers_of", "ask", "unavailable"]
+__all__ = ["Answers", "Asking", "Elicited", "InputNeeded", "answers_of", "ask", "unavailable"]
 
 MODERN = "2026-07-28"
 T = TypeVar("T")
+
+
+class Asking(Protocol):
+    """What asking the client needs of the call that asks (a ``Context``): the request it serves; a 2026-07-28
+    round's answers are kept in its ``vars()`` (``_call_params``, set by whoever runs it, and ``_answers``)."""
+
+    @property
+    def request_context(self) -> ServerRequestContext[Any, Any] | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +108,7 @@ def _unavailable(what: str, why: str) -> ToolError:
     return ToolError(f"This tool needs to {what}, but {why}.", code="INPUT_UNAVAILABLE")
 
 
-def unavailable(context: Context, capability: str) -> str | None:
+def unavailable(context: Asking, capability: str) -> str | None:
     """Why this call cannot ask the client through ``capability`` (``"elicitation"``, ...), or None if it can."""
     ctx = context.request_context
     if ctx is None:
@@ -111,7 +117,8 @@ def unavailable(context: Context, capability: str) -> str | None:
     if declared is None or getattr(declared, capability, None) is None:
         return f"the client did not declare the {capability!r} capability"
     if ctx.protocol_version == MODERN:
-        if context.__dict__.get("_answers") is None and context.__dict__.get("_call_params") is None:
+        kept = vars(context)
+        if kept.get("_answers") is None and kept.get("_call_params") is None:
             return "only tool calls, prompts/get and resources/read can ask on 2026-07-28"
         return None
     if not ctx.session.can_send_request:
@@ -122,7 +129,7 @@ def unavailable(context: Context, capability: str) -> str | None:
     return None
 
 
-async def ask(context: Context, key: str | None, request: types.InputRequest, capability: str, what: str) -> Any:
+async def ask(context: Asking, key: str | None, request: types.InputRequest, capability: str, what: str) -> Any:
     """The client's answer to ``request``: live on 2025-11-25, from this round's answers on 2026-07-28.
 
     Returns the raw result dict (2026-07-28) or model (2025-11-25); ``InputNeeded`` ends a 2026-07-28 round.
@@ -133,9 +140,10 @@ async def ask(context: Context, key: str | None, request: types.InputRequest, ca
     ctx = context.request_context
     assert ctx is not None  # checked by unavailable()
     if ctx.protocol_version == MODERN:
-        answers: Answers | None = context.__dict__.get("_answers")
+        kept = vars(context)
+        answers: Answers | None = kept.get("_answers")
         if answers is None:
-            answers = context.__dict__["_answers"] = answers_of(context.__dict__["_call_params"])
+            answers = kept["_answers"] = answers_of(kept["_call_params"])
         name = answers.next_key(key)
         if name in answers.given:
             return answers.given[name]

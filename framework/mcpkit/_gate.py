@@ -11,12 +11,12 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._credentials import Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
+from ._credentials import IDENTITY_SCOPE_KEY, Authenticator, AuthUnavailableError, Identity, InvalidCredentialError
 from ._http_errors import encode, send_json
 from ._oauth_scopes import RequiredScopes, missing_scopes
 from ._resource_metadata import ResourceMetadata
 
-__all__ = ["IDENTITY_SCOPE_KEY", "AuthGate"]
+__all__ = ["AuthGate"]
 
 logger = logging.getLogger("mcpkit.auth")
 
@@ -25,9 +25,6 @@ _SDK_USERS_KEPT = 4096
 
 #: What a 503 asks the client to wait, in seconds, when sign-in cannot be checked.
 RETRY_AFTER_SECONDS = 5
-
-#: Where the gate leaves the caller's Identity (or None) in the ASGI scope.
-IDENTITY_SCOPE_KEY = "mcpkit.identity"
 
 
 class AuthGate:

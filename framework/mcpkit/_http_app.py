@@ -11,8 +11,9 @@ managers.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 
 from mcp.server import Server as SDKServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -20,26 +21,42 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from ._body_limit import body_limit
+from ._clock import Clock
+from ._credentials import Authenticator
 from ._errors import ConfigurationError
 from ._event_log import EventLog
 from ._gate import AuthGate
 from ._host_check import host_check
 from ._notification_streams import StreamWhenAsked
+from ._oauth_scopes import RequiredScopes
+from ._plugin import Plugin
 from ._protocol_errors import ProtocolErrorMask
+from ._resource_metadata import ResourceMetadata
 from ._session_manager import SessionManager
 from ._sessions import SessionGuard, SessionLimits
 
-if TYPE_CHECKING:
-    from ._server import Server
-
-__all__ = ["DEFAULT_RETRY_MS", "build_http_app"]
+__all__ = ["DEFAULT_RETRY_MS", "Serving", "build_http_app"]
 
 #: How long a client whose SSE stream closed waits before it reconnects (the ``retry`` field), by default.
 DEFAULT_RETRY_MS = 1000
 
 
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """What the HTTP app needs of the server it serves (``Server`` gives it; this layer does not know ``Server``)."""
+
+    name: str
+    authenticators: Sequence[Authenticator]
+    allow_anonymous: bool
+    plugins: Sequence[Plugin]
+    clock: Callable[[], Clock]
+    metadata: ResourceMetadata | None
+    required_scopes: RequiredScopes
+    running: Callable[[], AbstractAsyncContextManager[None]]  # the plugins started for as long as it serves
+
+
 def build_http_app(
-    server: Server,
+    server: Serving,
     sdk: SDKServer,
     *,
     host: str,
@@ -62,7 +79,7 @@ def build_http_app(
     security = host_check(host, allowed_hosts, allowed_origins)
     both = bool(server.authenticators) and server.allow_anonymous  # anonymous callers get half the table
     sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
-    limit = body_limit(max_body_bytes, server._plugins)
+    limit = body_limit(max_body_bytes, server.plugins)
     resumable = _resumable(resumable_streams, json_response, stream_retry_ms)
     if not SessionManager.supported():
         raise ConfigurationError(
@@ -100,13 +117,13 @@ def build_http_app(
         )
         sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
     sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
-    sdk_app.add_middleware(SessionGuard, limits=sessions, clock=lambda: server.clock)
+    sdk_app.add_middleware(SessionGuard, limits=sessions, clock=server.clock)
     sdk_app.add_middleware(
         AuthGate,
         authenticators=server.authenticators,
         allow_anonymous=server.allow_anonymous,
-        metadata=server.resource_metadata,
-        required_scopes=server.required_scopes(),
+        metadata=server.metadata,
+        required_scopes=server.required_scopes,
         max_body_bytes=limit,
     )
     sdk_lifespan = sdk_app.router.lifespan_context

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._credentials import Identity
+from ._credentials import IDENTITY_SCOPE_KEY, Identity
 from ._errors import ConfigurationError
 
 __all__ = ["RequiredScopes", "checked_scopes", "granted_scopes", "missing_scopes", "refuse_without_scopes"]
@@ -66,8 +66,6 @@ def refuse_without_scopes(ctx: Any, required: frozenset[str], what: str) -> None
         return
     from mcp.shared.exceptions import MCPError
     from mcp_types import INVALID_REQUEST
-
-    from ._gate import IDENTITY_SCOPE_KEY
 
     lacking = missing_scopes(required, ctx.request.scope.get(IDENTITY_SCOPE_KEY))
     if lacking:

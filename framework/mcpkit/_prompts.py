@@ -142,8 +142,9 @@ class Prompts:
         self._prompts = {name: b for name, b in self._every.items() if name in on}
         return True
 
-    def by_name(self, name: str) -> BoundPrompt | None:
-        return self._prompts.get(name)
+    def bound(self, ref: str) -> BoundPrompt | None:
+        """The enabled prompt named ``ref`` (what completion asks for)."""
+        return self._prompts.get(ref)
 
     def scopes_for(self, name: str) -> frozenset[str]:
         bound = self._prompts.get(name)

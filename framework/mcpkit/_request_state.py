@@ -18,8 +18,8 @@ from typing import Any
 from mcp.server import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
+from ._credentials import IDENTITY_SCOPE_KEY
 from ._errors import ConfigurationError
-from ._gate import IDENTITY_SCOPE_KEY
 
 __all__ = ["MIN_SECRET_BYTES", "SECRETS_VARIABLE", "STATE_SECONDS", "request_state_boundary"]
 

@@ -217,9 +217,9 @@ class Resources:
         """Whether any template completes a parameter (the server then offers ``completion/complete``)."""
         return any(b.spec.completers for b in self._every)
 
-    def by_uri(self, uri: str) -> BoundResource | None:
-        """The resource or template declared with exactly this URI (completion names templates so)."""
-        return self._by_uri.get(uri)
+    def bound(self, ref: str) -> BoundResource | None:
+        """The resource or template declared with exactly the URI ``ref`` (completion names templates so)."""
+        return self._by_uri.get(ref)
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import dataclasses
 import logging
 import re
@@ -17,26 +16,26 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
 from starlette.applications import Starlette
 
-from ._catalog import AppFeatures, catalog
-from ._clock import Clock, SystemClock
+from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
+from ._caller import caller_of
+from ._catalog import catalog
+from ._clock import Clock
 from ._credentials import Authenticator, Identity
-from ._decorators import app_options, tool_options
-from ._dispatch import BoundTool, Dispatcher, LocalConnection, caller_of, local_connection
+from ._dispatch import Dispatcher
 from ._errors import ConfigurationError, StartupError
-from ._http_app import DEFAULT_RETRY_MS, build_http_app
+from ._http_app import DEFAULT_RETRY_MS, Serving, build_http_app
 from ._icons import checked_icons
 from ._list_changes import Kind, ListChangingServer, Switchable, switch
+from ._local import LocalConnection, local_connection
 from ._middleware import Middleware, sdk_middleware
 from ._oauth_binding import adopt, issuers_of
 from ._oauth_scopes import RequiredScopes
-from ._plugin import Plugin, PluginSetup
+from ._plugin import Plugin
 from ._rate_limits import parse_rate_limit
 from ._request_state import request_state_boundary
 from ._resource_metadata import resource_metadata
-from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
-from ._static_keys import StaticKeys
 from ._subscriptions import Services
-from ._tool_spec import ToolSpec, build_tool_spec
+from ._tool_spec import ToolSpec
 
 __all__ = ["Server"]
 
@@ -92,23 +91,22 @@ class Server:
     ) -> None:
         self.name = name
         self.version = version
-        self.clock: Clock = _clock(clock)
+        self.clock: Clock = checked_clock(clock)
         self.allow_anonymous = allow_anonymous
-        authenticators = _authenticators(auth)
-        _check_order(authenticators)
+        authenticators = checked_authenticators(auth)
         issuers = issuers_of(authenticators)
         #: The Protected Resource Metadata served with the HTTP app (None without ``resource_url``).
         self.resource_metadata = resource_metadata(resource_url, authorization_servers, resource_documentation, issuers)
         resource = None if self.resource_metadata is None else self.resource_metadata.resource
         #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
         self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
-        self._plugins: list[Plugin] = []
-        server_plugins = [self._adopt(plugin, "Server(plugins=...)") for plugin in plugins]
-        bound = self._collect(apps, server_plugins)
+        assembled = assemble(apps, plugins, name, lambda: self.clock)
+        self._plugins: list[Plugin] = assembled.plugins
+        bound = assembled.tools
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
         services = self._services = Services()  # sessions' log levels and resource watchers, for every context
         #: The apps' resources and prompts, served beside the tools.
-        self.catalog = catalog(self._features, lambda: self.clock, caller_of, services)
+        self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
         services.subscriptions.known = self.catalog.resources.serves
         if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
             scopes = sorted(self.required_scopes().every)
@@ -122,7 +120,7 @@ class Server:
             lambda: self.clock,
             list_permitted_only=list_permitted_tools_only,
             rate_limit=parse_rate_limit("Server", rate_limit),
-            shared_limits=_shared_limits(rate_limit_store, name),
+            shared_limits=shared_limits(rate_limit_store, name),
             services=services,
         )
         with warnings.catch_warnings():
@@ -148,74 +146,6 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"
-
-    # -- building -----------------------------------------------------------------
-
-    def _adopt(self, plugin: Plugin, where: str) -> Plugin:
-        if not isinstance(plugin, Plugin):
-            raise ConfigurationError(f"{where}: {plugin!r} is not a mcpkit.Plugin instance.")
-        own = copy.copy(plugin)
-        self._plugins.append(own)
-        return own
-
-    def _collect(self, apps: Sequence[type[Any]], server_plugins: list[Plugin]) -> dict[str, BoundTool]:
-        if not apps:
-            raise ConfigurationError("Server(apps=[...]) needs at least one @app class.")
-        bound: dict[str, BoundTool] = {}
-        owners: dict[str, str] = {}
-        shared: dict[str, Any] = {}
-        app_ids: set[str] = set()
-        self._features: list[AppFeatures] = []
-        for app_cls in apps:
-            options = app_options(app_cls) if isinstance(app_cls, type) else None
-            if options is None:
-                raise ConfigurationError(
-                    f"{app_cls!r} is not an app: decorate the class with @app(id=..., tools=[...])."
-                )
-            if options.id in app_ids:
-                raise ConfigurationError(f"Two apps have the id {options.id!r}; app ids must be unique in a server.")
-            app_ids.add(options.id)
-            where = f"app {options.id!r} ({app_cls.__qualname__})"
-            app_plugins = [self._adopt(p, where) for p in options.plugins]
-            tool_classes = list(options.tools)
-            for plugin in app_plugins:
-                tool_classes.extend(plugin.tools())
-            specs = [self._spec(cls, options.id, where) for cls in tool_classes]
-            for spec in specs:
-                _claim(owners, spec, f"{spec.cls.__qualname__} in {where}")
-            setup = PluginSetup(
-                self.name, options.id, options.name, tuple(s.name for s in specs), lambda: self.clock, shared
-            )
-            for plugin in app_plugins:
-                _setup(plugin, setup, where)
-            for spec in specs:
-                bound[spec.name] = BoundTool.bind(spec, [*server_plugins, *app_plugins])
-            wrapping = (*server_plugins, *app_plugins)
-            resources = (*options.resources, *(cls for plugin in app_plugins for cls in plugin.resources()))
-            prompts = (*options.prompts, *(cls for plugin in app_plugins for cls in plugin.prompts()))
-            self._features.append(AppFeatures(options.id, where, resources, prompts, wrapping))
-        where = "Server(plugins=...)"
-        contributed = [self._spec(cls, "", where) for plugin in server_plugins for cls in plugin.tools()]
-        for spec in contributed:
-            _claim(owners, spec, f"{spec.cls.__qualname__} from {where}")
-            bound[spec.name] = BoundTool.bind(spec, server_plugins)
-        everything = PluginSetup(self.name, "", self.name, tuple(bound), lambda: self.clock, shared)
-        for plugin in server_plugins:
-            _setup(plugin, everything, where)
-        resources = tuple(cls for plugin in server_plugins for cls in plugin.resources())
-        prompts = tuple(cls for plugin in server_plugins for cls in plugin.prompts())
-        if resources or prompts:
-            self._features.append(AppFeatures("", where, resources, prompts, tuple(server_plugins)))
-        return bound
-
-    @staticmethod
-    def _spec(cls: type[Any], app_id: str, where: str) -> ToolSpec:
-        options = tool_options(cls) if isinstance(cls, type) else None
-        if options is None:
-            raise ConfigurationError(
-                f"{cls!r} in {where} is not a tool: decorate it with @tool(name=..., description=...)."
-            )
-        return build_tool_spec(cls, options, app_id)
 
     # -- serving ------------------------------------------------------------------
 
@@ -265,8 +195,18 @@ class Server:
         and ``self.close_stream()`` lets a long call release its connection. See docs/deployment.md and
         docs/progress-and-logging.md.
         """
+        serving = Serving(
+            name=self.name,
+            authenticators=self.authenticators,
+            allow_anonymous=self.allow_anonymous,
+            plugins=self._plugins,
+            clock=lambda: self.clock,
+            metadata=self.resource_metadata,
+            required_scopes=self.required_scopes(),
+            running=self.running,
+        )
         return build_http_app(
-            self,
+            serving,
             self._sdk,
             host=host,
             allowed_hosts=allowed_hosts,
@@ -390,64 +330,3 @@ class Server:
 
     def _say_serving(self, url: str) -> None:
         print(f"Serving {self.name} at {url} (Ctrl+C stops it)", flush=True)
-
-
-def _clock(clock: Clock | None) -> Clock:
-    if clock is None:
-        return SystemClock()
-    missing = [name for name in ("now", "monotonic") if not callable(getattr(clock, name, None))]
-    if missing:
-        raise ConfigurationError(
-            f"clock={clock!r} has no {' and no '.join(f'{name}()' for name in missing)}: a clock needs now() (wall "
-            "time, seconds since the epoch) and monotonic() (seconds that never go back, for durations); use "
-            "mcpkit.SystemClock() or mcpkit.ManualClock()."
-        )
-    return clock
-
-
-def _check_order(authenticators: Sequence[Authenticator]) -> None:
-    """Refuse an authenticator that sends tokens to a provider before StaticKeys: the keys would leave the server."""
-    for position, authenticator in enumerate(authenticators):
-        if getattr(authenticator, "sends_tokens_away", False) and any(
-            isinstance(later, StaticKeys) for later in authenticators[position + 1 :]
-        ):
-            raise ConfigurationError(
-                f"auth=[...] tries {type(authenticator).__name__} before StaticKeys, so every static key would be "
-                "sent to the identity provider (and refused while it is down): put StaticKeys first."
-            )
-
-
-def _authenticators(auth: Authenticator | Sequence[Authenticator] | None) -> tuple[Authenticator, ...]:
-    if auth is None:
-        return ()
-    candidates = tuple(auth) if isinstance(auth, Sequence) else (auth,)
-    for candidate in candidates:
-        if not callable(getattr(candidate, "authenticate", None)):
-            raise ConfigurationError(
-                f"auth={candidate!r} is not an authenticator: use StaticKeys({{...}}), JWTAuth(...) "
-                "or an object with `async def authenticate(token)`."
-            )
-    return candidates
-
-
-def _claim(owners: dict[str, str], spec: ToolSpec, label: str) -> None:
-    """Record who owns a tool name; a second owner is a configuration error naming both."""
-    if spec.name in owners:
-        raise ConfigurationError(
-            f"Two tools are named {spec.name!r}: {owners[spec.name]} and {label}. Tool names must be unique."
-        )
-    owners[spec.name] = label
-
-
-def _setup(plugin: Plugin, setup: PluginSetup, where: str) -> None:
-    try:
-        plugin.setup(setup)
-    except ConfigurationError as exc:
-        raise ConfigurationError(f"Plugin {plugin.plugin_name} in {where}: {exc}") from exc
-    except Exception as exc:
-        raise ConfigurationError(f"Plugin {plugin.plugin_name} in {where} refused the configuration: {exc}") from exc
-
-
-def _shared_limits(url: object, server_name: str) -> SharedRateLimiter | None:
-    checked = checked_rate_limit_store(url)
-    return None if checked is None else SharedRateLimiter(checked, server_name)

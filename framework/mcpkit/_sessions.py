@@ -28,8 +28,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ._addresses import client_group
 from ._clock import Clock
+from ._credentials import IDENTITY_SCOPE_KEY
 from ._errors import ConfigurationError
-from ._gate import IDENTITY_SCOPE_KEY
 from ._http_errors import send_rpc_error
 
 __all__ = ["SessionGuard", "SessionLimits"]
