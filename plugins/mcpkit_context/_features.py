@@ -3,14 +3,14 @@ resource template ``context://{block}`` and the prompt ``system_prompt``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from mcpkit import PromptContext, ResourceContext, ToolContext, prompt, resource, tool
 
-if TYPE_CHECKING:
-    from ._plugin import ContextPlugin
+from ._blocks import Block
 
 __all__ = ["context_prompts", "context_resources", "context_tools"]
 
@@ -20,8 +20,8 @@ BlockName = Annotated[
 _WHOSE = "Blocks you write belong to the signed-in user and last across conversations."
 
 
-def context_tools(plugin: ContextPlugin) -> list[type[ToolContext]]:
-    kinds = {type(block).__name__ for block in plugin.blocks.values()}
+def context_tools(blocks: Mapping[str, Block]) -> list[type[ToolContext]]:
+    kinds = {type(block).__name__ for block in blocks.values()}
     tools: list[type[ToolContext]] = []
     if kinds & {"WritableBlock", "SearchableBlock"}:
 
@@ -81,7 +81,7 @@ def context_tools(plugin: ContextPlugin) -> list[type[ToolContext]]:
     return tools
 
 
-def context_resources(plugin: ContextPlugin) -> list[type[Any]]:
+def context_resources(blocks: Mapping[str, Block]) -> list[type[Any]]:
     @resource(
         uri="context://{block}",
         name="context_block",
@@ -93,12 +93,12 @@ def context_resources(plugin: ContextPlugin) -> list[type[Any]]:
             return str(await self.context.render_block(block))
 
         async def complete_block(self, value: str) -> list[str]:
-            return [name for name in plugin.blocks if name.startswith(value)]
+            return [name for name in blocks if name.startswith(value)]
 
     return [ContextBlock]
 
 
-def context_prompts(plugin: ContextPlugin) -> list[type[Any]]:
+def context_prompts(blocks: Mapping[str, Block]) -> list[type[Any]]:
     @prompt(
         name="system_prompt",
         description="Every context block rendered for the system prompt: read-only text, writable blocks with "

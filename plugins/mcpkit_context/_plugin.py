@@ -71,13 +71,13 @@ class ContextPlugin(BackedPlugin):
         return ContextBlocks(self._policy, ctx)
 
     def tools(self) -> Sequence[type[ToolContext]]:
-        return context_tools(self)
+        return context_tools(self.blocks)
 
     def resources(self) -> Sequence[type[Any]]:
-        return context_resources(self)
+        return context_resources(self.blocks)
 
     def prompts(self) -> Sequence[type[Any]]:
-        return context_prompts(self)
+        return context_prompts(self.blocks)
 
     async def startup(self) -> None:
         vault = await self._backing.start()

@@ -130,7 +130,7 @@ class HistoryPlugin(BackedPlugin):
         return History(self._policy, ctx.caller)
 
     def tools(self) -> Sequence[type[ToolContext]]:
-        return history_tools(self) if self.tools_enabled else ()
+        return history_tools(self.tool_prefix) if self.tools_enabled else ()
 
     def max_request_bytes(self) -> int:
         """Room for a save of several large messages, escaped (3x), when messages may be larger than the default."""

@@ -3,7 +3,7 @@ compact_history and clear_history (opt-in: ``HistoryPlugin.init(tools=True)``)."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import mcp_types as types
 from pydantic import Field
@@ -12,9 +12,6 @@ from mcpkit import ToolContext, tool
 
 from ._errors import HistoryInvalidError
 from ._messages import MAX_MESSAGES_PER_SAVE, text_of
-
-if TYPE_CHECKING:
-    from ._plugin import HistoryPlugin
 
 __all__ = ["history_tools"]
 
@@ -50,9 +47,8 @@ _WHOSE = (
 )
 
 
-def history_tools(plugin: HistoryPlugin) -> list[type[ToolContext]]:
-    """The six tool classes for one plugin (their names carry its prefix)."""
-    prefix = plugin.tool_prefix
+def history_tools(prefix: str) -> list[type[ToolContext]]:
+    """The six tool classes for one plugin (their names carry its ``prefix``)."""
     names = {
         base: prefix + base
         for base in (

@@ -1,14 +1,18 @@
 """The model-facing memory tools: remember_this, recall, forget, list_memories and search_memories."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, tool
+from mcpkit_search import Embedder
 
+from ._config import ToolsConfig
 from ._cursor import Cursors
 from ._errors import RememberIdentityError, RememberScopeNotAllowedError
+from ._keyring import Keyring
+from ._remember import Remember
 from ._scope import NOTES_NAMESPACE, Scope, place_for, usable
 from ._search import MAX_SEARCH_LIMIT
 from ._values import MAX_KEY_LENGTH
@@ -16,11 +20,20 @@ from ._values import MAX_KEY_LENGTH
 #: The longest query ``search_memories`` takes, in characters.
 MAX_QUERY_CHARS = 1000
 
-if TYPE_CHECKING:
-    from ._plugin import RememberPlugin
-    from ._remember import Remember
+__all__ = ["MemoryToolsHost", "memory_tools"]
 
-__all__ = ["memory_tools"]
+
+class MemoryToolsHost(Protocol):
+    """What the memory tools use of the plugin that offers them (``RememberPlugin``)."""
+
+    tools_config: ToolsConfig
+    embedder: Embedder | None
+
+    @property
+    def keyring(self) -> Keyring: ...
+
+    def notes_for(self, ctx: ToolContext) -> Remember: ...
+
 
 Key = Annotated[
     str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")
@@ -86,7 +99,7 @@ class Searched(TypedDict):
 _ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
 
 
-def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
+def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
     """Build the five tool classes for one plugin (their names carry its prefix)."""
     config = plugin.tools_config
     prefix = config.prefix
@@ -109,7 +122,7 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
 
     sealer: dict[str, Cursors] = {}
 
-    def open_scope(ctx: ToolContext, scope: Scope | None, *, writing: bool = False) -> "tuple[Remember, Scope]":
+    def open_scope(ctx: ToolContext, scope: Scope | None, *, writing: bool = False) -> tuple[Remember, Scope]:
         chosen: Scope = scope or "session"
         if chosen not in allowed:
             if not any(usable(s, ctx.caller) for s in allowed):  # another scope would not help: say what would
