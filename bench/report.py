@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cases import CASES, like_for_like
-from mcpkit._jwt_auth import VERIFIED_SECONDS
+from mcpkit.auth._jwt_auth import VERIFIED_SECONDS
 
 __all__ = ["RUN_FIGURES", "evaluate_targets", "gate_targets", "summarise", "write_chart"]
 

@@ -12,8 +12,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from ._errors import ConfigurationError, StartupError
-from ._server import Server
+from .base import ConfigurationError, StartupError
+from .server import Server
 
 __all__ = ["load_server", "main"]
 

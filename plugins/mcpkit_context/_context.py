@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcpkit import Caller, Clock, Context
-from mcpkit_remember._machinery import (
+from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     Place,
     Quota,

@@ -7,9 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
-from mcpkit_remember import StoreConfig
-from mcpkit_remember._config import store_config
-from mcpkit_remember._machinery import BackedPlugin, Backing, check_scope
+from mcpkit_storage import BackedPlugin, Backing, StoreConfig, check_scope, store_config
 
 from ._blocks import Block, checked_blocks
 from ._context import ContextBlocks, ContextPolicy

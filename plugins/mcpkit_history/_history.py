@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit import Caller, Clock
-from mcpkit_remember._machinery import (
+from mcpkit_search import Analyzer
+from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     Observed,
     Place,
@@ -36,7 +37,6 @@ from mcpkit_remember._machinery import (
     check_ttl,
     place_for,
 )
-from mcpkit_search import Analyzer
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
 from ._messages import Hit, check_conversation, check_id, checked_messages, message_of

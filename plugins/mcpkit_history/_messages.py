@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from mcpkit_remember._machinery import Found
+from mcpkit_storage import Found
 
 from ._errors import HistoryInvalidError
 

@@ -7,9 +7,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
-from mcpkit_remember import StoreConfig
-from mcpkit_remember._machinery import BackedPlugin, Backing, Quota, check_scope
 from mcpkit_search import Analyzer
+from mcpkit_storage import BackedPlugin, Backing, Quota, StoreConfig, check_scope
 
 from ._history import History, HistoryPolicy
 from ._messages import MAX_MESSAGE_BYTES
@@ -103,7 +102,7 @@ class HistoryPlugin(BackedPlugin):
         ``tool_prefix``). In ``scope="session"``, a message lives at most ``session_ttl`` seconds (a day by
         default): nobody can reach a session's conversations once it ends. See docs/history.md.
         """
-        from mcpkit_remember._config import store_config
+        from mcpkit_storage import store_config
 
         path_text = None if path is None else os.fspath(path)
         config = None if type is None and url is None and path is None else store_config(type, url, path_text)

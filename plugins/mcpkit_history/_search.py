@@ -7,8 +7,8 @@ changing the tree is never found. Trees are read as membership indexes (``Member
 
 from __future__ import annotations
 
-from mcpkit_remember._machinery import MAX_SEARCH_LIMIT, Found, Match, Place, Vault, search
 from mcpkit_search import Analyzer, bm25, corpus_of, top
+from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Match, Place, Vault, search
 
 from ._messages import Hit, message_of, text_of
 from ._tree import Members, Tree

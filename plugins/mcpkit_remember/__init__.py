@@ -1,20 +1,24 @@
 """mcpkit_remember: per-caller memory for every tool (``self.remember``)."""
 
-from ._config import StoreConfig, ToolsConfig, parse_store_url
-from ._errors import (
+from mcpkit_storage import (
+    SCOPES,
+    Found,
+    Match,
     RememberConflictError,
     RememberError,
     RememberIdentityError,
     RememberInvalidError,
     RememberQuotaError,
-    RememberScopeNotAllowedError,
     RememberStoreUnavailableError,
+    Scope,
+    StoreConfig,
+    parse_store_url,
 )
+
+from ._errors import RememberScopeNotAllowedError
 from ._plugin import RememberPlugin
 from ._remember import Remember
-from ._scope import SCOPES, Scope
-from ._search import Match
-from ._vault import Found
+from ._tools_config import ToolsConfig
 
 __all__ = [
     "SCOPES",

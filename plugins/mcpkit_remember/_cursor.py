@@ -16,7 +16,7 @@ import os
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ._errors import RememberInvalidError
+from mcpkit_storage import RememberInvalidError
 
 __all__ = ["Cursors"]
 

@@ -11,16 +11,23 @@ from typing import Any
 
 from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
 from mcpkit_search import Embedder
+from mcpkit_storage import (
+    MAX_TTL,
+    NOTES_NAMESPACE,
+    BackedPlugin,
+    Backing,
+    Keyring,
+    Quota,
+    Semantic,
+    StoreConfig,
+    keyring_from,
+    make_store,
+    store_config,
+)
 
-from ._backing import BackedPlugin, Backing, keyring_from, make_store
-from ._config import StoreConfig, ToolsConfig, store_config
-from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
-from ._scope import NOTES_NAMESPACE
-from ._semantic import Semantic
-from ._store import Quota
 from ._tools import memory_tools
-from ._values import MAX_TTL
+from ._tools_config import ToolsConfig
 
 __all__ = ["RememberPlugin", "keyring_from", "make_store"]
 

@@ -12,15 +12,31 @@ import anyio
 import anyio.to_thread
 
 from mcpkit import Caller, Clock
+from mcpkit_storage import (
+    MAX_SEARCH_LIMIT,
+    Found,
+    Match,
+    Place,
+    Quota,
+    QuotaExceededError,
+    RememberConflictError,
+    RememberInvalidError,
+    RememberQuotaError,
+    RememberStoreUnavailableError,
+    Scope,
+    StoreUnavailableError,
+    Vault,
+    backoff,
+    check_key,
+    check_scope,
+    check_ttl,
+    encode_value,
+    place_for,
+    search,
+)
 
-from ._errors import RememberConflictError, RememberInvalidError, RememberQuotaError, RememberStoreUnavailableError
 from ._glob import Glob
 from ._locks import KeyedLocks
-from ._scope import Place, Scope, check_scope, place_for
-from ._search import MAX_SEARCH_LIMIT, Match, search
-from ._store import Quota, QuotaExceededError, StoreUnavailableError
-from ._values import check_key, check_ttl, encode_value
-from ._vault import Found, Vault, backoff
 
 __all__ = ["Remember", "RememberPolicy"]
 

@@ -7,15 +7,21 @@ from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, tool
 from mcpkit_search import Embedder
+from mcpkit_storage import (
+    MAX_KEY_LENGTH,
+    MAX_SEARCH_LIMIT,
+    NOTES_NAMESPACE,
+    Keyring,
+    RememberIdentityError,
+    Scope,
+    place_for,
+    usable,
+)
 
-from ._config import ToolsConfig
 from ._cursor import Cursors
-from ._errors import RememberIdentityError, RememberScopeNotAllowedError
-from ._keyring import Keyring
+from ._errors import RememberScopeNotAllowedError
 from ._remember import Remember
-from ._scope import NOTES_NAMESPACE, Scope, place_for, usable
-from ._search import MAX_SEARCH_LIMIT
-from ._values import MAX_KEY_LENGTH
+from ._tools_config import ToolsConfig
 
 #: The longest query ``search_memories`` takes, in characters.
 MAX_QUERY_CHARS = 1000

@@ -46,7 +46,7 @@ def _count_ascii(words: Mapping[str, tuple[T, ...]], text: str) -> tuple[dict[T,
 
 
 try:
-    from mcpkit_search._counting_c import count_ascii
+    from ._counting_c import count_ascii
 except ImportError:  # installed without a C compiler (or from a source tree never built): the same, in Python
     count_ascii = _count_ascii
     COMPILED = False

@@ -14,8 +14,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from mcpkit._credentials import RESERVED_PREFIXES, Authenticator, InvalidCredentialError
-from mcpkit._jwt_auth import JWTAuth
+from mcpkit.auth._jwt_auth import JWTAuth
+from mcpkit.base._credentials import RESERVED_PREFIXES, Authenticator, InvalidCredentialError
 
 SECRET = "s" * 32 + "-and-a-bit-more-for-good-measure"
 NOW = int(time.time())

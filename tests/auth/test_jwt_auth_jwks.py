@@ -13,8 +13,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from auth.jwks_server import JWKSServer
-from mcpkit._credentials import InvalidCredentialError
-from mcpkit._jwt_auth import JWKSUnavailableError, JWTAuth
+from mcpkit.auth._jwt_auth import JWKSUnavailableError, JWTAuth
+from mcpkit.base._credentials import InvalidCredentialError
 
 
 def token(key: Any, kid: str | None, algorithm: str = "RS256", sub: str = "nour") -> str:

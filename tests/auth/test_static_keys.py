@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcpkit._credentials import Authenticator, Identity
-from mcpkit._static_keys import StaticKeys
+from mcpkit.auth._static_keys import StaticKeys
+from mcpkit.base._credentials import Authenticator, Identity
 
 NOUR_KEY = "nour-key-0123456789abcdef"
 SAM_KEY = "sam-key-fedcba9876543210"

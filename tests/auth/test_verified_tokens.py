@@ -9,10 +9,10 @@ from typing import Any
 import jwt
 import pytest
 
-import mcpkit._jwt_auth as jwt_auth
-from mcpkit._credentials import InvalidCredentialError
-from mcpkit._jwt_auth import JWTAuth
-from mcpkit._token_cache import TokenCache, token_key
+import mcpkit.auth._jwt_auth as jwt_auth
+from mcpkit.auth._jwt_auth import JWTAuth
+from mcpkit.auth._token_cache import TokenCache, token_key
+from mcpkit.base._credentials import InvalidCredentialError
 
 SECRET = "a-shared-secret-of-at-least-32-bytes!"
 AUDIENCE = "mcpkit-tests"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit._addresses import ForwardedClients, client_group, connect_host, is_loopback
-from mcpkit._serving import url_of
+from mcpkit.base._addresses import ForwardedClients, client_group, connect_host, is_loopback
+from mcpkit.http._serving import url_of
 
 
 @pytest.mark.parametrize(

@@ -242,7 +242,7 @@ def test_a_state_secret_too_short_or_not_a_list_is_refused_when_the_server_is_bu
     from elicitation_server import AskApp
 
     from mcpkit import ConfigurationError, Server, StaticKeys
-    from mcpkit._request_state import MIN_SECRET_BYTES
+    from mcpkit.elicitation._request_state import MIN_SECRET_BYTES
 
     with pytest.raises(ConfigurationError, match=f"too short; use at least {MIN_SECRET_BYTES} random bytes"):
         Server([AskApp], auth=StaticKeys(KEYS), state_secrets=["short"])

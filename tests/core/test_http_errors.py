@@ -15,7 +15,7 @@ import httpx2
 import mcpkit
 from core._support import ACCEPT, LEGACY, MODERN, NOUR_KEY, SAM_KEY, IdentityApp, bearer, running
 from mcpkit import Server, StaticKeys
-from mcpkit._http_errors import raw_response
+from mcpkit.base._http_errors import raw_response
 
 FRAMEWORK = Path(mcpkit.__file__).parent
 INITIALIZE = {

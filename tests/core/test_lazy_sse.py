@@ -19,9 +19,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
 
-import mcpkit._lazy_sse as lazy_sse
+import mcpkit.http._lazy_sse as lazy_sse
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
-from mcpkit._serving import listening_socket, url_of
+from mcpkit.http._serving import listening_socket, url_of
 
 JSON_ONLY = {"Accept": "application/json"}
 BOTH = {"Accept": "application/json, text/event-stream"}

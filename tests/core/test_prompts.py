@@ -24,7 +24,7 @@ from mcpkit import (
     resource,
     tool,
 )
-from mcpkit._completion import MAX_VALUES
+from mcpkit.completion._completion import MAX_VALUES
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
 

@@ -12,7 +12,7 @@ import jwt
 import pytest
 from mcp.client.auth.utils import extract_scope_from_www_auth
 
-import mcpkit._gate as gate
+import mcpkit.auth._gate as gate
 from core._support import (
     ACCEPT,
     JWT_SECRET,

@@ -25,7 +25,7 @@ from mcpkit import (
     resource,
     tool,
 )
-from mcpkit._pagination import PAGE_SIZE
+from mcpkit.base._pagination import PAGE_SIZE
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
 

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from resumable_server import KEYS
 
 from mcpkit import ConfigurationError, Server, StaticKeys, app
-from mcpkit._event_log import EventLog, SessionEvents
+from mcpkit.http._event_log import EventLog, SessionEvents
 from reliability.processes import serving
 
 HERE = Path(__file__).resolve().parent

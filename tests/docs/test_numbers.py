@@ -25,51 +25,52 @@ from sse_starlette import EventSourceResponse
 import conformance.run as conformance
 import helpdesk._drafts as helpdesk_drafts
 import helpdesk._startup as helpdesk_startup
-import mcpkit._addresses as addresses
-import mcpkit._body_limit as body_limit
-import mcpkit._completion as completion
-import mcpkit._connections as connections
-import mcpkit._event_log as event_log
-import mcpkit._gate as gate
-import mcpkit._http_app as http_app
-import mcpkit._jwt_auth as jwt_auth
-import mcpkit._jwt_config as jwt_config
-import mcpkit._lazy_sse as lazy_sse
-import mcpkit._pagination as pagination
-import mcpkit._request_state as request_state
-import mcpkit._schema_input as schema_input
-import mcpkit._shared_rate_limits as shared_limits
-import mcpkit._static_keys as static_keys
+import mcpkit.auth._gate as gate
+import mcpkit.auth._jwt_auth as jwt_auth
+import mcpkit.auth._jwt_config as jwt_config
+import mcpkit.auth._static_keys as static_keys
+import mcpkit.base._addresses as addresses
+import mcpkit.base._pagination as pagination
+import mcpkit.completion._completion as completion
+import mcpkit.elicitation._request_state as request_state
+import mcpkit.http._body_limit as body_limit
+import mcpkit.http._connections as connections
+import mcpkit.http._event_log as event_log
+import mcpkit.http._http_app as http_app
+import mcpkit.http._lazy_sse as lazy_sse
+import mcpkit.tools._schema_input as schema_input
+import mcpkit.tools._shared_rate_limits as shared_limits
 import mcpkit_context._tokens as context_tokens
 import mcpkit_history._plugin as history_plugin
-import mcpkit_remember._backing as backing
 import mcpkit_remember._glob as glob
-import mcpkit_remember._index as index
-import mcpkit_remember._keyring as keyring
-import mcpkit_remember._memory_index as memory_index
-import mcpkit_remember._payload as payload
 import mcpkit_remember._plugin as plugin
-import mcpkit_remember._postgres_store as postgres_store
-import mcpkit_remember._redis_cluster_store as cluster_store
-import mcpkit_remember._redis_scripts as redis_scripts
-import mcpkit_remember._redis_store as redis_store
 import mcpkit_remember._remember as remember
-import mcpkit_remember._rollback as rollback
-import mcpkit_remember._search as search
-import mcpkit_remember._semantic as semantic
-import mcpkit_remember._sqlite_index as sqlite_index
-import mcpkit_remember._sqlite_schema as sqlite_schema
 import mcpkit_remember._tools as memory_tools
-import mcpkit_remember._values as values
-import mcpkit_remember._vault as vault
 import mcpkit_search._analyzer as analyzer
 import mcpkit_search._bm25 as bm25
 import mcpkit_search._embedder as embedder
+import mcpkit_storage._backing as backing
+import mcpkit_storage._index as index
+import mcpkit_storage._keyring as keyring
+import mcpkit_storage._payload as payload
+import mcpkit_storage._rollback as rollback
+import mcpkit_storage._search as search
+import mcpkit_storage._secret_check as secret_check
+import mcpkit_storage._semantic as semantic
+import mcpkit_storage._values as values
+import mcpkit_storage.stores._memory_index as memory_index
+import mcpkit_storage.stores._postgres_store as postgres_store
+import mcpkit_storage.stores._redis_cluster_store as cluster_store
+import mcpkit_storage.stores._redis_scripts as redis_scripts
+import mcpkit_storage.stores._redis_store as redis_store
+import mcpkit_storage.stores._redis_wire as redis_wire
+import mcpkit_storage.stores._sqlite_index as sqlite_index
+import mcpkit_storage.stores._sqlite_schema as sqlite_schema
 import postgres_fixtures
 import redis_fixtures
 from docs.test_examples import DOCS, README
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext, app, tool
-from mcpkit._sessions import SessionLimits
+from mcpkit.http._sessions import SessionLimits
 from mcpkit.testing import running
 from mcpkit_history._messages import new_id
 from mcpkit_remember import RememberPlugin
@@ -264,8 +265,8 @@ STATED = [
     Stated("reliability.md", "after the {}-second timeout", int(redis_store.TIMEOUT_SECONDS)),
     Stated("stores.md", "a short-lived marker ({} seconds)", redis_scripts.SWAP_MARKER_MS // 1000),
     Stated("architecture.md", "Redis keeps a {}-second marker per applied swap", redis_scripts.SWAP_MARKER_MS // 1000),
-    Stated("architecture.md", "the plugin opens up to {} stored values", vault.SECRET_SAMPLE),
-    Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_store.TERM_HEX_DIGITS),
+    Stated("architecture.md", "the plugin opens up to {} stored values", secret_check.SECRET_SAMPLE),
+    Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_wire.TERM_HEX_DIGITS),
     Stated("architecture.md", "a word is stored as a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "(the first {} characters)", f"{embedder.MAX_EMBED_CHARS:,}"),
@@ -299,7 +300,7 @@ STATED = [
     # the HTTP layer
     Stated("errors.md", "over the server's limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("reliability.md", "over the body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
-    Stated("architecture.md", "the body limit (`_body_limit.py`: {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated("architecture.md", "the body limit (`http/_body_limit.py`: {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("plugins.md", "the server's body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "| Request body | {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "does not answer within {}), each", {0.5: "half a second"}[shared_limits.TIMEOUT_SECONDS]),
@@ -319,7 +320,7 @@ STATED = [
     Stated("deployment.md", "(an IPv6 client per /{}: one host", addresses.IPV6_CLIENT_PREFIX),
     Stated("deployment.md", "commonly given a whole /{}, and", addresses.IPV6_CLIENT_PREFIX),
     Stated("deployment.md", "an IPv4 address or an IPv6 /{} (behind", addresses.IPV6_CLIENT_PREFIX),
-    Stated("architecture.md", "an IPv6 client per /{}: `_addresses.py`", addresses.IPV6_CLIENT_PREFIX),
+    Stated("architecture.md", "an IPv6 client per /{}: `base/_addresses.py`", addresses.IPV6_CLIENT_PREFIX),
     Stated("architecture.md", "the client (IPv4 address or IPv6 /{}) holding", addresses.IPV6_CLIENT_PREFIX),
     Stated("errors.md", "(an IPv4 address or IPv6 /{}) already", addresses.IPV6_CLIENT_PREFIX),
     Stated("deployment.md", "anonymous callers together hold at most {} of `max_sessions`", ANONYMOUS_SHARE),

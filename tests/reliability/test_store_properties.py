@@ -20,8 +20,8 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpkit_remember._store import Entry, Store
-from mcpkit_remember._values import MAX_KEY_LENGTH, MAX_TTL
+from mcpkit_storage._values import MAX_KEY_LENGTH, MAX_TTL
+from mcpkit_storage.stores._store import Entry, Store
 from reliability.figures import Figures
 from reliability.properties import (  # the fixtures too: loop, store, base_time
     BOUNDED,

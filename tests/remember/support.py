@@ -14,8 +14,8 @@ import jwt
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext
 from mcpkit.testing import CallerClient, ToolCallError
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._keyring import Keyring
-from mcpkit_remember._store import Address, Store
+from mcpkit_storage._keyring import Keyring
+from mcpkit_storage.stores._store import Address, Store
 from remember.tools import TOOLS, make_app
 
 SECRET = "remember-test-secret-A-0123456789"

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import redis
 
+import mcpkit_storage._backing as backing
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._vault import Vault
+from mcpkit_storage._vault import Vault
 from remember.support import (
     NEW,
     OLD,
@@ -342,10 +343,10 @@ def test_an_unknown_remember_store_is_refused_naming_the_forms(value: str, monke
 async def test_a_failing_look_at_the_stored_values_never_stops_the_start(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def no_scan_allowed(self: Vault, where: str, sample: int = 32) -> None:
+    async def no_scan_allowed(vault: Vault, where: str, sample: int = 32) -> None:
         raise redis.exceptions.NoPermissionError("this user has no permissions to run the 'scan' command")
 
-    monkeypatch.setattr(Vault, "check_secret", no_scan_allowed)
+    monkeypatch.setattr(backing, "check_secret", no_scan_allowed)
     server = build_server(RememberPlugin.init(type="memory", secret=SECRET))
     with caplog.at_level(logging.INFO, logger="mcpkit.remember"):
         async with running(server) as call_as:

@@ -10,7 +10,7 @@ import pytest
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._cli import rotate
+from mcpkit_storage._cli import rotate
 from remember.support import SECRET, SECRET_B, build_server, keyring_for, mem
 from remember.test_rotation import opened_store
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-import mcpkit_remember._index as index_module
-from mcpkit_remember._index import BlindIndex
-from mcpkit_remember._keyring import Keyring
+import mcpkit_storage._index as index_module
 from mcpkit_search import Analyzer
+from mcpkit_storage._index import BlindIndex
+from mcpkit_storage._keyring import Keyring
 
 SECRET = "test-index-secret-0123456789abcdef"
 

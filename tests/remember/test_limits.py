@@ -9,7 +9,7 @@ import pytest
 from mcpkit import ConfigurationError, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, HTTPRefusedError, ToolCallError, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._values import MAX_DEPTH, MAX_TTL
+from mcpkit_storage._values import MAX_DEPTH, MAX_TTL
 from remember.support import KEYS, NEW, mem, post_tool_call, refused
 from remember.tools import MISSING
 

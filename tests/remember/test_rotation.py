@@ -15,13 +15,13 @@ import pytest
 from mcpkit import ManualClock
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._cli import purge_user, rotate
-from mcpkit_remember._config import StoreConfig
 from mcpkit_remember._plugin import make_store
-from mcpkit_remember._scope import Place
-from mcpkit_remember._sqlite_store import SCAN_PAGE
-from mcpkit_remember._store import Record, Store
-from mcpkit_remember._vault import Vault
+from mcpkit_storage._cli import purge_user, rotate
+from mcpkit_storage._config import StoreConfig
+from mcpkit_storage._scope import Place
+from mcpkit_storage._vault import Vault
+from mcpkit_storage.stores._sqlite_store import SCAN_PAGE
+from mcpkit_storage.stores._store import Record, Store
 from remember.support import (
     NEW,
     OLD,

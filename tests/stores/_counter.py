@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from mcpkit_remember._store import Store
+from mcpkit_storage.stores._store import Store
 
 
 async def increment(store: Store, owner: str, key: str, times: int, now: float) -> int:

@@ -15,8 +15,8 @@ from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import ToolCallError, error_code, running
 from mcpkit_history import HistoryPlugin
 from mcpkit_remember import RememberPlugin
-from mcpkit_remember._postgres_store import PostgresStore
-from mcpkit_remember._store import Entry, StoreUnavailableError
+from mcpkit_storage.stores._postgres_store import PostgresStore
+from mcpkit_storage.stores._store import Entry, StoreUnavailableError
 
 from ._proxy import Proxy
 

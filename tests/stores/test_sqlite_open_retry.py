@@ -8,28 +8,28 @@ from typing import Any
 
 import pytest
 
-from mcpkit_remember import _sqlite_store as sqlite_store
-from mcpkit_remember._sqlite_store import SQLiteStore
-from mcpkit_remember._store import StoreUnavailableError
+from mcpkit_storage.stores import _sqlite_connect as sqlite_connect
+from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.stores._store import StoreUnavailableError
 
 
 @pytest.fixture(autouse=True)
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_store, "OPEN_RETRY_SECONDS", 0.01)
+    monkeypatch.setattr(sqlite_connect, "OPEN_RETRY_SECONDS", 0.01)
 
 
 def failing(monkeypatch: pytest.MonkeyPatch, failures: list[str]) -> list[int]:
     """``_connect_once`` raising each of ``failures`` in turn, then the real one; returns the attempt count."""
     attempts = [0]
-    real = SQLiteStore._connect_once
+    real = sqlite_connect._connect_once
 
-    def connect_once(self: SQLiteStore) -> Any:
+    def connect_once(path: Path) -> Any:
         attempts[0] += 1
         if failures:
             raise StoreUnavailableError(f"Cannot open the SQLite remember store at 'x': {failures.pop(0)}")
-        return real(self)
+        return real(path)
 
-    monkeypatch.setattr(SQLiteStore, "_connect_once", connect_once)
+    monkeypatch.setattr(sqlite_connect, "_connect_once", connect_once)
     return attempts
 
 
@@ -42,10 +42,10 @@ async def test_a_locked_database_is_tried_again(tmp_path: Path, monkeypatch: pyt
 
 
 async def test_it_gives_up_after_the_last_attempt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    attempts = failing(monkeypatch, ["database is locked"] * sqlite_store.OPEN_ATTEMPTS)
+    attempts = failing(monkeypatch, ["database is locked"] * sqlite_connect.OPEN_ATTEMPTS)
     with pytest.raises(StoreUnavailableError, match="database is locked"):
         await SQLiteStore(tmp_path / "remember.db").open()
-    assert attempts == [sqlite_store.OPEN_ATTEMPTS]
+    assert attempts == [sqlite_connect.OPEN_ATTEMPTS]
 
 
 async def test_another_failure_is_not_tried_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

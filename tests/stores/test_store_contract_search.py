@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit_remember._store import Address, Postings, Quota, QuotaExceededError, Ranking, Store
 from mcpkit_search import Corpus, Stats, bm25, top
+from mcpkit_storage.stores._store import Address, Postings, Quota, QuotaExceededError, Ranking, Store
 from stores.conftest import OTHER, OWNER, MakeStore
 
 HOUR = 3600.0

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from mcpkit_remember._store import Address, Entry, Quota, QuotaExceededError, Store
+from mcpkit_storage.stores._store import Address, Entry, Quota, QuotaExceededError, Store
 from stores.conftest import OTHER, OWNER
 from stores.views import keys, records
 

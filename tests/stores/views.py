@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpkit_remember._store import Record, Store
+from mcpkit_storage.stores._store import Record, Store
 
 
 async def keys(store: Store, owner: str, bucket: str, now: float) -> list[str]:

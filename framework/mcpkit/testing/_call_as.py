@@ -8,9 +8,8 @@ from typing import Any
 
 from starlette.types import ASGIApp
 
-from .._jwt_auth import JWTAuth
-from .._server import Server
-from .._static_keys import StaticKeys
+from ..auth import JWTAuth, StaticKeys
+from ..server import Server
 from ._client import CallerClient
 
 __all__ = ["CallAs"]

@@ -14,7 +14,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp
 
-from .._results import ERROR_META_KEY
+from ..base import ERROR_META_KEY
 from ._holder import Holder
 
 __all__ = ["PROTOCOLS", "CallerClient", "HTTPRefusedError", "ToolCallError", "error_code"]

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from .._clock import ManualClock
-from .._server import Server
+from ..base import ManualClock
+from ..server import Server
 from ._call_as import CallAs
 from ._client import PROTOCOLS
 from ._holder import Holder

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from .._clock import Clock
-from .._server import Server
+from ..base import Clock
+from ..server import Server
 from ._call_as import CallAs
 
 __all__ = ["running"]

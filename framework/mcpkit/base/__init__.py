@@ -1,0 +1,59 @@
+"""The ground floor: errors, clocks, who signed in (``Identity``, the ``Authenticator`` protocol), addresses,
+refusal bodies, parameter models, pages, icons and tool results. Nothing here knows an MCP feature or does I/O."""
+
+from ._addresses import ForwardedClients, client_group, connect_host, is_loopback
+from ._clock import Clock, ManualClock, SystemClock
+from ._credentials import (
+    IDENTITY_SCOPE_KEY,
+    RESERVED_PREFIXES,
+    Authenticator,
+    AuthUnavailableError,
+    Identity,
+    InvalidCredentialError,
+    checked_allow_no_audience,
+    issuer_namespace,
+)
+from ._errors import ConfigurationError, StartupError, ToolError
+from ._http_errors import encode, raw_response, rpc_error, send_empty, send_json, send_rpc_error
+from ._icons import checked_icons
+from ._local import LocalConnection, local_connection
+from ._pagination import PAGE_SIZE, page
+from ._parameters import method_hints, parameters_model, validation_problems
+from ._results import ERROR_META_KEY, error_result
+
+__all__ = [
+    "ERROR_META_KEY",
+    "IDENTITY_SCOPE_KEY",
+    "PAGE_SIZE",
+    "RESERVED_PREFIXES",
+    "AuthUnavailableError",
+    "Authenticator",
+    "Clock",
+    "ConfigurationError",
+    "ForwardedClients",
+    "Identity",
+    "InvalidCredentialError",
+    "LocalConnection",
+    "ManualClock",
+    "StartupError",
+    "SystemClock",
+    "ToolError",
+    "checked_allow_no_audience",
+    "checked_icons",
+    "client_group",
+    "connect_host",
+    "encode",
+    "error_result",
+    "is_loopback",
+    "issuer_namespace",
+    "local_connection",
+    "method_hints",
+    "page",
+    "parameters_model",
+    "raw_response",
+    "rpc_error",
+    "send_empty",
+    "send_json",
+    "send_rpc_error",
+    "validation_problems",
+]

@@ -1,0 +1,40 @@
+"""What a tool, resource or prompt is and sees: the inert decorators (``@tool``, ``@app``, ...), ``Context``
+and ``ToolContext``, the ``Caller``, and the ``Plugin`` interface."""
+
+from ._caller import Caller, caller_of
+from ._context import Context, ToolContext
+from ._decorators import (
+    PromptOptions,
+    ResourceOptions,
+    ToolOptions,
+    app,
+    app_options,
+    prompt,
+    prompt_options,
+    resource,
+    resource_options,
+    tool,
+    tool_options,
+)
+from ._plugin import Plugin, PluginSetup, providers_for
+
+__all__ = [
+    "Caller",
+    "Context",
+    "Plugin",
+    "PluginSetup",
+    "PromptOptions",
+    "ResourceOptions",
+    "ToolContext",
+    "ToolOptions",
+    "app",
+    "app_options",
+    "caller_of",
+    "prompt",
+    "prompt_options",
+    "providers_for",
+    "resource",
+    "resource_options",
+    "tool",
+    "tool_options",
+]

@@ -1,0 +1,58 @@
+"""The keys that seal 2026-07-28 ``requestState``, and the SDK boundary that uses them.
+
+A multi-round call (a tool that asks with ``self.elicit``) may come back to any instance behind a load balancer,
+so every instance must open what another sealed: ``Server(state_secrets=[...])`` or ``MCPKIT_STATE_SECRETS``
+(comma-separated), each at least 32 bytes; the first seals, all open, so a new secret goes first and the old one
+stays until the rounds it sealed have expired (ten minutes). Without either, the server makes a key of its own,
+which is right for one process and refuses, with ``-32602``, a round that lands on another. The SDK's
+``RequestStateBoundary`` does the sealing (AES-GCM, HKDF-derived keys) and binds each state to the method, the
+tool and its arguments, the server's name, the caller and its lifetime; mcpkit gives it the caller's user id.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
+from ..base import IDENTITY_SCOPE_KEY, ConfigurationError
+
+__all__ = ["MIN_SECRET_BYTES", "SECRETS_VARIABLE", "STATE_SECONDS", "request_state_boundary"]
+
+SECRETS_VARIABLE = "MCPKIT_STATE_SECRETS"
+MIN_SECRET_BYTES = 32
+#: How long a sealed round stays good.
+STATE_SECONDS = 600.0
+
+
+def _caller(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """Whose round it is: the signed-in user id (an anonymous caller's rounds are bound to no one)."""
+    request = ctx.request
+    identity = request.scope.get(IDENTITY_SCOPE_KEY) if request is not None else None
+    return identity.user_id if identity is not None else None
+
+
+def request_state_boundary(secrets: Sequence[str | bytes] | None, server_name: str) -> RequestStateBoundary:
+    given: Sequence[str | bytes] | None = secrets
+    where = "Server(state_secrets=...)"
+    if given is None and os.environ.get(SECRETS_VARIABLE, "").strip():
+        given = [part.strip() for part in os.environ[SECRETS_VARIABLE].split(",") if part.strip()]
+        where = SECRETS_VARIABLE
+    if given is None:
+        security = RequestStateSecurity.ephemeral(ttl=STATE_SECONDS)
+        security.bind_principal = _caller
+    else:
+        if isinstance(given, str | bytes) or not given:
+            raise ConfigurationError(f"{where} is a list of secrets, the first sealing, like [os.environ['...']].")
+        for secret in given:
+            size = len(secret.encode() if isinstance(secret, str) else secret)
+            if size < MIN_SECRET_BYTES:
+                raise ConfigurationError(
+                    f"{where}: a secret of {size} bytes is too short; use at least {MIN_SECRET_BYTES} random bytes "
+                    "(python -c 'import secrets; print(secrets.token_urlsafe(32))')."
+                )
+        security = RequestStateSecurity(keys=list(given), ttl=STATE_SECONDS, bind_principal=_caller)
+    return RequestStateBoundary(security, default_audience=server_name)

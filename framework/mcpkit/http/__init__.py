@@ -1,0 +1,18 @@
+"""Serving over streamable HTTP: the Starlette app and its layers (host and body checks, the protocol-error
+mask, per-caller sessions, lazy SSE answers, resumable streams), and uvicorn with connection limits."""
+
+from ._connections import ConnectionLimits
+from ._http_app import DEFAULT_RETRY_MS, Serving, build_http_app
+from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
+from ._serving import listening_socket, serve_http
+
+__all__ = [
+    "DEFAULT_RETRY_MS",
+    "LONE_SURROGATES_SCOPE_KEY",
+    "ConnectionLimits",
+    "Serving",
+    "build_http_app",
+    "listening_socket",
+    "lone_surrogate_problems",
+    "serve_http",
+]

@@ -1,0 +1,257 @@
+"""Slow clients: a deadline for every request to arrive, and a connection cap nobody can fill by waiting.
+
+uvicorn 0.54 has neither. Its h11 protocol arms no timer until a first response is sent, so a
+connection that sends half a request line (or nothing) is held forever; ``limit_concurrency`` counts
+those idle connections and answers everyone else 503 once they reach it, which makes a slow attack
+easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol with two additions:
+
+- ``read_timeout``: a request must arrive whole, head and body, within this many seconds of the
+  connection opening (or of its first byte, on a kept-alive connection); otherwise it gets 408 and
+  the connection is closed. An idle kept-alive connection is uvicorn's ``timeout_keep_alive``'s.
+- ``max_connections``: at the cap, a new connection closes a connection that is waiting for its
+  request (sending nothing or too little, or kept alive and idle): the longest-waiting one of the client
+  holding the most connections, so one client (an IPv4 address or an IPv6 /64, ``_addresses``) cannot
+  take the slots of others by opening more. The new one is refused with 503 only when no connection
+  is waiting, or when its own client already holds more than any client with a waiting connection. A
+  caller whose request has arrived is never cut off for someone else's slowness. Behind a trusted proxy
+  a connection counts for the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import resource
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import h11
+from uvicorn.config import LOG_LEVELS
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..base import ConfigurationError, ForwardedClients, client_group, raw_response
+
+__all__ = ["ConnectionLimits", "guarded_protocol"]
+
+#: Connections the kernel queues for accepting, which is also how many asyncio accepts in one go.
+ACCEPT_BACKLOG = 128
+#: Open files kept free beyond the cap: 64 for everything that is not a client connection (stores, logs,
+#: the listener), and three backlogs. The guard sees an accepted socket two loop turns after asyncio accepted it
+#: (its transport is made in a task, whose ``connection_made`` is scheduled), and asyncio accepts a backlog in
+#: each turn meanwhile; a connection closed to make room keeps its file one turn more. So at the cap, one
+#: backlog is closing, one has a transport waiting for ``connection_made`` and one was just accepted. With two,
+#: an attack that churns connections ran the process out of files, and asyncio stopped accepting for a second
+#: each time (``socket.accept() out of system resource``).
+RESERVED_FILES = 64 + 3 * ACCEPT_BACKLOG
+#: Connections served at once unless told otherwise (fewer if the open-files limit cannot make room).
+DEFAULT_MAX_CONNECTIONS = 1000
+#: The most a request head may hold (h11's default, made explicit): a larger one gets 400.
+MAX_HEADER_BYTES = 16 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """How ``Server.run`` serves connections: how many, how long a request may take to arrive, what it logs."""
+
+    max_connections: int | None = None
+    read_timeout: float = 10.0
+    keep_alive_timeout: float = 5.0
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigurationError(f"log_level {self.log_level!r} is not one of: {', '.join(LOG_LEVELS)}.")
+        if self.max_connections is not None and (
+            isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int)
+        ):
+            raise ConfigurationError(f"max_connections is a whole number of connections, not {self.max_connections!r}.")
+        if self.max_connections is not None and self.max_connections < 16:
+            raise ConfigurationError(f"max_connections={self.max_connections} is too few: use 16 or more.")
+        for name, seconds in (("read_timeout", self.read_timeout), ("keep_alive_timeout", self.keep_alive_timeout)):
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
+                raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
+
+    def connection_cap(self) -> int:
+        """The cap to serve with, raising this process' soft open-files limit if it must (never the hard one)."""
+        wanted = self.max_connections or DEFAULT_MAX_CONNECTIONS
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        needed = wanted + RESERVED_FILES
+        if soft != resource.RLIM_INFINITY and soft < needed:
+            raised = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+            if raised > soft:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                soft = raised
+        room = wanted if soft == resource.RLIM_INFINITY else soft - RESERVED_FILES
+        if self.max_connections is not None and room < self.max_connections:
+            raise ConfigurationError(
+                f"max_connections={self.max_connections} needs {needed} open files, but this process may open only "
+                f"{soft} (ulimit -n): raise the limit, or pass max_connections={max(room, 16)} or fewer."
+            )
+        return max(16, min(wanted, room))
+
+
+@dataclass(slots=True, eq=False)
+class _Client:
+    """The open connections of one client (an IPv4 address or an IPv6 /64)."""
+
+    name: str
+    held: int = 0
+    #: Its connections waiting for a request, longest-waiting first, with the loop time each began to wait.
+    waiting: dict[_GuardedH11Protocol, float] = field(default_factory=dict)
+
+    def fuller_than(self, other: _Client) -> bool:
+        """Whether this client gives up a connection before ``other``: it holds more, or waited longer."""
+        if self.held != other.held:
+            return self.held > other.held
+        return next(iter(self.waiting.values())) < next(iter(other.waiting.values()))
+
+
+def guarded_protocol(limits: ConnectionLimits, forwarded: ForwardedClients | None = None) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the read deadline and the connection cap, for one server.
+
+    ``forwarded`` says which proxies' ``X-Forwarded-For`` names the client (uvicorn's default: loopback).
+    """
+    namespace = {
+        "limits": limits,
+        "cap": limits.connection_cap(),
+        "forwarded": forwarded or ForwardedClients(),
+        "clients": {},
+    }
+    return type("GuardedH11Protocol", (_GuardedH11Protocol,), namespace)
+
+
+class _GuardedH11Protocol(H11Protocol):
+    limits: ClassVar[ConnectionLimits]
+    cap: ClassVar[int]
+    forwarded: ClassVar[ForwardedClients]
+    #: Every client with a connection open, by ``client_group``.
+    clients: ClassVar[dict[str, _Client]]
+
+    _client: _Client
+    _deadline: asyncio.TimerHandle | None = None
+    _served = False
+    _proxied = False
+    #: The request head this connection was last counted by (uvicorn's ``headers`` of its current request).
+    _head: object = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        peer = self.client[0] if self.client else ""
+        self._proxied = bool(peer) and self.forwarded.trusts(peer)
+        self._join(client_group(peer))
+        if len(self.connections) > self.cap and not self._make_room():
+            if any(client.waiting for client in self.clients.values()):
+                self._answer(
+                    503,
+                    "The server is at its connection limit, and this client already holds more connections than "
+                    "any client with an idle one: use fewer connections at once, or retry.",
+                )
+            else:
+                self._answer(503, "The server is at its connection limit, with a request in progress on each. Retry.")
+            return
+        self._wait()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        self._leave()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._served = True
+        self._track()
+
+    def _make_room(self) -> bool:
+        """At the cap: close the longest-waiting connection of the client holding the most, if that client
+        holds at least as many as this connection's own (counting this one); False if none may be closed."""
+        fullest: _Client | None = None
+        for client in self.clients.values():
+            if client.waiting and (fullest is None or client.fuller_than(fullest)):
+                fullest = client
+        if fullest is None or fullest.held < self._client.held:
+            return False
+        next(iter(fullest.waiting))._close()
+        return True
+
+    def _join(self, name: str) -> None:
+        client = self.clients.get(name)
+        if client is None:
+            client = self.clients[name] = _Client(name)
+        client.held += 1
+        self._client = client
+
+    def _leave(self) -> None:
+        client = self._client
+        client.held -= 1
+        if not client.held:
+            del self.clients[client.name]
+
+    def _track(self) -> None:
+        """Follow the request's progress: waiting for it, receiving its body, or done reading."""
+        if self.transport.is_closing():
+            self._stop_waiting()
+            return
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            # A kept-alive connection with nothing sent yet is uvicorn's (timeout_keep_alive); from its
+            # first byte on, the request has read_timeout to arrive, like on a new connection.
+            if self not in self._client.waiting or (self._deadline is None and self.conn.trailing_data[0]):
+                self._wait()
+        else:
+            self._client.waiting.pop(self, None)
+            if state is not h11.SEND_BODY and self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            if self._proxied and self.headers is not self._head:
+                self._head = self.headers
+                self._follow_forwarded()
+
+    def _follow_forwarded(self) -> None:
+        """Count a trusted proxy's connection for the client its newest request names."""
+        assert self.client is not None  # _proxied
+        forwarded_for = [value for name, value in self.headers if name == b"x-forwarded-for"]
+        name = client_group(self.forwarded.client(self.client[0], forwarded_for))
+        if name != self._client.name:
+            self._leave()
+            self._join(name)
+
+    def _wait(self) -> None:
+        waiting = self._client.waiting
+        waiting.pop(self, None)
+        waiting[self] = self.loop.time()
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if not self._served or self.conn.trailing_data[0]:
+            self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
+
+    def _stop_waiting(self) -> None:
+        self._client.waiting.pop(self, None)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE and (self.conn.trailing_data[0] or not self._served):
+            timeout = f"{self.limits.read_timeout:g}"
+            self._answer(408, f"The request did not arrive within {timeout} seconds (read_timeout): send it whole.")
+        else:
+            self._close()
+
+    def _answer(self, status: int, message: str) -> None:
+        """Write a whole response without h11 (no request was read), then close the connection."""
+        retry = [(b"retry-after", b"1")] if status == 503 else []
+        self.transport.write(raw_response(status, message, retry))
+        self._close()
+
+    def _close(self) -> None:
+        self._stop_waiting()
+        if not self.transport.is_closing():
+            self.transport.close()

@@ -1,0 +1,149 @@
+"""``Server.http_app()``: the SDK's streamable HTTP app with mcpkit's layers in front and its lifespan around.
+
+In front of the SDK's routes, outermost first: the auth gate (who is calling; 401/403), the per-caller session
+limits, the mask that makes the SDK's refusals clear JSON, and, with ``json_response=True``, the router that
+sends 2026-07-28 requests asking for notifications to a session manager whose answers may become SSE. The
+served routes are the SDK's, with mcpkit's session manager (``_session_manager``: lazy SSE for 2025-11-25 sessions,
+and each session's own events when streams are resumable). The lifespan starts the plugins, then the session
+managers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+from mcp.server import Server as SDKServer
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from ..auth import AuthGate, RequiredScopes, ResourceMetadata
+from ..base import Authenticator, Clock, ConfigurationError
+from ..core import Plugin
+from ._body_limit import body_limit
+from ._event_log import EventLog
+from ._host_check import host_check
+from ._notification_streams import StreamWhenAsked
+from ._protocol_errors import ProtocolErrorMask
+from ._session_manager import SessionManager
+from ._sessions import SessionGuard, SessionLimits
+
+__all__ = ["DEFAULT_RETRY_MS", "Serving", "build_http_app"]
+
+#: How long a client whose SSE stream closed waits before it reconnects (the ``retry`` field), by default.
+DEFAULT_RETRY_MS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """What the HTTP app needs of the server it serves (``Server`` gives it; this layer does not know ``Server``)."""
+
+    name: str
+    authenticators: Sequence[Authenticator]
+    allow_anonymous: bool
+    plugins: Sequence[Plugin]
+    clock: Callable[[], Clock]
+    metadata: ResourceMetadata | None
+    required_scopes: RequiredScopes
+    running: Callable[[], AbstractAsyncContextManager[None]]  # the plugins started for as long as it serves
+
+
+def build_http_app(
+    server: Serving,
+    sdk: SDKServer,
+    *,
+    host: str,
+    allowed_hosts: Sequence[str] | None,
+    allowed_origins: Sequence[str] | None,
+    json_response: bool,
+    max_body_bytes: int | None,
+    max_sessions: int,
+    sessions_per_caller: int,
+    session_idle_timeout: float,
+    resumable_streams: bool | None = None,
+    stream_retry_ms: int = DEFAULT_RETRY_MS,
+) -> Starlette:
+    """The app ``Server.http_app`` returns (its docstring says what each option does)."""
+    if not server.authenticators and not server.allow_anonymous:
+        raise ConfigurationError(
+            f"Server {server.name!r} has no auth and allow_anonymous=False, so every HTTP request would get 401: "
+            "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
+        )
+    security = host_check(host, allowed_hosts, allowed_origins)
+    both = bool(server.authenticators) and server.allow_anonymous  # anonymous callers get half the table
+    sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
+    limit = body_limit(max_body_bytes, server.plugins)
+    resumable = _resumable(resumable_streams, json_response, stream_retry_ms)
+    if not SessionManager.supported():
+        raise ConfigurationError(
+            "mcpkit's HTTP serving needs the mcp SDK's session manager and 2025-11-25 transport as mcpkit knows them "
+            "(mcp 2.3); this SDK differs: install a version mcpkit supports (pip install 'mcp>=2.3,<3')."
+        )
+    # 2025-11-25 sessions: answers in JSON until a call sends something else (lazy SSE), or always SSE; with
+    # resumable streams, each session's events its own (_session_manager). 2026-07-28 requests: the SDK's own.
+    manager = SessionManager(
+        app=sdk,
+        lazy=json_response,
+        log=EventLog() if resumable else None,
+        retry_interval=stream_retry_ms if resumable else None,
+        json_response=json_response,
+        security_settings=security,
+        max_request_body_size=limit,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions=max_sessions,
+    )
+    sdk_app = Starlette(
+        routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda app: manager.run()
+    )
+    # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
+    # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
+    # the lifespan starts the plugins around the SDK's own (its session manager).
+    streaming: StreamableHTTPSessionManager | None = None
+    if json_response:  # 2026-07-28 requests asking for progress or logs are answered with SSE
+        streaming = StreamableHTTPSessionManager(
+            app=sdk,
+            json_response=False,
+            security_settings=security,
+            max_request_body_size=limit,
+            max_sessions=max_sessions,
+            session_idle_timeout=session_idle_timeout,
+        )
+        sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
+    sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
+    sdk_app.add_middleware(SessionGuard, limits=sessions, clock=server.clock)
+    sdk_app.add_middleware(
+        AuthGate,
+        authenticators=server.authenticators,
+        allow_anonymous=server.allow_anonymous,
+        metadata=server.metadata,
+        required_scopes=server.required_scopes,
+        max_body_bytes=limit,
+    )
+    sdk_lifespan = sdk_app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with server.running(), sdk_lifespan(app):
+            if streaming is None:
+                yield
+            else:
+                async with streaming.run():
+                    yield
+
+    sdk_app.router.lifespan_context = lifespan
+    return sdk_app
+
+
+def _resumable(asked: bool | None, json_response: bool, retry_ms: object) -> bool:
+    """Whether 2025-11-25 SSE streams are resumable: as asked, else whenever responses are SSE."""
+    if asked is not None and not isinstance(asked, bool):
+        raise ConfigurationError(
+            f"resumable_streams is True, False or None (on with SSE responses), not {asked!r:.40}."
+        )
+    if isinstance(retry_ms, bool) or not isinstance(retry_ms, int) or not 0 < retry_ms <= 600_000:
+        raise ConfigurationError(f"stream_retry_ms is a number of milliseconds from 1 to 600000, not {retry_ms!r:.40}.")
+    resumable = not json_response if asked is None else asked
+    return resumable

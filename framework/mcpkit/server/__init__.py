@@ -1,0 +1,12 @@
+"""``Server``: collects the apps, checks everything when it is built, and serves them over HTTP or stdio
+on the MCP SDK's low-level server; and ``Server(middleware=[...])``."""
+
+from ._middleware import MethodCall, MethodRefused, Middleware
+from ._server import Server
+
+__all__ = [
+    "MethodCall",
+    "MethodRefused",
+    "Middleware",
+    "Server",
+]

@@ -1,0 +1,330 @@
+"""``Server``: collects apps, validates them, and serves them over HTTP or stdio on the MCP SDK."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import re
+import uuid
+import warnings
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Literal
+
+import anyio
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning
+from starlette.applications import Starlette
+
+from ..auth import RequiredScopes, adopt, issuers_of, resource_metadata
+from ..base import (
+    Authenticator,
+    Clock,
+    ConfigurationError,
+    Identity,
+    LocalConnection,
+    StartupError,
+    checked_icons,
+    local_connection,
+)
+from ..core import Plugin, caller_of
+from ..elicitation import request_state_boundary
+from ..http import DEFAULT_RETRY_MS, Serving, build_http_app
+from ..subscriptions import Kind, ListChangingServer, Services, Switchable, switch
+from ..tools import Dispatcher, ToolSpec, parse_rate_limit
+from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
+from ._catalog import catalog
+from ._middleware import Middleware, sdk_middleware
+
+__all__ = ["Server"]
+
+logger = logging.getLogger("mcpkit")
+
+_LOCAL_USER = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")
+
+
+class Server:
+    """Hosts apps over MCP; everything is validated here, when the server is built.
+
+    ``auth`` takes one authenticator or several (tried in order); a request
+    without credentials is refused with 401 unless ``allow_anonymous=True``.
+    ``clock`` is what the framework and plugins read time from (``now()`` and ``monotonic()``); tests
+    replace it. ``resource_url`` (the URL clients connect to, e.g. ``https://mcp.example.com/mcp``)
+    makes the server an OAuth protected resource: it serves its Protected Resource Metadata (RFC 9728)
+    naming ``authorization_servers`` (default: the ``issuer`` of each ``JWTAuth``), every 401 points at
+    it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource
+    (a ``JWTAuth`` with neither is refused here unless ``allow_no_audience=True``). With several identity
+    providers, the user ids of each issuer after the first are ``iss:<issuer>#<sub>``.
+    ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
+    ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md);
+    ``rate_limit_store`` (``"redis://HOST:6379/0"``) shares every rate limit's counts among instances.
+    ``state_secrets`` seal the ``requestState`` of 2026-07-28 multi-round calls (``self.elicit``); every
+    instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
+    ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
+    ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
+    See docs/authorization.md.
+    """
+
+    def __init__(
+        self,
+        apps: Sequence[type[Any]],
+        *,
+        auth: Authenticator | Sequence[Authenticator] | None = None,
+        allow_anonymous: bool = False,
+        name: str = "mcpkit-server",
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        plugins: Sequence[Plugin] = (),
+        clock: Clock | None = None,
+        resource_url: str | None = None,
+        authorization_servers: Sequence[str] | None = None,
+        resource_documentation: str | None = None,
+        list_permitted_tools_only: bool = False,
+        rate_limit: str | None = None,
+        rate_limit_store: str | None = None,
+        state_secrets: Sequence[str | bytes] | None = None,
+        middleware: Sequence[Middleware] = (),
+        title: str | None = None,
+        website_url: str | None = None,
+        icons: Sequence[Any] = (),
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.clock: Clock = checked_clock(clock)
+        self.allow_anonymous = allow_anonymous
+        authenticators = checked_authenticators(auth)
+        issuers = issuers_of(authenticators)
+        #: The Protected Resource Metadata served with the HTTP app (None without ``resource_url``).
+        self.resource_metadata = resource_metadata(resource_url, authorization_servers, resource_documentation, issuers)
+        resource = None if self.resource_metadata is None else self.resource_metadata.resource
+        #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
+        self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
+        assembled = assemble(apps, plugins, name, lambda: self.clock)
+        self._plugins: list[Plugin] = assembled.plugins
+        bound = assembled.tools
+        self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
+        services = self._services = Services()  # sessions' log levels and resource watchers, for every context
+        #: The apps' resources and prompts, served beside the tools.
+        self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
+        services.subscriptions.known = self.catalog.resources.serves
+        if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
+            scopes = sorted(self.required_scopes().every)
+            self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
+        if not isinstance(list_permitted_tools_only, bool):
+            raise ConfigurationError(
+                f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
+            )
+        self._dispatcher = Dispatcher(
+            bound,
+            lambda: self.clock,
+            list_permitted_only=list_permitted_tools_only,
+            rate_limit=parse_rate_limit("Server", rate_limit),
+            shared_limits=shared_limits(rate_limit_store, name),
+            services=services,
+        )
+        with warnings.catch_warnings():
+            # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self._sdk = ListChangingServer(
+                name,
+                version=version,
+                title=title,
+                website_url=website_url,
+                icons=checked_icons("Server", icons),
+                instructions=instructions,
+                get_tool_input_schema=self._dispatcher.input_schema,
+                on_list_tools=self._dispatcher.list_tools,
+                on_call_tool=self._dispatcher.call_tool,
+                on_set_logging_level=services.log_levels.set_level,
+                on_subscriptions_listen=services.subscriptions.listen,
+                **self.catalog.handlers(services.subscriptions),
+            )
+        # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
+        self._sdk.middleware.append(request_state_boundary(state_secrets, name))
+        self._sdk.middleware.extend(sdk_middleware(middleware, caller_of))  # around every method, outermost first
+
+    def __repr__(self) -> str:
+        return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"
+
+    # -- serving ------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Start every plugin (in order) and stop them (in reverse) around serving."""
+        async with contextlib.AsyncExitStack() as stack:
+            for plugin in self._plugins:
+                try:
+                    await plugin.startup()
+                except ConfigurationError as exc:
+                    raise ConfigurationError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
+                except Exception as exc:
+                    raise StartupError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
+                stack.push_async_callback(plugin.shutdown)
+            stack.push_async_callback(self._dispatcher.close)
+            stack.callback(self._services.subscriptions.listen.close)  # end the listen streams, or shutdown waits
+            yield
+
+    def http_app(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        json_response: bool = True,
+        max_body_bytes: int | None = None,
+        max_sessions: int = 10_000,
+        sessions_per_caller: int = 64,
+        session_idle_timeout: float = 1800.0,
+        resumable_streams: bool | None = None,
+        stream_retry_ms: int = DEFAULT_RETRY_MS,
+    ) -> Starlette:
+        """A new Starlette app serving MCP at ``/mcp``; its lifespan starts and stops the plugins.
+
+        ``host`` is where it will listen. The ``Host`` and ``Origin`` of every request are checked:
+        on loopback against loopback names; anywhere else ``allowed_hosts=["mcp.example.com"]`` is
+        required (and ``allowed_origins`` for browser pages). Bodies over ``max_body_bytes`` get 413
+        (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
+        in all and ``sessions_per_caller`` per identity (per address, or IPv6 /64, for anonymous
+        callers, who hold at most half the table on a server that also signs callers in), ended
+        after ``session_idle_timeout`` seconds unused. Answers are plain JSON (``json_response=True``) until a
+        call sends something besides its result (progress, a log message, a question to the client), and then
+        an SSE stream for that call, in both eras; pass False for SSE answers to everything. A 2025-11-25
+        stream can be made resumable (``resumable_streams``; on by default only with ``json_response=False``):
+        a client that loses it reconnects after ``stream_retry_ms`` with ``Last-Event-ID`` and gets the rest,
+        and ``self.close_stream()`` lets a long call release its connection. See docs/deployment.md and
+        docs/progress-and-logging.md.
+        """
+        serving = Serving(
+            name=self.name,
+            authenticators=self.authenticators,
+            allow_anonymous=self.allow_anonymous,
+            plugins=self._plugins,
+            clock=lambda: self.clock,
+            metadata=self.resource_metadata,
+            required_scopes=self.required_scopes(),
+            running=self.running,
+        )
+        return build_http_app(
+            serving,
+            self._sdk,
+            host=host,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            json_response=json_response,
+            max_body_bytes=max_body_bytes,
+            max_sessions=max_sessions,
+            sessions_per_caller=sessions_per_caller,
+            session_idle_timeout=session_idle_timeout,
+            resumable_streams=resumable_streams,
+            stream_retry_ms=stream_retry_ms,
+        )
+
+    async def serve_stdio(self, user: str | None = None) -> None:
+        """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""
+        identity = None
+        if user is not None:
+            if not _LOCAL_USER.match(user):
+                raise ConfigurationError(
+                    f"stdio user {user!r} is not valid: use 1-64 letters, digits, '_', '-', '.' or '@'."
+                )
+            identity = Identity(user_id=f"local:{user}", kind="local", label=user)
+        token = local_connection.set(LocalConnection(identity, uuid.uuid4().hex))
+        try:
+            async with self.running(), stdio_server() as (read, write):
+                await self._sdk.run(read, write, self._sdk.create_initialization_options())
+        finally:
+            local_connection.reset(token)
+
+    def run(
+        self,
+        transport: Literal["http", "stdio"] = "http",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        user: str | None = None,
+        log_level: str = "info",
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_body_bytes: int | None = None,
+        max_sessions: int = 10_000,
+        sessions_per_caller: int = 64,
+        session_idle_timeout: float = 1800.0,
+        max_connections: int | None = None,
+        read_timeout: float = 10.0,
+        keep_alive_timeout: float = 5.0,
+        json_response: bool = True,
+        resumable_streams: bool | None = None,
+        on_ready: Callable[[str], object] | None = None,
+    ) -> None:
+        """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
+
+        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``), then the
+        plugins start, then ``on_ready(url)`` runs (by default it prints the URL). The ``http_app``
+        options apply, and three for connections: at most ``max_connections`` at once (1000, or
+        fewer if the open-files limit says so), ``read_timeout`` seconds for a request to arrive
+        whole, ``keep_alive_timeout`` seconds for an idle connection to be kept.
+        """
+        if transport == "stdio":
+            anyio.run(self.serve_stdio, user)
+            return
+        if transport != "http":
+            raise ValueError(f"transport must be 'http' or 'stdio', not {transport!r}")
+        if user is not None:
+            raise ConfigurationError("user= signs in the stdio caller; over HTTP callers sign in with tokens.")
+        # uvicorn's server and h11 protocol take ~25 ms to import: only a server that serves HTTP pays for them.
+        from ..http import ConnectionLimits, listening_socket, serve_http
+
+        limits = ConnectionLimits(max_connections, read_timeout, keep_alive_timeout, log_level)
+        app = self.http_app(
+            host=host,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_body_bytes=max_body_bytes,
+            max_sessions=max_sessions,
+            sessions_per_caller=sessions_per_caller,
+            session_idle_timeout=session_idle_timeout,
+            json_response=json_response,
+            resumable_streams=resumable_streams,
+        )
+        sock = listening_socket(host, port)
+        serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
+
+    async def enable(
+        self, *, tools: Sequence[str] = (), prompts: Sequence[str] = (), resources: Sequence[str] = ()
+    ) -> None:
+        """List declared tools, prompts and resources (by name) again, and tell the clients their lists changed."""
+        await self._switch(True, tools, prompts, resources)
+
+    async def disable(
+        self, *, tools: Sequence[str] = (), prompts: Sequence[str] = (), resources: Sequence[str] = ()
+    ) -> None:
+        """Take declared tools, prompts and resources (by name) out of the lists, and refuse calls to them as if
+        they did not exist, until ``enable``; clients are told their lists changed (docs/tools.md)."""
+        await self._switch(False, tools, prompts, resources)
+
+    def enabled(self, kind: Kind) -> tuple[str, ...]:
+        """The names of the ``"tools"``, ``"prompts"`` or ``"resources"`` that are enabled now, as declared."""
+        holders = self._holders()
+        if kind not in holders:
+            raise ConfigurationError(f"enabled() takes 'tools', 'prompts' or 'resources', not {kind!r:.40}.")
+        return holders[kind].enabled_names()
+
+    def _holders(self) -> dict[Kind, Switchable]:
+        return {"tools": self._dispatcher, "prompts": self.catalog.prompts, "resources": self.catalog.resources}
+
+    async def _switch(
+        self, enabled: bool, tools: Sequence[str], prompts: Sequence[str], resources: Sequence[str]
+    ) -> None:
+        asked: dict[Kind, Sequence[str]] = {"tools": tools, "prompts": prompts, "resources": resources}
+        changed = switch(self._holders(), asked, enabled, self.name)
+        await self._services.list_changes.changed(changed)
+
+    def required_scopes(self) -> RequiredScopes:
+        """The OAuth scopes each tool, prompt and resource needs, as the HTTP gate checks them."""
+        tools = {name: spec.scopes for name, spec in self.tools.items() if spec.scopes}
+        resources, prompts = self.catalog.resources, self.catalog.prompts
+        every = frozenset().union(*tools.values(), resources.every_scope(), prompts.every_scope())
+        return RequiredScopes(tools, prompts.scopes_for, resources.scopes_for, every)
+
+    def _say_serving(self, url: str) -> None:
+        print(f"Serving {self.name} at {url} (Ctrl+C stops it)", flush=True)

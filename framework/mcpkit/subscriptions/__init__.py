@@ -1,0 +1,17 @@
+"""Telling clients that something changed: resource subscriptions (``resources/subscribe``,
+``subscriptions/listen``) and list changes (``Server.enable``/``disable``), and the per-session services that
+carry them."""
+
+from ._list_changes import Kind, ListChangingServer, Switchable, checked_enabled, switch, switched
+from ._subscriptions import Services, Subscriptions
+
+__all__ = [
+    "Kind",
+    "ListChangingServer",
+    "Services",
+    "Subscriptions",
+    "Switchable",
+    "checked_enabled",
+    "switch",
+    "switched",
+]

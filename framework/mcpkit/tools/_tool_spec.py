@@ -1,0 +1,124 @@
+"""``ToolSpec``: everything the server needs to list and call one tool class, built once."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from pydantic import BaseModel
+
+from ..auth import checked_scopes
+from ..base import ConfigurationError, checked_icons, method_hints, parameters_model
+from ..core import ToolContext, ToolOptions
+from ..subscriptions import checked_enabled
+from ._capabilities import checked_requires
+from ._output import Output, output_for
+from ._rate_limits import RateLimit, parse_rate_limit
+from ._schema_input import SchemaInput, schema_input
+
+__all__ = ["ToolSpec", "build_tool_spec"]
+
+#: MCP tool names: 1-128 characters from this set (SEP-986).
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool: its wire description, its input model and how to turn results into MCP results."""
+
+    cls: type[ToolContext]
+    name: str
+    app_id: str
+    input_model: type[BaseModel] | SchemaInput
+    params: tuple[str, ...]
+    is_async: bool
+    output: Output
+    wire: types.Tool
+    scopes: frozenset[str] = frozenset()
+    rate_limit: RateLimit | None = None
+    requires: tuple[str, ...] = ()
+    enabled: bool = True
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.wire.input_schema
+
+
+def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSpec:
+    """Check a ``@tool`` class and derive its schemas; raise ``ConfigurationError`` naming the class."""
+    where = f"tool class {cls.__module__}.{cls.__qualname__}"
+    if not (isinstance(cls, type) and issubclass(cls, ToolContext)):
+        raise ConfigurationError(f"{where} must subclass mcpkit.ToolContext to be a tool.")
+    if not _TOOL_NAME.match(options.name):
+        raise ConfigurationError(
+            f"{where}: tool name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
+        )
+    scopes = checked_scopes(f"{where} ({options.name!r})", options.scopes)
+    rate_limit = parse_rate_limit(f"{where} ({options.name!r})", options.rate_limit)
+    requires = checked_requires(f"{where} ({options.name!r})", options.requires)
+    icons = checked_icons(f"{where} ({options.name!r})", options.icons)
+    enabled = checked_enabled(f"{where} ({options.name!r})", options.enabled)
+    own_doc = cls.__dict__.get("__doc__")
+    description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
+    if not description.strip():
+        raise ConfigurationError(
+            f"{where} ({options.name!r}) has no description: pass @tool(description=...) "
+            "or give the class a docstring; the model chooses tools by their descriptions."
+        )
+    execute = cls.__dict__.get("execute") or getattr(cls, "execute", None)
+    if execute is None or execute is getattr(ToolContext, "execute", None):
+        raise ConfigurationError(
+            f"{where} ({options.name!r}) has no execute() method; define `async def execute(self, ...)`."
+        )
+    hints = method_hints(execute, where)
+    input_model: type[BaseModel] | SchemaInput
+    if options.input_schema is not None:  # hand-written: advertised verbatim, checked with jsonschema
+        input_model, params, input_schema = schema_input(options.input_schema, execute, f"{where} ({options.name!r})")
+    else:
+        input_model, params = parameters_model(cls, execute, hints, where, purpose="the input schema")
+        try:
+            input_schema = input_model.model_json_schema(by_alias=True)
+        except Exception as exc:
+            raise ConfigurationError(f"{where}: cannot build a JSON Schema for execute()'s parameters: {exc}") from exc
+    try:
+        output = output_for(hints.get("return", inspect.Signature.empty))
+    except Exception as exc:
+        raise ConfigurationError(
+            f"{where}: cannot build an output schema from execute()'s return annotation: {exc}"
+        ) from exc
+    annotations = None
+    hints_given = (options.read_only, options.destructive, options.idempotent, options.open_world, options.title)
+    if any(v is not None for v in hints_given):
+        annotations = types.ToolAnnotations(
+            title=options.title,
+            read_only_hint=options.read_only,
+            destructive_hint=options.destructive,
+            idempotent_hint=options.idempotent,
+            open_world_hint=options.open_world,
+        )
+    wire = types.Tool(
+        name=options.name,
+        title=options.title,
+        description=description,
+        input_schema=input_schema,
+        output_schema=output.schema,
+        annotations=annotations,
+        icons=icons,
+    )
+    return ToolSpec(
+        cls=cls,
+        name=options.name,
+        app_id=app_id,
+        input_model=input_model,
+        params=params,
+        is_async=inspect.iscoroutinefunction(execute),
+        output=output,
+        wire=wire,
+        scopes=scopes,
+        rate_limit=rate_limit,
+        requires=requires,
+        enabled=enabled,
+    )

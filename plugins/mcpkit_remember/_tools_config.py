@@ -1,0 +1,70 @@
+"""``RememberPlugin(tools=...)``: the model-facing memory tools on or off, their scopes and their name prefix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcpkit import ConfigurationError
+from mcpkit_storage import SCOPES, Scope
+
+__all__ = ["ToolsConfig"]
+
+_TOOLS_KEYS = {"enabled", "allowed_scopes", "allowedScopes", "prefix", "anonymous_writes"}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsConfig:
+    """The model-facing memory tools: on or off, which scopes they may use, a name prefix.
+
+    ``anonymous_writes``: whether callers who did not sign in may keep (and forget) values through these
+    tools. Off by default: global scope is shared by every caller, and every new 2025-11-25 session is a new
+    owner with quotas of its own, so either would be a write surface open to anyone who can reach the server.
+    """
+
+    enabled: bool = False
+    allowed_scopes: tuple[Scope, ...] = SCOPES
+    prefix: str = ""
+    anonymous_writes: bool = False
+
+    def __post_init__(self) -> None:
+        scopes = self.allowed_scopes
+        if isinstance(scopes, str) or not scopes:
+            raise ConfigurationError(
+                f"tools allowed_scopes is a non-empty list of scopes like ['user'], not {scopes!r}."
+            )
+        for scope in scopes:
+            if scope not in SCOPES:
+                raise ConfigurationError(
+                    f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
+                )
+        if not isinstance(self.anonymous_writes, bool):
+            raise ConfigurationError(f"tools anonymous_writes is True or False, not {self.anonymous_writes!r}.")
+        if not isinstance(self.prefix, str) or not all(c.isalnum() or c in "_-." for c in self.prefix):
+            raise ConfigurationError(f"tools prefix {self.prefix!r} may hold only letters, digits, '_', '-' and '.'.")
+        object.__setattr__(self, "allowed_scopes", tuple(dict.fromkeys(scopes)))
+
+    @classmethod
+    def parse(cls, value: ToolsConfig | Mapping[str, Any] | None) -> ToolsConfig:
+        if value is None:
+            return cls()
+        if isinstance(value, ToolsConfig):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigurationError(f"tools= takes a dict like {{'enabled': True}} or a ToolsConfig, not {value!r}.")
+        unknown = set(value) - _TOOLS_KEYS
+        if unknown:
+            raise ConfigurationError(
+                f"tools= has unknown settings {sorted(unknown)}; the settings are enabled, allowed_scopes, prefix "
+                "and anonymous_writes."
+            )
+        scopes: Any = value.get("allowed_scopes", value.get("allowedScopes", SCOPES))
+        if not isinstance(scopes, str):
+            scopes = tuple(scopes)
+        return cls(
+            bool(value.get("enabled", False)),
+            scopes,
+            value.get("prefix", ""),
+            value.get("anonymous_writes", False),
+        )

@@ -1,0 +1,67 @@
+"""mcpkit_storage: the one storage layer of mcpkit's plugins (remember, history, context, and tasks to come).
+
+Values are sealed per owner (AES-256-GCM under keys derived per owner) at hashed addresses, searched through a
+blind index, kept in one of five stores, and read and written through a ``Vault`` that handles rotation, replays
+and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and works through a ``Backing``, so
+``mcpkit remember purge --user`` and ``rotate`` reach its data too, and one ``REMEMBER_STORE`` and
+``REMEMBER_SECRET`` configure every plugin. The errors keep their ``REMEMBER_*`` codes whichever plugin raises them.
+"""
+
+from ._backing import BackedPlugin, Backing, keyring_from, make_store
+from ._config import StoreConfig, parse_store_url, store_config
+from ._errors import (
+    RememberConflictError,
+    RememberError,
+    RememberIdentityError,
+    RememberInvalidError,
+    RememberQuotaError,
+    RememberStoreUnavailableError,
+)
+from ._found import Found, Observed
+from ._keyring import Keyring
+from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
+from ._search import MAX_SEARCH_LIMIT, Match, search
+from ._semantic import Semantic
+from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
+from ._vault import Vault, backoff
+from .stores import Quota, QuotaExceededError, StoreUnavailableError
+
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "MAX_SEARCH_LIMIT",
+    "MAX_TTL",
+    "NOTES_NAMESPACE",
+    "SCOPES",
+    "BackedPlugin",
+    "Backing",
+    "Found",
+    "Keyring",
+    "Match",
+    "Observed",
+    "Place",
+    "Quota",
+    "QuotaExceededError",
+    "RememberConflictError",
+    "RememberError",
+    "RememberIdentityError",
+    "RememberInvalidError",
+    "RememberQuotaError",
+    "RememberStoreUnavailableError",
+    "Scope",
+    "Semantic",
+    "StoreConfig",
+    "StoreUnavailableError",
+    "Vault",
+    "backoff",
+    "check_key",
+    "check_scope",
+    "check_ttl",
+    "encode_value",
+    "keyring_from",
+    "make_store",
+    "parse_store_url",
+    "place_for",
+    "search",
+    "store_config",
+    "usable",
+]

@@ -1,0 +1,271 @@
+"""``mcpkit remember rotate``, ``reindex`` and ``purge``: operator commands over a store."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from mcpkit import ConfigurationError
+from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
+
+from ._backing import keyring_from, make_store
+from ._config import StoreConfig, parse_store_url, secret_from_env
+from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
+from ._payload import Payload
+from ._semantic import EmbedderFailedError, Semantic
+from ._vault import Vault
+from .stores import Address, Store, StoreUnavailableError, read_secret_file
+
+__all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
+
+
+@dataclass
+class RotationReport:
+    """What ``rotate`` did: moved under the first secret, already there, unreadable, expired, changed meanwhile.
+
+    With ``reindex``, the entries already current are rewritten too (``reindexed``), with their postings.
+    """
+
+    rotated: int = 0
+    current: int = 0
+    unreadable: int = 0
+    expired: int = 0
+    changed: int = 0
+    reindexed: int = 0
+    embedded: int = 0
+
+    def __str__(self) -> str:
+        text = (
+            f"rotated {self.rotated}, already current {self.current}, "
+            f"unreadable {self.unreadable}, expired {self.expired}"
+        )
+        if self.reindexed:
+            text += f", reindexed {self.reindexed}"
+        if self.embedded:
+            text += f", embedded {self.embedded}"
+        if self.changed:
+            text += f", changed while rotating {self.changed} (run the command again)"
+        return text
+
+
+@dataclass
+class PurgeReport:
+    """What ``purge`` deleted for one user id."""
+
+    user_id: str
+    deleted: int
+
+    def __str__(self) -> str:
+        return f"deleted {self.deleted} values kept under user id {self.user_id!r}"
+
+
+#: Times a value that changed under ``rotate`` is looked at again before it is left for the next run.
+_MIGRATE_ATTEMPTS = 3
+
+
+async def rotate(
+    store: Store, keyring: Keyring, now: float, *, reindex: bool = False, embedder: Embedder | None = None
+) -> RotationReport:
+    """Rewrite every entry sealed under an older secret, or in mcpkit 0.1's layout, under the first secret.
+
+    Each entry keeps its search postings, or their absence (those of mcpkit 0.1 have none, unless they are
+    the memory tools' notes); ``reindex`` rewrites every other live entry too, with postings: after turning
+    ``RememberPlugin(search=True)`` on for a store that already holds values. With an ``embedder`` (which
+    implies ``reindex``), each value without a vector of that model gets one, for search by meaning
+    (``embedded``). The store is read a page at a
+    time. Each move is one atomic compare-and-set that writes the newest copy at the primary address and
+    deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
+    ``rotate`` runs stays forgotten, and a newer write is never replaced.
+    """
+    vault = Vault(store, keyring)
+    semantic = None if embedder is None else Semantic(embedder)
+    reindex = reindex or semantic is not None
+    report = RotationReport()
+    made: list[bytes] = []  # the vectors the current move made
+
+    async def embed(best: Payload) -> bytes:
+        if semantic is None or semantic.has_vector(best):
+            return b""
+        vector = await semantic.vector(best.key, best.value_json, strict=True)
+        made.append(vector)
+        return vector
+
+    if semantic is not None:
+        await _load(embedder)
+        await semantic.vector("probe", '"probe"', strict=True)  # fails now if it fails; learns the length
+    # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
+    written: set[int] = set()
+    legacy_left = 0
+    async for record in store.scan():
+        address = Address(record.owner, record.bucket, record.key)
+        legacy = record.entry.data[:1] == bytes([LEGACY_VERSION])
+        try:
+            payload, stale = vault.open_record(address, record.entry)
+        except (UndecryptableError, ValueError):
+            report.unreadable += 1
+            legacy_left += legacy
+            continue
+        if not (record.entry.live(now) and payload.live(now)):
+            report.expired += 1
+            legacy_left += legacy  # judged by this host's clock, and its plain names stay until purged
+            continue
+        if not stale and (not reindex or hash(address) in written):
+            if hash(address) not in written:
+                report.current += 1
+            continue
+        outcome = "changed"
+        for _ in range(_MIGRATE_ATTEMPTS):
+            made.clear()
+            indexed = True if reindex or record.indexed else None
+            outcome = await vault.migrate(payload, now, indexed=indexed, embed=None if semantic is None else embed)
+            if outcome != "changed":
+                break
+        report.embedded += bool(made) and outcome in ("moved", "cleaned")
+        if outcome == "changed":
+            report.changed += 1
+            legacy_left += legacy
+        elif outcome == "gone":
+            report.expired += 1
+        elif stale:
+            report.rotated += 1
+        else:
+            report.reindexed += 1
+        if outcome in ("moved", "cleaned"):
+            place = keyring.locate(payload.identity, payload.bucket, payload.key)[0]
+            written.add(hash(place))
+    if store.legacy and not legacy_left:
+        await store.settle_legacy()
+    return report
+
+
+async def _load(embedder: object) -> None:
+    """Await the embedder's optional ``load`` (for ``MiniLM``: check the model files and load them)."""
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        await load()
+
+
+async def purge_user(store: Store, keyring: Keyring, user_id: str) -> PurgeReport:
+    """Delete everything kept under ``user_id`` (user scope, and session/tool scope on 2026-07-28)."""
+    deleted = 0
+    for owner in keyring.owners_for(json.dumps(["u", user_id])):
+        deleted += await store.delete_owner(owner)
+    return PurgeReport(user_id, deleted)
+
+
+_PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
+
+
+def register(commands: Any) -> None:
+    """Add ``mcpkit remember ...`` to the mcpkit command."""
+    remember = commands.add_parser(
+        "remember",
+        help="manage what RememberPlugin stores keep",
+        description="Operator commands for a RememberPlugin store. Secrets come from REMEMBER_SECRET "
+        "(for SQLite without it, from the secret file beside the database).",
+    )
+    actions = remember.add_subparsers(title="actions", metavar="ACTION")
+    rotate_cmd = actions.add_parser(
+        "rotate",
+        help="rewrite every value under the first secret of REMEMBER_SECRET",
+        description="With REMEMBER_SECRET=new,old set, rewrite every entry sealed under an older secret under "
+        "the new one, then report counts. Afterwards the old secrets can be removed.",
+    )
+    rotate_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    rotate_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    rotate_cmd.set_defaults(handler=_rotate_command)
+    reindex_cmd = actions.add_parser(
+        "reindex",
+        help="rewrite every value with its search postings (after turning search=True on)",
+        description="Rewrite every live value, unchanged, with its search postings, so that values kept before "
+        "RememberPlugin.init(search=True) was turned on can be found; entries under an older secret are rotated "
+        "on the way. Safe to run while servers serve.",
+    )
+    reindex_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    reindex_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    reindex_cmd.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also give every value without one a vector of mcpkit[semantic]'s local model, for search by meaning",
+    )
+    reindex_cmd.set_defaults(handler=_reindex_command)
+    purge_cmd = actions.add_parser(
+        "purge",
+        help="delete everything kept under one user id",
+        description="Delete every value kept under USER_ID in every scope keyed by it, and report the count.",
+    )
+    purge_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    purge_cmd.add_argument("--user", required=True, metavar="USER_ID", help="a JWT sub, static:<hash> or local:NAME")
+    purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    purge_cmd.set_defaults(handler=_purge_command)
+    remember.set_defaults(handler=lambda _: remember.print_help() or 2)
+
+
+def _open(url: str, redis_prefix: str) -> tuple[StoreConfig, Store, Keyring]:
+    config = parse_store_url(url)
+    if config.type == "memory":
+        raise ConfigurationError("The memory store lives inside one server process; there is nothing to manage here.")
+    secrets = [part.strip() for part in (secret_from_env() or "").split(",") if part.strip()]
+    if not secrets and config.type == "sqlite":
+        secret = read_secret_file(Path(config.path or ""))
+        secrets = [secret] if secret else []
+    if not secrets:
+        raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
+    return config, make_store(config, redis_prefix), keyring_from(secrets, placed=config.type == "redis-cluster")
+
+
+def _rotate_command(args: argparse.Namespace) -> int:
+    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time()))
+
+
+def _reindex_command(args: argparse.Namespace) -> int:
+    try:
+        embedder = MiniLM() if args.semantic else None
+    except SemanticUnavailableError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True, embedder=embedder))
+
+
+def _purge_command(args: argparse.Namespace) -> int:
+    return _execute(args, lambda store, keyring: purge_user(store, keyring, args.user))
+
+
+def _execute(args: argparse.Namespace, action: Any) -> int:
+    """Run ``action`` on the store; exit code 2 for a configuration mistake, 1 for a store that fails."""
+    try:
+        config, store, keyring = _open(args.store, args.redis_prefix)
+    except ValueError as exc:  # ConfigurationError, or a Redis prefix the store refuses
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+
+    async def go() -> Any:
+        try:
+            await store.open()
+        except ValueError as exc:  # a store URL its client cannot read: a port or database that is not a number
+            raise ConfigurationError(f"The store URL for {config.describe()} cannot be used: {exc}") from None
+        try:
+            return await action(store, keyring)
+        finally:
+            await store.close()
+
+    try:
+        report = anyio.run(go)
+    except ConfigurationError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+    except (StoreUnavailableError, EmbedderFailedError) as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 1
+    except SemanticUnavailableError as exc:  # the model's files are missing or not the pinned ones
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+    print(f"{config.describe()}: {report}")
+    return 0

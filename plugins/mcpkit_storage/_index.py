@@ -1,0 +1,96 @@
+"""The blind index: what a kept value contributes to search, as keyed hashes of its words.
+
+A value's document is its key and the strings and numbers inside it, analysed
+by ``mcpkit_search.Analyzer``; each term becomes a blind term (``Keyring.blind``)
+of the bucket's address, so a store holds counts of numbers, never words.
+
+Indexing sits on every write of a searchable value, so the blind terms of each word
+are cached per bucket (the same words come back in every value a caller keeps):
+a word met before costs one dictionary lookup, not a stem and a keyed hash.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import pydantic_core
+
+from mcpkit_search import Analyzer, value_text
+
+from ._keyring import Keyring
+from .stores import Address, Postings
+
+__all__ = ["MAX_QUERY_TERMS", "WORDS_CACHED", "BlindIndex"]
+
+#: Distinct terms of a query that count; the rest of a longer query is ignored.
+MAX_QUERY_TERMS = 32
+
+#: Words whose blind terms are cached, across all buckets together (about 150 bytes each: some 10 MB);
+#: past it the least recently written buckets are forgotten first.
+WORDS_CACHED = 65_536
+
+
+class _BucketWords(dict[str, tuple[int, ...]]):
+    """One bucket's word (an analyser token) -> its blind terms under the primary secret, computed when missing."""
+
+    __slots__ = ("_bucket", "_index", "_owner")
+
+    def __init__(self, index: BlindIndex, owner: str, bucket: str) -> None:
+        super().__init__()
+        self._index, self._owner, self._bucket = index, owner, bucket
+
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        index = self._index
+        blind = tuple(index.keyring.blind(0, self._owner, self._bucket, index.analyzer.terms_of(word)))
+        index.cached(self)
+        self[word] = blind
+        return blind
+
+
+class BlindIndex:
+    """Turns values into postings and queries into blind terms, for one keyring."""
+
+    def __init__(self, keyring: Keyring, analyzer: Analyzer | None = None) -> None:
+        self.keyring = keyring
+        self._analyzer = analyzer
+        self._buckets: OrderedDict[tuple[str, str], _BucketWords] = OrderedDict()  # least recently written first
+        self._words = 0  # in all of them
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The analyser, built when first needed: a server that never indexes never loads the stemmer."""
+        if self._analyzer is None:
+            self._analyzer = Analyzer()
+        return self._analyzer
+
+    def postings(self, address: Address, key: str, value_json: str | bytes) -> Postings:
+        """The postings of a value written now at ``address`` (always under the primary secret)."""
+        place = (address.owner, address.bucket)
+        words = self._buckets.get(place)
+        if words is None:
+            words = self._buckets[place] = _BucketWords(self, *place)
+        else:
+            self._buckets.move_to_end(place)
+        counts, length = self.analyzer.counts(value_text(key, pydantic_core.from_json(value_json)), words)
+        return Postings(counts, length)
+
+    def cached(self, words: _BucketWords) -> None:
+        """Count one more cached word of ``words``; past ``WORDS_CACHED``, forget the least recent buckets."""
+        self._words += 1
+        while self._words > WORDS_CACHED and self._buckets:
+            place, oldest = next(iter(self._buckets.items()))
+            if oldest is words:  # the bucket being written is the only one left: it starts over
+                self._words -= len(words)
+                words.clear()
+                break
+            del self._buckets[place]
+            self._words -= len(oldest)
+
+    def words(self, query: str) -> list[str]:
+        """The distinct terms of a query, in order, at most ``MAX_QUERY_TERMS``."""
+        return list(dict.fromkeys(self.analyzer.terms(query)))[:MAX_QUERY_TERMS]
+
+    def terms(self, secret: int, owner: str, bucket: str, words: Sequence[str]) -> list[int]:
+        """The blind terms of a query's words in one bucket address of secret number ``secret``."""
+        return self.keyring.blind(secret, owner, bucket, words)

@@ -1,0 +1,242 @@
+"""Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits.
+
+With an embedder (``Vault.semantic``) the search is hybrid: every live value of
+the place is opened for its sealed vector, and the BM25 and similarity rankings
+are fused (``_hybrid``).
+
+The store ranks (``Store.search``); with one address, that is one call. Every
+address the place's values may live at takes part: one bucket per secret
+(during a rotation, a bucket under each) and, while entries of mcpkit 0.1 may
+remain, its unindexed buckets, analysed here from their opened values. Then the
+statistics of all of them are summed first and each ranks with the sum, so
+scores compare; the store is asked for every secret's statistics at once, then
+for every secret's ranking at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import Any, NamedTuple, TypeVar
+
+import pydantic_core
+
+from mcpkit_search import Corpus, Stats, bm25, corpus_of, fuse, top
+
+from ._found import newer
+from ._payload import Payload
+from ._scope import Place
+from ._vault import Vault
+from .stores import Address
+
+__all__ = ["MAX_SEARCH_LIMIT", "Match", "search"]
+
+#: The most matches one search returns.
+MAX_SEARCH_LIMIT = 100
+
+
+class Match(NamedTuple):
+    """One value a search found: its key, the value, its score (higher is better) and when it was written.
+
+    The score is BM25's; with an embedder, BM25 and similarity in meaning fused, from 0 to 1.
+
+    ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
+    """
+
+    key: str
+    value: Any
+    score: float
+    updated_at: float | None
+    expires_at: float | None
+
+
+#: How many times a search asks the store for 4 times more hits when some of the best no longer open.
+_WIDENINGS = 3
+
+_T = TypeVar("_T")
+
+#: A hit of the merged ranking: (which bucket address, the store's key there).
+_Doc = tuple[int, str]
+
+
+async def search(vault: Vault, place: Place, query: str, now: float, limit: int) -> list[Match]:
+    """The place's ``limit`` best matches for ``query``, best first (ties by key)."""
+    words = vault.index.words(query)
+    if vault.semantic is not None and query.strip():
+        query_vector = await vault.semantic.query(query)
+        if query_vector is not None:
+            return await _hybrid(vault, place, words, query_vector, now, limit)
+    if not words:
+        return []
+    buckets = vault.buckets(place)
+    opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
+    want = limit
+    for _ in range(_WIDENINGS):
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened)
+        matches = await _fetch(vault, place, buckets, ranked, opened, now, limit)
+        # Fewer than asked only when some of the best hits no longer open (written over meanwhile, or a key
+        # kept twice during a rotation): ask the store for more, unless it had no more.
+        if len(matches) >= limit or len(ranked) < want:
+            break
+        want *= 4
+    return matches
+
+
+async def _hybrid(
+    vault: Vault, place: Place, words: Sequence[str], query_vector: bytes, now: float, limit: int
+) -> list[Match]:
+    """BM25 and vector similarity fused (``mcpkit_search.fuse``) over every live value of the place.
+
+    The place's values are all opened (their vectors are sealed inside them): cost in proportion to the
+    place. BM25 comes from the store's index as without an embedder, for its best ``MAX_SEARCH_LIMIT``.
+    """
+    assert vault.semantic is not None
+    buckets = vault.buckets(place)
+    opened: dict[_Doc, Payload] = {}
+    for where, (owner, bucket) in enumerate(buckets):
+        began = vault.begin()
+        for name, entry in await vault.store.entries(owner, bucket, now):
+            payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
+            if payload is not None:
+                opened[(where, name)] = payload
+    if len(buckets) == 1:  # one address per key: every document is its own key (names decoded for the best only)
+        docs = list(opened)
+    else:  # a key kept twice during a rotation counts as its newest copy
+        newest: dict[str, _Doc] = {}
+        for doc, payload in opened.items():
+            kept = newest.get(payload.key)
+            if kept is None or newer(payload, opened[kept]):
+                newest[payload.key] = doc
+        docs = list(newest.values())
+    if not docs:
+        return []
+    lexical: dict[_Doc, float] = {}
+    if words:
+        chosen = set(docs)
+        ranked = await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, opened)
+        lexical = {doc: score for doc, score in ranked if doc in chosen}
+    similarities = await vault.semantic.similarities(query_vector, [opened[doc] for doc in docs])
+    semantic = {docs[number]: score for number, score in similarities.items()}
+    fused = sorted(fuse(lexical, semantic).items(), key=lambda hit: -hit[1])
+    # The best ``limit``, ties broken by key: only the documents scoring at least the last one's score are named.
+    cut = fused[min(limit, len(fused)) - 1][1] if fused else 0.0
+    best = sorted(
+        ((opened[doc], score) for doc, score in fused if score >= cut), key=lambda hit: (-hit[1], hit[0].key)
+    )[:limit]
+    return [
+        Match(payload.key, payload.value(), score, payload.written_at, payload.expires_at) for payload, score in best
+    ]
+
+
+async def _ranked(
+    vault: Vault,
+    place: Place,
+    buckets: Sequence[tuple[str, str]],
+    words: Sequence[str],
+    now: float,
+    want: int,
+    opened: dict[_Doc, Payload],
+) -> list[tuple[_Doc, float]]:
+    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics."""
+    secrets = len(vault.keyring)
+    terms = [vault.index.terms(where, owner, bucket, words) for where, (owner, bucket) in enumerate(buckets[:secrets])]
+    if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store
+        owner, bucket = buckets[0]
+        ranking = await vault.store.search(owner, bucket, terms[0], now, limit=want)
+        return [((0, key), score) for key, score in ranking.hits]
+    # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
+    # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits
+    # for three, not five).
+    indexed = list(enumerate(buckets[:secrets]))
+    corpora: dict[int, Corpus] = {}
+    total = Stats(0, 0, (0,) * len(words))
+    for counted in await _all(
+        vault.store.search(owner, bucket, terms[where], now, limit=0) for where, (owner, bucket) in indexed
+    ):
+        total += counted.stats
+    for where, (owner, bucket) in enumerate(buckets[secrets:], start=secrets):
+        corpus, payloads = await _analysed(vault, place, Address(owner, bucket, ""), words, now)
+        corpora[where] = corpus
+        opened.update(((where, key), payload) for key, payload in payloads.items())
+        frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
+        total += Stats(corpus.documents, corpus.length, frequencies)
+    rankings = await _all(
+        vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
+        for where, (owner, bucket) in indexed
+    )
+    ranked: list[tuple[_Doc, float]] = []
+    for (where, _), ranking in zip(indexed, rankings, strict=True):
+        ranked += [((where, key), score) for key, score in ranking.hits]
+    for where, corpus in corpora.items():
+        ranked += [((where, str(key)), score) for key, score in top(bm25(range(len(words)), corpus, total), want)]
+    ranked.sort(key=lambda hit: (-hit[1], hit[0]))
+    return ranked[:want]
+
+
+async def _all(calls: Iterable[Awaitable[_T]]) -> list[_T]:
+    """Every call's result, the calls run at once; the first failure is raised once all have ended (so none is
+    left running, nor its failure unread)."""
+    done: list[_T] = []
+    for result in await asyncio.gather(*calls, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
+        done.append(result)
+    return done
+
+
+async def _analysed(
+    vault: Vault, place: Place, bucket: Address, words: Sequence[str], now: float
+) -> tuple[Corpus, dict[str, Payload]]:
+    """An unindexed bucket's corpus for ``words`` (word numbers as terms), from its values opened here."""
+    began = vault.begin()
+    payloads: dict[str, Payload] = {}
+    for name, entry in await vault.store.entries(bucket.owner, bucket.bucket, now):
+        payload = vault.opened(Address(bucket.owner, bucket.bucket, name), entry, now, place, began)
+        if payload is not None:
+            payloads[name] = payload
+    analyzer = vault.index.analyzer
+    counted = (
+        (name, analyzer.value_counts(payload.key, pydantic_core.from_json(payload.value_json)))
+        for name, payload in payloads.items()
+    )
+    return corpus_of(words, counted), payloads
+
+
+async def _fetch(
+    vault: Vault,
+    place: Place,
+    buckets: Sequence[tuple[str, str]],
+    ranked: list[tuple[_Doc, float]],
+    opened: dict[_Doc, Payload],
+    now: float,
+    limit: int,
+) -> list[Match]:
+    """Open the ranked documents (one ``get_many``) and keep the ``limit`` best that still open.
+
+    A document whose entry no longer opens (written over meanwhile, or tampered with) is passed over; a key
+    found at two addresses (a writer that knew only one secret) counts once, as its newest copy.
+    """
+    wanted = [doc for doc, _ in ranked if doc not in opened]
+    addresses = [Address(*buckets[where], key) for where, key in wanted]
+    began = vault.begin()
+    entries = await vault.store.get_many(addresses, now) if addresses else []
+    for doc, address, entry in zip(wanted, addresses, entries, strict=True):
+        payload = None if entry is None else vault.opened(address, entry, now, place, began)
+        if payload is not None:
+            opened[doc] = payload
+    best: dict[str, tuple[float, Payload]] = {}
+    for doc, score in ranked:
+        payload = opened.get(doc)
+        if payload is None:
+            continue
+        kept = best.get(payload.key)
+        if kept is None:
+            best[payload.key] = (score, payload)
+        elif newer(payload, kept[1]):
+            best[payload.key] = (max(kept[0], score), payload)
+    matches = [
+        Match(key, payload.value(), score, payload.written_at, payload.expires_at)
+        for key, (score, payload) in best.items()
+    ]
+    matches.sort(key=lambda match: (-match.score, match.key))
+    return matches[:limit]

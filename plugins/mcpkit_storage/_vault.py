@@ -1,0 +1,385 @@
+"""``Vault``: a store behind encryption — sealed values at hashed addresses, rotation, migration, tampering.
+
+With one secret and no entries of mcpkit 0.1 left, a key lives at exactly one
+address and every operation is one store call. During a rotation of the secret
+(several secrets) or while 0.1 entries may remain (``store.legacy``), a key may
+live at one address per secret, plus its 0.1 address: reads look at all of them
+in one round trip, and every write is one atomic compare-and-set over all of
+them that leaves the value at the primary address and deletes the others. So at
+most one copy exists, whichever instance wrote it and whatever secret it leads
+with; moving never resurrects a deleted value nor overwrites a newer one.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal
+
+import anyio
+import pydantic_core
+
+from ._errors import RememberConflictError
+from ._found import Found, Observed, found, newer
+from ._index import BlindIndex
+from ._keyring import VERSION, Keyring, UndecryptableError
+from ._payload import Payload, pack, peek, unpack, unpack_legacy
+from ._rollback import RollbackGuard
+from ._scope import INDEXED_NAMESPACES, Place
+from ._semantic import Semantic
+from .stores import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
+
+__all__ = ["Vault", "backoff"]
+
+logger = logging.getLogger("mcpkit.remember")
+
+_WARNED_LIMIT = 10_000
+
+#: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
+WRITE_ATTEMPTS = 64
+
+Migration = Literal["moved", "cleaned", "changed", "gone"]
+
+
+class Vault:
+    """Reads and writes values for places; everything a store holds is sealed and hashed."""
+
+    def __init__(
+        self, store: Store, keyring: Keyring, *, search_all: bool = False, semantic: Semantic | None = None
+    ) -> None:
+        if getattr(store, "PLACED", False) and not keyring.placed:
+            raise ValueError(
+                f"{store!r} keeps each placement group in one hash slot: give it a placed keyring, "
+                "Keyring(secrets, placed=True) (RememberPlugin and the mcpkit remember commands do)"
+            )
+        self.store = store
+        self.keyring = keyring
+        self.index = BlindIndex(keyring)
+        #: The embedder of searchable values (None: search is BM25 alone).
+        self.semantic = semantic
+        #: Whether every value is indexed for search (``RememberPlugin(search=True)``); the memory tools'
+        #: notes always are.
+        self.search_all = search_all
+        self._guard = RollbackGuard()
+        self._warned: set[tuple[str, str]] = set()
+        # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
+        # the store is open; a store whose 0.1 entries another process moves meanwhile keeps looking (correct,
+        # one extra lookup per miss) until the next start.
+        self._single = len(keyring) == 1 and not store.legacy
+
+    # -- one key ------------------------------------------------------------------------
+
+    async def read(self, place: Place, key: str, now: float) -> Found | None:
+        """The live value at ``place``/``key``, or None."""
+        if not self._single:
+            return (await self.observe(place, key, now)).found
+        # The fast path, inlined: one address, a version-2 entry, its head peeked rather than unpacked.
+        address = self.keyring.locate(place.identity, place.bucket, key)[0]
+        began = self._guard.begin()
+        entry = await self.store.get(*address, now)
+        if entry is None:
+            return None
+        try:
+            opened = self.keyring.open(*address, entry.data)
+            if opened.version != VERSION:
+                raise ValueError(f"a version-{opened.version} entry at a current address")
+            deadline, written, start, end = peek(opened.plaintext)
+        except (UndecryptableError, ValueError) as exc:
+            self._warn(address.owner, place.bucket, exc)
+            return None
+        if deadline <= now:
+            return None
+        self._check_replay(address, entry.data, place, began)
+        return Found(
+            pydantic_core.from_json(opened.plaintext[start:end]),
+            None if deadline == math.inf else deadline,
+            None if written != written else written,
+        )
+
+    async def read_many(self, place: Place, keys: Sequence[str], now: float) -> list[Found | None]:
+        """The live value at each of ``keys`` of ``place`` (None where there is none): one round trip with one
+        address per key, else one read per key."""
+        if not self._single:
+            return [(await self.observe(place, key, now)).found for key in keys]
+        addresses = [self.keyring.locate(place.identity, place.bucket, key)[0] for key in keys]
+        began = self._guard.begin()
+        entries = await self.store.get_many(addresses, now) if addresses else []
+        values: list[Found | None] = []
+        for address, entry in zip(addresses, entries, strict=True):
+            payload = None if entry is None else self.opened(address, entry, now, place, began)
+            values.append(None if payload is None else found(payload))
+        return values
+
+    async def observe(self, place: Place, key: str, now: float) -> Observed:
+        """The value and the bytes at each of the key's addresses."""
+        best, _, seen = await self._look(place, key, now, self.store.legacy)
+        return Observed(None if best is None else found(best), seen)
+
+    async def _look(
+        self, place: Place, key: str, now: float, legacy: bool
+    ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:
+        """The newest live copy, the index of its address, and the bytes at every address (``legacy``: 0.1's too)."""
+        addresses = self._addresses(place, key, legacy)
+        began = self._guard.begin()
+        if len(addresses) == 1:
+            entries = [await self.store.get(*addresses[0], now)]
+        else:
+            entries = await self.store.get_many(addresses, now)
+        best: Payload | None = None
+        where = -1
+        for index, (address, entry) in enumerate(zip(addresses, entries, strict=True)):
+            payload = None if entry is None else self.opened(address, entry, now, place, began)
+            if payload is not None and (best is None or newer(payload, best)):
+                best, where = payload, index
+        seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
+        return best, where, seen
+
+    async def vector(self, place: Place, key: str, value_json: str) -> bytes:
+        """The sealed-to-be vector of a value (its JSON text) written now at ``place`` (empty: none, or no embedder)."""
+        if self.semantic is None or not self.searchable(place.bucket):
+            return b""
+        return await self.semantic.vector(key, value_json)
+
+    async def write(
+        self,
+        place: Place,
+        key: str,
+        value_json: str,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None,
+        vector: bytes = b"",
+    ) -> None:
+        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there."""
+        if self._single:
+            address = self.keyring.locate(place.identity, place.bucket, key)[0]
+            plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
+            data = self.keyring.seal(*address, plaintext)
+            postings = self.index.postings(address, key, value_json) if self.searchable(place.bucket) else None
+            began = self._guard.begin()
+            await self.store.put(*address, data, expires_at, now, quota, postings)
+            self._guard.replaced(address, None, data, began)
+            return
+        for attempt in range(WRITE_ATTEMPTS):
+            observed = await self.observe(place, key, now)
+            if await self.swap(place, key, observed, value_json, expires_at, now, quota, vector=vector):
+                return
+            await backoff(attempt)
+        raise RememberConflictError(key, WRITE_ATTEMPTS)
+
+    async def swap(
+        self,
+        place: Place,
+        key: str,
+        observed: Observed,
+        value_json: str | bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None,
+        *,
+        written_at: float | None = None,
+        indexed: bool | None = None,
+        vector: bytes = b"",
+    ) -> bool:
+        """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go.
+
+        ``indexed`` says whether to write search postings (None: as this vault indexes the bucket).
+        """
+        (address, expected), *others = observed.seen
+        stamp = now if written_at is None else written_at
+        data = self._seal(address, place, key, value_json, expires_at, stamp, vector)
+        if indexed is None:
+            indexed = self.searchable(place.bucket)
+        postings = self.index.postings(address, key, value_json) if indexed else None
+        began = self._guard.begin()
+        if not await self.store.swap(
+            *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
+        ):
+            return False
+        self._guard.replaced(address, expected, data, began)
+        for other, there in others:
+            if there is not None:
+                self._guard.deleted(other, began, there)
+        return True
+
+    async def delete(self, place: Place, key: str, now: float) -> bool:
+        addresses = self._addresses(place, key, self.store.legacy)
+        began = self._guard.begin()
+        if len(addresses) == 1:
+            gone = await self.store.delete(*addresses[0], now)
+        else:
+            gone = await self.store.delete_many(addresses, now) > 0
+        for address in addresses:
+            self._guard.deleted(address, began)
+        return gone
+
+    async def delete_many(self, place: Place, keys: Sequence[str], now: float) -> int:
+        """Remove the values at ``keys`` of ``place`` in one store call; how many live ones went."""
+        legacy = self.store.legacy
+        addresses = [address for key in keys for address in self._addresses(place, key, legacy)]
+        if not addresses:
+            return 0
+        began = self._guard.begin()
+        gone = await self.store.delete_many(addresses, now)
+        for address in addresses:
+            self._guard.deleted(address, began)
+        return gone
+
+    # -- a whole bucket -----------------------------------------------------------------
+
+    async def payloads(self, place: Place, now: float) -> dict[str, Payload]:
+        """Every live value in the bucket by key (the newest copy of each); cost in proportion to the bucket."""
+        best: dict[str, Payload] = {}
+        for owner, bucket in self.buckets(place):
+            began = self._guard.begin()
+            for name, entry in await self.store.entries(owner, bucket, now):
+                payload = self.opened(Address(owner, bucket, name), entry, now, place, began)
+                if payload is not None and (payload.key not in best or newer(payload, best[payload.key])):
+                    best[payload.key] = payload
+        return best
+
+    async def keys(self, place: Place, now: float) -> list[str]:
+        return sorted(await self.payloads(place, now))
+
+    async def delete_bucket(self, place: Place, now: float) -> int:
+        total = 0
+        for owner, bucket in self.buckets(place):
+            total += await self.store.delete_bucket(owner, bucket, now)
+        return total
+
+    # -- rotation -----------------------------------------------------------------------
+
+    async def migrate(
+        self,
+        payload: Payload,
+        now: float,
+        *,
+        indexed: bool | None = None,
+        embed: Callable[[Payload], Awaitable[bytes]] | None = None,
+    ) -> Migration:
+        """Leave the newest copy of a stale entry's key at its primary address and delete every other copy.
+
+        ``moved``: the value now lives under the primary secret; ``cleaned``: it already did, and older
+        copies went; ``changed``: a writer came in between (look again); ``gone``: nothing live is left.
+        ``embed`` makes the newest copy's vector (empty bytes: keep the one it has).
+        """
+        place = Place(payload.identity, payload.bucket)
+        best, where, seen = await self._look(place, payload.key, now, True)
+        if best is None:
+            return "gone"
+        vector = (await embed(best) if embed is not None else b"") or best.vector
+        observed = Observed(found(best), seen)
+        done = await self.swap(
+            place,
+            payload.key,
+            observed,
+            best.value_json,
+            best.expires_at,
+            now,
+            None,
+            written_at=best.written_at,
+            indexed=indexed,
+            vector=vector,
+        )
+        if not done:
+            return "changed"
+        return "cleaned" if where == 0 else "moved"
+
+    def open_record(self, address: Address, entry: Entry) -> tuple[Payload, bool]:
+        """A scanned entry's payload (deadline not checked) and whether a rotation must rewrite it."""
+        opened = self.keyring.open(*address, entry.data)
+        return self._payload(address, entry, opened.plaintext, opened.version), opened.stale
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _addresses(self, place: Place, key: str, legacy: bool) -> tuple[Address, ...]:
+        located = self.keyring.locate(place.identity, place.bucket, key)
+        if not legacy:
+            return located
+        return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
+
+    def searchable(self, bucket: str) -> bool:
+        """Whether values of this bucket are indexed (and so can be searched)."""
+        return self.search_all or bucket.startswith(INDEXED_NAMESPACES)
+
+    def begin(self) -> int:
+        """Mark the start of a read, for ``opened``'s replay check."""
+        return self._guard.begin()
+
+    def buckets(self, place: Place) -> tuple[tuple[str, str], ...]:
+        """The (owner, bucket) addresses the place's values may live at: one per secret, then 0.1's (legacy)."""
+        buckets = self.keyring.locate_bucket(place.identity, place.bucket)
+        if self.store.legacy:
+            return buckets + tuple((owner, place.bucket) for owner in self.keyring.owners_for(place.identity))
+        return buckets
+
+    def _seal(
+        self,
+        address: Address,
+        place: Place,
+        key: str,
+        value_json: str | bytes,
+        expires_at: float | None,
+        written_at: float | None,
+        vector: bytes,
+    ) -> bytes:
+        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at, vector)
+        return self.keyring.seal(*address, plaintext)
+
+    def opened(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
+        """The entry's payload when it opens, is still live by its sealed deadline and is not a replay (read since
+        ``began``, from ``begin()``); None when it does not open or is past its deadline."""
+        try:
+            opened = self.keyring.open(*address, entry.data)
+            payload = self._payload(address, entry, opened.plaintext, opened.version)
+        except (UndecryptableError, ValueError) as exc:
+            self._warn(address.owner, place.bucket, exc)
+            return None
+        if not payload.live(now):
+            return None
+        self._check_replay(address, entry.data, place, began)
+        return payload
+
+    def _check_replay(self, address: Address, data: bytes, place: Place, began: int) -> None:
+        if not self._guard.seen(address, data, began):
+            # Neither the old value nor "missing" is the truth (an update would start again from its default):
+            # the store is not to be trusted for this key now, as when it cannot be reached.
+            raise StoreUnavailableError(
+                f"a remembered value in {_scope_of(place.bucket)} scope (owner {address.owner[:8]}…) is one this "
+                "server saw replaced or deleted, put back in the store: someone with write access to the store "
+                "replayed an older value (or a restore or failover lost newer writes); refusing to answer it"
+            )
+
+    @staticmethod
+    def _payload(address: Address, entry: Entry, plaintext: bytes, version: int) -> Payload:
+        if version == VERSION:
+            return unpack(plaintext)
+        return unpack_legacy(plaintext, address.bucket, address.key, entry.expires_at)
+
+    def _warn(self, owner: str, bucket: str, exc: Exception) -> None:
+        if (owner, bucket) in self._warned:
+            return
+        if len(self._warned) >= _WARNED_LIMIT:
+            self._warned.clear()
+        self._warned.add((owner, bucket))
+        logger.warning(
+            "a remembered value in %s scope (owner %s…) cannot be read and is treated as missing: %s. "
+            "Did REMEMBER_SECRET change? Keep the old secret after the new one (REMEMBER_SECRET=new,old) "
+            "until `mcpkit remember rotate` has run.",
+            _scope_of(bucket),
+            owner[:8],
+            exc,
+        )
+
+
+async def backoff(attempt: int) -> None:
+    """After a lost compare-and-set: wait a little (jittered, growing), so racing writers spread out."""
+    await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+
+
+def _scope_of(bucket: str) -> str:
+    """How a log line names a bucket: its scope, never a tool name (``tool.x`` is "tool")."""
+    base = bucket.removeprefix("memory.")
+    return "tool" if base.startswith("tool") else base

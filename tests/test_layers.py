@@ -1,0 +1,166 @@
+"""The house stays easy to walk (issue 28): packages by concern in layers, each lower one never importing a higher
+one; another package's modules reached only through its face (its ``__init__``); no import circle between modules
+anywhere, type-only imports included; and no library module over ``MAX_LINES`` lines."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = (ROOT / "framework", ROOT / "plugins", ROOT / "apps")
+MAX_LINES = 400
+
+#: The packages inside a distribution's top-level package, lowest first: a package may import only from packages of
+#: a lower rank (docs/architecture.md says what each holds). Equal ranks are neighbours that do not know each other.
+INNER_RANKS = {
+    "mcpkit": {
+        "mcpkit.base": 0,
+        "mcpkit.auth": 1,
+        "mcpkit.reporting": 2,
+        "mcpkit.elicitation": 2,
+        "mcpkit.subscriptions": 3,
+        "mcpkit.core": 4,
+        "mcpkit.http": 5,
+        "mcpkit.completion": 5,
+        "mcpkit.tools": 6,
+        "mcpkit.resources": 6,
+        "mcpkit.prompts": 6,
+        "mcpkit.server": 7,
+        "mcpkit": 8,  # the public face and the command line
+        "mcpkit.testing": 9,
+    },
+    "mcpkit_storage": {"mcpkit_storage.stores": 0, "mcpkit_storage": 1},
+}
+#: The top-level packages, lowest first, by the same rule.
+TOP_RANKS = {
+    "mcpkit_search": 0,
+    "mcpkit": 1,
+    "mcpkit_storage": 2,
+    "mcpkit_remember": 3,
+    "mcpkit_history": 3,
+    "mcpkit_context": 3,
+    "helpdesk": 4,
+    "memoryserver": 4,
+}
+
+
+def modules() -> Iterator[tuple[str, Path]]:
+    for source in SOURCES:
+        for path in sorted(source.rglob("*.py")):
+            parts = list(path.relative_to(source).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            yield ".".join(parts), path
+
+
+MODULES = dict(modules())
+
+
+def package_of(module: str) -> str:
+    return module if (MODULES[module].name == "__init__.py") else module.rsplit(".", 1)[0]
+
+
+def imports(module: str) -> Iterator[tuple[str, int]]:
+    """Every project module or package ``module`` imports (at any depth, under TYPE_CHECKING too), with the line."""
+    tree = ast.parse(MODULES[module].read_text())
+    here = package_of(module)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in MODULES or alias.name.split(".")[0] in TOP_RANKS:
+                    yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here.split(".")[: len(here.split(".")) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target.split(".")[0] not in TOP_RANKS:
+                continue
+            for alias in node.names:  # `from package import _module` imports the module
+                yield (f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULES else target), node.lineno
+
+
+def layer_of(module: str) -> str:
+    """The package ``module`` is judged by: its inner layer, or its top-level package where there are none."""
+    top = module.split(".")[0]
+    inner = INNER_RANKS.get(top)
+    if inner is None:
+        return top
+    for package in sorted(inner, key=len, reverse=True):
+        if module == package or module.startswith(package + "."):
+            return package
+    raise AssertionError(f"{module} is in no layer of INNER_RANKS[{top!r}]: add its package there")
+
+
+def below(target: str, module: str) -> bool:
+    """Whether ``module`` may import ``target``: the same layer, or a lower one."""
+    mine, theirs = layer_of(module), layer_of(target)
+    if mine == theirs:
+        return True
+    top, their_top = module.split(".")[0], target.split(".")[0]
+    if top != their_top:
+        return TOP_RANKS[their_top] < TOP_RANKS[top]
+    ranks = INNER_RANKS[top]
+    return ranks[theirs] < ranks[mine]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    for module in MODULES:
+        layer_of(module)
+        assert module.split(".")[0] in TOP_RANKS, f"{module}: add its top-level package to TOP_RANKS"
+
+
+def test_lower_layers_never_import_higher_ones() -> None:
+    wrong = [
+        f"{module}:{line} imports {target} ({layer_of(target)} is not below {layer_of(module)})"
+        for module in MODULES
+        for target, line in imports(module)
+        if not below(target, module)
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_another_package_is_reached_only_through_its_face() -> None:
+    wrong = []
+    for module in MODULES:
+        mine = package_of(module)
+        for target, line in imports(module):
+            if target not in MODULES or MODULES[target].name == "__init__.py":
+                continue  # a package's face
+            if package_of(target) != mine:
+                wrong.append(f"{module}:{line} imports {target}, a module of another package: use its face")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_circle_anywhere() -> None:
+    graph = {module: sorted({target for target, _ in imports(module) if target in MODULES}) for module in MODULES}
+    seen: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[str] = []
+
+    def visit(module: str) -> None:
+        seen[module] = 1
+        stack.append(module)
+        for target in graph[module]:
+            if seen.get(target) == 1:
+                circles.append(" -> ".join([*stack[stack.index(target) :], target]))
+            elif target not in seen:
+                visit(target)
+        stack.pop()
+        seen[module] = 2
+
+    for module in graph:
+        if module not in seen:
+            visit(module)
+    assert not circles, "\n".join(circles)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_modules_stay_small(module: str) -> None:
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{module} has {lines} lines: split it by noun (STYLE.md), at most {MAX_LINES}"
