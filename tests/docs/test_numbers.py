@@ -300,7 +300,9 @@ STATED = [
     # the HTTP layer
     Stated("errors.md", "over the server's limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("reliability.md", "over the body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
-    Stated("architecture.md", "the body limit (`http/_body_limit.py`: {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
+    Stated(
+        "architecture.md", "the body limit (`http/_body_limit.py`: {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)
+    ),
     Stated("plugins.md", "the server's body limit ({} by default", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "| Request body | {}, or what", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "does not answer within {}), each", {0.5: "half a second"}[shared_limits.TIMEOUT_SECONDS]),
