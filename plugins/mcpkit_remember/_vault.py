@@ -24,6 +24,7 @@ import pydantic_core
 from ._errors import RememberConflictError
 from ._index import BlindIndex
 from ._keyring import HEADER_BYTES, VERSION, Keyring, UndecryptableError
+from ._once import first_time
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import INDEXED_NAMESPACES, Place
@@ -33,8 +34,6 @@ from ._store import Address, Entry, Expectation, Quota, Store, StoreUnavailableE
 __all__ = ["Found", "Observed", "Vault", "backoff", "newer"]
 
 logger = logging.getLogger("mcpkit.remember")
-
-_WARNED_LIMIT = 10_000
 
 #: How many stored values ``check_secret`` looks at when the server starts.
 SECRET_SAMPLE = 32
@@ -87,7 +86,7 @@ class Vault:
         #: notes always are.
         self.search_all = search_all
         self._guard = RollbackGuard()
-        self._warned: set[tuple[str, str]] = set()
+        self._where = repr(store)  # which store, in the causes of warnings (taken once: an in-memory one's changes)
         # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
         # the store is open; a store whose 0.1 entries another process moves meanwhile keeps looking (correct,
         # one extra lookup per miss) until the next start.
@@ -320,7 +319,8 @@ class Vault:
         """Warn when the first values in the store were sealed with a secret this keyring lacks.
 
         A wrong secret also hashes every owner differently, so no read ever meets such a value:
-        without this look the store would just seem empty, and nothing would say why.
+        without this look the store would just seem empty, and nothing would say why. Logged once per
+        process for one store, secret and set of unknown key ids, however many plugins look.
         """
         looked, foreign = 0, set[str]()
         records = self.store.scan()
@@ -338,7 +338,7 @@ class Vault:
             close = getattr(records, "aclose", None)  # an async generator: end its scan now
             if close is not None:
                 await close()
-        if foreign:
+        if foreign and first_time(("foreign secret", where, tuple(sorted(foreign)), self.keyring.key_ids)):
             logger.warning(
                 "The remember store (%s) holds values sealed with a secret this server was not given "
                 "(key id %s, in the first %d values looked at); they read as missing. Did REMEMBER_SECRET "
@@ -417,11 +417,10 @@ class Vault:
         return unpack_legacy(plaintext, address.bucket, address.key, entry.expires_at)
 
     def _warn(self, owner: str, bucket: str, exc: Exception) -> None:
-        if (owner, bucket) in self._warned:
+        """Log a value that does not open, once per process for its store, owner, scope and reason."""
+        reason = exc.reason if isinstance(exc, UndecryptableError) else type(exc).__name__
+        if not first_time(("unreadable", self._where, owner, bucket, reason)):
             return
-        if len(self._warned) >= _WARNED_LIMIT:
-            self._warned.clear()
-        self._warned.add((owner, bucket))
         logger.warning(
             "a remembered value in %s scope (owner %s…) cannot be read and is treated as missing: %s. "
             "Did REMEMBER_SECRET change? Keep the old secret after the new one (REMEMBER_SECRET=new,old) "
