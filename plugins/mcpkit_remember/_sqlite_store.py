@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from mcpkit_remember import _sqlite_index as index_sql
 from mcpkit_remember._private_files import create_database
-from mcpkit_remember._sqlite_schema import SCHEMA_VERSION, migrate
+from mcpkit_remember._sqlite_schema import SCHEMA_VERSION, holds_store, migrate
 from mcpkit_remember._store import (
     Address,
     Entry,
@@ -93,11 +93,15 @@ class SQLiteStore:
     """Keeps entries in the SQLite file at ``path``; its directory must already exist.
 
     ``merge_every``: the changes after which this instance merges the search index's fresh postings
-    (``_sqlite_index``); tests give 1, to merge at every change.
+    (``_sqlite_index``); tests give 1, to merge at every change. ``create=False`` (the operator commands)
+    opens only a file that already holds a remember store, and changes nothing in any other.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, merge_every: int = index_sql.MERGE_EVERY) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, merge_every: int = index_sql.MERGE_EVERY, create: bool = True
+    ) -> None:
         self._path = Path(path)
+        self._create = create
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._merge_every = merge_every
@@ -109,6 +113,12 @@ class SQLiteStore:
 
     async def open(self) -> None:
         """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
+        if not self._create and not self._path.is_file():
+            raise StoreUnavailableError(
+                f"There is no SQLite remember store at {str(self._path)!r}: no such file "
+                f"({str(self._path.absolute())!r}); nothing was created. A server makes the file when it first "
+                "starts; check the path."
+            )
         if not self._path.parent.is_dir():
             raise StoreUnavailableError(
                 f"Cannot open the SQLite remember store at {str(self._path)!r}: its directory "
@@ -259,12 +269,20 @@ class SQLiteStore:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _connect_once(self) -> sqlite3.Connection:
-        create_database(self._path)  # 0600 before SQLite makes it (and its -wal, -shm) with the umask's mode
+        if self._create:
+            create_database(self._path)  # 0600 before SQLite makes it (and its -wal, -shm) with the umask's mode
+        # Without create, mode=rw: SQLite refuses a missing file instead of making one.
+        where: str | Path = self._path if self._create else f"{self._path.absolute().as_uri()}?mode=rw"
         try:
-            conn = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+            conn = sqlite3.connect(where, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, uri=not self._create)
         except sqlite3.DatabaseError as exc:
             raise StoreUnavailableError(f"Cannot open the SQLite remember store at {str(self._path)!r}: {exc}") from exc
         try:
+            if not self._create and not holds_store(conn):  # before WAL: a file of something else stays as it was
+                raise StoreUnavailableError(
+                    f"The SQLite database at {str(self._path)!r} holds no remember store (no remember_entries "
+                    "table); nothing was changed in it. Is it the file the servers' RememberPlugin uses?"
+                )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("BEGIN IMMEDIATE")

@@ -48,6 +48,7 @@ import mcpkit_remember._memory_index as memory_index
 import mcpkit_remember._payload as payload
 import mcpkit_remember._plugin as plugin
 import mcpkit_remember._postgres_store as postgres_store
+import mcpkit_remember._purge as purge
 import mcpkit_remember._redis_cluster_store as cluster_store
 import mcpkit_remember._redis_scripts as redis_scripts
 import mcpkit_remember._redis_store as redis_store
@@ -169,6 +170,10 @@ STATED = [
     Stated("architecture.md", "(schema version {})", sqlite_schema.SCHEMA_VERSION),
     Stated("stores.md", "A pool of {} to", postgres_store.MIN_CONNECTIONS),
     Stated("stores.md", "An identity's group is {} hex digits", keyring.PLACEMENT_HEX_CHARS),
+    Stated("stores.md", "or a `static:` id that is not {} hex digits", static_keys.USER_ID_HEX_CHARS),
+    Stated("stores.md", "says so on one line, and exits with code {} (0 when", purge.NOTHING_PURGED),
+    Stated("stores.md", "| {} | `purge` only: nothing was kept under that user id", purge.NOTHING_PURGED),
+    Stated("errors.md", "user id says so, with exit code {}", purge.NOTHING_PURGED),
     Stated("stores.md", "{:,} groups", 16**keyring.PLACEMENT_HEX_CHARS),
     Stated("stores.md", "confirmed within {} ms (`wait_timeout_ms=`)", cluster_store.DEFAULT_WAIT_MS),
     Stated("stores.md", "runs `WAIT 1 {}`", cluster_store.DEFAULT_WAIT_MS),
