@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, tool
@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from ._remember import Remember
 
 __all__ = ["memory_tools"]
+
+#: Any JSON value, as strict clients accept it: one ``anyOf`` branch per JSON type. A schema without ``type``
+#: accepts the same values but is refused or warned about ("untyped-schema", the MCP Inspector's ``--strict``), and
+#: a ``type`` array is less portable still (clients that map schemas onto one ``type`` per schema, like Gemini's).
+_JSON_VALUE_SCHEMA = {"anyOf": [{"type": kind} for kind in ("string", "number", "boolean", "object", "array", "null")]}
+
+#: A value the memory tools keep or return: whatever JSON the caller sent, unchanged.
+JsonValue = Annotated[Any, WithJsonSchema(_JSON_VALUE_SCHEMA)]
+Value = Annotated[
+    JsonValue, Field(description="What to remember: any JSON value (text, a number, true or false, a list, an object).")
+]
 
 Key = Annotated[
     str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")
@@ -56,7 +67,7 @@ class Recalled(TypedDict):
     key: str
     scope: str
     found: bool
-    value: Any
+    value: JsonValue
 
 
 class Forgotten(TypedDict):
@@ -73,7 +84,7 @@ class Listed(TypedDict):
 
 class Found(TypedDict):
     key: str
-    value: Any
+    value: JsonValue
     score: float
     updated_at: float | None
 
@@ -130,7 +141,7 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
         description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."),
     )
     class RememberThis(ToolContext):
-        async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
+        async def execute(self, key: Key, value: Value, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
             remember, chosen = open_scope(self, scope, writing=True)
             await remember.set(key, value, scope=chosen, ttl=ttl)
             return {"key": key, "scope": chosen, "remembered": True}
