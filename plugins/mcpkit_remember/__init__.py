@@ -13,13 +13,14 @@ from ._errors import (
 from ._plugin import RememberPlugin
 from ._remember import Remember
 from ._scope import SCOPES, Scope
-from ._search import Match
+from ._search import Match, Matches
 from ._vault import Found
 
 __all__ = [
     "SCOPES",
     "Found",
     "Match",
+    "Matches",
     "Remember",
     "RememberConflictError",
     "RememberError",

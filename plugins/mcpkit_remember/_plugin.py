@@ -17,7 +17,7 @@ from ._config import StoreConfig, ToolsConfig, store_config
 from ._keyring import Keyring
 from ._remember import Remember, RememberPolicy
 from ._scope import NOTES_NAMESPACE
-from ._semantic import Semantic
+from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._store import Quota
 from ._tools import memory_tools
 from ._values import MAX_TTL
@@ -85,6 +85,7 @@ class RememberPlugin(BackedPlugin):
         self._backing = Backing(store, secrets, redis_prefix)
         self._clock: Callable[[], Clock] = SystemClock
         self._policy: RememberPolicy | None = None
+        self._semantic: Semantic | None = None
 
     @classmethod
     def init(
@@ -162,10 +163,10 @@ class RememberPlugin(BackedPlugin):
         return memory_tools(self) if self.tools_config.enabled else ()
 
     async def startup(self) -> None:
-        load = getattr(self.embedder, "load", None)
-        if load is not None:
-            await load()  # optional: a missing model fails the start, not the first write
         semantic = None if self.embedder is None else Semantic(self.embedder)
+        if semantic is not None:
+            await semantic.start()  # its model loads in the background: the server answers meanwhile
+        self._semantic = semantic
         vault = await self._backing.start(search_all=self.search, semantic=semantic)
         self._policy = RememberPolicy(
             vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl
@@ -174,6 +175,9 @@ class RememberPlugin(BackedPlugin):
 
     async def shutdown(self) -> None:
         self._policy = None
+        if self._semantic is not None:
+            await self._semantic.stop()
+            self._semantic = None
         await self._backing.stop()
 
     @property
@@ -193,6 +197,12 @@ def _checked_embedder(embedder: object) -> Embedder | None:
     load = getattr(embedder, "load", None)
     if load is not None and not inspect.iscoroutinefunction(load):
         raise ConfigurationError(f"the embedder's load is `async def load(self) -> None`, not {load!r:.60}.")
+    threshold = getattr(embedder, "min_similarity", DEFAULT_MIN_SIMILARITY)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not -1.0 <= threshold < 1.0:
+        raise ConfigurationError(
+            "the embedder's min_similarity is the cosine similarity above which a value matches a query by "
+            f"meaning, a number from -1 up to (not including) 1; not {threshold!r:.60}."
+        )
     if not isinstance(embedder.name, str) or not embedder.name:
         raise ConfigurationError(
             f"the embedder's name is a non-empty string naming its model, not {embedder.name!r:.60}."

@@ -1,6 +1,6 @@
 """The model-facing memory tools: remember_this, recall, forget, list_memories and search_memories."""
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
@@ -92,6 +92,8 @@ class Found(TypedDict):
 class Searched(TypedDict):
     scope: str
     results: list[Found]
+    #: Why the search went by words alone though this server searches by meaning (its model still loading).
+    note: NotRequired[str]
 
 
 _ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
@@ -193,8 +195,9 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
         description=describe(
             "search_memories",
             (
-                "Find remembered values by what they mean and say: the closest first, also those in other words "
-                "(so the closest come back even when none is close: read them)."
+                "Find remembered values by what they mean and say: the closest first, also those in other words; "
+                "values unrelated to the query are not returned. Right after the server starts, the search may go "
+                "by words only (the result's note then says so)."
                 if plugin.embedder is not None
                 else "Find remembered values by what they say: the best matches for some words, best first (words "
                 "are matched by their stem, so 'preferences' finds 'preferred')."
@@ -206,12 +209,15 @@ def memory_tools(plugin: "RememberPlugin") -> list[type[ToolContext]]:
         async def execute(self, query: Query, scope: ScopeArg = None, limit: SearchLimit = 10) -> Searched:
             remember, chosen = open_scope(self, scope)
             matches = await remember.search(query, scope=chosen, limit=limit)
-            return {
+            searched: Searched = {
                 "scope": chosen,
                 "results": [
                     {"key": m.key, "value": m.value, "score": round(m.score, 4), "updated_at": m.updated_at}
                     for m in matches
                 ],
             }
+            if matches.note is not None:
+                searched["note"] = matches.note
+            return searched
 
     return [RememberThis, Recall, Forget, ListMemories, SearchMemories]

@@ -165,6 +165,8 @@ STATED = [
     Stated("stores.md", "every {} changes one write also merges", sqlite_index.MERGE_EVERY),
     Stated("stores.md", "has schema version {}: upgrade mcpkit and restart", sqlite_schema.SCHEMA_VERSION),
     Stated("search.md", "every {} changes one write also merges", sqlite_index.MERGE_EVERY),
+    Stated("search.md", "`MiniLM`'s threshold is {}, chosen on the labelled set", MiniLM.min_similarity),
+    Stated("architecture.md", "`min_similarity` (MiniLM: {}, chosen on the labelled set", MiniLM.min_similarity),
     Stated("search.md", "merges after every {} changes it makes", sqlite_index.MERGE_EVERY),
     Stated("architecture.md", "Every `MERGE_EVERY` ({}) changes", sqlite_index.MERGE_EVERY),
     Stated("architecture.md", "(schema version {})", sqlite_schema.SCHEMA_VERSION),
@@ -369,6 +371,7 @@ NOT_CONSTANTS = {
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search
+        "loading `MiniLM` took 4 to 6 seconds",  # python -m memoryserver --semantic, timed (memory-server.md)
         "45 ms at 10,000 values and 160 ms at 100,000",  # measured by hand (a merge with its commit)
         "about 1.4 µs more per 100-character value",  # bench texts, timeit: the Python twin against the compiled
         "nothing links two owners or two scopes",  # prose
