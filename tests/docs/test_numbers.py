@@ -376,7 +376,7 @@ NOT_CONSTANTS = {
         "about 1.4 µs more per 100-character value",  # bench texts, timeit: the Python twin against the compiled
         "nothing links two owners or two scopes",  # prose
         "then one byte per component",  # the int8 components, pinned with the vector's size
-        "one at a time (about 11 ms each on one core, [Benchmarks](benchmarks.md): some 20 minutes",  # bench.search
+        "(8 to 11 ms each on one core in the runs of [Benchmarks](benchmarks.md): 15 to 20 minutes",  # bench.search
     ],
     "stores.md": [
         "thousands of keys moves in well under a second",  # a measurement (the reliability tests)
