@@ -421,6 +421,8 @@ async def test_the_store_file_holds_no_vector(store_options: dict[str, Any], emb
         (object(), "async def embed"),
         (type("Sync", (), {"name": "x", "embed": lambda self, texts: []})(), "async def embed"),
         (Concepts(name=""), "non-empty string naming its model"),
+        (type("Strict", (Concepts,), {"min_similarity": 1.5})(), "min_similarity is the cosine similarity above"),
+        (type("Wordy", (Concepts,), {"min_similarity": "high"})(), "a number from -1 up to"),
     ],
 )
 def test_an_unusable_embedder_is_refused_when_the_plugin_is_built(embedder: Any, says: str) -> None:
