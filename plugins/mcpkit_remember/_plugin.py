@@ -164,10 +164,10 @@ class RememberPlugin(BackedPlugin):
 
     async def startup(self) -> None:
         semantic = None if self.embedder is None else Semantic(self.embedder)
+        vault = await self._backing.start(search_all=self.search, semantic=semantic)
         if semantic is not None:
             await semantic.start()  # its model loads in the background: the server answers meanwhile
         self._semantic = semantic
-        vault = await self._backing.start(search_all=self.search, semantic=semantic)
         self._policy = RememberPolicy(
             vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl
         )
