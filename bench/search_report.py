@@ -92,7 +92,12 @@ def search_targets(search: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 #: How the rows of the quality table are named, and its kinds of query.
-_MODES = {"semantic": "semantic", "hybrid": "hybrid", "hybrid_rrf": "hybrid, RRF"}
+_MODES = {
+    "semantic": "semantic",
+    "semantic_every": "semantic, every memory ranked",
+    "hybrid": "hybrid",
+    "hybrid_rrf": "hybrid, RRF",
+}
 _KINDS = ("lexical", "paraphrased", "all")
 
 
@@ -161,9 +166,11 @@ def search_section(search: dict[str, Any]) -> list[str]:
             "",
             f"Quality over the labelled set in `bench/data/quality.py` ({quality['memories']} memories of one user,"
             f" {quality['queries']} queries: for each memory one lexical query, with its words, and one"
-            " paraphrased query, without them). *semantic*: cosine similarity of the embedder's vectors alone;"
-            " *hybrid*: `self.remember.search` with the embedder (relative score fusion, what users get);"
-            " *hybrid, RRF*: the same two rankings by reciprocal rank fusion (k = 60), for comparison.",
+            " paraphrased query, without them). *semantic*: cosine similarity of the embedder's vectors alone,"
+            " the memories above its `min_similarity` as a search keeps them (*semantic, every memory ranked*: all"
+            " of them, the model's whole ranking, which a search no longer returns); *hybrid*:"
+            " `self.remember.search` with the embedder (relative score fusion, what users get); *hybrid, RRF*: the"
+            " same two rankings by reciprocal rank fusion (k = 60), for comparison.",
             "",
             "| ranking | queries | P@1 | MRR | recall@5 |",
             "|---|---:|---:|---:|---:|",

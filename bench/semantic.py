@@ -1,8 +1,10 @@
 """Search by meaning (the ``semantic`` extra): quality on the labelled set, embedding time, store size per value.
 
 Quality rows, over the same memories and queries as BM25's: *semantic* ranks by the cosine similarity of
-``MiniLM`` vectors alone; *hybrid* is ``self.remember.search`` with ``embedder=MiniLM()`` (what users get);
-*hybrid, RRF* fuses the same BM25 and semantic rankings by reciprocal rank fusion instead, for comparison.
+``MiniLM`` vectors alone, keeping the memories above its ``min_similarity`` as a search does (*semantic, every
+memory ranked*: all of them, the model's whole ranking); *hybrid* is ``self.remember.search`` with
+``embedder=MiniLM()`` (what users get); *hybrid, RRF* fuses the same BM25 and semantic rankings by reciprocal
+rank fusion instead, for comparison.
 Times are on one core (``MiniLM(threads=1)``, this process pinned by ``python -m bench``).
 """
 
@@ -73,7 +75,7 @@ async def _quality(model: MiniLM, tmp: Path, prefix: str) -> dict[str, Any]:
     keys = list(MEMORIES)
     documents = numpy.array(model.embed_now([document_text(key, MEMORIES[key]) for key in keys]))
     ranks: dict[str, dict[str, list[int | None]]] = {
-        mode: {"lexical": [], "paraphrased": []} for mode in ("semantic", "hybrid", "hybrid_rrf")
+        mode: {"lexical": [], "paraphrased": []} for mode in ("semantic", "semantic_every", "hybrid", "hybrid_rrf")
     }
     async with (
         Bench("memory", tmp, prefix, search=True) as lexical,
@@ -85,12 +87,15 @@ async def _quality(model: MiniLM, tmp: Path, prefix: str) -> dict[str, Any]:
             await fused.set(key, value, scope="user")
         for query, wanted, kind in QUERIES:
             similarity = documents @ numpy.array(model.embed_now([query])[0])
-            by_meaning = [keys[number] for number in numpy.argsort(-similarity, kind="stable")]
+            ranked = numpy.argsort(-similarity, kind="stable")
+            every = [keys[number] for number in ranked]
+            by_meaning = [keys[number] for number in ranked if similarity[number] > model.min_similarity]
             by_words = [match.key for match in await plain.search(query, scope="user", limit=100)]
             combined = rrf(by_words, by_meaning)
             by_rrf = sorted(combined, key=lambda key: (-combined[key], str(key)))
             by_hybrid = [match.key for match in await fused.search(query, scope="user", limit=10)]
-            for mode, found in (("semantic", by_meaning), ("hybrid", by_hybrid), ("hybrid_rrf", by_rrf)):
+            found_by = {"semantic": by_meaning, "semantic_every": every, "hybrid": by_hybrid, "hybrid_rrf": by_rrf}
+            for mode, found in found_by.items():
                 ranks[mode][kind].append(_rank([str(key) for key in found], wanted))
     return {mode: metrics(got) for mode, got in ranks.items()}
 

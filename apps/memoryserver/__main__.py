@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from mcpkit import ConfigurationError, StartupError
 from mcpkit_remember import parse_store_url
 
-from ._server import create_server
+from ._server import create_server, semantic_on
 from ._signin import KEYS_VARIABLE, load_sign_in
 from ._startup import startup_message
 
@@ -57,15 +58,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_search_by_meaning() -> None:
+    """Print search by meaning's log lines (its model ready, or failing) with the server's own output."""
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    semantic_log = logging.getLogger("mcpkit.remember.semantic")
+    semantic_log.addHandler(handler)
+    semantic_log.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         store = parse_store_url(args.store)
         sign_in = load_sign_in()
-        server = create_server(args.store, sign_in.authenticators, semantic=args.semantic)
+        semantic = semantic_on(args.semantic)
+        server = create_server(args.store, sign_in.authenticators, semantic=semantic)
+        if semantic:
+            _show_search_by_meaning()
 
         def serving(url: str) -> None:  # called once the port is bound and the store is open
-            print(startup_message(url, store, sign_in), flush=True)
+            print(startup_message(url, store, sign_in, semantic=semantic), flush=True)
 
         server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
     except ConfigurationError as exc:

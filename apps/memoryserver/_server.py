@@ -12,7 +12,7 @@ from mcpkit_search import MiniLM, SemanticUnavailableError
 from ._signin import load_sign_in
 from ._tools import MEMORY_TOOLS
 
-__all__ = ["SEMANTIC_VARIABLE", "SERVER_NAME", "create_server"]
+__all__ = ["SEMANTIC_VARIABLE", "SERVER_NAME", "create_server", "semantic_on"]
 
 #: Agents detect a memory server by a name containing "memory" or "mem" and by its tool names.
 SERVER_NAME = "mcpkit-memory"
@@ -29,13 +29,12 @@ def create_server(
     ``store`` is a store URL (``memory``, the default; ``sqlite:///memories.db``; ``redis://HOST:PORT/DB``),
     its secret ``REMEMBER_SECRET`` as everywhere. ``auth`` defaults to what ``MEMORY_KEYS`` and the
     ``MEMORY_JWT_*`` variables configure, else the demo keys. ``semantic`` (default: ``MEMORY_SEMANTIC``)
-    makes ``search_memory`` hybrid, by words and by meaning, with the semantic extra's ``MiniLM``.
+    makes ``search_memory`` hybrid, by words and by meaning, with the semantic extra's ``MiniLM``, whose model
+    loads in the background once the server serves (until then ``search_memory`` goes by words, and says so).
     """
     config = parse_store_url(store or "memory")
-    if semantic is None:
-        semantic = os.environ.get(SEMANTIC_VARIABLE, "").strip().lower() in ("1", "true", "yes")
     try:
-        embedder = MiniLM() if semantic else None
+        embedder = MiniLM() if semantic_on(semantic) else None
     except SemanticUnavailableError as exc:
         raise ConfigurationError(f"{exc} (asked for by --semantic or {SEMANTIC_VARIABLE})") from None
     plugin = RememberPlugin.init(type=config.type, url=config.url, path=config.path, search=True, embedder=embedder)
@@ -46,3 +45,10 @@ def create_server(
     # Anonymous callers reach the tools (and can list them) so that they are told what to do: every tool
     # keeps to user scope, which refuses them with REMEMBER_IDENTITY_REQUIRED.
     return Server([memories], auth=list(authenticators), allow_anonymous=True, name=SERVER_NAME)
+
+
+def semantic_on(semantic: bool | None) -> bool:
+    """Whether to search by meaning: ``semantic`` when given, else ``MEMORY_SEMANTIC`` (1, true or yes)."""
+    if semantic is not None:
+        return semantic
+    return os.environ.get(SEMANTIC_VARIABLE, "").strip().lower() in ("1", "true", "yes")

@@ -38,7 +38,16 @@ def _secret_line(store: StoreConfig) -> str:
     return "Memories are encrypted with a secret made up for this process (and lost with it)."
 
 
-def startup_message(url: str, store: StoreConfig, sign_in: SignIn) -> str:
+def _search_line(semantic: bool) -> list[str]:
+    if not semantic:
+        return []
+    return [
+        "Search: by words and by meaning. The model loads in the background; until a line says it is ready, "
+        "search_memory searches by words only and its result's note says so."
+    ]
+
+
+def startup_message(url: str, store: StoreConfig, sign_in: SignIn, *, semantic: bool = False) -> str:
     """The lines printed once the server listens at ``url`` (the one the server reports: always connectable)."""
     if sign_in.keys:
         label = next(iter(sign_in.keys))
@@ -50,6 +59,7 @@ def startup_message(url: str, store: StoreConfig, sign_in: SignIn) -> str:
             f"Memory MCP server (name mcpkit-memory) at {url}",
             f"Tools: {', '.join(MEMORY_TOOL_NAMES)}; each on the signed-in user's own memories.",
             f"Store: {store.describe()}. {_secret_line(store)}",
+            *_search_line(semantic),
             *_sign_in_lines(sign_in),
             "Callers without a key or token are refused by every tool (REMEMBER_IDENTITY_REQUIRED).",
             "",

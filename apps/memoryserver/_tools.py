@@ -10,7 +10,7 @@ import base64
 import binascii
 import json
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -73,6 +73,8 @@ class Result(TypedDict):
 
 class Results(TypedDict):
     results: list[Result]
+    #: Why the search went by words alone though the server searches by meaning (its model still loading).
+    note: NotRequired[str]
 
 
 class Keys(TypedDict):
@@ -127,14 +129,15 @@ class ReadMemory(ToolContext):
     description=(
         "Search memories by content: the best matches for some words among keys and values, best first, each "
         "with a score (higher is better). Words match by their stem ('preferences' finds 'preferred'), "
-        "ignoring case and accents; a server that also searches by meaning returns the closest memories even "
-        f"in other words, and even when none is close, so read them. {_OWN}"
+        "ignoring case and accents; a server that also searches by meaning finds memories in other words too "
+        "(right after it starts it may search by words only, and the result's note says so). Memories unrelated "
+        f"to the query are not returned. {_OWN}"
     ),
 )
 class SearchMemory(ToolContext):
     async def execute(self, query: Query, limit: Limit = 10) -> Results:
         matches = await self.remember.search(query, scope="user", limit=limit)
-        return {
+        results: Results = {
             "results": [
                 {
                     "key": match.key,
@@ -145,6 +148,9 @@ class SearchMemory(ToolContext):
                 for match in matches
             ]
         }
+        if matches.note is not None:
+            results["note"] = matches.note
+        return results
 
 
 @tool(

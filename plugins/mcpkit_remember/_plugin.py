@@ -12,6 +12,7 @@ from typing import Any
 from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
 from mcpkit_search import Embedder
 from mcpkit_storage import (
+    DEFAULT_MIN_SIMILARITY,
     MAX_TTL,
     NOTES_NAMESPACE,
     BackedPlugin,
@@ -92,6 +93,7 @@ class RememberPlugin(BackedPlugin):
         self._backing = Backing(store, secrets, redis_prefix)
         self._clock: Callable[[], Clock] = SystemClock
         self._policy: RememberPolicy | None = None
+        self._semantic: Semantic | None = None
 
     @classmethod
     def init(
@@ -169,11 +171,11 @@ class RememberPlugin(BackedPlugin):
         return memory_tools(self) if self.tools_config.enabled else ()
 
     async def startup(self) -> None:
-        load = getattr(self.embedder, "load", None)
-        if load is not None:
-            await load()  # optional: a missing model fails the start, not the first write
         semantic = None if self.embedder is None else Semantic(self.embedder)
         vault = await self._backing.start(search_all=self.search, semantic=semantic)
+        if semantic is not None:
+            await semantic.start()  # its model loads in the background: the server answers meanwhile
+        self._semantic = semantic
         self._policy = RememberPolicy(
             vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl
         )
@@ -181,6 +183,9 @@ class RememberPlugin(BackedPlugin):
 
     async def shutdown(self) -> None:
         self._policy = None
+        if self._semantic is not None:
+            await self._semantic.stop()
+            self._semantic = None
         await self._backing.stop()
 
     @property
@@ -200,6 +205,12 @@ def _checked_embedder(embedder: object) -> Embedder | None:
     load = getattr(embedder, "load", None)
     if load is not None and not inspect.iscoroutinefunction(load):
         raise ConfigurationError(f"the embedder's load is `async def load(self) -> None`, not {load!r:.60}.")
+    threshold = getattr(embedder, "min_similarity", DEFAULT_MIN_SIMILARITY)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not -1.0 <= threshold < 1.0:
+        raise ConfigurationError(
+            "the embedder's min_similarity is the cosine similarity above which a value matches a query by "
+            f"meaning, a number from -1 up to (not including) 1; not {threshold!r:.60}."
+        )
     if not isinstance(embedder.name, str) or not embedder.name:
         raise ConfigurationError(
             f"the embedder's name is a non-empty string naming its model, not {embedder.name!r:.60}."

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import inspect
 import logging
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from mcpkit import Caller, Clock
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     Found,
-    Match,
+    Matches,
     Place,
     Quota,
     QuotaExceededError,
@@ -200,13 +199,15 @@ class Remember:
         # Many keys and a long pattern: match off the event loop, so other callers' calls go on meanwhile.
         return await anyio.to_thread.run_sync(lambda: [key for key in keys if glob.match(key)])
 
-    async def search(self, query: str, *, scope: Scope = "session", limit: int = 10) -> builtins.list[Match]:
+    async def search(self, query: str, *, scope: Scope = "session", limit: int = 10) -> Matches:
         """The caller's values in ``scope`` that best match ``query``, best first (BM25 over keys and text).
 
         Words are folded, stop words dropped and English words stemmed ("preferences" finds "preferred"); a
         query of stop words alone finds nothing. With an embedder (``RememberPlugin.init(embedder=...)``) the
-        ranking is hybrid, BM25 fused with similarity in meaning, and returns the closest values even when
-        none is close (a query of stop words too). ``limit``: 1 to 100.
+        ranking is hybrid, BM25 fused with similarity in meaning: a value whose words match, or whose meaning is
+        close enough (above the embedder's ``min_similarity``), is found; a query of stop words is searched by
+        meaning. Until the embedder's model has loaded, the search goes by words alone and the result's ``note``
+        says so. ``limit``: 1 to 100.
         """
         place = self._place(scope)
         if not self._policy.vault.searchable(place.bucket):

@@ -1,8 +1,8 @@
 """The model-facing memory tools: remember_this, recall, forget, list_memories and search_memories."""
 
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, NotRequired, Protocol
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, tool
@@ -41,6 +41,17 @@ class MemoryToolsHost(Protocol):
     def notes_for(self, ctx: ToolContext) -> Remember: ...
 
 
+#: Any JSON value, as strict clients accept it: one ``anyOf`` branch per JSON type. A schema without ``type``
+#: accepts the same values but is refused or warned about ("untyped-schema", the MCP Inspector's ``--strict``), and
+#: a ``type`` array is less portable still (clients that map schemas onto one ``type`` per schema, like Gemini's).
+_JSON_VALUE_SCHEMA = {"anyOf": [{"type": kind} for kind in ("string", "number", "boolean", "object", "array", "null")]}
+
+#: A value the memory tools keep or return: whatever JSON the caller sent, unchanged.
+JsonValue = Annotated[Any, WithJsonSchema(_JSON_VALUE_SCHEMA)]
+Value = Annotated[
+    JsonValue, Field(description="What to remember: any JSON value (text, a number, true or false, a list, an object).")
+]
+
 Key = Annotated[
     str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")
 ]
@@ -75,7 +86,7 @@ class Recalled(TypedDict):
     key: str
     scope: str
     found: bool
-    value: Any
+    value: JsonValue
 
 
 class Forgotten(TypedDict):
@@ -92,7 +103,7 @@ class Listed(TypedDict):
 
 class Found(TypedDict):
     key: str
-    value: Any
+    value: JsonValue
     score: float
     updated_at: float | None
 
@@ -100,6 +111,8 @@ class Found(TypedDict):
 class Searched(TypedDict):
     scope: str
     results: list[Found]
+    #: Why the search went by words alone though this server searches by meaning (its model still loading).
+    note: NotRequired[str]
 
 
 _ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
@@ -149,7 +162,7 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."),
     )
     class RememberThis(ToolContext):
-        async def execute(self, key: Key, value: Any, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
+        async def execute(self, key: Key, value: Value, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
             remember, chosen = open_scope(self, scope, writing=True)
             await remember.set(key, value, scope=chosen, ttl=ttl)
             return {"key": key, "scope": chosen, "remembered": True}
@@ -201,8 +214,9 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         description=describe(
             "search_memories",
             (
-                "Find remembered values by what they mean and say: the closest first, also those in other words "
-                "(so the closest come back even when none is close: read them)."
+                "Find remembered values by what they mean and say: the closest first, also those in other words; "
+                "values unrelated to the query are not returned. Right after the server starts, the search may go "
+                "by words only (the result's note then says so)."
                 if plugin.embedder is not None
                 else "Find remembered values by what they say: the best matches for some words, best first (words "
                 "are matched by their stem, so 'preferences' finds 'preferred')."
@@ -214,12 +228,15 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         async def execute(self, query: Query, scope: ScopeArg = None, limit: SearchLimit = 10) -> Searched:
             remember, chosen = open_scope(self, scope)
             matches = await remember.search(query, scope=chosen, limit=limit)
-            return {
+            searched: Searched = {
                 "scope": chosen,
                 "results": [
                     {"key": m.key, "value": m.value, "score": round(m.score, 4), "updated_at": m.updated_at}
                     for m in matches
                 ],
             }
+            if matches.note is not None:
+                searched["note"] = matches.note
+            return searched
 
     return [RememberThis, Recall, Forget, ListMemories, SearchMemories]

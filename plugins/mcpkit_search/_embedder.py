@@ -52,8 +52,10 @@ class Embedder(Protocol):
 
     ``name`` identifies the model (vectors of different names are never compared); ``embed`` returns one
     vector per text, all of the same length (they need not be unit length: they are normalised when kept).
-    An embedder may also define ``async def load(self) -> None``, which the plugin awaits when the server
-    starts (to fail then, rather than at the first write, when the model is missing).
+    An embedder may also define ``async def load(self) -> None``, which the plugin runs in the background when
+    the server starts (searches go by words alone until it returns), and ``min_similarity``, the cosine
+    similarity above which a value matches a query by meaning (default 0: what the model calls unrelated
+    depends on the model, so set it).
     """
 
     @property

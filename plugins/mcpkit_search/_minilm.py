@@ -10,6 +10,8 @@ sentence-transformers (with torch) runs it; both are imported at the first
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import importlib.util
 import threading
@@ -50,6 +52,8 @@ class MiniLM:
 
     name = "sentence-transformers/all-MiniLM-L6-v2"
     dimensions = 384
+    #: Above this cosine similarity a value matches a query by meaning (docs/search.md: how it was chosen).
+    min_similarity = 0.2
 
     def __init__(self, *, threads: int | None = None, model_dir: str | Path | None = None) -> None:
         missing = [name for name in _PACKAGES if importlib.util.find_spec(name) is None]
@@ -65,8 +69,26 @@ class MiniLM:
         self._lock = threading.Lock()
 
     async def load(self) -> None:
-        """Check the model files' hashes and load the model (in a worker thread); at most once."""
-        await anyio.to_thread.run_sync(self._loaded)
+        """Check the model files' hashes and load the model; at most once, and at once after that.
+
+        It loads in a thread of its own, a daemon: a server stopped meanwhile (Ctrl+C) ends at once, without
+        waiting seconds for a model it will not use.
+        """
+        if self._model is not None:
+            return
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def run() -> None:
+            try:
+                self._loaded()
+            except BaseException as exc:  # for the awaiting task to raise
+                _settle(loop, done, exc)
+            else:
+                _settle(loop, done, None)
+
+        threading.Thread(target=run, name="mcpkit-minilm-load", daemon=True).start()
+        await done
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit-length vector per text (texts past the model's 256 word pieces are cut there)."""
@@ -107,6 +129,21 @@ class MiniLM:
         finally:
             if showing:
                 bars.enable_progress_bar()
+
+
+def _settle(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Hand a load's outcome to the task awaiting it, from the loading thread; nothing if it stopped waiting."""
+
+    def settle() -> None:
+        if done.done():  # cancelled: nobody waits for this load any more
+            return
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    with contextlib.suppress(RuntimeError):  # the event loop is closed
+        loop.call_soon_threadsafe(settle)
 
 
 def check_files(directory: Path) -> None:

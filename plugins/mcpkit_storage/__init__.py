@@ -20,13 +20,14 @@ from ._errors import (
 from ._found import Found, Observed
 from ._keyring import Keyring
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
-from ._search import MAX_SEARCH_LIMIT, Match, search
-from ._semantic import Semantic
+from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
+from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 from ._vault import Vault, backoff
 from .stores import Quota, QuotaExceededError, StoreUnavailableError
 
 __all__ = [
+    "DEFAULT_MIN_SIMILARITY",
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
@@ -37,6 +38,7 @@ __all__ = [
     "Found",
     "Keyring",
     "Match",
+    "Matches",
     "Observed",
     "Place",
     "Quota",

@@ -186,11 +186,12 @@ def _split(value: str | None) -> list[str]:
     return [part.strip() for part in value.split(",")] if value else []
 
 
-def make_store(config: StoreConfig, redis_prefix: str) -> Store:
+def make_store(config: StoreConfig, redis_prefix: str, *, create: bool = True) -> Store:
+    """The store ``config`` names; ``create=False`` opens only an existing SQLite file or PostgreSQL store."""
     if config.type == "sqlite":
         from .stores import SQLiteStore
 
-        return SQLiteStore(config.path or "")
+        return SQLiteStore(config.path or "", create=create)
     if config.type == "redis":
         from .stores import RedisStore
 
@@ -207,7 +208,7 @@ def make_store(config: StoreConfig, redis_prefix: str) -> Store:
                 f"The PostgreSQL store needs psycopg 3 with its pool ({exc.name} is missing): "
                 "pip install 'mcpkit[postgres]' (or 'psycopg[binary,pool]')."
             ) from None
-        return PostgresStore(config.url or "")
+        return PostgresStore(config.url or "", create=create)
     from .stores import MemoryStore
 
     return MemoryStore()

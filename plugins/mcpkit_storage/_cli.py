@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from ._backing import keyring_from, make_store
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._payload import Payload
+from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
 from ._semantic import EmbedderFailedError, Semantic
 from ._vault import Vault
 from .stores import Address, Store, StoreUnavailableError, read_secret_file
@@ -52,18 +53,9 @@ class RotationReport:
             text += f", embedded {self.embedded}"
         if self.changed:
             text += f", changed while rotating {self.changed} (run the command again)"
+        if not any(astuple(self)):
+            text += " (the store holds no values: is it the one the servers use?)"
         return text
-
-
-@dataclass
-class PurgeReport:
-    """What ``purge`` deleted for one user id."""
-
-    user_id: str
-    deleted: int
-
-    def __str__(self) -> str:
-        return f"deleted {self.deleted} values kept under user id {self.user_id!r}"
 
 
 #: Times a value that changed under ``rotate`` is looked at again before it is left for the next run.
@@ -152,14 +144,6 @@ async def _load(embedder: object) -> None:
         await load()
 
 
-async def purge_user(store: Store, keyring: Keyring, user_id: str) -> PurgeReport:
-    """Delete everything kept under ``user_id`` (user scope, and session/tool scope on 2026-07-28)."""
-    deleted = 0
-    for owner in keyring.owners_for(json.dumps(["u", user_id])):
-        deleted += await store.delete_owner(owner)
-    return PurgeReport(user_id, deleted)
-
-
 _PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
 
 
@@ -199,26 +183,38 @@ def register(commands: Any) -> None:
     purge_cmd = actions.add_parser(
         "purge",
         help="delete everything kept under one user id",
-        description="Delete every value kept under USER_ID in every scope keyed by it, and report the count.",
+        description="Delete every value kept under one user id in every scope keyed by it, and report the count. "
+        f"Exit code {NOTHING_PURGED} when nothing was kept under it (already purged, or not the id the servers "
+        "use: a static key's id is static:<hash of the key>, never its label).",
     )
     purge_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
-    purge_cmd.add_argument("--user", required=True, metavar="USER_ID", help="a JWT sub, static:<hash> or local:NAME")
+    whose = purge_cmd.add_mutually_exclusive_group(required=True)
+    whose.add_argument("--user", metavar="USER_ID", help="the user id: a JWT's sub, static:<hash> or local:NAME")
+    whose.add_argument(
+        "--key-label",
+        metavar="LABEL",
+        help="a static key's label, like nour: its user id is worked out from its key in --keys-from",
+    )
+    purge_cmd.add_argument(
+        "--keys-from",
+        metavar="VARIABLE",
+        help="with --key-label: the environment variable holding the servers' keys as label=key pairs "
+        "(MEMORY_KEYS, HELPDESK_KEYS)",
+    )
     purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     purge_cmd.set_defaults(handler=_purge_command)
     remember.set_defaults(handler=lambda _: remember.print_help() or 2)
 
 
-def _open(url: str, redis_prefix: str) -> tuple[StoreConfig, Store, Keyring]:
-    config = parse_store_url(url)
-    if config.type == "memory":
-        raise ConfigurationError("The memory store lives inside one server process; there is nothing to manage here.")
+def _keyring(config: StoreConfig) -> Keyring:
+    """The servers' secrets: REMEMBER_SECRET, else (SQLite) the secret file beside the database."""
     secrets = [part.strip() for part in (secret_from_env() or "").split(",") if part.strip()]
     if not secrets and config.type == "sqlite":
         secret = read_secret_file(Path(config.path or ""))
         secrets = [secret] if secret else []
     if not secrets:
         raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
-    return config, make_store(config, redis_prefix), keyring_from(secrets, placed=config.type == "redis-cluster")
+    return keyring_from(secrets, placed=config.type == "redis-cluster")
 
 
 def _rotate_command(args: argparse.Namespace) -> int:
@@ -235,13 +231,46 @@ def _reindex_command(args: argparse.Namespace) -> int:
 
 
 def _purge_command(args: argparse.Namespace) -> int:
-    return _execute(args, lambda store, keyring: purge_user(store, keyring, args.user))
-
-
-def _execute(args: argparse.Namespace, action: Any) -> int:
-    """Run ``action`` on the store; exit code 2 for a configuration mistake, 1 for a store that fails."""
     try:
-        config, store, keyring = _open(args.store, args.redis_prefix)
+        target = purge_target(args.user, args.key_label, args.keys_from)
+    except ConfigurationError as exc:
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+
+    def reported(config: StoreConfig, report: PurgeReport) -> int:
+        if report.deleted:
+            label = "" if target.label is None else f" (the key labelled {target.label!r} in {target.variable})"
+            print(f"{config.describe()}: {report}{label}")
+            return 0
+        print(f"mcpkit remember: {config.describe()}: {nothing_purged(target)}", file=sys.stderr)
+        return NOTHING_PURGED
+
+    return _execute(args, lambda store, keyring: purge_user(store, keyring, target.user_id), reported)
+
+
+def _printed(config: StoreConfig, report: object) -> int:
+    print(f"{config.describe()}: {report}")
+    return 0
+
+
+def _execute(
+    args: argparse.Namespace,
+    action: Callable[[Store, Keyring], Awaitable[Any]],
+    reported: Callable[[StoreConfig, Any], int] = _printed,
+) -> int:
+    """Run ``action`` on the store; exit code 2 for a configuration mistake, 1 for a store that fails or is not there.
+
+    The store is opened before the secrets are read, so a store that is not there (a SQLite file that does not
+    exist, a Redis that does not answer) is said first; it is opened as it is (``create=False``): a command never
+    makes a new store, nor a remember store in a file or database of something else.
+    """
+    try:
+        config = parse_store_url(args.store)
+        if config.type == "memory":
+            raise ConfigurationError(
+                "The memory store lives inside one server process; there is nothing to manage here."
+            )
+        store = make_store(config, args.redis_prefix, create=False)
     except ValueError as exc:  # ConfigurationError, or a Redis prefix the store refuses
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2
@@ -252,7 +281,7 @@ def _execute(args: argparse.Namespace, action: Any) -> int:
         except ValueError as exc:  # a store URL its client cannot read: a port or database that is not a number
             raise ConfigurationError(f"The store URL for {config.describe()} cannot be used: {exc}") from None
         try:
-            return await action(store, keyring)
+            return await action(store, _keyring(config))
         finally:
             await store.close()
 
@@ -267,5 +296,4 @@ def _execute(args: argparse.Namespace, action: Any) -> int:
     except SemanticUnavailableError as exc:  # the model's files are missing or not the pinned ones
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2
-    print(f"{config.describe()}: {report}")
-    return 0
+    return reported(config, report)

@@ -2,7 +2,10 @@
 
 With an embedder (``Vault.semantic``) the search is hybrid: every live value of
 the place is opened for its sealed vector, and the BM25 and similarity rankings
-are fused (``_hybrid``).
+are fused (``_hybrid``); a value is found if its words match, or if its
+similarity to the query is above the embedder's ``min_similarity``. Until the
+embedder's model is ready (or when it fails on the query) the search goes by
+words alone, and its result says why (``Matches.note``).
 
 The store ranks (``Store.search``); with one address, that is one call. Every
 address the place's values may live at takes part: one bucket per secret
@@ -26,10 +29,11 @@ from mcpkit_search import Corpus, Stats, bm25, corpus_of, fuse, top
 from ._found import newer
 from ._payload import Payload
 from ._scope import Place
+from ._semantic import QUERY_FAILED
 from ._vault import Vault
 from .stores import Address
 
-__all__ = ["MAX_SEARCH_LIMIT", "Match", "search"]
+__all__ = ["MAX_SEARCH_LIMIT", "Match", "Matches", "search"]
 
 #: The most matches one search returns.
 MAX_SEARCH_LIMIT = 100
@@ -50,6 +54,15 @@ class Match(NamedTuple):
     expires_at: float | None
 
 
+class Matches(list[Match]):
+    """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
+    is on (its model still loading, or failing), else it is None."""
+
+    def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
+        super().__init__(matches)
+        self.note = note
+
+
 #: How many times a search asks the store for 4 times more hits when some of the best no longer open.
 _WIDENINGS = 3
 
@@ -59,13 +72,21 @@ _T = TypeVar("_T")
 _Doc = tuple[int, str]
 
 
-async def search(vault: Vault, place: Place, query: str, now: float, limit: int) -> list[Match]:
+async def search(vault: Vault, place: Place, query: str, now: float, limit: int) -> Matches:
     """The place's ``limit`` best matches for ``query``, best first (ties by key)."""
     words = vault.index.words(query)
+    note = None
     if vault.semantic is not None and query.strip():
-        query_vector = await vault.semantic.query(query)
+        note = vault.semantic.unavailable
+        query_vector = None if note is not None else await vault.semantic.query(query)
         if query_vector is not None:
-            return await _hybrid(vault, place, words, query_vector, now, limit)
+            return Matches(await _hybrid(vault, place, words, query_vector, now, limit))
+        note = note or QUERY_FAILED
+    return Matches(await _lexical(vault, place, words, now, limit), note)
+
+
+async def _lexical(vault: Vault, place: Place, words: Sequence[str], now: float, limit: int) -> list[Match]:
+    """BM25 over the store's index (and the 0.1 values' words, analysed here)."""
     if not words:
         return []
     buckets = vault.buckets(place)
@@ -88,7 +109,9 @@ async def _hybrid(
     """BM25 and vector similarity fused (``mcpkit_search.fuse``) over every live value of the place.
 
     The place's values are all opened (their vectors are sealed inside them): cost in proportion to the
-    place. BM25 comes from the store's index as without an embedder, for its best ``MAX_SEARCH_LIMIT``.
+    place. BM25 comes from the store's index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the
+    values that match are returned: by their words, or by a similarity above the embedder's ``min_similarity``
+    (both rankings are rescaled over every value, so a match scores as it would among them all).
     """
     assert vault.semantic is not None
     buckets = vault.buckets(place)
@@ -117,7 +140,11 @@ async def _hybrid(
         lexical = {doc: score for doc, score in ranked if doc in chosen}
     similarities = await vault.semantic.similarities(query_vector, [opened[doc] for doc in docs])
     semantic = {docs[number]: score for number, score in similarities.items()}
-    fused = sorted(fuse(lexical, semantic).items(), key=lambda hit: -hit[1])
+    threshold = vault.semantic.min_similarity
+    matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
+    fused = sorted(
+        ((doc, score) for doc, score in fuse(lexical, semantic).items() if doc in matching), key=lambda hit: -hit[1]
+    )
     # The best ``limit``, ties broken by key: only the documents scoring at least the last one's score are named.
     cut = fused[min(limit, len(fused)) - 1][1] if fused else 0.0
     best = sorted(

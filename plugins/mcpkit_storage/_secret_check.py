@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from ._keyring import HEADER_BYTES, UndecryptableError
+from ._once import first_time
 from ._vault import Vault
 
 __all__ = ["SECRET_SAMPLE", "check_secret"]
@@ -19,7 +20,8 @@ async def check_secret(vault: Vault, where: str, sample: int = SECRET_SAMPLE) ->
     """Warn when the first values in the store were sealed with a secret this keyring lacks.
 
     A wrong secret also hashes every owner differently, so no read ever meets such a value:
-    without this look the store would just seem empty, and nothing would say why.
+    without this look the store would just seem empty, and nothing would say why. Logged once per
+    process for one store, secret and set of unknown key ids, however many plugins look.
     """
     looked, foreign = 0, set[str]()
     records = vault.store.scan()
@@ -37,7 +39,7 @@ async def check_secret(vault: Vault, where: str, sample: int = SECRET_SAMPLE) ->
         close = getattr(records, "aclose", None)  # an async generator: end its scan now
         if close is not None:
             await close()
-    if foreign:
+    if foreign and first_time(("foreign secret", where, tuple(sorted(foreign)), vault.keyring.key_ids)):
         logger.warning(
             "The remember store (%s) holds values sealed with a secret this server was not given "
             "(key id %s, in the first %d values looked at); they read as missing. Did REMEMBER_SECRET "

@@ -10,12 +10,19 @@ vector at their next write or from ``mcpkit remember reindex --semantic``. An
 embedder that fails or takes longer than ``EMBED_TIMEOUT_SECONDS`` never fails a
 write (the value is kept without a vector) nor a search (it ranks by BM25
 alone); both are logged.
+
+A server loads the embedder's model in the background (``start``), so it answers
+at once: until the model is ready, writes keep values without a vector and
+searches go by words alone, and ``unavailable`` says why, for the search result.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 import pydantic_core
@@ -33,9 +40,16 @@ from mcpkit_search import (
 
 from ._payload import Payload
 
-__all__ = ["EMBED_TIMEOUT_SECONDS", "MAX_EMBEDDED_PER_SEARCH", "EmbedderFailedError", "Semantic"]
+__all__ = [
+    "DEFAULT_MIN_SIMILARITY",
+    "EMBED_TIMEOUT_SECONDS",
+    "MAX_EMBEDDED_PER_SEARCH",
+    "EmbedderFailedError",
+    "Semantic",
+]
 
-logger = logging.getLogger("mcpkit.remember")
+#: Search by meaning's own logger (under mcpkit.remember): its model ready or failing, an embedder failing.
+logger = logging.getLogger("mcpkit.remember.semantic")
 
 #: The longest one call to the embedder may take before the write or search goes on without it.
 EMBED_TIMEOUT_SECONDS = 10.0
@@ -43,13 +57,29 @@ EMBED_TIMEOUT_SECONDS = 10.0
 #: Values without a usable vector that one search embeds; the others rank by BM25 alone.
 MAX_EMBEDDED_PER_SEARCH = 256
 
+#: The similarity above which a value matches a query by meaning, for an embedder that sets no ``min_similarity``.
+DEFAULT_MIN_SIMILARITY = 0.0
+
+#: Why a search went by words alone, as its result says (``Matches.note``).
+LOADING = (
+    "Searched by words only: search by meaning starts once its model has loaded, in the seconds after the server "
+    "started. Search again shortly to find memories in other words too."
+)
+LOAD_FAILED = (
+    "Searched by words only: search by meaning is unavailable, its model failed to load (the server's log says why)."
+)
+QUERY_FAILED = "Searched by words only: search by meaning failed on this query (the server's log says why)."
+
 
 class EmbedderFailedError(Exception):
     """The embedder failed where going on without it is not an option (``mcpkit remember reindex --semantic``)."""
 
 
 class Semantic:
-    """One embedder, as the plugin uses it for every place it indexes."""
+    """One embedder, as the plugin uses it for every place it indexes.
+
+    Ready at once, unless ``start`` loads its model in the background: then ready once that is done.
+    """
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
@@ -57,6 +87,59 @@ class Semantic:
         self._tag = tag_of(self.name)
         #: How many components the embedder's vectors have, once one was seen (None: not yet).
         self.dimensions: int | None = None
+        #: The similarity above which a value matches a query by meaning (the embedder's ``min_similarity``).
+        self.min_similarity = float(getattr(embedder, "min_similarity", DEFAULT_MIN_SIMILARITY))
+        self._loading: asyncio.Task[None] | None = None
+        self._ready = True
+        self._load_failed = False
+
+    async def start(self) -> None:
+        """Load the embedder's model (its optional ``load``) in the background; ``stop`` ends a load under way.
+
+        A load with nothing left to do (the model loaded already) is over when this returns.
+        """
+        load: Callable[[], Awaitable[None]] | None = getattr(self.embedder, "load", None)
+        if load is None:
+            return
+        self._ready = False
+        self._loading = asyncio.get_running_loop().create_task(self._load(load), name=f"load {self.name}")
+        await asyncio.sleep(0)  # the task's first step: a load that returns at once ends in it
+
+    async def stop(self) -> None:
+        """End a background load still under way (the server stops: it need not wait for the model)."""
+        loading, self._loading = self._loading, None
+        if loading is not None and not loading.done():
+            loading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await loading
+
+    async def loaded(self) -> None:
+        """Wait until a background load has ended (ready, or failed); at once without one."""
+        if self._loading is not None:
+            await asyncio.shield(self._loading)
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why search goes by words alone now (for the search result), or None when search by meaning is ready."""
+        if self._load_failed:
+            return LOAD_FAILED
+        return None if self._ready else LOADING
+
+    async def _load(self, load: Callable[[], Awaitable[None]]) -> None:
+        began = time.monotonic()
+        try:
+            await load()
+        except Exception:  # the user's model: whatever it raises, the server goes on searching by words
+            self._load_failed = True
+            logger.error(
+                "the embedder %r failed to load: searches go by words alone and values are kept without vectors "
+                "until the server restarts",
+                self.name,
+                exc_info=True,
+            )
+            return
+        self._ready = True
+        logger.info("search by meaning is ready: the embedder %r loaded in %.1f s", self.name, time.monotonic() - began)
 
     def has_vector(self, payload: Payload) -> bool:
         """Whether a kept value carries a vector of this embedder's model (and length, once it is known)."""
@@ -66,10 +149,15 @@ class Semantic:
         return self.dimensions is None or dimensions_of(vector) == self.dimensions
 
     async def vector(self, key: str, value_json: str | bytes, *, strict: bool = False) -> bytes:
-        """The packed vector of a value (its stored JSON text); empty bytes when the embedder fails.
+        """The packed vector of a value (its stored JSON text); empty bytes when the embedder fails, or while its
+        model loads (the value is embedded when searched, until its next write gives it a vector).
 
-        ``strict``: raise ``EmbedderFailedError`` instead.
+        ``strict``: raise ``EmbedderFailedError`` instead of failing.
         """
+        if self.unavailable is not None:
+            if strict:
+                raise EmbedderFailedError(f"the embedder {self.name!r} is not ready: {self.unavailable}")
+            return b""
         text = document_text(key, pydantic_core.from_json(value_json))
         vectors = await self._embed([text], "a written value", strict=strict)
         return b"" if vectors is None else vectors[0]

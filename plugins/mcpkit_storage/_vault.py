@@ -25,6 +25,7 @@ from ._errors import RememberConflictError
 from ._found import Found, Observed, found, newer
 from ._index import BlindIndex
 from ._keyring import VERSION, Keyring, UndecryptableError
+from ._once import first_time
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import INDEXED_NAMESPACES, Place
@@ -34,8 +35,6 @@ from .stores import Address, Entry, Expectation, Quota, Store, StoreUnavailableE
 __all__ = ["Vault", "backoff"]
 
 logger = logging.getLogger("mcpkit.remember")
-
-_WARNED_LIMIT = 10_000
 
 #: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
 WRITE_ATTEMPTS = 64
@@ -63,7 +62,7 @@ class Vault:
         #: notes always are.
         self.search_all = search_all
         self._guard = RollbackGuard()
-        self._warned: set[tuple[str, str]] = set()
+        self._where = repr(store)  # which store, in the causes of warnings (taken once: an in-memory one's changes)
         # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
         # the store is open; a store whose 0.1 entries another process moves meanwhile keeps looking (correct,
         # one extra lookup per miss) until the next start.
@@ -359,11 +358,10 @@ class Vault:
         return unpack_legacy(plaintext, address.bucket, address.key, entry.expires_at)
 
     def _warn(self, owner: str, bucket: str, exc: Exception) -> None:
-        if (owner, bucket) in self._warned:
+        """Log a value that does not open, once per process for its store, owner, scope and reason."""
+        reason = exc.reason if isinstance(exc, UndecryptableError) else type(exc).__name__
+        if not first_time(("unreadable", self._where, owner, bucket, reason)):
             return
-        if len(self._warned) >= _WARNED_LIMIT:
-            self._warned.clear()
-        self._warned.add((owner, bucket))
         logger.warning(
             "a remembered value in %s scope (owner %s…) cannot be read and is treated as missing: %s. "
             "Did REMEMBER_SECRET change? Keep the old secret after the new one (REMEMBER_SECRET=new,old) "

@@ -33,6 +33,15 @@ async def test_a_configured_key_signs_in_with_its_label(keys: StaticKeys) -> Non
     assert identity == Identity(user_id=expected_user_id(NOUR_KEY), kind="static", label="nour", claims={})
 
 
+async def test_the_user_id_of_a_label_is_the_one_its_key_signs_in_as(keys: StaticKeys) -> None:
+    identity = await keys.authenticate(NOUR_KEY)
+
+    assert identity is not None
+    assert keys.user_id("nour") == identity.user_id == expected_user_id(NOUR_KEY)
+    with pytest.raises(KeyError, match="no key labelled 'Nour'; known labels: 'nour', 'sam'"):
+        keys.user_id("Nour")
+
+
 async def test_sam_and_nour_are_different_callers(keys: StaticKeys) -> None:
     nour = await keys.authenticate(NOUR_KEY)
     sam = await keys.authenticate(SAM_KEY)

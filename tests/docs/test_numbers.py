@@ -53,6 +53,7 @@ import mcpkit_storage._backing as backing
 import mcpkit_storage._index as index
 import mcpkit_storage._keyring as keyring
 import mcpkit_storage._payload as payload
+import mcpkit_storage._purge as purge
 import mcpkit_storage._rollback as rollback
 import mcpkit_storage._search as search
 import mcpkit_storage._secret_check as secret_check
@@ -173,11 +174,17 @@ STATED = [
     Stated("stores.md", "every {} changes one write also merges", sqlite_index.MERGE_EVERY),
     Stated("stores.md", "has schema version {}: upgrade mcpkit and restart", sqlite_schema.SCHEMA_VERSION),
     Stated("search.md", "every {} changes one write also merges", sqlite_index.MERGE_EVERY),
+    Stated("search.md", "`MiniLM`'s threshold is {}, chosen on the labelled set", MiniLM.min_similarity),
+    Stated("architecture.md", "`min_similarity` (MiniLM: {}, chosen on the labelled set", MiniLM.min_similarity),
     Stated("search.md", "merges after every {} changes it makes", sqlite_index.MERGE_EVERY),
     Stated("architecture.md", "Every `MERGE_EVERY` ({}) changes", sqlite_index.MERGE_EVERY),
     Stated("architecture.md", "(schema version {})", sqlite_schema.SCHEMA_VERSION),
     Stated("stores.md", "A pool of {} to", postgres_store.MIN_CONNECTIONS),
     Stated("stores.md", "An identity's group is {} hex digits", keyring.PLACEMENT_HEX_CHARS),
+    Stated("stores.md", "or a `static:` id that is not {} hex digits", static_keys.USER_ID_HEX_CHARS),
+    Stated("stores.md", "says so on one line, and exits with code {} (0 when", purge.NOTHING_PURGED),
+    Stated("stores.md", "| {} | `purge` only: nothing was kept under that user id", purge.NOTHING_PURGED),
+    Stated("errors.md", "user id says so, with exit code {}", purge.NOTHING_PURGED),
     Stated("stores.md", "{:,} groups", 16**keyring.PLACEMENT_HEX_CHARS),
     Stated("stores.md", "confirmed within {} ms (`wait_timeout_ms=`)", cluster_store.DEFAULT_WAIT_MS),
     Stated("stores.md", "runs `WAIT 1 {}`", cluster_store.DEFAULT_WAIT_MS),
@@ -375,11 +382,12 @@ NOT_CONSTANTS = {
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search
+        "loading `MiniLM` took 4 to 6 seconds",  # python -m memoryserver --semantic, timed (memory-server.md)
         "45 ms at 10,000 values and 160 ms at 100,000",  # measured by hand (a merge with its commit)
         "about 1.4 µs more per 100-character value",  # bench texts, timeit: the Python twin against the compiled
         "nothing links two owners or two scopes",  # prose
         "then one byte per component",  # the int8 components, pinned with the vector's size
-        "one at a time (about 11 ms each on one core, [Benchmarks](benchmarks.md): some 20 minutes",  # bench.search
+        "(8 to 11 ms each on one core in the runs of [Benchmarks](benchmarks.md): 15 to 20 minutes",  # bench.search
     ],
     "stores.md": [
         "thousands of keys moves in well under a second",  # a measurement (the reliability tests)

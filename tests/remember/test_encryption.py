@@ -12,14 +12,17 @@ import pytest
 import redis
 
 import mcpkit_storage._backing as backing
+from helpdesk import create_server as help_desk
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage._vault import Vault
 from remember.support import (
+    KEYS,
     NEW,
     OLD,
     SECRET,
+    SECRET_B,
     address_of,
     build_server,
     jwt_token,
@@ -330,6 +333,37 @@ async def test_remember_store_env_memory_and_unset_mean_memory(monkeypatch: pyte
         async with running(build_server(plugin), clock=ManualClock()) as callers:
             await mem(callers("nour"), "set", key="k", value=1, scope="user")
             assert await mem(callers("nour"), "get", key="k", scope="user") == 1
+
+
+async def test_a_wrong_secret_is_logged_once_per_process_however_many_plugins_starts_and_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = f"sqlite:///{tmp_path / 'helpdesk.db'}"  # the help desk: four plugins on one store
+    monkeypatch.setenv("REMEMBER_SECRET", SECRET)
+    async with running(help_desk(store, KEYS)) as callers:
+        await callers("nour").call("set_signature", {"signature": "Nour"})
+        await callers("nour").call("remember_this", {"key": "tone", "value": "warm", "scope": "user"})
+
+    def wrong_secret_warnings() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "sealed with a secret this server was not given" in r.msg]
+
+    caplog.set_level(logging.WARNING, logger="mcpkit.remember")
+    monkeypatch.setenv("REMEMBER_SECRET", SECRET_B)
+    for _ in range(2):  # a second start in the same process meets the same cause
+        async with running(help_desk(store, KEYS)) as callers:
+            for _ in range(3):
+                recalled = await callers("nour").call("recall", {"key": "tone", "scope": "user"})
+                assert recalled["found"] is False
+                await callers("nour").call("draft_reply", {"ticketId": "T-1", "text": "Hello"})
+    [warning] = wrong_secret_warnings()
+    assert "REMEMBER_SECRET=new,old" in warning  # what to do
+
+    monkeypatch.setenv("REMEMBER_SECRET", "remember-test-secret-C-5555555555")  # another cause: another secret
+    async with running(help_desk(store, KEYS)):
+        pass
+    assert len(wrong_secret_warnings()) == 2
+    unreadable = [r for r in caplog.records if "cannot be read and is treated as missing" in r.msg]
+    assert unreadable == []  # a wrong secret finds no value at all: only the start's look says why
 
 
 @pytest.mark.parametrize("value", ["mysql://db", "sqlite:///", "sqlite:///:memory:", "memcache"])

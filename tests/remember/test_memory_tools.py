@@ -23,6 +23,7 @@ from remember.support import (
     user_identity,
 )
 from remember.tools import MISSING, TOOLS
+from schema_lint import Finding, lint_tool
 
 FIVE = ("remember_this", "recall", "forget", "list_memories", "search_memories")
 APP_TOOLS = ("mem", "mem_twin", "set_unjsonable", "whoami", "ping")
@@ -56,6 +57,13 @@ def store_kind() -> str:
     return "memory"
 
 
+def test_the_strict_lint_flags_a_value_of_any_type_and_a_type_array() -> None:
+    untyped = {"type": "object", "properties": {"value": {"title": "Value"}}}  # what `value: Any` once made
+    assert lint_tool(untyped, None) == [Finding("untyped-schema", "warning", "inputSchema.properties.value")]
+    nullable = {"$defs": {"Note": {"type": ["string", "null"]}}, "type": "object"}
+    assert lint_tool(None, nullable) == [Finding("type-union", "warning", "outputSchema.$defs.Note")]
+
+
 class TestEnabled:
     @pytest.fixture
     def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
@@ -81,6 +89,34 @@ class TestEnabled:
         assert (await sam.call("forget", {"key": "timezone", "scope": "user"}))["forgotten"] is False
         assert (await nour.call("forget", {"key": "timezone", "scope": "user"}))["forgotten"] is True
         assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["found"] is False
+
+    async def test_their_schemas_pass_a_strict_clients_lint(self, call_as: CallAs) -> None:
+        listed = {tool.name: tool for tool in await call_as("nour").list_tools()}
+        for name in FIVE:
+            assert lint_tool(listed[name].input_schema, listed[name].output_schema) == [], name
+
+    async def test_every_kind_of_json_value_is_kept_and_comes_back_unchanged(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        values = {
+            "text": "Takes tea",
+            "empty": "",
+            "whole": 42,
+            "fraction": 2.5,
+            "yes": True,
+            "nothing": None,
+            "list": [1, "two", None, [3.5]],
+            "object": {"tea": {"sugar": False, "cups": [1, 2]}},
+        }
+        for key, value in values.items():
+            await nour.call("remember_this", {"key": key, "value": value, "scope": "user"})
+        for key, value in values.items():  # the client checks each result against the tool's output schema
+            recalled = await nour.call("recall", {"key": key, "scope": "user"})
+            assert (recalled["value"], type(recalled["value"])) == (value, type(value))
+        found = await nour.call("search_memories", {"query": "tea sugar", "scope": "user"})
+        assert {result["key"]: result["value"] for result in found["results"]} == {
+            "text": "Takes tea",
+            "object": {"tea": {"sugar": False, "cups": [1, 2]}},
+        }
 
     async def test_search_memories_finds_the_callers_notes_by_their_words(self, call_as: CallAs) -> None:
         nour, sam = call_as("nour"), call_as("sam")

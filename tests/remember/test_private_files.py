@@ -16,7 +16,8 @@ import pytest
 from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
-from remember.support import build_server, mem
+from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from remember.support import build_server, mem, static_user_id
 
 ROOT = Path(__file__).resolve().parents[2]
 MCPKIT = str(Path(sys.executable).with_name("mcpkit"))
@@ -38,10 +39,17 @@ async def refusal_to_start(database: Path) -> str:
     return str(refusal.value)
 
 
+async def made_by_a_server(database: Path) -> None:
+    """The store file as a server that started before the secret file went wrong left it (empty)."""
+    store = SQLiteStore(database)
+    await store.open()
+    await store.close()
+
+
 def remember_cli(database: Path) -> subprocess.CompletedProcess[str]:
-    """``mcpkit remember purge`` on the store, with the secret from the secret file (no REMEMBER_SECRET)."""
+    """``mcpkit remember purge`` of Nour on the store, with the secret from the secret file (no REMEMBER_SECRET)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REMEMBER_")}
-    command = [MCPKIT, "remember", "purge", "--store", f"sqlite:///{database}", "--user", "local:nour"]
+    command = [MCPKIT, "remember", "purge", "--store", f"sqlite:///{database}", "--user", static_user_id("nour")]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
 
 
@@ -70,6 +78,7 @@ async def set_then_read_with(database: Path, secret: str) -> object:
 
 async def test_a_secret_file_others_can_read_is_refused_with_the_chmod_that_fixes_it(tmp_path: Path) -> None:
     database = tmp_path / "remember.db"
+    await made_by_a_server(database)
     secret_file = plant(tmp_path / "remember.db.secret", mode=0o644)
     message = await refusal_to_start(database)
     assert "has mode 0644" in message
@@ -79,12 +88,13 @@ async def test_a_secret_file_others_can_read_is_refused_with_the_chmod_that_fixe
     assert f"`chmod 600 {secret_file}`" in cli.stderr
     run_the_fix(message)
     assert await set_then_read_with(database, KNOWN) == "kept"  # fixed, the same file is used
-    assert remember_cli(database).returncode == 0
+    assert remember_cli(database).returncode == 0  # it opened the store with the file's secret: Nour's value went
 
 
 @needs_root
 async def test_a_secret_file_of_another_user_is_refused_with_the_chown_that_fixes_it(tmp_path: Path) -> None:
     database = tmp_path / "remember.db"
+    await made_by_a_server(database)
     secret_file = plant(tmp_path / "remember.db.secret", uid=NOBODY)
     message = await refusal_to_start(database)
     assert f"belongs to nobody (uid {NOBODY}), not to root (uid 0)" in message
@@ -98,6 +108,7 @@ async def test_a_secret_file_of_another_user_is_refused_with_the_chown_that_fixe
 
 async def test_a_symlinked_secret_file_is_refused_even_when_it_points_at_a_private_file(tmp_path: Path) -> None:
     database = tmp_path / "remember.db"
+    await made_by_a_server(database)
     elsewhere = plant(tmp_path / "elsewhere.secret")  # ours, 0600: only the link is wrong
     (tmp_path / "remember.db.secret").symlink_to(elsewhere)
     message = await refusal_to_start(database)
@@ -144,7 +155,8 @@ os.umask(0o022)
 from mcpkit import ManualClock
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
-from remember.support import build_server, mem
+from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from remember.support import build_server, mem, static_user_id
 
 async def main() -> None:
     database = Path(sys.argv[1])

@@ -23,6 +23,7 @@ from mcpkit_storage._vault import Vault
 from mcpkit_storage.stores._sqlite_store import SCAN_PAGE
 from mcpkit_storage.stores._store import Record, Store
 from remember.support import (
+    KEYS,
     NEW,
     OLD,
     SECRET,
@@ -87,8 +88,8 @@ async def assert_everything_reads(callers: CallAs) -> None:
     assert await mem(callers("nour"), "get", key="n", scope="user") == 5
 
 
-def mcpkit(*args: str, secret: str | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REMEMBER_")}
+def mcpkit(*args: str, secret: str | None, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REMEMBER_")} | (environ or {})
     if secret is not None:
         env["REMEMBER_SECRET"] = secret
     return subprocess.run(
@@ -271,6 +272,38 @@ async def test_the_purge_command_reports_the_count(store_options: dict[str, Any]
 
     async with serve(store_options, clock, secret=SECRET) as callers:
         await assert_purged(callers)
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_purge_takes_a_static_keys_label_and_a_label_given_as_the_user_id_deletes_nothing_and_says_why(
+    store_options: dict[str, Any], store_url: str
+) -> None:
+    clock = ManualClock()
+    async with serve(store_options, clock, secret=SECRET) as callers:
+        await write_for_purge(callers)
+
+    by_label = mcpkit("purge", "--store", store_url, "--user", "nour", secret=SECRET)
+    assert by_label.returncode == 3, by_label.stderr  # nothing matched: not a success, not a failure
+    assert by_label.stdout == ""
+    assert "nothing is kept under user id 'nour', so nothing was deleted" in by_label.stderr
+    assert "run again with --key-label nour --keys-from VARIABLE" in by_label.stderr
+    async with serve(store_options, clock, secret=SECRET) as callers:
+        assert await mem(callers("nour", protocol=NEW), "get", key="signature", scope="user") == "Nour"
+
+    keys = {"HELPDESK_KEYS": ",".join(f"{label}={key}" for label, key in KEYS.items())}
+    label_args = ("purge", "--store", store_url, "--key-label", "nour", "--keys-from", "HELPDESK_KEYS")
+    done = mcpkit(*label_args, secret=SECRET, environ=keys)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(
+        f"deleted 7 values kept under user id '{static_user_id('nour')}' (the key labelled 'nour' in HELPDESK_KEYS)\n"
+    )
+    async with serve(store_options, clock, secret=SECRET) as callers:
+        await assert_purged(callers)
+
+    again = mcpkit(*label_args, secret=SECRET, environ=keys)
+    assert again.returncode == 3, again.stderr
+    assert "if it was purged already, there is nothing left to do" in again.stderr
+    assert "Check that HELPDESK_KEYS holds the key labelled 'nour' that the servers use" in again.stderr
 
 
 class Watched:

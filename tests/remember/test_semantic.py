@@ -25,6 +25,7 @@ from mcpkit_remember import RememberPlugin
 from mcpkit_search import MiniLM, SemanticUnavailableError, document_text, pack_vector
 from mcpkit_storage._cli import rotate
 from mcpkit_storage._payload import pack, peek, unpack
+from mcpkit_storage._semantic import LOAD_FAILED, LOADING
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, plugin_of
 from remember.test_rotation import mcpkit, opened_store
 from remember.test_search import found
@@ -48,7 +49,12 @@ NOTES = {
 
 
 class Concepts:
-    """A deterministic embedder: one dimension per concept of ``CONCEPTS``, other words hashed into the rest."""
+    """A deterministic embedder: one dimension per concept of ``CONCEPTS``, other words hashed into the rest.
+
+    Texts that share a concept are about 0.9 alike; texts that do not, about 0.1 at most.
+    """
+
+    min_similarity = 0.5
 
     def __init__(self, name: str = "test-concepts", dimensions: int = DIMENSIONS) -> None:
         self.name = name
@@ -76,6 +82,25 @@ class Broken(Concepts):
         raise ConnectionError("the embedding service is down")
 
 
+class Loading(Concepts):
+    """Concepts with a model that loads when the test lets it (``go``), or then fails to (``fail``)."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        super().__init__()
+        self.go = anyio.Event()
+        self.fail = fail
+        self.stopped = False
+
+    async def load(self) -> None:
+        try:
+            await self.go.wait()
+        except anyio.get_cancelled_exc_class():
+            self.stopped = True
+            raise
+        if self.fail:
+            raise OSError("the model file is gone")
+
+
 @pytest.fixture(params=[NEW, OLD])
 def mcp_protocol(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -88,6 +113,25 @@ def embedder() -> Concepts:
 
 def semantic(store_options: dict[str, Any], embedder: Any, secret: str = SECRET) -> Server:
     return build_server(RememberPlugin.init(**store_options, secret=secret, search=True, embedder=embedder))
+
+
+def with_memory_tools(store_options: dict[str, Any], embedder: Any) -> Server:
+    """The memory tools alone, searching by meaning with ``embedder``: their results carry the search's note."""
+    tools = {"enabled": True, "allowed_scopes": ["user"]}
+    return build_server(RememberPlugin.init(**store_options, secret=SECRET, embedder=embedder, tools=tools), ())
+
+
+async def model_loaded(server: Server) -> None:
+    """Wait until the server's background load of its embedder's model has ended."""
+    semantic = plugin_of(server)._started().vault.semantic
+    assert semantic is not None
+    await semantic.loaded()
+
+
+async def search_notes(client: Any, query: str) -> tuple[list[str], str | None]:
+    """The keys ``search_memories`` finds in Nour's user scope, and its note (None: none)."""
+    searched = await client.call("search_memories", {"query": query, "scope": "user"})
+    return [result["key"] for result in searched["results"]], searched.get("note")
 
 
 @pytest.fixture
@@ -106,9 +150,10 @@ async def test_a_paraphrase_that_shares_no_word_finds_the_value_by_meaning(call_
     assert (await found(nour, "favourite hot beverage"))[:1] == ["pref:coffee"]
     assert (await found(nour, "which tongue for clients"))[:1] == ["pref:language"]
     assert (await found(nour, "where to sit on the plane"))[:1] == ["pref:seat"]
-    results = await mem(nour, "search", query="money back", scope="user", limit=2)
-    assert results[0][0] == "draft:T-1042"
-    assert 0.0 <= results[1][2] <= results[0][2] <= 1.0  # fused scores: 0 to 1, best first
+    await mem(nour, "set", key="note:tea", value="Green tea after lunch", scope="user")
+    results = await mem(nour, "search", query="favourite hot beverage", scope="user", limit=3)
+    assert sorted(key for key, _, _ in results) == ["note:tea", "pref:coffee"]  # the other notes are not about drinks
+    assert 0.0 < results[1][2] <= results[0][2] <= 1.0  # fused scores: 0 to 1, best first
 
 
 async def test_exact_words_still_win_with_an_embedder(call_as: CallAs) -> None:
@@ -140,7 +185,7 @@ async def test_every_change_is_visible_to_the_next_search_by_meaning(call_as: Ca
     await mem(nour, "append", key="trip", item="aisle", scope="user")  # update() embeds the new value
     assert (await found(nour, "plane"))[:1] == ["trip"]
     await mem(nour, "forget", key="note", scope="user")
-    assert await found(nour, "money back") == ["trip"]  # what is left, however weak a match
+    assert await found(nour, "money back") == []  # what is left is about travel: no match
     await mem(nour, "set", key="short", value="tea", scope="user", ttl=10)
     clock.advance(11)
     assert "short" not in await found(nour, "beverage")
@@ -155,9 +200,62 @@ async def test_a_replaced_value_leaves_no_stale_vector_behind(call_as: CallAs, e
     await mem(nour, "set", key="note", value="refund the vendor", scope="user")
     embedder.embedded.clear()
     results = await mem(nour, "search", query="beverage", scope="user")
-    assert [key for key, _, _ in results] == ["other", "note"]
-    assert results[1][2] == 0.0  # the refund is as far from a beverage as anything kept
-    assert embedder.embedded == ["beverage"]  # every value had its vector: only the query was embedded
+    assert [key for key, _, _ in results] == ["other"]  # not "note": its coffee went with its old value
+    assert (await mem(nour, "search", query="money back", scope="user"))[0][0] == "note"
+    assert embedder.embedded == ["beverage", "money back"]  # every value had its vector: only the queries embedded
+
+
+async def test_a_search_by_meaning_returns_only_the_values_that_match(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    nour = call_as("nour")
+    assert await found(nour, "weekend hiking plans") == []  # no word of it, nothing near it in meaning
+    assert await found(nour, "favourite hot beverage") == ["pref:coffee"]  # not the three other notes
+    assert await found(nour, "the order") == ["draft:T-1042"]  # a word matches: found, however far in meaning
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_the_server_answers_while_its_model_loads_by_words_alone_and_says_so(
+    store_options: dict[str, Any],
+) -> None:
+    model = Loading()
+    server = with_memory_tools(store_options, model)
+    async with running(server) as callers:
+        nour = callers("nour")
+        await nour.call("remember_this", {"key": "pref:coffee", "value": NOTES["pref:coffee"], "scope": "user"})
+        assert await search_notes(nour, "favourite hot beverage") == ([], LOADING)
+        assert await search_notes(nour, "oat milk") == (["pref:coffee"], LOADING)
+        assert model.embedded == []  # nothing waited for the model: the value was kept without a vector
+
+        model.go.set()
+        await model_loaded(server)
+        assert await search_notes(nour, "favourite hot beverage") == (["pref:coffee"], None)
+        assert model.embedded == ["favourite hot beverage", document_text("pref:coffee", NOTES["pref:coffee"])]
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_a_model_that_fails_to_load_leaves_search_by_words_and_says_why(
+    store_options: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    model = Loading(fail=True)
+    model.go.set()
+    server = with_memory_tools(store_options, model)
+    with caplog.at_level(logging.ERROR, "mcpkit.remember"):
+        async with running(server) as callers:
+            await model_loaded(server)
+            nour = callers("nour")
+            await nour.call("remember_this", {"key": "pref:coffee", "value": NOTES["pref:coffee"], "scope": "user"})
+            assert await search_notes(nour, "oat milk") == (["pref:coffee"], LOAD_FAILED)
+            assert (await nour.call("recall", {"key": "pref:coffee", "scope": "user"}))["found"] is True
+    assert "the embedder 'test-concepts' failed to load" in caplog.text
+    assert "the model file is gone" in caplog.text
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_a_server_stopped_while_its_model_loads_does_not_wait_for_it(store_options: dict[str, Any]) -> None:
+    model = Loading()
+    async with running(with_memory_tools(store_options, model)) as callers:
+        assert await search_notes(callers("nour"), "oat milk") == ([], LOADING)
+    assert model.stopped  # the load was ended, not awaited (it would have waited for ever)
 
 
 class Hanging(Concepts):
@@ -323,6 +421,8 @@ async def test_the_store_file_holds_no_vector(store_options: dict[str, Any], emb
         (object(), "async def embed"),
         (type("Sync", (), {"name": "x", "embed": lambda self, texts: []})(), "async def embed"),
         (Concepts(name=""), "non-empty string naming its model"),
+        (type("Strict", (Concepts,), {"min_similarity": 1.5})(), "min_similarity is the cosine similarity above"),
+        (type("Wordy", (Concepts,), {"min_similarity": "high"})(), "a number from -1 up to"),
     ],
 )
 def test_an_unusable_embedder_is_refused_when_the_plugin_is_built(embedder: Any, says: str) -> None:

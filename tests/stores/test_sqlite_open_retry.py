@@ -23,11 +23,11 @@ def failing(monkeypatch: pytest.MonkeyPatch, failures: list[str]) -> list[int]:
     attempts = [0]
     real = sqlite_connect._connect_once
 
-    def connect_once(path: Path) -> Any:
+    def connect_once(path: Path, create: bool) -> Any:
         attempts[0] += 1
         if failures:
             raise StoreUnavailableError(f"Cannot open the SQLite remember store at 'x': {failures.pop(0)}")
-        return real(path)
+        return real(path, create)
 
     monkeypatch.setattr(sqlite_connect, "_connect_once", connect_once)
     return attempts

@@ -55,9 +55,7 @@ class StaticKeys:
                     "give each label its own key (they would sign in as the same caller)"
                 )
             self._keys[label] = key
-            self._by_digest[digest] = Identity(
-                user_id="static:" + digest.hex()[:USER_ID_HEX_CHARS], kind="static", label=label, claims={}
-            )
+            self._by_digest[digest] = Identity(user_id=_user_id(digest), kind="static", label=label, claims={})
 
     @staticmethod
     def parse(text: str, *, variable: str, example: str = "nour=KEY,sam=KEY") -> dict[str, str]:
@@ -107,12 +105,21 @@ class StaticKeys:
             known = ", ".join(repr(known) for known in self._keys)
             raise KeyError(f"StaticKeys has no key labelled {label!r}; known labels: {known}") from None
 
+    def user_id(self, label: str) -> str:
+        """The user id the key labelled ``label`` signs in as: what user scope keeps its values under, and what
+        ``mcpkit remember purge --user`` takes. The label is not part of it; the key is."""
+        return _user_id(_digest(self.key_for(label)))
+
     async def authenticate(self, token: str) -> Identity | None:
         """The caller for a configured key, or ``None`` so another authenticator may try the token."""
         return self._by_digest.get(_digest(token))
 
     def __repr__(self) -> str:
         return f"StaticKeys(labels={list(self._keys)!r})"
+
+
+def _user_id(digest: bytes) -> str:
+    return "static:" + digest.hex()[:USER_ID_HEX_CHARS]
 
 
 def _check_entry(label: object, key: object) -> None:

@@ -61,12 +61,18 @@ LOCK_TIMEOUT_MS = 10_000
 IDLE_IN_TRANSACTION_MS = 30_000
 #: TCP keepalives (libpq's), so a connection to a database that vanished is found dead in about 25 s.
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+#: Whether the database holds a remember store: NULL when no remember_entries table is on the search path.
+_HOLDS_STORE = "SELECT to_regclass('remember_entries')"
 #: What a broken or refusing database raises (a lost connection, a timeout, a read-only standby after a failover).
 _OUTAGE = (psycopg.OperationalError, psycopg.InternalError)
 
 
 class PostgresStore:
-    """Keeps entries in the PostgreSQL database at ``url`` (``postgresql://USER@HOST:5432/DB``)."""
+    """Keeps entries in the PostgreSQL database at ``url`` (``postgresql://USER@HOST:5432/DB``).
+
+    ``create=False`` (the operator commands) opens only a database that already holds a remember store, and
+    creates no table in any other.
+    """
 
     def __init__(
         self,
@@ -75,15 +81,21 @@ class PostgresStore:
         min_connections: int = MIN_CONNECTIONS,
         max_connections: int = MAX_CONNECTIONS,
         timeout: float = POOL_TIMEOUT,
+        create: bool = True,
     ) -> None:
         self._url = url
+        self._create = create
         self._sizes = (min_connections, max_connections)
         self._timeout = timeout
         self._pool: AsyncConnectionPool[Connection] | None = None
         self.legacy = False  # mcpkit 0.1 had no PostgreSQL store: nothing here is in its layout
 
     def __repr__(self) -> str:
-        return f"PostgresStore({'PostgreSQL at ' + without_password(self._url)!r})"
+        return f"PostgresStore({self._where()!r})"
+
+    def _where(self) -> str:
+        """Which database, for messages: its URL without a password."""
+        return "PostgreSQL at " + without_password(self._url)
 
     async def open(self) -> None:
         pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
@@ -114,6 +126,13 @@ class PostgresStore:
     async def _migrate(self, conn: Connection) -> None:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+            if not self._create:
+                row = await (await conn.execute(_HOLDS_STORE)).fetchone()
+                if row is None or row[0] is None:
+                    raise StoreUnavailableError(
+                        f"There is no remember store in {self._where()}: the database has no remember_entries table, "
+                        "and nothing was created in it. Is it the database the servers' RememberPlugin uses?"
+                    )
             await conn.execute(
                 "CREATE TABLE IF NOT EXISTS remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"
                 " version INTEGER NOT NULL)"

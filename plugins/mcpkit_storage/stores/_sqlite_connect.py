@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ._private_files import create_database
-from ._sqlite_schema import SCHEMA_VERSION, migrate
+from ._sqlite_schema import SCHEMA_VERSION, holds_store, migrate
 from ._store import StoreUnavailableError
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "OPEN_ATTEMPTS", "OPEN_RETRY_SECONDS", "connect"]
@@ -18,7 +18,7 @@ OPEN_ATTEMPTS = 4
 OPEN_RETRY_SECONDS = 0.5
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, create: bool = True) -> sqlite3.Connection:
     """A connection to the SQLite file at ``path``, in WAL mode, its schema created or migrated. Called on the store's
     worker thread: the connection belongs to it for its whole life.
 
@@ -28,7 +28,7 @@ def connect(path: Path) -> sqlite3.Connection:
     """
     for attempt in range(1, OPEN_ATTEMPTS + 1):
         try:
-            return _connect_once(path)
+            return _connect_once(path, create)
         except StoreUnavailableError as exc:
             if attempt == OPEN_ATTEMPTS or "locked" not in str(exc):
                 raise
@@ -36,13 +36,21 @@ def connect(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _connect_once(path: Path) -> sqlite3.Connection:
-    create_database(path)  # 0600 before SQLite makes it (and its -wal, -shm) with the umask's mode
+def _connect_once(path: Path, create: bool) -> sqlite3.Connection:
+    if create:
+        create_database(path)  # 0600 before SQLite makes it (and its -wal, -shm) with the umask's mode
+    # Without create, mode=rw: SQLite refuses a missing file instead of making one.
+    where: str | Path = path if create else f"{path.absolute().as_uri()}?mode=rw"
     try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        conn = sqlite3.connect(where, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, uri=not create)
     except sqlite3.DatabaseError as exc:
         raise StoreUnavailableError(f"Cannot open the SQLite remember store at {str(path)!r}: {exc}") from exc
     try:
+        if not create and not holds_store(conn):  # before WAL: a file of something else stays as it was
+            raise StoreUnavailableError(
+                f"The SQLite database at {str(path)!r} holds no remember store (no remember_entries "
+                "table); nothing was changed in it. Is it the file the servers' RememberPlugin uses?"
+            )
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("BEGIN IMMEDIATE")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["SCHEMA_VERSION", "migrate"]
+__all__ = ["SCHEMA_VERSION", "holds_store", "migrate"]
 
 SCHEMA_VERSION = 3
 
@@ -115,6 +115,14 @@ _SCHEMA_3 = (
         WHERE owner = OLD.owner AND bucket = OLD.bucket;
     END""",
 )
+
+
+def holds_store(conn: sqlite3.Connection) -> bool:
+    """Whether the database holds a remember store, of any schema version (mcpkit 0.1's included)."""
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'remember_entries'").fetchone()
+        is not None
+    )
 
 
 def migrate(conn: sqlite3.Connection, version: int) -> None:

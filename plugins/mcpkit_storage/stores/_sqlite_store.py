@@ -55,11 +55,15 @@ class SQLiteStore:
     """Keeps entries in the SQLite file at ``path``; its directory must already exist.
 
     ``merge_every``: the changes after which this instance merges the search index's fresh postings
-    (``_sqlite_index``); tests give 1, to merge at every change.
+    (``_sqlite_index``); tests give 1, to merge at every change. ``create=False`` (the operator commands)
+    opens only a file that already holds a remember store, and changes nothing in any other.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, merge_every: int = index_sql.MERGE_EVERY) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, merge_every: int = index_sql.MERGE_EVERY, create: bool = True
+    ) -> None:
         self._path = Path(path)
+        self._create = create
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
         self._merge_every = merge_every
@@ -71,6 +75,12 @@ class SQLiteStore:
 
     async def open(self) -> None:
         """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
+        if not self._create and not self._path.is_file():
+            raise StoreUnavailableError(
+                f"There is no SQLite remember store at {str(self._path)!r}: no such file "
+                f"({str(self._path.absolute())!r}); nothing was created. A server makes the file when it first "
+                "starts; check the path."
+            )
         if not self._path.parent.is_dir():
             raise StoreUnavailableError(
                 f"Cannot open the SQLite remember store at {str(self._path)!r}: its directory "
@@ -78,7 +88,7 @@ class SQLiteStore:
             )
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpkit-sqlite")
         try:
-            self._conn = await self._run(connect, self._path)
+            self._conn = await self._run(connect, self._path, self._create)
             self.legacy = await self._run(self._fetchone, statements.LEGACY, {}) is not None
         except BaseException:
             self._executor.shutdown(wait=False)
