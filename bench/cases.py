@@ -52,7 +52,7 @@ CASES: tuple[Case, ...] = (
     Case("floor", "floor", "increment", "floor: Starlette + json, no MCP library"),
     Case("sdk", "sdk", "increment", "bare SDK: MCPServer + TokenVerifier + dict (json_response=False, default)"),
     Case("sdk-json", "sdk-json", "increment", "bare SDK, json_response=True"),
-    Case("fastmcp", "fastmcp", "increment", "FastMCP 4.1.6: UserSession state"),
+    Case("fastmcp", "fastmcp", "increment", "FastMCP 4.2.3: UserSession state"),
     Case(
         "mcpkit-memory", "mcpkit-memory", "increment", f"mcpkit, memory store ({_mode(MCPKIT_JSON_DEFAULT)}, default)"
     ),

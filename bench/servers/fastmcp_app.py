@@ -1,4 +1,4 @@
-"""FastMCP 4.1.6 with its per-user state (``UserSession``) and a static bearer token verifier."""
+"""FastMCP 4.2.3 with its per-user state (``UserSession``) and a static bearer token verifier."""
 
 from __future__ import annotations
 
