@@ -49,6 +49,8 @@ class Serving:
     metadata: ResourceMetadata | None
     required_scopes: RequiredScopes
     running: Callable[[], AbstractAsyncContextManager[None]]  # the plugins started for as long as it serves
+    #: The authenticators as bound to another name of the resource (``metadata``), for a client that uses it.
+    authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None
 
 
 def build_http_app(
@@ -121,6 +123,8 @@ def build_http_app(
         metadata=server.metadata,
         required_scopes=server.required_scopes,
         max_body_bytes=limit,
+        allowed_hosts=security.allowed_hosts,
+        authenticators_at=server.authenticators_at,
     )
     sdk_lifespan = sdk_app.router.lifespan_context
 

@@ -99,6 +99,7 @@ class Server:
         resource = None if self.resource_metadata is None else self.resource_metadata.resource
         #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
         self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
+        self._configured_authenticators = authenticators
         assembled = assemble(apps, plugins, name, lambda: self.clock)
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
@@ -203,6 +204,7 @@ class Server:
             metadata=self.resource_metadata,
             required_scopes=self.required_scopes(),
             running=self.running,
+            authenticators_at=lambda other: adopt(self._configured_authenticators, other),
         )
         return build_http_app(
             serving,
