@@ -17,6 +17,7 @@ __all__ = [
     "client_snippet",
     "connect_url",
     "inspector_command",
+    "oauth_resources",
     "oauth_startup_message",
     "startup_message",
 ]
@@ -25,6 +26,8 @@ __all__ = [
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 INSPECTOR_NODE = "22.19"
 _WILDCARD = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
+#: The names a loopback server answers to (its Host check), each an OAuth resource of its own.
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 def connect_url(host: str, port: int) -> str:
@@ -33,6 +36,13 @@ def connect_url(host: str, port: int) -> str:
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
     return f"http://{shown}:{port}/mcp"
+
+
+def oauth_resources(url: str) -> list[str]:
+    """``url`` and the same server under the other loopback names, each once: what clients may connect to."""
+    parts = urlsplit(url)
+    others = [urlunsplit((parts.scheme, f"{name}:{parts.port}", parts.path, "", "")) for name in _LOOPBACK_NAMES]
+    return list(dict.fromkeys([url, *others]))
 
 
 def inspector_command(url: str, key: str) -> str:
@@ -105,10 +115,17 @@ def startup_message(host: str, port: int, store: StoreConfig, keys: AgentKeys) -
 
 
 def oauth_startup_message(
-    host: str, port: int, store: StoreConfig, issuer: str, passwords: Mapping[str, str], scopes: Sequence[str]
+    host: str,
+    port: int,
+    store: StoreConfig,
+    issuer: str,
+    passwords: Mapping[str, str],
+    scopes: Sequence[str],
+    resources: Sequence[str] = (),
 ) -> str:
-    """The lines ``python -m helpdesk --oauth`` prints before serving."""
+    """The lines ``python -m helpdesk --oauth`` prints before serving; ``resources``: the other URLs it answers at."""
     url = connect_url(host, port)
+    others = [resource for resource in resources if resource != url]
     accounts = ", ".join(f"{login} / {password}" for login, password in passwords.items())
     lines = [
         f"Help desk MCP server at {url}, signing callers in with OAuth",
@@ -122,6 +139,14 @@ def oauth_startup_message(
         f"the MCP Inspector, Claude, VS Code): give it {url} and no header. It gets 401, reads",
         f"{urlunsplit(('http', urlsplit(url).netloc, '/.well-known/oauth-protected-resource/mcp', '', ''))},",
         f"registers at {issuer}, opens its sign-in page, and sends the token it gets for {url}.",
+        *(
+            [
+                f"It answers as {' and '.join(others)} too, each a resource of its own: a token asked for one",
+                "address is refused at another (the client signs in again there).",
+            ]
+            if others
+            else []
+        ),
         "",
         "Stop with Ctrl+C.",
     ]
