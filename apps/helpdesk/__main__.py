@@ -70,11 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve_oauth(args: argparse.Namespace) -> None:
+    if args.identity_port == args.port:
+        raise ConfigurationError(
+            f"--identity-port {args.identity_port} is the help desk's own --port: the identity provider needs a "
+            "port of its own (by default 9400)."
+        )
     store = parse_store_url(args.store)
     url = connect_url(args.host, args.port)
     scopes = [SEND_SCOPE]
-    # Every loopback name the server answers to is a resource of its own (a client asks tokens for the URL it
-    # used); the configured one first, the provider's default.
+    # The URL, and the same server as localhost: each a resource of its own (a client asks tokens for the URL
+    # it used); the configured one first, the provider's default.
     resources = {resource: scopes for resource in oauth_resources(url)}
     with IdentityProvider(args.identity_port, resources, announce=_say) as provider:
         server = create_oauth_server(args.store, issuer=provider.issuer, jwks_url=provider.jwks_url, resource_url=url)

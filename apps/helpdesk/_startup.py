@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -26,8 +27,6 @@ __all__ = [
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 INSPECTOR_NODE = "22.19"
 _WILDCARD = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}
-#: The names a loopback server answers to (its Host check), each an OAuth resource of its own.
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 def connect_url(host: str, port: int) -> str:
@@ -39,10 +38,17 @@ def connect_url(host: str, port: int) -> str:
 
 
 def oauth_resources(url: str) -> list[str]:
-    """``url`` and the same server under the other loopback names, each once: what clients may connect to."""
+    """``url``, and the same server as ``localhost`` when ``url`` names a loopback address (clients fall back
+    from one address of ``localhost`` to the next, so they reach it): what clients may connect to, each an OAuth
+    resource of its own. Another loopback address is not listed: the server listens on one."""
     parts = urlsplit(url)
-    others = [urlunsplit((parts.scheme, f"{name}:{parts.port}", parts.path, "", "")) for name in _LOOPBACK_NAMES]
-    return list(dict.fromkeys([url, *others]))
+    try:
+        loopback = ipaddress.ip_address(parts.hostname or "").is_loopback
+    except ValueError:  # a name, localhost included
+        loopback = False
+    if not loopback:
+        return [url]
+    return [url, urlunsplit((parts.scheme, f"localhost:{parts.port}", parts.path, "", ""))]
 
 
 def inspector_command(url: str, key: str) -> str:
@@ -141,8 +147,8 @@ def oauth_startup_message(
         f"registers at {issuer}, opens its sign-in page, and sends the token it gets for {url}.",
         *(
             [
-                f"It answers as {' and '.join(others)} too, each a resource of its own: a token asked for one",
-                "address is refused at another (the client signs in again there).",
+                f"It answers as {' and '.join(others)} too, a resource of its own: a token asked for one address",
+                "is refused at the other (the client signs in again there).",
             ]
             if others
             else []

@@ -342,3 +342,17 @@ def test_a_first_start_says_it_is_installing_the_provider(
     assert str(tmp_path / "empty-cache") in error
     assert "npm is not on PATH" in error
     assert "Installing" not in help_desk.output.read_text()  # an installed provider starts without a word of it
+
+
+def test_the_provider_and_the_help_desk_on_one_port_is_refused_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from helpdesk.__main__ import main
+
+    port = free_port()
+    assert main(["--oauth", "--port", str(port), "--identity-port", str(port)]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        f"helpdesk: --identity-port {port} is the help desk's own --port: the identity provider needs a port of its "
+        "own (by default 9400).\n"
+    )
