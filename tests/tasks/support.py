@@ -25,18 +25,38 @@ ALICE, BOB = KEYS["alice"], KEYS["bob"]
 GATES: dict[str, asyncio.Event] = {}
 #: What the held tools saw: ("started", gate), ("cancelled", gate), ("released", gate).
 SEEN: list[tuple[str, str]] = []
+_WATCHING: list[asyncio.Event] = []
+
+
+def note(entry: tuple[str, str]) -> None:
+    SEEN.append(entry)
+    for watcher in _WATCHING:
+        watcher.set()
+
+
+async def saw(entry: tuple[str, str]) -> None:
+    """Wait until a tool has noted ``entry``."""
+    while True:
+        watcher = asyncio.Event()
+        _WATCHING.append(watcher)
+        try:
+            if entry in SEEN:
+                return
+            await watcher.wait()
+        finally:
+            _WATCHING.remove(watcher)
 
 
 @tool(name="held", description="Waits until the test releases its gate.", task=True)
 class Held(ToolContext):
     async def execute(self, gate: str) -> str:
-        SEEN.append(("started", gate))
+        note(("started", gate))
         try:
             await GATES[gate].wait()
         except asyncio.CancelledError:
-            SEEN.append(("cancelled", gate))
+            note(("cancelled", gate))
             raise
-        SEEN.append(("released", gate))
+        note(("released", gate))
         return f"released {gate} for {self.caller.user_id} as task {self.task_id}"
 
 
@@ -51,7 +71,7 @@ class Reporting(ToolContext):
 @tool(name="asking", description="Asks for a confirmation, as a task.", task=True)
 class Asking(ToolContext):
     async def execute(self, what: str) -> str:
-        SEEN.append(("started", what))
+        note(("started", what))
         answer = await self.elicit(f"Delete {what}?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
         return f"{what}: {answer.action} {json.dumps(answer.content)}"
 
@@ -140,7 +160,8 @@ class Caller:
     async def start(self, tool_name: str, arguments: Mapping[str, Any] | None = None) -> str:
         """Call a task tool and return the task id (asserting that a task is what came back)."""
         reply = await self.call(tool_name, arguments)
-        assert reply.result is not None and reply.result["resultType"] == "task", reply
+        assert reply.result is not None, reply
+        assert reply.result["resultType"] == "task", reply
         return str(reply.result["taskId"])
 
     async def get(self, task_id: str) -> Reply:
@@ -151,6 +172,15 @@ class Caller:
 
     async def cancel(self, task_id: str) -> Reply:
         return await self.request("tasks/cancel", {"taskId": task_id}, task_id)
+
+    async def message(self, task_id: str) -> str:
+        """Poll ``tasks/get`` until the task has a status message, and return it."""
+        while True:
+            reply = await self.get(task_id)
+            assert reply.result is not None, reply.error
+            if reply.result.get("statusMessage") is not None:
+                return str(reply.result["statusMessage"])
+            await asyncio.sleep(0.01)
 
     async def until(self, task_id: str, *statuses: str) -> dict[str, Any]:
         """Poll ``tasks/get`` (yielding to the server's background work in between) until the task is in one of
