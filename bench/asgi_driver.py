@@ -127,11 +127,11 @@ async def drive(kind: str, options: dict[str, Any], calls: int, *, toggle: bool 
     async with app.router.lifespan_context(app):
         sessions = None if era == PROTOCOL else await _open_sessions(app, tokens)
         for number in range(WARMUP_CALLS):
-            await _call(app, number, tokens, sessions, bool(options.get("tasks")))
+            await _call(app, number, tokens, sessions, bool(options.get("declare", options.get("tasks"))))
         if toggle:
             _instrument("on")
         for number in range(WARMUP_CALLS, WARMUP_CALLS + calls):
-            await _call(app, number, tokens, sessions, bool(options.get("tasks")))
+            await _call(app, number, tokens, sessions, bool(options.get("declare", options.get("tasks"))))
         if toggle:
             _instrument("off")
 
