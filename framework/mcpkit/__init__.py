@@ -20,6 +20,7 @@ from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Server
+from .tasks import MemoryTaskStore, StoredTask, TaskQuotaError, TaskStore
 
 __all__ = [
     "AuthUnavailableError",
@@ -35,6 +36,7 @@ __all__ = [
     "JWKSUnavailableError",
     "JWTAuth",
     "ManualClock",
+    "MemoryTaskStore",
     "MethodCall",
     "MethodRefused",
     "Middleware",
@@ -46,7 +48,10 @@ __all__ = [
     "Server",
     "StartupError",
     "StaticKeys",
+    "StoredTask",
     "SystemClock",
+    "TaskQuotaError",
+    "TaskStore",
     "ToolContext",
     "ToolError",
     "app",

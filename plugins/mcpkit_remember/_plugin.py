@@ -21,6 +21,7 @@ from mcpkit_storage import (
     Quota,
     Semantic,
     StoreConfig,
+    VaultTaskStore,
     keyring_from,
     make_store,
     store_config,
@@ -169,6 +170,11 @@ class RememberPlugin(BackedPlugin):
 
     def tools(self) -> Sequence[type[ToolContext]]:
         return memory_tools(self) if self.tools_config.enabled else ()
+
+    def task_store(self) -> VaultTaskStore:
+        """The server's tasks are kept in this plugin's store, sealed, per caller (docs/tasks.md)."""
+        backing = self._backing
+        return VaultTaskStore(lambda: backing.vault)
 
     async def startup(self) -> None:
         semantic = None if self.embedder is None else Semantic(self.embedder)

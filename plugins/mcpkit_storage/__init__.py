@@ -1,4 +1,4 @@
-"""mcpkit_storage: the one storage layer of mcpkit's plugins (remember, history, context, and tasks to come).
+"""mcpkit_storage: the one storage layer of mcpkit's plugins (remember, history, context, and the server's tasks).
 
 Values are sealed per owner (AES-256-GCM under keys derived per owner) at hashed addresses, searched through a
 blind index, kept in one of five stores, and read and written through a ``Vault`` that handles rotation, replays
@@ -22,6 +22,7 @@ from ._keyring import Keyring
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
 from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
+from ._tasks import TASKS_BUCKET, VaultTaskStore
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 from ._vault import Vault, backoff
 from .stores import Quota, QuotaExceededError, StoreUnavailableError
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_TTL",
     "NOTES_NAMESPACE",
     "SCOPES",
+    "TASKS_BUCKET",
     "BackedPlugin",
     "Backing",
     "Found",
@@ -54,6 +56,7 @@ __all__ = [
     "StoreConfig",
     "StoreUnavailableError",
     "Vault",
+    "VaultTaskStore",
     "backoff",
     "check_key",
     "check_scope",
