@@ -1,14 +1,12 @@
 """Fusion: one ranking from a lexical (BM25) and a semantic (vector) ranking of the same documents.
 
-``fuse`` is relative score fusion: each ranking's scores are rescaled to 0..1
-(the best 1, the worst 0) and summed with weights, ``alpha`` for the semantic
-side. Unlike reciprocal rank fusion (``rrf``, kept for comparison), it keeps how
-far apart the scores are: a document BM25 finds only by a stray common word
-ranks low in BM25 terms too, instead of one place below the best, so a
-paraphrased query (which BM25 mostly misses) keeps what the semantic ranking
-found in its first five (though a word match takes first place more often than
-with the semantic ranking alone). ``docs/benchmarks.md`` measures both on the
-labelled set.
+``fuse`` is weighted reciprocal rank fusion: a document scores ``(1 - weight) / (k + its BM25 rank) + weight /
+(k + its semantic rank)`` (a side that did not find it adds nothing), rescaled so that first on both sides is
+1. Ranks, not scores: BM25 scores have no fixed scale (a long conversation's run into the hundreds) and
+cosine similarities of one model crowd into a narrow band, so a sum of rescaled scores (``rsf``, relative score
+fusion, which mcpkit used before) lets whichever side spreads its scores wider decide, and it was worse than
+BM25 alone on long values. ``WEIGHT`` and ``RRF_K`` were chosen on the public sets of ``bench/retrieval.py``
+(``docs/benchmarks.md`` shows each choice measured).
 """
 
 from __future__ import annotations
@@ -16,15 +14,34 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
-__all__ = ["ALPHA", "RRF_K", "fuse", "rrf"]
+__all__ = ["RRF_K", "WEIGHT", "fuse", "rrf", "rsf"]
 
-#: The weight of the semantic ranking in ``fuse`` (Weaviate's default for its hybrid search; not tuned here).
-ALPHA = 0.75
+#: The weight of the semantic ranking in ``fuse`` (0: words alone, 1: meaning alone).
+WEIGHT = 0.5
 
-#: The rank constant of reciprocal rank fusion (the value of the paper that introduced it).
+#: The rank constant of reciprocal rank fusion: how fast a place further down counts for less.
 RRF_K = 60
 
 Doc = TypeVar("Doc", bound=Hashable)
+
+
+def _ranks(scores: Mapping[Doc, float]) -> dict[Doc, int]:
+    ordered = sorted(scores, key=lambda doc: -scores[doc])
+    return {doc: rank for rank, doc in enumerate(ordered, start=1)}
+
+
+def fuse(
+    lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight: float = WEIGHT, k: int = RRF_K
+) -> dict[Doc, float]:
+    """Weighted reciprocal rank fusion of two rankings (document -> score, higher is better): 0 to 1."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"the semantic side's weight is from 0 to 1, not {weight!r}")
+    left, right = _ranks(lexical), _ranks(semantic)
+    fused: dict[Doc, float] = {}
+    for doc in left.keys() | right.keys():
+        score = (1.0 - weight) / (k + left[doc]) if doc in left else 0.0
+        fused[doc] = (score + (weight / (k + right[doc]) if doc in right else 0.0)) * (k + 1)
+    return fused
 
 
 def _rescaled(scores: Mapping[Doc, float]) -> dict[Doc, float]:
@@ -36,10 +53,12 @@ def _rescaled(scores: Mapping[Doc, float]) -> dict[Doc, float]:
     return {doc: (score - low) / (high - low) for doc, score in scores.items()}
 
 
-def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, alpha: float = ALPHA) -> dict[Doc, float]:
-    """Relative score fusion of two rankings (document -> score, higher is better): a score from 0 to 1."""
+def rsf(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight: float) -> dict[Doc, float]:
+    """Relative score fusion (kept for comparison): both rankings' scores rescaled to 0..1, summed with weights."""
     left, right = _rescaled(lexical), _rescaled(semantic)
-    return {doc: (1.0 - alpha) * left.get(doc, 0.0) + alpha * right.get(doc, 0.0) for doc in left.keys() | right.keys()}
+    return {
+        doc: (1.0 - weight) * left.get(doc, 0.0) + weight * right.get(doc, 0.0) for doc in left.keys() | right.keys()
+    }
 
 
 def rrf(*rankings: Sequence[Doc], k: int = RRF_K) -> dict[Doc, float]:

@@ -20,7 +20,7 @@ from ._errors import (
 from ._found import Found, Observed
 from ._keyring import Keyring
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
-from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
+from ._search import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 from ._vault import Vault, backoff
@@ -31,10 +31,12 @@ __all__ = [
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
+    "MODES",
     "NOTES_NAMESPACE",
     "SCOPES",
     "BackedPlugin",
     "Backing",
+    "Explanation",
     "Found",
     "Keyring",
     "Match",
@@ -50,6 +52,7 @@ __all__ = [
     "RememberQuotaError",
     "RememberStoreUnavailableError",
     "Scope",
+    "SearchMode",
     "Semantic",
     "StoreConfig",
     "StoreUnavailableError",
