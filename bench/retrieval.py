@@ -7,6 +7,10 @@ same units and queries: *rank_bm25* (``BM25Okapi`` over lower-cased words, the u
 embedding* (the cosine similarity of one vector per unit, the model reading the opening of a long unit as it
 truncates it). A hit is a query with an answer unit in the first k; MRR is over the first 10.
 
+*Scaling*: query time (median of 30 queries) for ``lexical`` and ``hybrid`` with one caller keeping 1k, 10k and
+100k values (``--scaling-sizes``), on the memory store, the model's time left out (``RandomVectors``): what grows
+with the scope.
+
 The results go to ``bench/results/retrieval.json`` and into the retrieval section of ``docs/benchmarks.md``
 (``bench/retrieval_report.py``), between its markers, so this runs on its own; ``--quick`` measures the
 first embedder only and writes nothing.
@@ -18,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
 import statistics
 import sys
@@ -28,13 +33,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import mcpkit_storage._semantic as semantic_module
 from bench.micro import Bench
 from bench.retrieval_data import Query, RetrievalSet, labelled, longmemeval, longmemeval_turns
-from mcpkit_search import value_text
+from mcpkit_search import WEIGHT, value_text
+from mcpkit_storage import MODES
 
 __all__ = ["EMBEDDERS", "main", "metrics", "run"]
 
 RESULTS = Path(__file__).parent / "results" / "retrieval.json"
+
+#: The semantic side's weights tried in ``hybrid`` besides ``WEIGHT``: how the default was chosen.
+WEIGHTS = tuple(weight for weight in (0.25, 0.5, 0.75) if weight != WEIGHT)
 _WORD = re.compile(r"\w+")
 
 
@@ -117,14 +127,15 @@ async def _mcpkit(data: RetrievalSet, model: Any, tmp: Path, prefix: str) -> dic
         began = time.perf_counter()
         await remember.set_many(data.units, scope="user")
         out["index_s"] = time.perf_counter() - began
-        for mode in ("lexical", "semantic", "hybrid"):
+        for mode, weight in [(mode, WEIGHT) for mode in MODES] + [("hybrid", weight) for weight in WEIGHTS]:
             found, times = [], []
             for query in data.queries:
                 began = time.perf_counter()
-                matches = await remember.search(query.text, scope="user", limit=10, mode=mode)
+                matches = await remember.search(query.text, scope="user", limit=10, mode=mode, weight=weight)
                 times.append((time.perf_counter() - began) * 1000)
                 found.append([match.key for match in matches])
-            out[mode] = {"quality": _by_kind(found, data), "query_ms": statistics.median(times)}
+            name = mode if weight == WEIGHT else f"hybrid@{weight}"
+            out[name] = {"quality": _by_kind(found, data), "query_ms": statistics.median(times)}
     return out
 
 
@@ -142,6 +153,8 @@ async def measure(data: RetrievalSet, name: str, model: Any, tmp: Path, prefix: 
 
 
 async def run(quick: bool = False) -> dict[str, Any]:
+    # Quality, not timeouts: on a loaded machine a batch of chunks may take longer than a server allows it.
+    semantic_module.EMBED_TIMEOUT_SECONDS = 600.0
     prefix = f"mcpkit-bench:{os.getpid()}:{uuid.uuid4().hex[:8]}:"
     out: dict[str, Any] = {"sets": []}
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-retrieval-") as folder:
@@ -164,11 +177,41 @@ async def run(quick: bool = False) -> dict[str, Any]:
     return out
 
 
+async def scaling(sizes: Sequence[int]) -> dict[str, Any]:
+    """Median query milliseconds of ``lexical`` and ``hybrid`` as one caller keeps ``sizes`` values."""
+    from bench.search import SEED, queries, sentence
+    from bench.semantic import RandomVectors
+
+    rng = random.Random(SEED)
+    asked = queries(rng)[:30]
+    out: dict[str, Any] = {"queries": len(asked), "store": "memory", "embedder": "RandomVectors (no model time)"}
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-retrieval-") as folder:
+        async with Bench("memory", Path(folder), "x", search=True, quotas=False, embedder=RandomVectors()) as bench:
+            remember = bench.remember()
+            kept = 0
+            for size in sizes:
+                await remember.set_many({f"note:{kept + n}": sentence(rng) for n in range(size - kept)}, scope="user")
+                kept = size
+                row: dict[str, float] = {}
+                for mode in ("lexical", "hybrid"):
+                    times = []
+                    for query in asked:
+                        began = time.perf_counter()
+                        await remember.search(query, scope="user", mode=mode)
+                        times.append((time.perf_counter() - began) * 1000)
+                    row[f"{mode}_ms"] = statistics.median(times)
+                out[str(size)] = row
+                print(f"  scaling: {size} values {row}", file=sys.stderr, flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the first embedder only; writes nothing")
+    parser.add_argument("--scaling-sizes", default="1000,10000,100000", help="values per caller, comma-separated")
     args = parser.parse_args(argv)
     results = asyncio.run(run(args.quick))
+    results["scaling"] = asyncio.run(scaling([int(size) for size in args.scaling_sizes.split(",")]))
     print(json.dumps(results, indent=1))
     if not args.quick:
         from bench.retrieval_report import write_page
