@@ -6,6 +6,7 @@ of ``test_semantic``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,7 +16,9 @@ from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_search import document_chunks
-from remember.support import NEW, OLD, SECRET, build_server, mem, refused
+from mcpkit_storage._cli import rotate
+from remember.support import NEW, OLD, SECRET, build_server, keyring_for, mem, refused
+from remember.test_rotation import opened_store
 from remember.test_search import found
 from remember.test_semantic import NOTES, Concepts, keep_notes, semantic
 
@@ -149,3 +152,34 @@ async def test_keys_can_be_left_out_of_what_is_searched(store_options: dict[str,
         assert await found(nour, "order", mode="lexical") == []  # the key's words are not indexed
         assert await found(nour, "flat white", mode="lexical") == ["coffee-order"]
         assert await found(nour, "beverage", mode="semantic") == []  # nor embedded ("coffee" is in the key only)
+
+
+async def test_a_long_values_window_vectors_count_towards_the_byte_quota(store_options: dict[str, Any]) -> None:
+    limits = {"max_value_bytes": 8_000, "max_bytes": 12_000}
+    wide = Concepts(dimensions=1024)  # about 1 KB per window: the value's ten windows add about 10 KB
+    for embedder, kept in ((None, True), (wide, False)):
+        plugin = RememberPlugin.init(**store_options, secret=SECRET, search=True, embedder=embedder, **limits)
+        async with running(build_server(plugin)) as callers:
+            nour = callers("nour")
+            await mem(nour, "forget_all", scope="user")
+            if kept:
+                assert await mem(nour, "set", key="report", value=LONG, scope="user") is True
+            else:
+                error = await refused(nour, "set", key="report", value=LONG, scope="user")
+                assert "past 12,000 bytes" in error.message
+                assert await mem(nour, "get", key="report", scope="user") == "<missing>"
+
+
+async def test_reindex_without_keys_takes_the_keys_out_of_values_kept_with_them(store_options: dict[str, Any]) -> None:
+    if store_options["type"] != "sqlite":
+        pytest.skip("another handle on the same data: the memory store lives in its server's process")
+    async with running(semantic(store_options, Concepts())) as callers:
+        await mem(callers("nour"), "set", key="coffee-order", value="flat white", scope="user")
+        assert await found(callers("nour"), "order", mode="lexical") == ["coffee-order"]
+    async with opened_store(store_options) as store:
+        report = await rotate(store, keyring_for(store_options, [SECRET]), time.time(), reindex=True, keys=False)
+        assert (report.unreadable, report.changed) == (0, 0)
+    plugin = RememberPlugin.init(**store_options, secret=SECRET, search=True, embedder=Concepts(), search_keys=False)
+    async with running(build_server(plugin)) as callers:
+        assert await found(callers("nour"), "order", mode="lexical") == []
+        assert await found(callers("nour"), "flat white", mode="lexical") == ["coffee-order"]
