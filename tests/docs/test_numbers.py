@@ -283,6 +283,9 @@ STATED = [
     Stated("search.md", "(`int8`: {} bytes per window", MINILM_VECTOR_BYTES - embedder.TAG_BYTES),
     Stated("search.md", "after one {}-byte tag", embedder.TAG_BYTES),
     Stated("search.md", "default `mcpkit_search.WEIGHT`, {})", fusion.WEIGHT),
+    Stated("remember.md", "mode=None, weight={}, explain=False)", fusion.WEIGHT),
+    Stated("architecture.md", "a side's missing value at its lowest, {} on meaning)", fusion.WEIGHT),
+    Stated("architecture.md", "overlapping {}-word windows", chunks.CHUNK_WORDS),
     Stated("search.md", "(in calls of {} windows)", semantic.EMBED_BATCH),
     Stated("search.md", "takes BM25's best {} from the index", search.MAX_SEARCH_LIMIT),
     Stated("search.md", "(a {}-byte tag naming the model", embedder.TAG_BYTES),
@@ -405,6 +408,7 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "architecture.md": [
+        "(about 15 windows for a 9,000-character conversation)",  # the sets of bench.retrieval
         "but 5 to 7 times among 10,000 values of the caller (594 µs against 84 in one run, 1,017 against 147",  # bench
         "at 10,000 values: 2.4 to 2.8 times a set without search in five runs",  # bench.search --indexing-only
         "574 µs against 166 in the last, where the old schema was 5.1 times",  # the same runs
