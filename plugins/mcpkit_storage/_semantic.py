@@ -221,19 +221,25 @@ class Semantic:
 
     async def _packed(self, texts: list[list[str]], what: str, *, strict: bool = False) -> list[bytes]:
         """Each value's chunks (``texts``) embedded and packed; empty bytes for a value the embedder failed on."""
-        flat = [(number, text) for number, chunks in enumerate(texts) for text in chunks]
-        made: list[list[Sequence[float]]] = [[] for _ in texts]
+        # Batched by length, so a batch pads its texts to about their own length (a model pads to the longest);
+        # each value's chunks keep their order.
+        flat = sorted(
+            ((number, place, text) for number, chunks in enumerate(texts) for place, text in enumerate(chunks)),
+            key=lambda chunk: len(chunk[2]),
+        )
+        made: list[dict[int, Sequence[float]]] = [{} for _ in texts]
         failed: set[int] = set()
         for start in range(0, len(flat), EMBED_BATCH):
             batch = flat[start : start + EMBED_BATCH]
-            vectors = await self._embed([text for _, text in batch], what, strict=strict)
-            for offset, (number, _) in enumerate(batch):
+            vectors = await self._embed([text for _, _, text in batch], what, strict=strict)
+            for offset, (number, place, _) in enumerate(batch):
                 if vectors is None:
                     failed.add(number)
                 else:
-                    made[number].append(vectors[offset])
+                    made[number][place] = vectors[offset]
         packed = []
-        for number, vectors in enumerate(made):
+        for number, chunks in enumerate(made):
+            vectors = [chunks[place] for place in sorted(chunks)]
             try:
                 packed.append(b"" if number in failed or not vectors else pack_vectors(self.name, vectors))
             except ValueError as exc:
@@ -242,7 +248,7 @@ class Semantic:
                 logger.warning("the embedder %r failed on %s: %s", self.name, what, exc)
                 packed.append(b"")
         if self.dimensions is None:
-            self.dimensions = next((len(vectors[0]) for vectors in made if vectors), None)
+            self.dimensions = next((len(next(iter(chunks.values()))) for chunks in made if chunks), None)
         return packed
 
     async def _embed(
