@@ -7,6 +7,7 @@ from typing import Any
 from bench.cases import CASES
 from bench.history_report import history_section
 from bench.report import load_table, targets_table
+from bench.retrieval_report import saved_section
 from bench.search_report import search_section
 
 __all__ = ["render"]
@@ -359,6 +360,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
             "",
         ]
     lines += search_section(results.get("search", {}))
+    lines += saved_section()  # python -m bench.retrieval's figures, carried over
     lines += history_section(results.get("history", {}))
     lines += _profile(results.get("profiles", {}))
     lines += [

@@ -20,7 +20,7 @@ from ._errors import (
 from ._found import Found, Observed
 from ._keyring import Keyring
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
-from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
+from ._search import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._tasks import TASKS_BUCKET, VaultTaskStore
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
@@ -32,11 +32,13 @@ __all__ = [
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
+    "MODES",
     "NOTES_NAMESPACE",
     "SCOPES",
     "TASKS_BUCKET",
     "BackedPlugin",
     "Backing",
+    "Explanation",
     "Found",
     "Keyring",
     "Match",
@@ -52,6 +54,7 @@ __all__ = [
     "RememberQuotaError",
     "RememberStoreUnavailableError",
     "Scope",
+    "SearchMode",
     "Semantic",
     "StoreConfig",
     "StoreUnavailableError",

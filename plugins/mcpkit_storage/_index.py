@@ -1,6 +1,6 @@
 """The blind index: what a kept value contributes to search, as keyed hashes of its words.
 
-A value's document is its key and the strings and numbers inside it, analysed
+A value's document is its key (unless ``keys`` is off) and the strings and numbers inside it, analysed
 by ``mcpkit_search.Analyzer``; each term becomes a blind term (``Keyring.blind``)
 of the bucket's address, so a store holds counts of numbers, never words.
 
@@ -54,6 +54,8 @@ class BlindIndex:
     def __init__(self, keyring: Keyring, analyzer: Analyzer | None = None) -> None:
         self.keyring = keyring
         self._analyzer = analyzer
+        #: Whether a value's key is part of its indexed text (``RememberPlugin(search_keys=...)``).
+        self.keys = True
         self._buckets: OrderedDict[tuple[str, str], _BucketWords] = OrderedDict()  # least recently written first
         self._words = 0  # in all of them
 
@@ -72,7 +74,8 @@ class BlindIndex:
             words = self._buckets[place] = _BucketWords(self, *place)
         else:
             self._buckets.move_to_end(place)
-        counts, length = self.analyzer.counts(value_text(key, pydantic_core.from_json(value_json)), words)
+        text = value_text(key if self.keys else "", pydantic_core.from_json(value_json))
+        counts, length = self.analyzer.counts(text, words)
         return Postings(counts, length)
 
     def cached(self, words: _BucketWords) -> None:
