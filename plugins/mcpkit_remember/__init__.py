@@ -18,12 +18,13 @@ from mcpkit_storage import (
 
 from ._errors import RememberScopeNotAllowedError
 from ._plugin import RememberPlugin
-from ._remember import Remember
+from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
 
 __all__ = [
     "SCOPES",
     "Found",
+    "KeyPage",
     "Match",
     "Matches",
     "Remember",
