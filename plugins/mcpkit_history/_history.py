@@ -50,8 +50,10 @@ logger = logging.getLogger("mcpkit.history")
 #: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
 _TREE_ATTEMPTS = 64
 
-#: How long the empty tree a cleared conversation leaves is kept (it holds no message; any save replaces it).
-CLEARED_SECONDS = 3600.0
+#: How long the empty tree a cleared conversation leaves is kept (it holds no message; any save replaces it). It
+#: only has to outlast the compare-and-set retries of a save racing the clear (64 at most 50 ms apart), and it
+#: counts against the caller's quota of conversations while it lasts (``HistoryPolicy.tree_quota``).
+CLEARED_SECONDS = 60.0
 
 
 class _NothingToClear(Exception):
@@ -70,6 +72,7 @@ class HistoryPolicy:
     quota: Quota | None  # all of a caller's messages together
     analyzer: Analyzer
     session_ttl: float | None = None  # the longest a session's message lives (nobody reaches it once it ends)
+    tree_quota: Quota | None = None  # a caller's conversations (a cleared one's empty tree too, while it lasts)
 
 
 class History:
@@ -377,7 +380,8 @@ class History:
             current = None if observed.found is None else Tree.load(observed.found.value)
             changed = change(current)
             expires_at = changed.deadline
-            if await vault.swap(trees, conversation, observed, _json(changed.dump()), expires_at, now, None):
+            quota = self._policy.tree_quota
+            if await vault.swap(trees, conversation, observed, _json(changed.dump()), expires_at, now, quota):
                 return
             await backoff(attempt)
         raise RememberConflictError(conversation, _TREE_ATTEMPTS)

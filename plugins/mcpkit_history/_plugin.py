@@ -64,6 +64,9 @@ class HistoryPlugin(BackedPlugin):
         self.max_messages = max_messages
         unlimited = max_total_messages is None and max_total_bytes is None
         self.quota = None if unlimited else Quota(max_total_messages, max_total_bytes)
+        # Every conversation holds a message, so a caller never needs more of them than of messages: the quota of
+        # conversations counts the empty record a cleared one leaves for a minute (CLEARED_SECONDS) too.
+        self.tree_quota = None if unlimited else Quota(max_total_messages, max_total_bytes)
         if session_ttl is not None and (isinstance(session_ttl, bool) or not isinstance(session_ttl, int | float)):
             raise ConfigurationError(f"session_ttl is a number of seconds, or None; not {session_ttl!r:.40}.")
         if session_ttl is not None and session_ttl <= 0:
@@ -146,6 +149,7 @@ class HistoryPlugin(BackedPlugin):
             self.quota,
             Analyzer(),
             session_ttl=self.session_ttl,
+            tree_quota=self.tree_quota,
         )
 
     async def shutdown(self) -> None:
