@@ -20,6 +20,7 @@ from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Server
+from .subscriptions import SubscriptionLimits
 
 __all__ = [
     "AuthUnavailableError",
@@ -46,6 +47,7 @@ __all__ = [
     "Server",
     "StartupError",
     "StaticKeys",
+    "SubscriptionLimits",
     "SystemClock",
     "ToolContext",
     "ToolError",

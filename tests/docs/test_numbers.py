@@ -38,9 +38,11 @@ import mcpkit.http._connections as connections
 import mcpkit.http._event_log as event_log
 import mcpkit.http._http_app as http_app
 import mcpkit.http._lazy_sse as lazy_sse
+import mcpkit.subscriptions._subscriptions as subscriptions
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
 import mcpkit_context._tokens as context_tokens
+import mcpkit_history._history as history
 import mcpkit_history._plugin as history_plugin
 import mcpkit_remember._glob as glob
 import mcpkit_remember._plugin as plugin
@@ -152,6 +154,13 @@ STATED = [
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
     Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
+    Stated(
+        "history.md", "leaves an empty record for a {} (so that", "minute" if history.CLEARED_SECONDS == 60 else "?"
+    ),
+    Stated("resources.md", "SubscriptionLimits(max_uri_chars={},", subscriptions.MAX_URI_CHARS),
+    Stated("resources.md", "per_session={},", subscriptions.PER_SESSION),
+    Stated("resources.md", "per_caller={},", subscriptions.PER_CALLER),
+    Stated("resources.md", "total={:_}))` (the defaults)", subscriptions.TOTAL),
     Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
     Stated("progress-and-logging.md", "keeps the last {:,} events", event_log.MAX_EVENTS),
     Stated("progress-and-logging.md", "events ({} of messages)", mib(event_log.MAX_BYTES)),
@@ -379,6 +388,7 @@ NOT_CONSTANTS = {
         "sets the limit outright (at least 1 KiB)",  # pinned by test_body_limit.py
     ],
     "errors.md": [],
+    "resources.md": ["sessions holding 3,000 subscriptions to 60 KiB URIs grew"],  # measured (issue 29)
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search

@@ -30,7 +30,15 @@ from ..base import (
 from ..core import Plugin, caller_of
 from ..elicitation import request_state_boundary
 from ..http import DEFAULT_RETRY_MS, Serving, build_http_app
-from ..subscriptions import Kind, ListChangingServer, Services, Switchable, switch
+from ..subscriptions import (
+    Kind,
+    ListChangingServer,
+    Services,
+    SubscriptionLimits,
+    Subscriptions,
+    Switchable,
+    switch,
+)
 from ..tools import Dispatcher, ToolSpec, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
 from ._catalog import catalog
@@ -62,6 +70,7 @@ class Server:
     instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
     ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
     ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
+    ``subscription_limits`` bounds what 2025-11-25 sessions may watch (``SubscriptionLimits``, docs/resources.md).
     See docs/authorization.md.
     """
 
@@ -87,6 +96,7 @@ class Server:
         title: str | None = None,
         website_url: str | None = None,
         icons: Sequence[Any] = (),
+        subscription_limits: SubscriptionLimits | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -103,7 +113,10 @@ class Server:
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
-        services = self._services = Services()  # sessions' log levels and resource watchers, for every context
+        if subscription_limits is not None and not isinstance(subscription_limits, SubscriptionLimits):
+            raise ConfigurationError(f"subscription_limits is a SubscriptionLimits, not {subscription_limits!r:.60}.")
+        # sessions' log levels and resource watchers, for every context
+        services = self._services = Services(subscriptions=Subscriptions(subscription_limits))
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
         services.subscriptions.known = self.catalog.resources.serves
@@ -203,6 +216,7 @@ class Server:
             metadata=self.resource_metadata,
             required_scopes=self.required_scopes(),
             running=self.running,
+            session_ended=self._services.subscriptions.session_ended,
         )
         return build_http_app(
             serving,
