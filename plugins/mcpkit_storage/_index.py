@@ -11,6 +11,7 @@ a word met before costs one dictionary lookup, not a stem and a keyed hash.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -21,10 +22,14 @@ from mcpkit_search import Analyzer, value_text
 from ._keyring import Keyring
 from .stores import Address, Postings
 
-__all__ = ["MAX_QUERY_TERMS", "WORDS_CACHED", "BlindIndex"]
+__all__ = ["MAX_QUERY_TERMS", "MAX_TERMS_PER_VALUE", "WORDS_CACHED", "BlindIndex"]
 
 #: Distinct terms of a query that count; the rest of a longer query is ignored.
 MAX_QUERY_TERMS = 32
+
+#: Distinct terms of one value that are indexed (its first ones); the rest of a longer value is not searchable. Each
+#: is a posting the store keeps: 60,000 characters of distinct short words made some 20,000 of them.
+MAX_TERMS_PER_VALUE = 4096
 
 #: Words whose blind terms are cached, across all buckets together (about 150 bytes each: some 10 MB);
 #: past it the least recently written buckets are forgotten first.
@@ -73,6 +78,8 @@ class BlindIndex:
         else:
             self._buckets.move_to_end(place)
         counts, length = self.analyzer.counts(value_text(key, pydantic_core.from_json(value_json)), words)
+        if len(counts) > MAX_TERMS_PER_VALUE:  # a value of very many distinct words: its first ones are indexed
+            counts = dict(itertools.islice(counts.items(), MAX_TERMS_PER_VALUE))
         return Postings(counts, length)
 
     def cached(self, words: _BucketWords) -> None:

@@ -268,7 +268,7 @@ class SQLiteStore:
 
     def _put_within(self, params: dict[str, Any], quota: Quota | None, index: Postings | None) -> None:
         if quota is not None:
-            statements.check_quota(self._db(), params, quota)
+            statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
         self._rowcount(statements.PUT, params)  # a replaced entry's document goes with its old data (a trigger)
         self._index(params, index)
 
@@ -330,7 +330,7 @@ class SQLiteStore:
             if (None if there is None else bytes(there[0])) != expected:
                 return False
         if quota is not None:
-            statements.check_quota(self._db(), params, quota)
+            statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
         self._rowcount(statements.PUT, params)
         self._index(params, index)
         for address, _ in also:
