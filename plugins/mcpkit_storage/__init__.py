@@ -9,6 +9,7 @@ and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and 
 
 from ._backing import BackedPlugin, Backing, keyring_from, make_store
 from ._config import StoreConfig, parse_store_url, store_config
+from ._cursors import CursorSeal
 from ._errors import (
     RememberConflictError,
     RememberError,
@@ -19,6 +20,7 @@ from ._errors import (
 )
 from ._found import Found, Observed
 from ._keyring import Keyring
+from ._offloaded import read_many_in_thread
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
 from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
@@ -35,6 +37,7 @@ __all__ = [
     "SCOPES",
     "BackedPlugin",
     "Backing",
+    "CursorSeal",
     "Found",
     "Keyring",
     "Match",
@@ -63,6 +66,7 @@ __all__ = [
     "make_store",
     "parse_store_url",
     "place_for",
+    "read_many_in_thread",
     "search",
     "store_config",
     "usable",

@@ -330,11 +330,22 @@ class Vault:
     def opened(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
         """The entry's payload when it opens, is still live by its sealed deadline and is not a replay (read since
         ``began``, from ``begin()``); None when it does not open or is past its deadline."""
+        return self.accepted(address, entry, self.unsealed(address, entry), now, place, began)
+
+    def unsealed(self, address: Address, entry: Entry) -> Payload | Exception:
+        """The entry opened (or why not): no state touched, so a worker thread may do it."""
         try:
             opened = self.keyring.open(*address, entry.data)
-            payload = self._payload(address, entry, opened.plaintext, opened.version)
+            return self._payload(address, entry, opened.plaintext, opened.version)
         except (UndecryptableError, ValueError) as exc:
-            self._warn(address.owner, place.bucket, exc)
+            return exc
+
+    def accepted(
+        self, address: Address, entry: Entry, payload: Payload | Exception, now: float, place: Place, began: int
+    ) -> Payload | None:
+        """``payload`` when it opened, is live and is not a replay (on the event loop: it reads the replay guard)."""
+        if isinstance(payload, Exception):
+            self._warn(address.owner, place.bucket, payload)
             return None
         if not payload.live(now):
             return None

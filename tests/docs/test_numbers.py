@@ -43,6 +43,7 @@ import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
 import mcpkit_context._tokens as context_tokens
 import mcpkit_history._history as history
+import mcpkit_history._pages as history_pages
 import mcpkit_history._plugin as history_plugin
 import mcpkit_remember._glob as glob
 import mcpkit_remember._plugin as plugin
@@ -206,6 +207,9 @@ STATED = [
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
+    Stated("history.md", "| `max_load_bytes` | {} | What one", mib(history.MAX_LOAD_BYTES)),
+    Stated("history.md", "| `max_search_bytes` | {} | What one", mib(history.MAX_SEARCH_BYTES)),
+    Stated("history.md", "read in batches of {},", history_pages.BATCH),
     Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),
     Stated("remember.md", "nested at most {} levels deep", values.MAX_DEPTH),
     Stated("errors.md", "or nests more than {} levels deep", values.MAX_DEPTH),
