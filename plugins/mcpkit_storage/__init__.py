@@ -8,6 +8,7 @@ and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and 
 """
 
 from ._backing import BackedPlugin, Backing, keyring_from, make_store
+from ._census import indexed_count
 from ._config import StoreConfig, parse_store_url, store_config
 from ._cursors import CursorSeal
 from ._errors import (
@@ -26,10 +27,11 @@ from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 from ._vault import Vault, backoff
-from .stores import Quota, QuotaExceededError, StoreUnavailableError
+from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
+    "INDEX_BYTES_PER_WORD",
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
@@ -62,6 +64,7 @@ __all__ = [
     "check_scope",
     "check_ttl",
     "encode_value",
+    "indexed_count",
     "keyring_from",
     "make_store",
     "parse_store_url",

@@ -41,6 +41,8 @@ import mcpkit.http._lazy_sse as lazy_sse
 import mcpkit.subscriptions._subscriptions as subscriptions
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
+import mcpkit_context._blocks as context_blocks
+import mcpkit_context._context as context_module
 import mcpkit_context._tokens as context_tokens
 import mcpkit_history._history as history
 import mcpkit_history._pages as history_pages
@@ -207,6 +209,9 @@ STATED = [
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
+    Stated("context.md", "max_bytes={})` | Its own", mib(context_blocks.SEARCHABLE_MAX_BYTES)),
+    Stated("context.md", "at most {} KiB of text each", context_module.MAX_ENTRY_BYTES // 1024),
+    Stated("context.md", "each indexed word counting {} bytes beside", stores_base.INDEX_BYTES_PER_WORD),
     Stated("history.md", "| `max_load_bytes` | {} | What one", mib(history.MAX_LOAD_BYTES)),
     Stated("history.md", "| `max_search_bytes` | {} | What one", mib(history.MAX_SEARCH_BYTES)),
     Stated("history.md", "read in batches of {},", history_pages.BATCH),
