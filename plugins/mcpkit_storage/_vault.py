@@ -156,7 +156,7 @@ class Vault:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
             data = self.keyring.seal(*address, plaintext)
-            postings = self.index.postings(address, key, value_json) if self.searchable(place.bucket) else None
+            postings = await self.index.postings_of(address, key, value_json) if self.searchable(place.bucket) else None
             began = self._guard.begin()
             await self.store.put(*address, data, expires_at, now, quota, postings)
             self._guard.replaced(address, None, data, began)
@@ -191,7 +191,7 @@ class Vault:
         data = self._seal(address, place, key, value_json, expires_at, stamp, vector)
         if indexed is None:
             indexed = self.searchable(place.bucket)
-        postings = self.index.postings(address, key, value_json) if indexed else None
+        postings = await self.index.postings_of(address, key, value_json) if indexed else None
         began = self._guard.begin()
         if not await self.store.swap(
             *address, expected, data, expires_at, now, also=others, quota=quota, index=postings

@@ -9,11 +9,16 @@ import contextlib
 import itertools
 import sqlite3
 import string
+import threading
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import ToolCallError, running
 from mcpkit_remember import RememberPlugin
+from mcpkit_storage import Keyring
 from mcpkit_storage._index import MAX_TERMS_PER_VALUE
 from mcpkit_storage.stores._store import INDEX_BYTES_PER_WORD
 from remember.support import KEYS
@@ -74,3 +79,23 @@ async def test_indexed_words_count_against_max_bytes(tmp_path: Path) -> None:
     assert refusals[0].code == "REMEMBER_QUOTA_EXCEEDED"
     assert f"past {limit:,} bytes" in refusals[0].message
     assert "indexed words count" in refusals[0].message
+
+
+async def test_a_long_value_is_analysed_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loop_thread = threading.get_ident()
+    hashed: list[bool] = []  # for each blind hashing of words: was it on the event loop's thread?
+    blind = Keyring.blind
+
+    def watched(self: Keyring, *args: Any) -> Any:
+        hashed.append(threading.get_ident() == loop_thread)
+        return blind(self, *args)
+
+    monkeypatch.setattr(Keyring, "blind", watched)
+    async with running(served(tmp_path)) as call_as:
+        await call_as("nour").call("keep", {"key": "long", "value": " ".join(WORDS[:4000])})  # 16,000 characters
+        on_loop_long = sum(hashed)
+        hashed.clear()
+        await call_as("nour").call("keep", {"key": "short", "value": "a short note"})
+    assert on_loop_long == 0
+    assert hashed  # a short value is analysed on the loop: it costs less than handing it to a thread
+    assert all(hashed)
