@@ -209,6 +209,10 @@ STATED = [
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
+    Stated("architecture.md", "`BlindIndex.postings_of`, past {:,} characters", index.ANALYSED_ON_LOOP),
+    Stated(
+        "architecture.md", "record now counts, and lasts a {} (the", "minute" if history.CLEARED_SECONDS == 60 else "?"
+    ),
     Stated("context.md", "max_bytes={})` | Its own", mib(context_blocks.SEARCHABLE_MAX_BYTES)),
     Stated("context.md", "at most {} KiB of text each", context_module.MAX_ENTRY_BYTES // 1024),
     Stated("context.md", "each indexed word counting {} bytes beside", stores_base.INDEX_BYTES_PER_WORD),
@@ -421,6 +425,8 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "architecture.md": [
+        "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
+        "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29
         "but 5 to 7 times among 10,000 values of the caller (594 µs against 84 in one run, 1,017 against 147",  # bench
         "at 10,000 values: 2.4 to 2.8 times a set without search in five runs",  # bench.search --indexing-only
         "574 µs against 166 in the last, where the old schema was 5.1 times",  # the same runs
