@@ -99,12 +99,13 @@ async def history_attack(port: int, megabytes: float, seconds: float) -> dict[st
         client(attacker_http, port) as attacker,
         client(other_http, port) as other,
     ):
-        started, saved = time.monotonic(), 0
+        started, saved, refused = time.monotonic(), 0, None
         while saved < megabytes * 1_000_000:
             messages = [{"role": "user", "content": prose(rng, MESSAGE_CHARS)} for _ in range(3)]
             result = await attacker.call_tool("save_messages", {"conversation": "big", "messages": messages})
-            if result.is_error:
-                raise RuntimeError(f"save refused: {result.content}")
+            if result.is_error:  # the quota (max_total_bytes, indexed words counted) ends the conversation here
+                refused = (result.meta or {}).get("mcpkit/error", {}).get("code", "refused")
+                break
             saved += 3 * MESSAGE_CHARS
         fill_seconds = time.monotonic() - started
 
@@ -143,6 +144,7 @@ async def history_attack(port: int, megabytes: float, seconds: float) -> dict[st
         await asyncio.gather(*attackers)
     return {
         "conversation_mb": round(saved / 1_000_000, 1),
+        "fill_refused": refused,
         "fill_seconds": round(fill_seconds, 1),
         "other_get_banner_quiet": latencies(quiet),
         "other_get_banner_attacked": latencies(attacked),

@@ -209,6 +209,8 @@ STATED = [
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
+    Stated("remember.md", "also counts {} bytes for each word the search index", stores_base.INDEX_BYTES_PER_WORD),
+    Stated("history.md", "indexed words count {} bytes too, as in", stores_base.INDEX_BYTES_PER_WORD),
     Stated("architecture.md", "`BlindIndex.postings_of`, past {:,} characters", index.ANALYSED_ON_LOOP),
     Stated(
         "architecture.md", "record now counts, and lasts a {} (the", "minute" if history.CLEARED_SECONDS == 60 else "?"
@@ -404,6 +406,7 @@ NOT_CONSTANTS = {
         "sets the limit outright (at least 1 KiB)",  # pinned by test_body_limit.py
     ],
     "errors.md": [],
+    "history.md": ["every quota (so 256 MiB holds some 45 MB of English text)"],  # bench.hardening: refused then
     "scaling.md": [
         "holds (a posting costs the stores 43 to 149 bytes, in the t",  # the measured table above
         " found by search. Before, 279 values of 60,000 characters of distin",  # issue 29's measurement
