@@ -214,7 +214,13 @@ async def quota_attack(store: str, tmp: Path, prefix: str, limit: int) -> dict[s
                 reads.append(time.monotonic() - began)
                 await asyncio.sleep(0.001)
 
+        slow = redis.Redis.from_url(micro.REDIS_URL) if store == "redis" else None
+        if slow is not None:  # every command over 1 ms, to find the longest script
+            slow.config_set("slowlog-log-slower-than", 1000)
+            slow.config_set("slowlog-max-len", 10_000)
+            slow.slowlog_reset()
         watching = asyncio.create_task(reading())
+        rewrites: list[float] = []
         try:
             for number in range(limit):
                 began = time.monotonic()
@@ -224,15 +230,25 @@ async def quota_attack(store: str, tmp: Path, prefix: str, limit: int) -> dict[s
                     break
                 writes.append(time.monotonic() - began)
                 kept += 1
+            for number in range(min(kept, 20)):  # rewrites: the old postings out, the new in
+                began = time.monotonic()
+                await attacker.set(f"dense-{number}", dense(number + 1000), scope="user")
+                rewrites.append(time.monotonic() - began)
         finally:
             done.set()
             await watching
         grown = store_bytes(store, tmp, attacker_side) - before
+        longest = None
+        if slow is not None:
+            entries = slow.slowlog_get(10_000)
+            longest = round(max((entry["duration"] for entry in entries), default=0) / 1000, 2)
     return {
         "values_kept": kept,
         "value_bytes_kept": kept * MESSAGE_CHARS,
         "store_grew_mb": round(grown / 1_000_000, 1),
         "attacker_write": latencies(writes) if writes else None,
+        "attacker_rewrite": latencies(rewrites) if rewrites else None,
+        "redis_longest_command_ms": longest,
         "other_get": latencies(reads) if reads else None,
     }
 
