@@ -7,6 +7,7 @@ changing the tree is never found. Trees are read as membership indexes (``Member
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Hashable
 
 import anyio.to_thread
@@ -19,6 +20,10 @@ from ._pages import read_newest
 from ._tree import Members, Tree
 
 __all__ = ["Hits", "search_all", "search_one"]
+
+#: The analyser that ranks a conversation in a worker thread (never the event loop's, whose stemmer keeps state).
+_APART: list[Analyzer] = []
+_APART_LOCK = threading.Lock()
 
 
 async def search_all(vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float) -> list[Hit]:
@@ -77,8 +82,12 @@ async def search_one(
     messages = dict(found)
 
     def ranked() -> list[tuple[Hashable, float]]:
-        counted = ((node, analyzer.value_counts(node, text_of(value.value["content"]))) for node, value in found)
-        return top(bm25(range(len(words)), corpus_of(words, counted)), limit)
+        with _APART_LOCK:  # the stemmer keeps state: the threads share one analyser of their own, in turn
+            if not _APART:
+                _APART.append(Analyzer())
+            apart = _APART[0]
+            counted = ((node, apart.value_counts(node, text_of(value.value["content"]))) for node, value in found)
+            return top(bm25(range(len(words)), corpus_of(words, counted)), limit)
 
     parents = tree.parents()
     hits = Hits(
