@@ -430,6 +430,10 @@ def main(argv: list[str] | None = None) -> int:
             if "mcpkit-memory" in counted:  # the OAuth gate's cost, beside mcpkit with static keys
                 counted |= {name: specs[name] for name in GATE_CASES}
             results["instructions"] = count_all(counted)
+            print("  the tasks extension and a plain call (callgrind) ...", flush=True)
+            from bench.tasks import measure as tasks_cost
+
+            results["tasks"] = tasks_cost()
         else:
             print("  valgrind not installed: no instruction counts", flush=True)
     if args.base:

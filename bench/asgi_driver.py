@@ -82,10 +82,12 @@ async def _post(app: Any, token: str, body: bytes, session: str | None) -> tuple
     return status, b"".join(message.get("body", b"") for message in sent[1:]), headers
 
 
-async def _call(app: Any, number: int, tokens: dict[str, str], sessions: dict[str, str] | None) -> None:
+async def _call(
+    app: Any, number: int, tokens: dict[str, str], sessions: dict[str, str] | None, tasks: bool = False
+) -> None:
     label = LABELS[number % len(LABELS)]
     session = None if sessions is None else sessions[label]
-    body = tool_body("increment", {}, number) if session is None else legacy_body("increment", {}, number)
+    body = tool_body("increment", {}, number, tasks=tasks) if session is None else legacy_body("increment", {}, number)
     status, answer, _ = await _post(app, tokens[label], body, session)
     if status != 200 or b'"count"' not in answer or b'"isError":true' in answer:
         raise RuntimeError(f"call {number} failed: HTTP {status} {answer[:300]!r}")
@@ -125,11 +127,11 @@ async def drive(kind: str, options: dict[str, Any], calls: int, *, toggle: bool 
     async with app.router.lifespan_context(app):
         sessions = None if era == PROTOCOL else await _open_sessions(app, tokens)
         for number in range(WARMUP_CALLS):
-            await _call(app, number, tokens, sessions)
+            await _call(app, number, tokens, sessions, bool(options.get("declare", options.get("tasks"))))
         if toggle:
             _instrument("on")
         for number in range(WARMUP_CALLS, WARMUP_CALLS + calls):
-            await _call(app, number, tokens, sessions)
+            await _call(app, number, tokens, sessions, bool(options.get("declare", options.get("tasks"))))
         if toggle:
             _instrument("off")
 

@@ -7,6 +7,7 @@ from typing import Any
 from bench.cases import CASES
 from bench.history_report import history_section
 from bench.report import load_table, targets_table
+from bench.retrieval_report import saved_section
 from bench.search_report import search_section
 
 __all__ = ["render"]
@@ -192,6 +193,38 @@ def _revisions(compared: dict[str, Any] | None) -> list[str]:
     return [*lines, ""]
 
 
+def _tasks(cost: dict[str, Any] | None) -> list[str]:
+    """What serving the tasks extension adds to a plain tool call (``bench.tasks``)."""
+    if not cost:
+        return []
+    off, on = cost["off"]["instructions_per_call"], cost["on"]["instructions_per_call"]
+    served = cost["served"]["instructions_per_call"]
+    declared = cost.get("declared_off", {}).get("instructions_per_call")
+    rows = [f"| no task tool, the client declaring the extension | {declared / 1e6:.4f} M | {declared / off:.4f} |"]
+    rows = rows if declared else []
+    return [
+        "## The tasks extension and a plain call (callgrind)",
+        "",
+        "The same 2026-07-28 `increment` call (memory store, static keys) driven into servers' ASGI apps"
+        " (`python -m bench.tasks` measures the same alone): without a task tool, so the extension is not"
+        " served; with a task tool beside it, to a client that does not declare the extension and to one that"
+        " declares it on every request; and without a task tool again, to a declaring client. The call itself"
+        " never becomes a task.",
+        "",
+        "| server and client | instructions per call | x without the extension |",
+        "|---|---:|---:|",
+        f"| no task tool | {off / 1e6:.4f} M | 1.0000 |",
+        f"| the extension served, the client not declaring it | {served / 1e6:.4f} M | {served / off:.4f} |",
+        f"| the extension served and declared by the client | {on / 1e6:.4f} M | {on / off:.4f} |",
+        *rows,
+        "",
+        "mcpkit's own path for a plain tool adds one attribute test; what a declaring client adds beyond that is"
+        " the SDK reading its longer `clientCapabilities` envelope on every request, served the extension or not"
+        + (f" (with the extension / without it, both declared: {on / declared:.4f})." if declared else "."),
+        "",
+    ]
+
+
 def render(results: dict[str, Any], findings: list[str]) -> str:
     meta = results["meta"]
     micro = results.get("micro", {})
@@ -255,6 +288,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         "",
         *_instructions(results.get("instructions", {})),
         *_revisions(results.get("revisions")),
+        *_tasks(results.get("tasks")),
         "## Micro-benchmarks (in-process, one core)",
         "",
         '`set+get` is one `await remember.set("note", v, scope="user")` plus one `get` of a 100-character'
@@ -326,6 +360,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
             "",
         ]
     lines += search_section(results.get("search", {}))
+    lines += saved_section()  # python -m bench.retrieval's figures, carried over
     lines += history_section(results.get("history", {}))
     lines += _profile(results.get("profiles", {}))
     lines += [

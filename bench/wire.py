@@ -17,13 +17,21 @@ _META = {
 }
 
 
-def tool_body(name: str, arguments: dict[str, Any], request_id: int) -> bytes:
-    """The JSON-RPC body of one ``tools/call`` with the 2026-07-28 ``_meta`` envelope."""
+#: The envelope of a client that declares the tasks extension (SEP-2663) on its requests.
+_META_TASKS = {
+    **_META,
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+}
+
+
+def tool_body(name: str, arguments: dict[str, Any], request_id: int, *, tasks: bool = False) -> bytes:
+    """The JSON-RPC body of one ``tools/call`` with the 2026-07-28 ``_meta`` envelope (``tasks``: declaring the
+    tasks extension)."""
     payload = {
         "jsonrpc": "2.0",
         "id": request_id,
         "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": _META},
+        "params": {"name": name, "arguments": arguments, "_meta": _META_TASKS if tasks else _META},
     }
     return json.dumps(payload, separators=(",", ":")).encode()
 

@@ -29,9 +29,10 @@ INNER_RANKS = {
         "mcpkit.tools": 6,
         "mcpkit.resources": 6,
         "mcpkit.prompts": 6,
-        "mcpkit.server": 7,
-        "mcpkit": 8,  # the public face and the command line
-        "mcpkit.testing": 9,
+        "mcpkit.tasks": 7,
+        "mcpkit.server": 8,
+        "mcpkit": 9,  # the public face and the command line
+        "mcpkit.testing": 10,
     },
     "mcpkit_storage": {"mcpkit_storage.stores": 0, "mcpkit_storage": 1},
 }

@@ -16,7 +16,7 @@ from ._drafts import SEND_SCOPE
 from ._identity_provider import DEMO_PASSWORDS, IdentityProvider, IdentityProviderUnavailable
 from ._keys import KEYS_VARIABLE, load_keys
 from ._server import create_oauth_server, create_server
-from ._startup import connect_url, oauth_startup_message, startup_message
+from ._startup import connect_url, oauth_resources, oauth_startup_message, startup_message
 
 __all__ = ["main"]
 
@@ -70,14 +70,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _serve_oauth(args: argparse.Namespace) -> None:
+    if args.identity_port == args.port:
+        raise ConfigurationError(
+            f"--identity-port {args.identity_port} is the help desk's own --port: the identity provider needs a "
+            "port of its own (by default 9400)."
+        )
     store = parse_store_url(args.store)
     url = connect_url(args.host, args.port)
     scopes = [SEND_SCOPE]
-    with IdentityProvider(args.identity_port, {url: scopes}) as provider:
+    # The URL, and the same server as localhost: each a resource of its own (a client asks tokens for the URL
+    # it used); the configured one first, the provider's default.
+    resources = {resource: scopes for resource in oauth_resources(url)}
+    with IdentityProvider(args.identity_port, resources, announce=_say) as provider:
         server = create_oauth_server(args.store, issuer=provider.issuer, jwks_url=provider.jwks_url, resource_url=url)
 
         def serving(_url: str) -> None:
-            message = oauth_startup_message(args.host, args.port, store, provider.issuer, DEMO_PASSWORDS, scopes)
+            message = oauth_startup_message(
+                args.host, args.port, store, provider.issuer, DEMO_PASSWORDS, scopes, list(resources)
+            )
             print(message, flush=True)
 
         # uvicorn re-raises SIGTERM once it has shut down; turn it into SystemExit so that the
@@ -89,6 +99,10 @@ def _serve_oauth(args: argparse.Namespace) -> None:
             pass
         finally:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _say(message: str) -> None:
+    print(f"helpdesk: {message}", file=sys.stderr, flush=True)
 
 
 def _exit_on_sigterm(_signal: int, _frame: object) -> None:

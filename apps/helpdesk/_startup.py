@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,7 @@ __all__ = [
     "client_snippet",
     "connect_url",
     "inspector_command",
+    "oauth_resources",
     "oauth_startup_message",
     "startup_message",
 ]
@@ -33,6 +35,20 @@ def connect_url(host: str, port: int) -> str:
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
     return f"http://{shown}:{port}/mcp"
+
+
+def oauth_resources(url: str) -> list[str]:
+    """``url``, and the same server as ``localhost`` when ``url`` names a loopback address (clients fall back
+    from one address of ``localhost`` to the next, so they reach it): what clients may connect to, each an OAuth
+    resource of its own. Another loopback address is not listed: the server listens on one."""
+    parts = urlsplit(url)
+    try:
+        loopback = ipaddress.ip_address(parts.hostname or "").is_loopback
+    except ValueError:  # a name, localhost included
+        loopback = False
+    if not loopback:
+        return [url]
+    return [url, urlunsplit((parts.scheme, f"localhost:{parts.port}", parts.path, "", ""))]
 
 
 def inspector_command(url: str, key: str) -> str:
@@ -105,10 +121,17 @@ def startup_message(host: str, port: int, store: StoreConfig, keys: AgentKeys) -
 
 
 def oauth_startup_message(
-    host: str, port: int, store: StoreConfig, issuer: str, passwords: Mapping[str, str], scopes: Sequence[str]
+    host: str,
+    port: int,
+    store: StoreConfig,
+    issuer: str,
+    passwords: Mapping[str, str],
+    scopes: Sequence[str],
+    resources: Sequence[str] = (),
 ) -> str:
-    """The lines ``python -m helpdesk --oauth`` prints before serving."""
+    """The lines ``python -m helpdesk --oauth`` prints before serving; ``resources``: the other URLs it answers at."""
     url = connect_url(host, port)
+    others = [resource for resource in resources if resource != url]
     accounts = ", ".join(f"{login} / {password}" for login, password in passwords.items())
     lines = [
         f"Help desk MCP server at {url}, signing callers in with OAuth",
@@ -122,6 +145,14 @@ def oauth_startup_message(
         f"the MCP Inspector, Claude, VS Code): give it {url} and no header. It gets 401, reads",
         f"{urlunsplit(('http', urlsplit(url).netloc, '/.well-known/oauth-protected-resource/mcp', '', ''))},",
         f"registers at {issuer}, opens its sign-in page, and sends the token it gets for {url}.",
+        *(
+            [
+                f"It answers as {' and '.join(others)} too, a resource of its own: a token asked for one address",
+                "is refused at the other (the client signs in again there).",
+            ]
+            if others
+            else []
+        ),
         "",
         "Stop with Ctrl+C.",
     ]

@@ -11,6 +11,8 @@
 // resource indicators (RFC 8707) for the configured resources only, JWT access tokens (RFC 9068) whose
 // `aud` is the resource, signed with an RSA key made at start (published at /jwks), refresh tokens
 // (offline_access), and its own sign-in and consent pages with the configured accounts and passwords.
+// An authorization request without `scope` asks for the resource's scopes (what its protected resource
+// metadata lists in scopes_supported); oidc-provider alone would answer it with a bare access_denied.
 import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
 
@@ -45,15 +47,35 @@ function loginPage(uid, client, error) {
 }
 
 function consentPage(uid, client, details) {
-  const scopes = [
+  // A resource's scopes are also registered as provider scopes (for client registration), so oidc-provider
+  // reports them twice: each is listed once.
+  const scopes = [...new Set([
     ...(details.missingOIDCScope ?? []),
     ...Object.values(details.missingResourceScopes ?? {}).flat(),
-  ];
+  ])];
   const items = scopes.map((scope) => `<li>${escape(scope)}</li>`).join('');
   return page('Allow access', `
     <p>${escape(client?.clientName ?? 'An MCP client')} asks for:</p><ul>${items}</ul>
     <form method="post" action="/interaction/${escape(uid)}/confirm"><button type="submit">Allow</button></form>
     <form method="post" action="/interaction/${escape(uid)}/abort"><button type="submit">Deny</button></form>`);
+}
+
+// GET /auth without `scope`: the scopes of the resources it names (else of the default resource), or
+// `openid` when they offer none, so that the user is asked to consent to something rather than refused.
+function defaultScopes(resources) {
+  return async (ctx, next) => {
+    if (ctx.method === 'GET' && ctx.path === '/auth') {
+      const query = new URLSearchParams(ctx.querystring);
+      if (!query.get('scope')) {
+        const named = query.getAll('resource').filter((url) => Object.hasOwn(resources, url));
+        const wanted = named.length ? named : Object.keys(resources).slice(0, 1);
+        const scopes = [...new Set(wanted.flatMap((url) => resources[url]))];
+        query.set('scope', scopes.length ? scopes.join(' ') : 'openid');
+        ctx.querystring = query.toString();
+      }
+    }
+    return next();
+  };
 }
 
 async function formBody(req) {
@@ -155,6 +177,7 @@ async function main() {
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: { AccessToken: 3600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 86400 },
   });
+  provider.use(defaultScopes(resources));
   provider.use(interactions(provider, config.accounts));
   const server = provider.listen(config.port, '127.0.0.1');
   await once(server, 'listening');

@@ -57,6 +57,12 @@ class Reset(ToolContext):  # never called: with it, no token of the bench grants
         return {"count": 0}
 
 
+@tool(name="report", description="Build the monthly report (minutes): runs as a task.", task=True)
+class Report(ToolContext):  # with options["tasks"]: the server serves the tasks extension; never called here
+    async def execute(self) -> CountResult:
+        return {"count": 0}
+
+
 @functools.cache
 def _signing_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -90,6 +96,8 @@ def build(options: dict[str, Any]) -> Starlette:
     )
     auth = options.get("auth", "static")
     tools = {"static": [Increment], "jwt": [Increment], "oauth": [ScopedIncrement]}.get(auth, [ScopedIncrement, Reset])
+    if options.get("tasks"):  # the tasks extension on: a task tool beside the plain one (docs/tasks.md)
+        tools = [*tools, Report]
 
     @app(id="bench", tools=tools, plugins=[plugin])
     class BenchApp:

@@ -21,6 +21,7 @@ from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Server
 from .subscriptions import SubscriptionLimits
+from .tasks import MemoryTaskStore, StoredTask, TaskQuotaError, TaskStore
 
 __all__ = [
     "AuthUnavailableError",
@@ -36,6 +37,7 @@ __all__ = [
     "JWKSUnavailableError",
     "JWTAuth",
     "ManualClock",
+    "MemoryTaskStore",
     "MethodCall",
     "MethodRefused",
     "Middleware",
@@ -47,8 +49,11 @@ __all__ = [
     "Server",
     "StartupError",
     "StaticKeys",
+    "StoredTask",
     "SubscriptionLimits",
     "SystemClock",
+    "TaskQuotaError",
+    "TaskStore",
     "ToolContext",
     "ToolError",
     "app",

@@ -1,7 +1,9 @@
 """mcpkit_remember: per-caller memory for every tool (``self.remember``)."""
 
 from mcpkit_storage import (
+    MODES,
     SCOPES,
+    Explanation,
     Found,
     Match,
     Matches,
@@ -12,6 +14,7 @@ from mcpkit_storage import (
     RememberQuotaError,
     RememberStoreUnavailableError,
     Scope,
+    SearchMode,
     StoreConfig,
     parse_store_url,
 )
@@ -22,7 +25,9 @@ from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
 
 __all__ = [
+    "MODES",
     "SCOPES",
+    "Explanation",
     "Found",
     "KeyPage",
     "Match",
@@ -37,6 +42,7 @@ __all__ = [
     "RememberScopeNotAllowedError",
     "RememberStoreUnavailableError",
     "Scope",
+    "SearchMode",
     "StoreConfig",
     "ToolsConfig",
     "parse_store_url",

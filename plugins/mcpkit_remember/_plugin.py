@@ -21,6 +21,7 @@ from mcpkit_storage import (
     Quota,
     Semantic,
     StoreConfig,
+    VaultTaskStore,
     keyring_from,
     make_store,
     store_config,
@@ -66,12 +67,19 @@ class RememberPlugin(BackedPlugin):
         redis_prefix: str = "mcpkit:remember:",
         search: bool = False,
         embedder: Embedder | None = None,
+        search_keys: bool = True,
     ) -> None:
         if not isinstance(search, bool):
             raise ConfigurationError(
                 f"search is True (index every value, for self.remember.search) or False, not {search!r:.40}."
             )
+        if not isinstance(search_keys, bool):
+            raise ConfigurationError(
+                f"search_keys is True (a value's key is searched with it) or False (its value alone), "
+                f"not {search_keys!r:.40}."
+            )
         self.search = search
+        self.search_keys = search_keys
         self.embedder = _checked_embedder(embedder)
         self.default_ttl = _seconds("default_ttl", default_ttl)
         self.session_ttl = _seconds("session_ttl", session_ttl)
@@ -112,6 +120,7 @@ class RememberPlugin(BackedPlugin):
         redis_prefix: str = "mcpkit:remember:",
         search: bool = False,
         embedder: Embedder | None = None,
+        search_keys: bool = True,
     ) -> RememberPlugin:
         """The plugin with a ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``) store.
 
@@ -122,8 +131,9 @@ class RememberPlugin(BackedPlugin):
         ``session_ttl`` is the longest a value kept for a session lives after its last write.
         ``search=True`` indexes every value so that ``self.remember.search`` can find it (the memory
         tools' notes are always indexed, for ``search_memories``). With an ``embedder`` (for example
-        ``mcpkit_search.MiniLM()``), searchable values also keep a sealed vector and search is hybrid:
-        BM25 and similarity in meaning, fused (docs/search.md).
+        ``mcpkit_search.MiniLM()``), searchable values also keep sealed vectors and search is hybrid:
+        BM25 and similarity in meaning, fused (docs/search.md). ``search_keys=False`` leaves keys out of
+        what is searched (for keys that are ids, not words); it applies to values written from then on.
         """
         # Without a type, REMEMBER_STORE is read when the server is built, not at import.
         config = None if type is None and url is None and path is None else store_config(type, url, _path(path))
@@ -139,6 +149,7 @@ class RememberPlugin(BackedPlugin):
             redis_prefix=redis_prefix,
             search=search,
             embedder=embedder,
+            search_keys=search_keys,
         )
 
     def attributes(self) -> Mapping[str, Callable[[Context], object]]:
@@ -170,9 +181,15 @@ class RememberPlugin(BackedPlugin):
     def tools(self) -> Sequence[type[ToolContext]]:
         return memory_tools(self) if self.tools_config.enabled else ()
 
+    def task_store(self) -> VaultTaskStore:
+        """The server's tasks are kept in this plugin's store, sealed, per caller (docs/tasks.md)."""
+        backing = self._backing
+        return VaultTaskStore(lambda: backing.vault)
+
     async def startup(self) -> None:
-        semantic = None if self.embedder is None else Semantic(self.embedder)
+        semantic = None if self.embedder is None else Semantic(self.embedder, keys=self.search_keys)
         vault = await self._backing.start(search_all=self.search, semantic=semantic)
+        vault.index.keys = self.search_keys
         if semantic is not None:
             await semantic.start()  # its model loads in the background: the server answers meanwhile
         self._semantic = semantic

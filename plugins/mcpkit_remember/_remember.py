@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import anyio
 import anyio.to_thread
 
 from mcpkit import Caller, Clock
+from mcpkit_search import WEIGHT
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
+    MODES,
     Found,
     Matches,
     Place,
@@ -23,6 +25,7 @@ from mcpkit_storage import (
     RememberQuotaError,
     RememberStoreUnavailableError,
     Scope,
+    SearchMode,
     StoreUnavailableError,
     Vault,
     backoff,
@@ -147,6 +150,37 @@ class Remember:
         except QuotaExceededError as exc:
             raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
 
+    async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
+        """Keep each value of ``values`` (key -> any JSON value) as ``set`` does; with an embedder their texts are
+        embedded together, in batches, which is faster than one ``set`` each.
+
+        Every key and value is checked before anything is written. The values are then written one by one, in
+        order: if one fails (a quota, the store), the ones before it are kept and the error names the one that
+        failed.
+        """
+        place = self._place(scope)
+        if not isinstance(values, Mapping):
+            raise RememberInvalidError(f"set_many() takes a mapping of key to value, not {type(values).__name__}.")
+        texts = {}
+        for key, value in values.items():
+            check_key(key)
+            texts[key] = encode_value(key, value, self._policy.max_value_bytes)
+        deadline_ttl = check_ttl(ttl)
+        vault = self._policy.vault
+        vectors = [b""] * len(texts)
+        if vault.semantic is not None and vault.searchable(place.bucket):
+            vectors = await vault.semantic.vectors(list(texts.items()))
+        for (key, text), vector in zip(texts.items(), vectors, strict=True):
+            now = self._policy.clock().now()
+            try:
+                await vault.write(
+                    place, key, text, self._deadline(place, deadline_ttl, now), now, self._policy.quota, vector
+                )
+            except StoreUnavailableError as exc:
+                raise _unavailable(exc) from None
+            except QuotaExceededError as exc:
+                raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
         place = self._place(scope)
@@ -238,15 +272,26 @@ class Remember:
         more = len(keys) > limit
         return KeyPage(page, self._policy.cursors.make(owner, place.bucket, page[-1]) if more else None)
 
-    async def search(self, query: str, *, scope: Scope = "session", limit: int = 10) -> Matches:
-        """The caller's values in ``scope`` that best match ``query``, best first (BM25 over keys and text).
+    async def search(
+        self,
+        query: str,
+        *,
+        scope: Scope = "session",
+        limit: int = 10,
+        mode: SearchMode | None = None,
+        weight: float = WEIGHT,
+        explain: bool = False,
+    ) -> Matches:
+        """The caller's values in ``scope`` that best match ``query``, best first (ties: the newest first).
 
-        Words are folded, stop words dropped and English words stemmed ("preferences" finds "preferred"); a
-        query of stop words alone finds nothing. With an embedder (``RememberPlugin.init(embedder=...)``) the
-        ranking is hybrid, BM25 fused with similarity in meaning: a value whose words match, or whose meaning is
-        close enough (above the embedder's ``min_similarity``), is found; a query of stop words is searched by
-        meaning. Until the embedder's model has loaded, the search goes by words alone and the result's ``note``
-        says so. ``limit``: 1 to 100.
+        ``mode="lexical"``: BM25 over keys and text. Words are folded, stop words dropped and English words
+        stemmed ("preferences" finds "preferred"); a query of stop words alone finds nothing. With an embedder
+        (``RememberPlugin.init(embedder=...)``), ``"semantic"`` ranks by similarity in meaning (a long value by
+        its best chunk) and ``"hybrid"``, the default then, fuses both rankings (``weight``: the semantic side's,
+        0 to 1): a value whose words match, or whose meaning is close enough (above the embedder's
+        ``min_similarity``), is found. Until the embedder's model has loaded, the search goes by words alone and
+        the result's ``note`` says so. ``limit``: 1 to 100. ``explain=True``: each match's ``why`` gives each
+        side's score and rank.
         """
         place = self._place(scope)
         if not self._policy.vault.searchable(place.bucket):
@@ -261,10 +306,23 @@ class Remember:
             raise RememberInvalidError(
                 f"search(limit=...) is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}."
             )
+        self._check_mode(mode, weight)
+        now = self._policy.clock().now()
         try:
-            return await search(self._policy.vault, place, query, self._policy.clock().now(), limit)
+            return await search(self._policy.vault, place, query, now, limit, mode, explain=explain, weight=weight)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
+
+    def _check_mode(self, mode: object, weight: object) -> None:
+        if mode is not None and mode not in MODES:
+            raise RememberInvalidError(f"search(mode=...) is one of {', '.join(MODES)}, or None; not {mode!r:.40}.")
+        if mode in ("semantic", "hybrid") and self._policy.vault.semantic is None:
+            raise RememberInvalidError(
+                f"search(mode={mode!r}) searches by meaning, which needs an embedder: "
+                "RememberPlugin.init(..., embedder=mcpkit_search.MiniLM()) (docs/search.md)."
+            )
+        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+            raise RememberInvalidError(f"search(weight=...) is a number from 0 to 1, not {weight!r:.40}.")
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""

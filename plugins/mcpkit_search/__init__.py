@@ -4,55 +4,69 @@ It knows nothing of stores or encryption: ``Analyzer`` turns text into terms,
 ``bm25`` ranks documents from postings; ``Stats``, ``idf`` and ``weight`` are the
 formula for stores that score inside themselves. For search by meaning, an
 ``Embedder`` turns texts into vectors (``MiniLM`` is the local model of the
-``semantic`` extra) and ``fuse`` joins the BM25 and vector rankings.
+``semantic`` extra, ``E5Small`` another) and ``fuse`` joins the BM25 and vector rankings; ``chunks`` cuts a
+long text into the overlapping windows a model reads.
 ``COMPILED`` says whether the counting of index terms runs compiled (Cython)
 or in Python; both give the same results.
 """
 
 from ._analyzer import Analyzer, fold, value_text
 from ._bm25 import K1, B, Corpus, Stats, bm25, corpus_of, idf, top, weight
+from ._chunks import CHUNK_OVERLAP, CHUNK_WORDS, chunks
 from ._counting import COMPILED
+from ._e5 import E5Small
 from ._embedder import (
     MAX_EMBED_CHARS,
     TAG_BYTES,
     Embedder,
     dimensions_of,
+    document_chunks,
     document_text,
     pack_vector,
+    pack_vectors,
     tag_of,
     unpack_vectors,
+    vectors_in,
 )
-from ._fusion import ALPHA, RRF_K, fuse, rrf
+from ._fusion import RRF_K, WEIGHT, fuse, rrf, rsf
 from ._minilm import MiniLM, SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
 
 __all__ = [
-    "ALPHA",
+    "CHUNK_OVERLAP",
+    "CHUNK_WORDS",
     "COMPILED",
     "ENGLISH_STOP_WORDS",
     "K1",
     "MAX_EMBED_CHARS",
     "RRF_K",
     "TAG_BYTES",
+    "WEIGHT",
     "Analyzer",
     "B",
     "Corpus",
+    "E5Small",
     "Embedder",
     "MiniLM",
     "SemanticUnavailableError",
     "Stats",
     "bm25",
+    "chunks",
     "corpus_of",
     "dimensions_of",
+    "document_chunks",
     "document_text",
     "fold",
     "fuse",
     "idf",
     "pack_vector",
+    "pack_vectors",
     "rrf",
+    "rsf",
     "tag_of",
     "top",
     "unpack_vectors",
     "value_text",
+    "vectors_in",
     "weight",
 ]

@@ -1,12 +1,14 @@
 """Embedders: text to vectors, for search by meaning. The protocol, the text a value is embedded as, and vectors.
 
-A vector is kept as ``tag (4 bytes) | scale (float32) | components (int8)``:
-the unit-length vector divided by ``scale`` and rounded, so each component
-takes one byte (a quarter of float32) and a cosine similarity comes out within
-about 0.01 of the exact one. The tag names the model (a hash of
-``Embedder.name``), so vectors of another model (a server switched to a new
-one) are never compared with the query's; they count as missing, and their
-texts are embedded again when searched.
+A value's vectors (one per chunk of its text, ``_chunks``) are kept as
+``tag (4 bytes)`` then, for each, ``scale (float32) | components (int8)``: the
+unit-length vector divided by ``scale`` and rounded, so each component takes
+one byte (a quarter of float32) and a cosine similarity comes out within about
+0.01 of the exact one. A single vector (a query's, or a short value's) is the
+case of one chunk. The tag names the model (a hash of ``Embedder.name``), so
+vectors of another model (a server switched to a new one) are never compared
+with the query's; they count as missing, and their texts are embedded again
+when searched.
 
 numpy does the vector work; it comes with the ``semantic`` extra and is imported
 only where an embedder is used, so the default install does not need it.
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ._analyzer import texts_of
+from ._chunks import chunks
 
 if TYPE_CHECKING:
     import numpy
@@ -31,13 +34,16 @@ __all__ = [
     "TAG_BYTES",
     "Embedder",
     "dimensions_of",
+    "document_chunks",
     "document_text",
     "pack_vector",
+    "pack_vectors",
     "tag_of",
     "unpack_vectors",
+    "vectors_in",
 ]
 
-#: The longest text given to an embedder, in characters; models read a few hundred words at most.
+#: The longest query given to an embedder, in characters (a value is cut into chunks instead: none is dropped).
 MAX_EMBED_CHARS = 2048
 
 #: The bytes of a model's tag at the head of each of its vectors, and of the tag and the scale together.
@@ -53,9 +59,10 @@ class Embedder(Protocol):
     ``name`` identifies the model (vectors of different names are never compared); ``embed`` returns one
     vector per text, all of the same length (they need not be unit length: they are normalised when kept).
     An embedder may also define ``async def load(self) -> None``, which the plugin runs in the background when
-    the server starts (searches go by words alone until it returns), and ``min_similarity``, the cosine
+    the server starts (searches go by words alone until it returns); ``min_similarity``, the cosine
     similarity above which a value matches a query by meaning (default 0: what the model calls unrelated
-    depends on the model, so set it).
+    depends on the model, so set it); and ``async def embed_query(self, texts)``, for models that embed a
+    query otherwise than a document (e5's "query: " prefix), else queries go through ``embed`` too.
     """
 
     @property
@@ -64,11 +71,17 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]: ...
 
 
-def document_text(key: str, value: Any) -> str:
-    """What a kept value is embedded as: its key's words, then the strings and numbers inside the value."""
-    words = _SEPARATORS.sub(" ", key).strip()
-    text = " ".join([words, *texts_of(value)]) if words else " ".join(texts_of(value))
-    return text[:MAX_EMBED_CHARS]
+def document_text(key: str, value: Any, *, keys: bool = True) -> str:
+    """What a kept value is embedded as: its key's words (unless ``keys`` is false), then the strings and numbers
+    inside the value; all of it (``document_chunks`` cuts it into what a model reads)."""
+    words = _SEPARATORS.sub(" ", key).strip() if keys else ""
+    return " ".join([words, *texts_of(value)]) if words else " ".join(texts_of(value))
+
+
+def document_chunks(key: str, value: Any, *, keys: bool = True) -> list[str]:
+    """The chunks a kept value is embedded as (``document_text`` in overlapping windows); one for a short value,
+    and one (the key's words, or empty) for a value without words."""
+    return chunks(document_text(key, value, keys=keys)) or [document_text(key, value, keys=keys)]
 
 
 def tag_of(name: str) -> bytes:
@@ -78,6 +91,20 @@ def tag_of(name: str) -> bytes:
 
 def pack_vector(name: str, vector: Sequence[float]) -> bytes:
     """A vector as kept: the model's tag, then its unit-length components quantised to int8 with one scale."""
+    return tag_of(name) + _quantised(name, vector)
+
+
+def pack_vectors(name: str, vectors: Sequence[Sequence[float]]) -> bytes:
+    """A value's vectors (one per chunk, all of one length) as kept: the model's tag once, then each quantised."""
+    if not vectors:
+        raise ValueError(f"the embedder {name!r} returned no vector for a value")
+    sizes = {len(vector) for vector in vectors}
+    if len(sizes) != 1:
+        raise ValueError(f"the embedder {name!r} returned vectors of {sorted(sizes)} components for one value")
+    return tag_of(name) + b"".join(_quantised(name, vector) for vector in vectors)
+
+
+def _quantised(name: str, vector: Sequence[float]) -> bytes:
     import numpy
 
     array = numpy.asarray(vector, dtype=numpy.float32)
@@ -89,27 +116,40 @@ def pack_vector(name: str, vector: Sequence[float]) -> bytes:
     unit = (array / norm).astype(numpy.float32)
     scale = float(numpy.abs(unit).max()) / 127.0
     quantised: bytes = numpy.rint(unit / scale).astype(numpy.int8).tobytes()
-    return tag_of(name) + struct.pack("<f", scale) + quantised
+    return struct.pack("<f", scale) + quantised
 
 
 def dimensions_of(packed: bytes) -> int:
-    """How many components a packed vector has."""
+    """How many components a packed single vector (a query's) has."""
     return max(len(packed) - _HEAD_BYTES, 0)
 
 
+def vectors_in(packed: bytes, dimensions: int) -> int:
+    """How many vectors of ``dimensions`` components ``packed`` holds (0: none, or not of that length)."""
+    record = _HEAD_BYTES - TAG_BYTES + dimensions
+    body = len(packed) - TAG_BYTES
+    return body // record if body > 0 and body % record == 0 else 0
+
+
 def unpack_vectors(name: str, packed: Sequence[bytes], dimensions: int) -> tuple[numpy.typing.NDArray[Any], list[int]]:
-    """The kept vectors of model ``name`` with ``dimensions`` components, as rows, and which of ``packed`` they are.
+    """The kept vectors of model ``name`` with ``dimensions`` components, as rows, and which of ``packed`` each
+    row comes from (a value of several chunks gives several rows).
 
     Vectors of another model, of another length, or missing (empty bytes) are left out.
     """
     import numpy
 
-    tag, size = tag_of(name), _HEAD_BYTES + dimensions
-    rows = [number for number, data in enumerate(packed) if len(data) == size and data[:TAG_BYTES] == tag]
-    if not rows:
-        return numpy.zeros((0, dimensions), dtype=numpy.float32), rows
-    heads = b"".join(packed[number][TAG_BYTES:_HEAD_BYTES] for number in rows)
-    scales = numpy.frombuffer(heads, dtype="<f4").reshape(len(rows), 1)
-    joined = b"".join(packed[number][_HEAD_BYTES:] for number in rows)
-    components = numpy.frombuffer(joined, dtype=numpy.int8).reshape(len(rows), dimensions)
-    return components.astype(numpy.float32) * scales, rows
+    tag, record = tag_of(name), _HEAD_BYTES - TAG_BYTES + dimensions
+    owners: list[int] = []
+    bodies = []
+    for number, data in enumerate(packed):
+        count = vectors_in(data, dimensions) if data[:TAG_BYTES] == tag else 0
+        if count:
+            owners += [number] * count
+            bodies.append(data[TAG_BYTES:])
+    if not owners:
+        return numpy.zeros((0, dimensions), dtype=numpy.float32), owners
+    records = numpy.frombuffer(b"".join(bodies), dtype=numpy.uint8).reshape(len(owners), record)
+    scales = records[:, :4].copy().view("<f4").reshape(len(owners), 1)
+    components = records[:, 4:].view(numpy.int8)
+    return components.astype(numpy.float32) * scales, owners

@@ -1,30 +1,57 @@
 """Fusion: one ranking from a lexical (BM25) and a semantic (vector) ranking of the same documents.
 
-``fuse`` is relative score fusion: each ranking's scores are rescaled to 0..1
-(the best 1, the worst 0) and summed with weights, ``alpha`` for the semantic
-side. Unlike reciprocal rank fusion (``rrf``, kept for comparison), it keeps how
-far apart the scores are: a document BM25 finds only by a stray common word
-ranks low in BM25 terms too, instead of one place below the best, so a
-paraphrased query (which BM25 mostly misses) keeps what the semantic ranking
-found in its first five (though a word match takes first place more often than
-with the semantic ranking alone). ``docs/benchmarks.md`` measures both on the
-labelled set.
+``fuse`` is standard-score fusion: each side's scores become z-scores (how many standard deviations above that
+side's mean), a document a side did not find takes that side's lowest, and the two are summed with weights,
+``weight`` for the semantic side; the sums are then rescaled so the best is 1 and the worst 0. Unlike
+rescaling each side to 0..1 by its best and worst (``rsf``, which mcpkit used before, with 0.75 on meaning),
+one far-out BM25 score (a long conversation full of the query's words) or a narrow band of cosine similarities
+does not decide the whole ranking; unlike reciprocal rank fusion (``rrf``), how far ahead a document is still
+counts. ``WEIGHT`` was chosen on the public sets of ``bench/retrieval.py``, where fusions and weights were
+measured side by side (``docs/benchmarks.md``): from 0.35 to 0.45 hybrid was at least as good as the better
+side on each set, and better than both on one.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
-__all__ = ["ALPHA", "RRF_K", "fuse", "rrf"]
+__all__ = ["RRF_K", "WEIGHT", "fuse", "rrf", "rsf"]
 
-#: The weight of the semantic ranking in ``fuse`` (Weaviate's default for its hybrid search; not tuned here).
-ALPHA = 0.75
+#: The weight of the semantic side in ``fuse`` (0: words alone, 1: meaning alone).
+WEIGHT = 0.4
 
 #: The rank constant of reciprocal rank fusion (the value of the paper that introduced it).
 RRF_K = 60
 
 Doc = TypeVar("Doc", bound=Hashable)
+
+
+def _standard(scores: Mapping[Doc, float]) -> tuple[dict[Doc, float], float]:
+    """Each score as a z-score over ``scores``, and the score of a document not among them (the lowest z-score).
+
+    A side whose scores do not spread (one document, or all equal) says only which documents it found: they
+    take 1 and the others 0.
+    """
+    mean = math.fsum(scores.values()) / len(scores) if scores else 0.0
+    spread = math.sqrt(math.fsum((score - mean) ** 2 for score in scores.values()) / len(scores)) if scores else 0.0
+    if spread == 0.0:
+        return dict.fromkeys(scores, 1.0), 0.0
+    standard = {doc: (score - mean) / spread for doc, score in scores.items()}
+    return standard, min(standard.values())
+
+
+def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight: float = WEIGHT) -> dict[Doc, float]:
+    """Standard-score fusion of two rankings (document -> score, higher is better): 0 (the worst) to 1 (the best)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"the semantic side's weight is from 0 to 1, not {weight!r}")
+    (left, left_low), (right, right_low) = _standard(lexical), _standard(semantic)
+    summed = {
+        doc: (1.0 - weight) * left.get(doc, left_low) + weight * right.get(doc, right_low)
+        for doc in left.keys() | right.keys()
+    }
+    return _rescaled(summed)
 
 
 def _rescaled(scores: Mapping[Doc, float]) -> dict[Doc, float]:
@@ -36,10 +63,12 @@ def _rescaled(scores: Mapping[Doc, float]) -> dict[Doc, float]:
     return {doc: (score - low) / (high - low) for doc, score in scores.items()}
 
 
-def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, alpha: float = ALPHA) -> dict[Doc, float]:
-    """Relative score fusion of two rankings (document -> score, higher is better): a score from 0 to 1."""
+def rsf(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight: float) -> dict[Doc, float]:
+    """Relative score fusion (kept for comparison): both rankings' scores rescaled to 0..1, summed with weights."""
     left, right = _rescaled(lexical), _rescaled(semantic)
-    return {doc: (1.0 - alpha) * left.get(doc, 0.0) + alpha * right.get(doc, 0.0) for doc in left.keys() | right.keys()}
+    return {
+        doc: (1.0 - weight) * left.get(doc, 0.0) + weight * right.get(doc, 0.0) for doc in left.keys() | right.keys()
+    }
 
 
 def rrf(*rankings: Sequence[Doc], k: int = RRF_K) -> dict[Doc, float]:

@@ -1,4 +1,4 @@
-"""mcpkit_storage: the one storage layer of mcpkit's plugins (remember, history, context, and tasks to come).
+"""mcpkit_storage: the one storage layer of mcpkit's plugins (remember, history, context, and the server's tasks).
 
 Values are sealed per owner (AES-256-GCM under keys derived per owner) at hashed addresses, searched through a
 blind index, kept in one of five stores, and read and written through a ``Vault`` that handles rotation, replays
@@ -23,8 +23,9 @@ from ._found import Found, Observed
 from ._keyring import Keyring
 from ._offloaded import read_many_in_thread
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
-from ._search import MAX_SEARCH_LIMIT, Match, Matches, search
+from ._search import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
+from ._tasks import TASKS_BUCKET, VaultTaskStore
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 from ._vault import Vault, backoff
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
@@ -35,11 +36,14 @@ __all__ = [
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
+    "MODES",
     "NOTES_NAMESPACE",
     "SCOPES",
+    "TASKS_BUCKET",
     "BackedPlugin",
     "Backing",
     "CursorSeal",
+    "Explanation",
     "Found",
     "Keyring",
     "Match",
@@ -55,10 +59,12 @@ __all__ = [
     "RememberQuotaError",
     "RememberStoreUnavailableError",
     "Scope",
+    "SearchMode",
     "Semantic",
     "StoreConfig",
     "StoreUnavailableError",
     "Vault",
+    "VaultTaskStore",
     "backoff",
     "check_key",
     "check_scope",

@@ -63,7 +63,13 @@ _MIGRATE_ATTEMPTS = 3
 
 
 async def rotate(
-    store: Store, keyring: Keyring, now: float, *, reindex: bool = False, embedder: Embedder | None = None
+    store: Store,
+    keyring: Keyring,
+    now: float,
+    *,
+    reindex: bool = False,
+    embedder: Embedder | None = None,
+    keys: bool = True,
 ) -> RotationReport:
     """Rewrite every entry sealed under an older secret, or in mcpkit 0.1's layout, under the first secret.
 
@@ -71,13 +77,15 @@ async def rotate(
     the memory tools' notes); ``reindex`` rewrites every other live entry too, with postings: after turning
     ``RememberPlugin(search=True)`` on for a store that already holds values. With an ``embedder`` (which
     implies ``reindex``), each value without a vector of that model gets one, for search by meaning
-    (``embedded``). The store is read a page at a
+    (``embedded``). ``keys=False``: keys are left out of the postings and vectors, as for servers built with
+    ``RememberPlugin(search_keys=False)``. The store is read a page at a
     time. Each move is one atomic compare-and-set that writes the newest copy at the primary address and
     deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
     ``rotate`` runs stays forgotten, and a newer write is never replaced.
     """
     vault = Vault(store, keyring)
-    semantic = None if embedder is None else Semantic(embedder)
+    vault.index.keys = keys
+    semantic = None if embedder is None else Semantic(embedder, keys=keys)
     reindex = reindex or semantic is not None
     report = RotationReport()
     made: list[bytes] = []  # the vectors the current move made
@@ -144,6 +152,7 @@ async def _load(embedder: object) -> None:
         await load()
 
 
+_KEYS_HELP = "leave keys out of what is searched, as servers built with RememberPlugin.init(search_keys=False)"
 _PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
 
 
@@ -164,6 +173,7 @@ def register(commands: Any) -> None:
     )
     rotate_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
     rotate_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
+    rotate_cmd.add_argument("--without-keys", action="store_true", help=_KEYS_HELP)
     rotate_cmd.set_defaults(handler=_rotate_command)
     reindex_cmd = actions.add_parser(
         "reindex",
@@ -179,6 +189,7 @@ def register(commands: Any) -> None:
         action="store_true",
         help="also give every value without one a vector of mcpkit[semantic]'s local model, for search by meaning",
     )
+    reindex_cmd.add_argument("--without-keys", action="store_true", help=_KEYS_HELP)
     reindex_cmd.set_defaults(handler=_reindex_command)
     purge_cmd = actions.add_parser(
         "purge",
@@ -218,7 +229,8 @@ def _keyring(config: StoreConfig) -> Keyring:
 
 
 def _rotate_command(args: argparse.Namespace) -> int:
-    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time()))
+    keys = not args.without_keys
+    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), keys=keys))
 
 
 def _reindex_command(args: argparse.Namespace) -> int:
@@ -227,7 +239,10 @@ def _reindex_command(args: argparse.Namespace) -> int:
     except SemanticUnavailableError as exc:
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2
-    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True, embedder=embedder))
+    keys = not args.without_keys
+    return _execute(
+        args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True, embedder=embedder, keys=keys)
+    )
 
 
 def _purge_command(args: argparse.Namespace) -> int:

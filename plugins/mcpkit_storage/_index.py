@@ -1,6 +1,6 @@
 """The blind index: what a kept value contributes to search, as keyed hashes of its words.
 
-A value's document is its key and the strings and numbers inside it, analysed
+A value's document is its key (unless ``keys`` is off) and the strings and numbers inside it, analysed
 by ``mcpkit_search.Analyzer``; each term becomes a blind term (``Keyring.blind``)
 of the bucket's address, so a store holds counts of numbers, never words.
 
@@ -86,6 +86,8 @@ class BlindIndex:
     def __init__(self, keyring: Keyring, analyzer: Analyzer | None = None) -> None:
         self.keyring = keyring
         self._analyzer = analyzer
+        #: Whether a value's key is part of its indexed text (``RememberPlugin(search_keys=...)``).
+        self.keys = True
         self._buckets: OrderedDict[tuple[str, str], _BucketWords] = OrderedDict()  # least recently written first
         self._words = 0  # in all of them
         self._apart: Analyzer | None = None  # the worker threads' analyser, one long value at a time
@@ -106,7 +108,9 @@ class BlindIndex:
             words = self._buckets[place] = _BucketWords(self, *place)
         else:
             self._buckets.move_to_end(place)
-        return _capped(*self.analyzer.counts(value_text(key, pydantic_core.from_json(value_json)), words))
+        return _capped(
+            *self.analyzer.counts(value_text(key if self.keys else "", pydantic_core.from_json(value_json)), words)
+        )
 
     async def postings_of(self, address: Address, key: str, value_json: str | bytes) -> Postings:
         """``postings``, in a worker thread for a long value (``ANALYSED_ON_LOOP``) so the event loop stays free."""
@@ -122,7 +126,9 @@ class BlindIndex:
                 self._apart = Analyzer()
             analyzer, keyring = self._apart, self.keyring
             words = _Apart(lambda word: tuple(keyring.blind(0, *address[:2], analyzer.terms_of(word))))
-            return _capped(*analyzer.counts(value_text(key, pydantic_core.from_json(value_json)), words))
+            return _capped(
+                *analyzer.counts(value_text(key if self.keys else "", pydantic_core.from_json(value_json)), words)
+            )
 
     def cached(self, words: _BucketWords) -> None:
         """Count one more cached word of ``words``; past ``WORDS_CACHED``, forget the least recent buckets."""

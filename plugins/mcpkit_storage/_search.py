@@ -1,11 +1,12 @@
 """Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits.
 
-With an embedder (``Vault.semantic``) the search is hybrid: every live value of
-the place is opened for its sealed vector, and the BM25 and similarity rankings
-are fused (``_hybrid``); a value is found if its words match, or if its
-similarity to the query is above the embedder's ``min_similarity``. Until the
-embedder's model is ready (or when it fails on the query) the search goes by
-words alone, and its result says why (``Matches.note``).
+A search has a ``mode``. ``lexical``: BM25 alone. With an embedder (``Vault.semantic``), ``semantic``: the
+similarity in meaning alone (a value scores by its best chunk); and ``hybrid`` (the default then): both
+rankings fused (``mcpkit_search.fuse``). Those two open every live value of the place for its sealed vectors
+(``_opened_all``). A value is found if its words match (``lexical``, ``hybrid``) or if its similarity to the
+query is above the embedder's ``min_similarity`` (``semantic``, ``hybrid``). Until the embedder's model is
+ready (or when it fails on the query) the search goes by words alone, and its result says why
+(``Matches.note``). Equal scores rank the newest value first (``updated_at``), then by key.
 
 The store ranks (``Store.search``); with one address, that is one call. Every
 address the place's values may live at takes part: one bucket per secret
@@ -20,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import pydantic_core
 
-from mcpkit_search import Corpus, Stats, bm25, corpus_of, fuse, top
+from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, top
 
 from ._found import newer
 from ._payload import Payload
@@ -33,16 +34,35 @@ from ._semantic import QUERY_FAILED
 from ._vault import Vault
 from .stores import Address
 
-__all__ = ["MAX_SEARCH_LIMIT", "Match", "Matches", "search"]
+__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "search"]
 
 #: The most matches one search returns.
 MAX_SEARCH_LIMIT = 100
+
+SearchMode = Literal["lexical", "semantic", "hybrid"]
+
+#: The search modes: by words (BM25), by meaning (the embedder), or both fused.
+MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
+
+
+class Explanation(NamedTuple):
+    """Why a match ranked where it did (``search(..., explain=True)``): each side's score and rank (1 is the
+    best; None: that side did not find it, or was not asked), and the chunk of the value its meaning matched
+    best (0 is the first; None without an embedder)."""
+
+    mode: SearchMode
+    lexical: float | None
+    lexical_rank: int | None
+    semantic: float | None
+    semantic_rank: int | None
+    chunk: int | None
 
 
 class Match(NamedTuple):
     """One value a search found: its key, the value, its score (higher is better) and when it was written.
 
-    The score is BM25's; with an embedder, BM25 and similarity in meaning fused, from 0 to 1.
+    The score is BM25's in ``lexical`` mode, the cosine similarity in ``semantic`` mode, and the fused score
+    (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
 
     ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
     """
@@ -52,6 +72,7 @@ class Match(NamedTuple):
     score: float
     updated_at: float | None
     expires_at: float | None
+    why: Explanation | None = None
 
 
 class Matches(list[Match]):
@@ -72,17 +93,38 @@ _T = TypeVar("_T")
 _Doc = tuple[int, str]
 
 
-async def search(vault: Vault, place: Place, query: str, now: float, limit: int) -> Matches:
-    """The place's ``limit`` best matches for ``query``, best first (ties by key)."""
+async def search(
+    vault: Vault,
+    place: Place,
+    query: str,
+    now: float,
+    limit: int,
+    mode: SearchMode | None = None,
+    *,
+    explain: bool = False,
+    weight: float = WEIGHT,
+) -> Matches:
+    """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
+
+    ``mode`` None: ``hybrid`` with an embedder, else ``lexical``; ``weight``: the semantic side's in ``hybrid``.
+    """
     words = vault.index.words(query)
+    chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
     note = None
-    if vault.semantic is not None and query.strip():
+    if chosen != "lexical" and vault.semantic is not None and query.strip():
         note = vault.semantic.unavailable
         query_vector = None if note is not None else await vault.semantic.query(query)
         if query_vector is not None:
-            return Matches(await _hybrid(vault, place, words, query_vector, now, limit))
+            found = await _by_meaning(vault, place, words, query_vector, now, limit, chosen, weight)
+            return Matches(found if explain else [match._replace(why=None) for match in found])
         note = note or QUERY_FAILED
-    return Matches(await _lexical(vault, place, words, now, limit), note)
+    matches = await _lexical(vault, place, words, now, limit)
+    if explain:
+        matches = [
+            match._replace(why=Explanation("lexical", match.score, rank, None, None, None))
+            for rank, match in enumerate(matches, start=1)
+        ]
+    return Matches(matches, note)
 
 
 async def _lexical(vault: Vault, place: Place, words: Sequence[str], now: float, limit: int) -> list[Match]:
@@ -103,18 +145,11 @@ async def _lexical(vault: Vault, place: Place, words: Sequence[str], now: float,
     return matches
 
 
-async def _hybrid(
-    vault: Vault, place: Place, words: Sequence[str], query_vector: bytes, now: float, limit: int
-) -> list[Match]:
-    """BM25 and vector similarity fused (``mcpkit_search.fuse``) over every live value of the place.
-
-    The place's values are all opened (their vectors are sealed inside them): cost in proportion to the
-    place. BM25 comes from the store's index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the
-    values that match are returned: by their words, or by a similarity above the embedder's ``min_similarity``
-    (both rankings are rescaled over every value, so a match scores as it would among them all).
-    """
-    assert vault.semantic is not None
-    buckets = vault.buckets(place)
+async def _opened_all(
+    vault: Vault, place: Place, buckets: Sequence[tuple[str, str]], now: float
+) -> dict[_Doc, Payload]:
+    """Every live value of the place, opened: one document per key (a key kept twice during a rotation counts as
+    its newest copy)."""
     opened: dict[_Doc, Payload] = {}
     for where, (owner, bucket) in enumerate(buckets):
         began = vault.begin()
@@ -122,37 +157,80 @@ async def _hybrid(
             payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
             if payload is not None:
                 opened[(where, name)] = payload
-    if len(buckets) == 1:  # one address per key: every document is its own key (names decoded for the best only)
-        docs = list(opened)
-    else:  # a key kept twice during a rotation counts as its newest copy
-        newest: dict[str, _Doc] = {}
-        for doc, payload in opened.items():
-            kept = newest.get(payload.key)
-            if kept is None or newer(payload, opened[kept]):
-                newest[payload.key] = doc
-        docs = list(newest.values())
+    if len(buckets) == 1:  # one address per key: every document is its own key
+        return opened
+    newest: dict[str, _Doc] = {}
+    for doc, payload in opened.items():
+        kept = newest.get(payload.key)
+        if kept is None or newer(payload, opened[kept]):
+            newest[payload.key] = doc
+    return {doc: opened[doc] for doc in newest.values()}
+
+
+async def _by_meaning(
+    vault: Vault,
+    place: Place,
+    words: Sequence[str],
+    query_vector: bytes,
+    now: float,
+    limit: int,
+    mode: SearchMode,
+    weight: float,
+) -> list[Match]:
+    """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
+
+    The place's values are all opened (their vectors are sealed inside them): cost in proportion to the
+    place. In ``hybrid``, BM25 comes from the store's index as without an embedder, for its best
+    ``MAX_SEARCH_LIMIT``. Only the values that match are returned: by their words (``hybrid``), or by a
+    similarity above the embedder's ``min_similarity``.
+    """
+    assert vault.semantic is not None
+    buckets = vault.buckets(place)
+    opened = await _opened_all(vault, place, buckets, now)
+    docs = list(opened)
     if not docs:
         return []
     lexical: dict[_Doc, float] = {}
-    if words:
-        chosen = set(docs)
-        ranked = await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, opened)
-        lexical = {doc: score for doc, score in ranked if doc in chosen}
+    if words and mode == "hybrid":
+        ranked = await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, dict(opened))
+        lexical = {doc: score for doc, score in ranked if doc in opened}
     similarities = await vault.semantic.similarities(query_vector, [opened[doc] for doc in docs])
-    semantic = {docs[number]: score for number, score in similarities.items()}
+    best_chunk = {docs[number]: chunk for number, (_, chunk) in similarities.items()}
+    semantic = {docs[number]: score for number, (score, _) in similarities.items()}
     threshold = vault.semantic.min_similarity
     matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
-    fused = sorted(
-        ((doc, score) for doc, score in fuse(lexical, semantic).items() if doc in matching), key=lambda hit: -hit[1]
-    )
-    # The best ``limit``, ties broken by key: only the documents scoring at least the last one's score are named.
-    cut = fused[min(limit, len(fused)) - 1][1] if fused else 0.0
-    best = sorted(
-        ((opened[doc], score) for doc, score in fused if score >= cut), key=lambda hit: (-hit[1], hit[0].key)
-    )[:limit]
+    scores = fuse(lexical, semantic, weight=weight) if mode == "hybrid" else semantic
+    lexical_ranks, semantic_ranks = _ranks(lexical), _ranks(semantic)
+
+    def order(doc: _Doc) -> tuple[float, float, str]:
+        payload = opened[doc]
+        return (-scores[doc], -(payload.written_at or 0.0), payload.key)
+
+    best = sorted((doc for doc in matching if doc in scores), key=order)[:limit]
     return [
-        Match(payload.key, payload.value(), score, payload.written_at, payload.expires_at) for payload, score in best
+        Match(
+            opened[doc].key,
+            opened[doc].value(),
+            scores[doc],
+            opened[doc].written_at,
+            opened[doc].expires_at,
+            Explanation(
+                mode,
+                lexical.get(doc),
+                lexical_ranks.get(doc),
+                semantic.get(doc),
+                semantic_ranks.get(doc),
+                best_chunk.get(doc),
+            ),
+        )
+        for doc in best
     ]
+
+
+def _ranks(scores: dict[_Doc, float]) -> dict[_Doc, int]:
+    """Each document's place (1 is the best) in a ranking by score."""
+    ordered = sorted(scores, key=lambda doc: -scores[doc])
+    return {doc: rank for rank, doc in enumerate(ordered, start=1)}
 
 
 async def _ranked(
@@ -265,5 +343,5 @@ async def _fetch(
         Match(key, payload.value(), score, payload.written_at, payload.expires_at)
         for key, (score, payload) in best.items()
     ]
-    matches.sort(key=lambda match: (-match.score, match.key))
+    matches.sort(key=lambda match: (-match.score, -(match.updated_at or 0.0), match.key))
     return matches[:limit]

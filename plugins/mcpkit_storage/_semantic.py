@@ -1,6 +1,8 @@
-"""``Semantic``: the embedder side of search — a value's sealed vector when written, similarities when searched.
+"""``Semantic``: the embedder side of search — a value's sealed vectors when written, similarities when searched.
 
-A value's vector is sealed inside its entry (``_payload``), so it is written,
+A value is embedded as overlapping chunks of its text (``mcpkit_search.document_chunks``: a long value is
+read whole, not by its opening) and scores by its best chunk. Its vectors are sealed inside its entry
+(``_payload``) and count towards its bytes like the rest of it, so they are written,
 replaced, expired, deleted and rotated with the value in the same atomic step:
 no separate index to keep exact. A search opens the place's values and compares
 their vectors with the query's; values without one (kept before an embedder was
@@ -23,6 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import anyio
 import pydantic_core
@@ -32,16 +35,19 @@ from mcpkit_search import (
     TAG_BYTES,
     Embedder,
     dimensions_of,
-    document_text,
+    document_chunks,
     pack_vector,
+    pack_vectors,
     tag_of,
     unpack_vectors,
+    vectors_in,
 )
 
 from ._payload import Payload
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
+    "EMBED_BATCH",
     "EMBED_TIMEOUT_SECONDS",
     "MAX_EMBEDDED_PER_SEARCH",
     "EmbedderFailedError",
@@ -54,7 +60,12 @@ logger = logging.getLogger("mcpkit.remember.semantic")
 #: The longest one call to the embedder may take before the write or search goes on without it.
 EMBED_TIMEOUT_SECONDS = 10.0
 
-#: Values without a usable vector that one search embeds; the others rank by BM25 alone.
+#: Texts (chunks) given to the embedder in one call, each call within ``EMBED_TIMEOUT_SECONDS``: a long value's
+#: or a batch write's chunks go in calls of this many (16 windows take MiniLM about 2 s on one slow core).
+EMBED_BATCH = 16
+
+#: Chunks of values without a usable vector that one search embeds (whole values only, in the place's order);
+#: the others rank by BM25 alone.
 MAX_EMBEDDED_PER_SEARCH = 256
 
 #: The similarity above which a value matches a query by meaning, for an embedder that sets no ``min_similarity``.
@@ -81,8 +92,10 @@ class Semantic:
     Ready at once, unless ``start`` loads its model in the background: then ready once that is done.
     """
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, *, keys: bool = True) -> None:
         self.embedder = embedder
+        #: Whether a value's key is embedded with it (its words before the value's).
+        self.keys = keys
         self.name = str(embedder.name)
         self._tag = tag_of(self.name)
         #: How many components the embedder's vectors have, once one was seen (None: not yet).
@@ -146,60 +159,125 @@ class Semantic:
         vector = payload.vector
         if vector[:TAG_BYTES] != self._tag:
             return False
-        return self.dimensions is None or dimensions_of(vector) == self.dimensions
+        return self.dimensions is None or vectors_in(vector, self.dimensions) > 0
 
     async def vector(self, key: str, value_json: str | bytes, *, strict: bool = False) -> bytes:
-        """The packed vector of a value (its stored JSON text); empty bytes when the embedder fails, or while its
-        model loads (the value is embedded when searched, until its next write gives it a vector).
+        """The packed vectors of a value (its stored JSON text, one vector per chunk); empty bytes when the
+        embedder fails, or while its model loads (the value is embedded when searched, until its next write gives
+        it vectors).
 
         ``strict``: raise ``EmbedderFailedError`` instead of failing.
         """
+        [packed] = await self.vectors([(key, value_json)], strict=strict)
+        return packed
+
+    async def vectors(self, values: Sequence[tuple[str, str | bytes]], *, strict: bool = False) -> list[bytes]:
+        """``vector`` of each (key, JSON text), their chunks embedded together, ``EMBED_BATCH`` to a call."""
         if self.unavailable is not None:
             if strict:
                 raise EmbedderFailedError(f"the embedder {self.name!r} is not ready: {self.unavailable}")
-            return b""
-        text = document_text(key, pydantic_core.from_json(value_json))
-        vectors = await self._embed([text], "a written value", strict=strict)
-        return b"" if vectors is None else vectors[0]
+            return [b""] * len(values)
+        texts = [self.chunks(key, pydantic_core.from_json(value_json)) for key, value_json in values]
+        return await self._packed(texts, "a written value", strict=strict)
+
+    def chunks(self, key: str, value: object) -> list[str]:
+        """The texts a value is embedded as."""
+        return document_chunks(key, value, keys=self.keys)
 
     async def query(self, query: str) -> bytes | None:
         """The packed vector of a query; None when the embedder fails (the search then ranks by BM25 alone)."""
-        vectors = await self._embed([query[:MAX_EMBED_CHARS]], "a search query")
-        return None if vectors is None else vectors[0]
+        embed_query = getattr(self.embedder, "embed_query", None)
+        vectors = await self._embed([query[:MAX_EMBED_CHARS]], "a search query", embed_query)
+        return None if vectors is None else pack_vector(self.name, vectors[0])
 
-    async def similarities(self, query: bytes, kept: Sequence[Payload]) -> dict[int, float]:
-        """The cosine similarity to the query's vector of each kept value that has (or now gets) a vector, by position.
+    async def similarities(self, query: bytes, kept: Sequence[Payload]) -> dict[int, tuple[float, int]]:
+        """Each kept value's similarity to the query (its best chunk's cosine) and that chunk's number, by position,
+        for the values that have (or now get) vectors.
 
-        Values without a usable vector are embedded now, the first ``MAX_EMBEDDED_PER_SEARCH`` of them.
+        Values without usable vectors are embedded now, as many as fit in ``MAX_EMBEDDED_PER_SEARCH`` chunks.
         """
         dimensions = dimensions_of(query)
         [query_row], _ = unpack_vectors(self.name, [query], dimensions)
-        rows, present = unpack_vectors(self.name, [payload.vector for payload in kept], dimensions)
-        scores = {number: float(score) for number, score in zip(present, rows @ query_row, strict=True)}
-        absent = [number for number in range(len(kept)) if number not in scores][:MAX_EMBEDDED_PER_SEARCH]
+        scores = _best(*unpack_vectors(self.name, [payload.vector for payload in kept], dimensions), query_row)
+        absent: list[int] = []
+        texts: list[list[str]] = []
+        budget = MAX_EMBEDDED_PER_SEARCH
+        for number in range(len(kept)):
+            if number not in scores:
+                chunks = self.chunks(kept[number].key, kept[number].value())
+                if len(chunks) > budget:
+                    break
+                budget -= len(chunks)
+                absent.append(number)
+                texts.append(chunks)
         if absent:
-            texts = [document_text(kept[number].key, kept[number].value()) for number in absent]
-            made = await self._embed(texts, "values kept without a vector")
-            if made is not None:
-                more, fitting = unpack_vectors(self.name, made, dimensions)
-                if len(fitting) == len(absent):
-                    scores.update(zip(absent, (float(score) for score in more @ query_row), strict=True))
-                else:
-                    logger.warning("the embedder %r changed its vectors' length; skipped them", self.name)
+            made = await self._packed(texts, "values kept without a vector")
+            rows, owners = unpack_vectors(self.name, made, dimensions)
+            if len(set(owners)) == sum(1 for packed in made if packed):
+                scores.update({absent[owner]: best for owner, best in _best(rows, owners, query_row).items()})
+            else:
+                logger.warning("the embedder %r changed its vectors' length; skipped them", self.name)
         return scores
 
-    async def _embed(self, texts: list[str], what: str, *, strict: bool = False) -> list[bytes] | None:
+    async def _packed(self, texts: list[list[str]], what: str, *, strict: bool = False) -> list[bytes]:
+        """Each value's chunks (``texts``) embedded and packed; empty bytes for a value the embedder failed on."""
+        # Batched by length, so a batch pads its texts to about their own length (a model pads to the longest);
+        # each value's chunks keep their order.
+        flat = sorted(
+            ((number, place, text) for number, chunks in enumerate(texts) for place, text in enumerate(chunks)),
+            key=lambda chunk: len(chunk[2]),
+        )
+        made: list[dict[int, Sequence[float]]] = [{} for _ in texts]
+        failed: set[int] = set()
+        for start in range(0, len(flat), EMBED_BATCH):
+            batch = flat[start : start + EMBED_BATCH]
+            vectors = await self._embed([text for _, _, text in batch], what, strict=strict)
+            for offset, (number, place, _) in enumerate(batch):
+                if vectors is None:
+                    failed.add(number)
+                else:
+                    made[number][place] = vectors[offset]
+        packed = []
+        for number, chunks in enumerate(made):
+            vectors = [chunks[place] for place in sorted(chunks)]
+            try:
+                packed.append(b"" if number in failed or not vectors else pack_vectors(self.name, vectors))
+            except ValueError as exc:
+                if strict:
+                    raise EmbedderFailedError(f"the embedder {self.name!r} failed on {what}: {exc}") from exc
+                logger.warning("the embedder %r failed on %s: %s", self.name, what, exc)
+                packed.append(b"")
+        if self.dimensions is None:
+            self.dimensions = next((len(next(iter(chunks.values()))) for chunks in made if chunks), None)
+        return packed
+
+    async def _embed(
+        self, texts: list[str], what: str, embed: Callable[..., Awaitable[Any]] | None = None, *, strict: bool = False
+    ) -> list[Sequence[float]] | None:
         try:
             with anyio.fail_after(EMBED_TIMEOUT_SECONDS):
-                vectors = await self.embedder.embed(texts)
+                vectors = list(await (embed or self.embedder.embed)(texts))
             if len(vectors) != len(texts):
                 raise ValueError(f"{len(vectors)} vectors for {len(texts)} texts")
-            packed = [pack_vector(self.name, vector) for vector in vectors]
+            for vector in vectors:
+                pack_vector(self.name, vector)  # checks: one finite, non-zero vector per text
         except Exception as exc:  # the user's model: whatever it raises, writes and searches go on without it
             if strict:
                 raise EmbedderFailedError(f"the embedder {self.name!r} failed on {what}: {exc!r:.200}") from exc
             logger.warning("the embedder %r failed on %s; going on without its vectors", self.name, what, exc_info=True)
             return None
-        if packed and self.dimensions is None:
-            self.dimensions = dimensions_of(packed[0])
-        return packed
+        return vectors
+
+
+def _best(rows: Any, owners: list[int], query_row: Any) -> dict[int, tuple[float, int]]:
+    """Per value (``owners``: the value of each row), its best row's similarity to the query and that row's number
+    among the value's rows."""
+    best: dict[int, tuple[float, int]] = {}
+    chunk, previous = 0, None
+    for owner, score in zip(owners, (rows @ query_row).tolist(), strict=True):
+        chunk = chunk + 1 if owner == previous else 0
+        previous = owner
+        kept = best.get(owner)
+        if kept is None or score > kept[0]:
+            best[owner] = (float(score), chunk)
+    return best

@@ -47,6 +47,7 @@ class HeadlessUser:
         self._allow = allow
         self._result: AuthorizationCodeResult | None = None
         self.pages_seen: list[str] = []  # the paths of the HTML pages answered, in order
+        self.page_texts: list[str] = []  # and their HTML
 
     async def redirect_handler(self, authorization_url: str) -> None:
         """Follow ``authorization_url`` to the client's redirect URI, answering each page on the way."""
@@ -74,6 +75,7 @@ class HeadlessUser:
         parser = _Forms()
         parser.feed(page.text)
         self.pages_seen.append(urlsplit(str(page.url)).path)
+        self.page_texts.append(page.text)
         for action, inputs in parser.forms:
             if {"login", "password"} <= set(inputs):
                 if page.status_code == 401:

@@ -114,7 +114,10 @@ async def test_through_the_http_stack_bound_to_the_resource_with_503_when_the_pr
         assert structured(await call_modern(http, "whoami", token="opaque-nour"))["user_id"] == "nour"
         refused = await call_modern(http, "whoami", token="opaque-elsewhere")
         assert refused.status_code == 401
-        assert refused.json()["error_description"] == "The bearer token was refused: token audience is not accepted"
+        assert (
+            refused.json()["error"]["data"]["error_description"]
+            == "The bearer token was refused: token audience is not accepted"
+        )
         metadata = (await http.get("/.well-known/oauth-protected-resource/mcp")).json()
         assert metadata["authorization_servers"] == [ISSUER]
         provider.status = 503

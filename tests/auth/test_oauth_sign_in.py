@@ -9,7 +9,11 @@ browser (``headless_user.py``), who answers the sign-in and consent pages over H
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -18,12 +22,13 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
 
 import httpx2
 import jwt
 import pytest
 from headless_user import REDIRECT_URI, HeadlessUser, SignInRefused
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
@@ -106,12 +111,17 @@ def oauth(url: str, user: HeadlessUser, storage: MemoryTokens) -> OAuthClientPro
 
 
 @asynccontextmanager
-async def signed_in(desk: HelpDesk, login: str, era: str, storage: MemoryTokens | None = None) -> AsyncIterator[Client]:
+async def signed_in(
+    desk: HelpDesk, login: str, era: str, storage: MemoryTokens | None = None, *, url: str | None = None
+) -> AsyncIterator[Client]:
+    """The official client, signed in as ``login`` through the provider's pages, connected to ``url`` (default: the
+    URL the help desk printed)."""
+    url = url or desk.url
     user = HeadlessUser(login, DEMO_PASSWORDS[login])
-    auth = oauth(desk.url, user, storage or MemoryTokens())
+    auth = oauth(url, user, storage or MemoryTokens())
     async with (
         httpx2.AsyncClient(auth=auth, timeout=CALL_SECONDS) as http,
-        Client(streamable_http_client(desk.url, http_client=http), mode=era) as client,
+        Client(streamable_http_client(url, http_client=http), mode=era) as client,
     ):
         yield client
 
@@ -215,3 +225,134 @@ def test_without_npm_the_oauth_mode_says_what_is_missing(
     error = capsys.readouterr().err
     assert "the demo identity provider cannot run" in error
     assert "npm is not on PATH" in error
+
+
+def at_localhost(desk: HelpDesk) -> str:
+    return desk.url.replace("127.0.0.1", "localhost")
+
+
+def audience(storage: MemoryTokens) -> object:
+    assert storage.tokens is not None
+    return jwt.decode(storage.tokens.access_token, options={"verify_signature": False})["aud"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_client_that_connects_as_localhost_signs_in_there(help_desk: HelpDesk, era: str) -> None:
+    """Issue 27: the client used to stop at "Protected resource http://127.0.0.1:.../mcp does not match expected
+    http://localhost:.../mcp"; the metadata now names the address it used, and the token is asked for it."""
+    storage = MemoryTokens()
+    async with signed_in(help_desk, "sam", era, storage, url=at_localhost(help_desk)) as client:
+        await structured(client, "save_draft", {"ticketId": "T-5", "text": "Done."})
+        assert await structured(client, "send_reply", {"ticketId": "T-5"}) == {"sent": True, "text": "Done."}
+    assert audience(storage) == at_localhost(help_desk)
+    assert f"It answers as {at_localhost(help_desk)}" in help_desk.output.read_text()  # said at start
+
+
+async def test_a_token_asked_for_localhost_is_refused_at_127_0_0_1_and_the_client_signs_in_again(
+    help_desk: HelpDesk,
+) -> None:
+    storage = MemoryTokens()
+    async with signed_in(help_desk, "nour", "2026-07-28", storage, url=at_localhost(help_desk)) as client:
+        await structured(client, "work_on", {"ticketId": "T-8"})
+    assert storage.tokens is not None
+    localhost_token = storage.tokens.access_token
+    async with httpx2.AsyncClient(timeout=CALL_SECONDS) as http:
+        refused = await http.post(
+            help_desk.url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Authorization": f"Bearer {localhost_token}", "MCP-Protocol-Version": "2026-07-28"},
+        )
+    assert refused.status_code == 401
+    assert refused.json()["error"]["data"]["error_description"].endswith(f"tokens here must be for {help_desk.url}")
+    # the official client, holding the localhost token, meets that 401 at 127.0.0.1 and signs in for this address
+    user = HeadlessUser("nour", DEMO_PASSWORDS["nour"])
+    async with (
+        httpx2.AsyncClient(auth=oauth(help_desk.url, user, storage), timeout=CALL_SECONDS) as http,
+        Client(streamable_http_client(help_desk.url, http_client=http), mode="2026-07-28") as client,
+    ):
+        assert (await structured(client, "current_ticket", {}))["ticketId"] == "T-8"  # the same Nour
+    assert user.pages_seen  # it signed in again
+    assert audience(storage) == help_desk.url
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_mistyped_token_shows_invalid_token_and_why_in_the_official_client(
+    help_desk: HelpDesk, era: str
+) -> None:
+    """Issue 27: the client showed only "Server returned an error response"."""
+    with pytest.raises(ExceptionGroup) as raised:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer eyJ-mistyped"}, timeout=CALL_SECONDS) as http,
+            Client(streamable_http_client(help_desk.url, http_client=http), mode=era) as client,
+        ):
+            await client.list_tools()
+    assert raised.group_contains(MCPError, match=r"^invalid_token: The bearer token (was refused|is not)")
+
+
+async def test_a_request_without_scope_is_granted_the_scopes_the_metadata_lists(help_desk: HelpDesk) -> None:
+    """Issue 27: oidc-provider answered an authorization request without ``scope`` with a bare access_denied."""
+    async with httpx2.AsyncClient(timeout=CALL_SECONDS) as http:
+        metadata_url = help_desk.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+        scopes_supported = (await http.get(metadata_url)).json()["scopes_supported"]
+        registered = await http.post(
+            f"{help_desk.issuer}/reg",
+            json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
+        )
+        client_id = registered.json()["client_id"]
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        query = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": REDIRECT_URI,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "resource": help_desk.url,
+            "state": "no-scope",
+        }  # and no "scope"
+        user = HeadlessUser("sam", DEMO_PASSWORDS["sam"])
+        await user.redirect_handler(f"{help_desk.issuer}/auth?{urlencode(query)}")
+        code = (await user.callback_handler()).code
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": REDIRECT_URI,
+            "client_id": client_id,
+            "code_verifier": verifier,
+            "resource": help_desk.url,
+        }
+        tokens = (await http.post(f"{help_desk.issuer}/token", data=form)).json()
+    assert tokens["scope"].split() == scopes_supported == ["tickets:write"]
+    claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
+    assert claims["aud"] == help_desk.url
+    consent = user.page_texts[-1]
+    assert re.findall(r"<li>([^<]*)</li>", consent) == ["tickets:write"]  # each scope once
+
+
+def test_a_first_start_says_it_is_installing_the_provider(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], help_desk: HelpDesk
+) -> None:
+    from helpdesk.__main__ import main
+
+    monkeypatch.setenv("MCPKIT_IDENTITY_PROVIDER_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no npm on it: the install is announced, then fails saying why
+    assert main(["--oauth", "--port", str(free_port())]) == 1
+    error = capsys.readouterr().err
+    assert error.startswith("helpdesk: Installing the demo identity provider, once: oidc-provider 9.13.3")
+    assert str(tmp_path / "empty-cache") in error
+    assert "npm is not on PATH" in error
+    assert "Installing" not in help_desk.output.read_text()  # an installed provider starts without a word of it
+
+
+def test_the_provider_and_the_help_desk_on_one_port_is_refused_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from helpdesk.__main__ import main
+
+    port = free_port()
+    assert main(["--oauth", "--port", str(port), "--identity-port", str(port)]) == 2
+    error = capsys.readouterr().err
+    assert error == (
+        f"helpdesk: --identity-port {port} is the help desk's own --port: the identity provider needs a port of its "
+        "own (by default 9400).\n"
+    )

@@ -18,6 +18,7 @@ import json
 from typing import Annotated
 
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from pydantic import Field
 from typing_extensions import TypedDict
 
@@ -433,6 +434,66 @@ class TriggerPromptChange(ToolContext):
         return f"test_dynamic_prompt {'taken away' if listed else 'added'}."
 
 
+# -- the tasks extension's fixtures (SEP-2663: the tasks-* scenarios) --------------------------------------
+
+_ANSWER = {"type": "object", "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}}
+
+
+@tool(name="greet", description="Greets someone, in the request (never a task).")
+class Greet(ToolContext):
+    async def execute(self, name: str) -> str:
+        return f"Hello, {name}!"
+
+
+@tool(name="slow_compute", description="Works for some seconds, as a task.", task=True)
+class SlowCompute(ToolContext):
+    async def execute(self, seconds: Annotated[float, Field(ge=0, le=600)] = 1, label: str = "") -> str:
+        for done in range(int(seconds * 10)):
+            await self.progress(done, seconds * 10)
+            await asyncio.sleep(0.1)
+        return f"computed {label!r} in {seconds:g} s"
+
+
+@tool(name="failing_job", description="Fails as a tool after a second; only as a task.", task="required")
+class FailingJob(ToolContext):
+    async def execute(self) -> str:
+        await asyncio.sleep(1)
+        raise ToolError("The job failed, as it always does.", code="JOB_FAILED")
+
+
+@tool(name="protocol_error_job", description="Ends in a protocol error, as a task.", task=True)
+class ProtocolErrorJob(ToolContext):
+    async def execute(self) -> str:
+        await asyncio.sleep(0.2)
+        raise MCPError(types.INTERNAL_ERROR, "The job's backend answered with an internal error.")
+
+
+@tool(name="confirm_delete", description="Asks before it deletes a file, as a task.", task=True)
+class ConfirmDelete(ToolContext):
+    async def execute(self, filename: str) -> str:
+        answer = await self.elicit(f"Delete {filename}?", _ANSWER)
+        confirmed = answer.accepted and bool(answer.content and answer.content.get("confirm"))
+        return f"{'Deleted' if confirmed else 'Kept'} {filename}."
+
+
+@tool(name="multi_input", description="Asks two questions at once, as a task.", task=True)
+class MultiInput(ToolContext):
+    async def execute(self) -> str:
+        first, second = await asyncio.gather(
+            self.elicit("Your name?", _ANSWER, key="first"), self.elicit("Confirm?", _ANSWER, key="second")
+        )
+        return f"first={first.action}, second={second.action}"
+
+
+@tool(name="test_tool_with_task", description="Asks a name, then greets as a task.", task="required", ask_first=True)
+class ToolWithTask(ToolContext):
+    async def execute(self) -> str:
+        answer = await self.elicit("What is your name?", _Name, key="user_name")
+        await self.run_as_task()
+        await asyncio.sleep(0.5)
+        return f"Hello, {answer.content['name'] if answer.content else 'nobody'}!"
+
+
 @app(
     id="everything",
     name="Conformance everything server",
@@ -464,6 +525,13 @@ class TriggerPromptChange(ToolContext):
         Reconnection,
         TriggerToolChange,
         TriggerPromptChange,
+        Greet,
+        SlowCompute,
+        FailingJob,
+        ProtocolErrorJob,
+        ConfirmDelete,
+        MultiInput,
+        ToolWithTask,
     ],
     resources=[StaticText, StaticBinary, TemplateData, WatchedResource],
     prompts=[

@@ -6,6 +6,7 @@ headers are visible, in both protocol eras.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -85,7 +86,7 @@ def assert_401(response: httpx2.Response, error: str | None) -> None:
     assert challenge.startswith('Bearer realm="mcp"')
     if error is not None:
         assert f'error="{error}"' in challenge
-        assert response.json()["error"] == error
+        assert response.json()["error"]["data"]["error"] == error
 
 
 # -- no credentials -------------------------------------------------------------
@@ -98,7 +99,7 @@ async def test_no_credentials_without_anonymous_access_gets_401_with_www_authent
 
     assert_401(response, None)
     assert response.headers["www-authenticate"] == 'Bearer realm="mcp"'
-    assert response.json()["error"] == "unauthorized"
+    assert response.json()["error"]["data"]["error"] == "unauthorized"
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -152,7 +153,7 @@ async def test_an_authenticator_that_crashes_gives_500_with_an_error_id_and_no_d
 
     assert response.status_code == 500
     assert "hunter2" not in response.text
-    description = response.json()["error_description"]
+    description = response.json()["error"]["data"]["error_description"]
     assert "error id" in description
     error_id = description.split("error id ")[1].rstrip(").")
     assert any(error_id in r.getMessage() and r.exc_info for r in caplog.records)
@@ -168,7 +169,7 @@ async def test_an_identity_provider_outage_gives_503_with_retry_after_not_401() 
 
     assert response.status_code == 503
     assert response.headers["retry-after"] == "5"
-    assert response.json()["error"] == "temporarily_unavailable"
+    assert response.json()["error"]["data"]["error"] == "temporarily_unavailable"
     assert "idp.internal" not in response.text
 
 
@@ -325,11 +326,13 @@ async def test_the_official_client_with_a_bearer_key_is_the_static_caller(era: s
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_the_official_client_with_a_wrong_key_cannot_call_tools(era: str) -> None:
+async def test_the_official_client_with_a_wrong_key_shows_invalid_token_and_why(era: str) -> None:
     asgi = make_server(allow_anonymous=True).http_app()
     async with asgi.router.lifespan_context(asgi):
         with pytest.raises(ExceptionGroup) as raised:
             async with official_client(asgi, era, "wrong-key-0123456789") as client:
                 await client.call_tool("whoami", {})
 
-    assert raised.group_contains(MCPError, match="Server returned an error response")
+    # not the SDK's stand-in "Server returned an error response": the 401's JSON-RPC error, which it shows
+    shown = "invalid_token: The bearer token is not a key or token this server accepts."
+    assert raised.group_contains(MCPError, match=f"^{re.escape(shown)}$")

@@ -95,8 +95,15 @@ async def test_the_auth_gates_refusals_are_json_too() -> None:
         assert response.status_code == 401
         assert response.headers["content-type"] == "application/json"
         assert int(response.headers["content-length"]) == len(response.content)
-        assert set(response.json()) == {"error", "error_description"}
+        document = response.json()
+        assert set(document) == {"jsonrpc", "id", "error"}  # a JSON-RPC error: what MCP clients read and show
+        oauth = document["error"]["data"]  # RFC 6750's code and description, as in WWW-Authenticate
+        assert document["error"]["message"] == f"{oauth['error']}: {oauth['error_description']}"
     assert nobody.headers["www-authenticate"] == 'Bearer realm="mcp"'
+    assert nobody.json()["error"]["data"]["error"] == "unauthorized"
+    assert wrong.json()["error"]["message"] == (
+        "invalid_token: The bearer token is not a key or token this server accepts."
+    )
 
 
 def test_a_refusal_written_before_any_request_was_read_is_a_whole_http_response_that_closes() -> None:

@@ -82,7 +82,9 @@ async def test_2026_07_28_without_the_scope_is_403_and_with_it_the_request_runs(
         refused = await post_modern(http, method, params, token=token("other"), name=name)
         assert refused.status_code == 403
         assert extract_scope_from_www_auth(refused) == scope
-        assert refused.json()["error_description"].startswith(f"{what} needs the OAuth scope(s) {scope}")
+        assert refused.json()["error"]["data"]["error_description"].startswith(
+            f"{what} needs the OAuth scope(s) {scope}"
+        )
         allowed = await post_modern(http, method, params, token=token(scope), name=name)
         assert allowed.status_code == 200, allowed.text
         assert "result" in body_of(allowed)

@@ -109,8 +109,11 @@ async def test_a_token_is_accepted_only_when_its_audience_is_this_server(era: st
             else:
                 refused = await http.post("/mcp", json=INITIALIZE, headers={**ACCEPT, **bearer(token(claims))})
             assert refused.status_code == 401, claims
-            assert refused.json()["error"] == "invalid_token"
-            assert "aud" in refused.json()["error_description"] or "audience" in refused.json()["error_description"]
+            assert refused.json()["error"]["data"]["error"] == "invalid_token"
+            assert (
+                "aud" in refused.json()["error"]["data"]["error_description"]
+                or "audience" in refused.json()["error"]["data"]["error_description"]
+            )
         async with official_client(asgi, era, token({"sub": "sam", "aud": [URL, "https://other.example"]})) as client:
             result = await client.call_tool("whoami", {})
             assert result.structured_content is not None

@@ -72,8 +72,8 @@ async def test_a_token_without_the_scope_gets_403_naming_it_and_with_it_the_call
         assert 'error="insufficient_scope"' in challenge
         assert extract_scope_from_www_auth(refused) == "tickets:write"  # what the official client asks for next
         assert extract_resource_metadata_from_www_auth(refused) is not None
-        assert refused.json()["error"] == "insufficient_scope"
-        assert "tickets:write" in refused.json()["error_description"]
+        assert refused.json()["error"]["data"]["error"] == "insufficient_scope"
+        assert "tickets:write" in refused.json()["error"]["data"]["error_description"]
         closed = await call_modern(http, "close_ticket", CLOSE, token=token({"scope": "tickets:read tickets:write"}))
         assert structured(closed) == {"closed": "T-1"}
         listed = await call_modern(http, "list_tickets", token=token({"scp": ["tickets:write", "profile"]}))

@@ -53,7 +53,9 @@ import mcpkit_remember._remember as remember
 import mcpkit_remember._tools as memory_tools
 import mcpkit_search._analyzer as analyzer
 import mcpkit_search._bm25 as bm25
+import mcpkit_search._chunks as chunks
 import mcpkit_search._embedder as embedder
+import mcpkit_search._fusion as fusion
 import mcpkit_storage._backing as backing
 import mcpkit_storage._index as index
 import mcpkit_storage._keyring as keyring
@@ -81,7 +83,7 @@ from mcpkit.http._sessions import SessionLimits
 from mcpkit.testing import running
 from mcpkit_history._messages import new_id
 from mcpkit_remember import RememberPlugin
-from mcpkit_search import MiniLM
+from mcpkit_search import E5Small, MiniLM
 from reliability import test_instances, test_load
 
 ROOT = DOCS.parent
@@ -306,7 +308,17 @@ STATED = [
     Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_wire.TERM_HEX_DIGITS),
     Stated("architecture.md", "a word is stored as a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
-    Stated("search.md", "(the first {} characters)", f"{embedder.MAX_EMBED_CHARS:,}"),
+    Stated("search.md", "overlapping windows of {} words", chunks.CHUNK_WORDS),
+    Stated("search.md", "each sharing {} words with the one before", chunks.CHUNK_OVERLAP),
+    Stated("search.md", "(`int8`: {} bytes per window", MINILM_VECTOR_BYTES - embedder.TAG_BYTES),
+    Stated("search.md", "after one {}-byte tag", embedder.TAG_BYTES),
+    Stated("search.md", "default `mcpkit_search.WEIGHT`, {})", fusion.WEIGHT),
+    Stated("remember.md", "mode=None, weight={}, explain=False)", fusion.WEIGHT),
+    Stated("search.md", "so its `min_similarity` is {}, chosen", E5Small.min_similarity),
+    Stated("architecture.md", "a side's missing value at its lowest, {} on meaning)", fusion.WEIGHT),
+    Stated("architecture.md", "overlapping {}-word windows", chunks.CHUNK_WORDS),
+    Stated("search.md", "(in calls of {} windows)", semantic.EMBED_BATCH),
+    Stated("search.md", "takes BM25's best {} from the index", search.MAX_SEARCH_LIMIT),
     Stated("search.md", "(a {}-byte tag naming the model", embedder.TAG_BYTES),
     Stated("search.md", "the model, a {}-byte scale", embedder._HEAD_BYTES - embedder.TAG_BYTES),
     Stated("search.md", "{} bytes for `MiniLM`) is sealed", MINILM_VECTOR_BYTES),
@@ -315,7 +327,7 @@ STATED = [
     Stated("search.md", "entries grew by {} bytes", MINILM_ENTRY_GROWTH),
     Stated("search.md", "or takes more than {} seconds", int(semantic.EMBED_TIMEOUT_SECONDS)),
     Stated("architecture.md", "a call that takes over {} seconds", int(semantic.EMBED_TIMEOUT_SECONDS)),
-    Stated("search.md", "a search embeds up to {} of them", semantic.MAX_EMBEDDED_PER_SEARCH),
+    Stated("search.md", "a search embeds up to {} of their windows", semantic.MAX_EMBEDDED_PER_SEARCH),
     Stated("search.md", "words are cut to {} characters", analyzer.MAX_TERM_CHARS),
     Stated("search.md", "At most {} distinct terms of a query count", index.MAX_QUERY_TERMS),
     Stated("architecture.md", "(`WORDS_CACHED`, {} words", f"{index.WORDS_CACHED:,}"),
@@ -425,6 +437,14 @@ NOT_CONSTANTS = {
         "nothing links two owners or two scopes",  # prose
         "then one byte per component",  # the int8 components, pinned with the vector's size
         "(8 to 11 ms each on one core in the runs of [Benchmarks](benchmarks.md): 15 to 20 minutes",  # bench.search
+        "reads 256 word pieces, about 120 to 190 words)",  # the model's own limit, and words of English per piece
+        "a 9,000-character conversation is about 15 windows",  # the sets of bench.retrieval
+        "with a weight from 0.35 to 0.45",  # bench.retrieval, the fusion sweep
+        "(unrelated texts score about 0.75)",  # measured on the labelled set's off-topic queries
+        "one query in eight worse than words alone",  # bench.retrieval, before issue 30
+        "paraphrases 0.78 against `MiniLM`'s 0.88",  # bench.retrieval
+        "101 memories: 0.6 s against 1.5 s with `MiniLM` on one thread",  # timed by hand, set_many against set
+        "and 335 seconds to index its 80 sessions on one thread against 203",  # bench.retrieval
     ],
     "stores.md": [
         "thousands of keys moves in well under a second",  # a measurement (the reliability tests)
@@ -433,6 +453,7 @@ NOT_CONSTANTS = {
     "architecture.md": [
         "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
         "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29
+        "(about 15 windows for a 9,000-character conversation)",  # the sets of bench.retrieval
         "but 5 to 7 times among 10,000 values of the caller (594 µs against 84 in one run, 1,017 against 147",  # bench
         "at 10,000 values: 2.4 to 2.8 times a set without search in five runs",  # bench.search --indexing-only
         "574 µs against 166 in the last, where the old schema was 5.1 times",  # the same runs

@@ -13,7 +13,7 @@ from typing import Any
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from helpdesk import DEMO_KEYS
@@ -87,3 +87,32 @@ def test_the_typescript_sdk_is_asked_before_the_reply_goes(
     assert seen["asked"] == ([f"Send this reply to T-4?\n\n{DRAFT}"] if asked else [])
     assert seen["sent"] == sent
     assert seen["left"] == {"draft": left}
+
+
+MISTYPED = "nour-demo-kye"
+WHY = "invalid_token: The bearer token is not a key or token this server accepts."
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("era", ["2026-07-28", "legacy"])
+async def test_the_python_client_with_a_mistyped_key_shows_invalid_token_and_why(desk: ServerProcess, era: str) -> None:
+    """Issue 27: it showed only "Server returned an error response"."""
+    with pytest.raises(ExceptionGroup) as raised:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {MISTYPED}"}, timeout=30) as http,
+            Client(streamable_http_client(desk.url, http_client=http), mode=era) as client,
+        ):
+            await client.list_tools()
+    assert raised.group_contains(MCPError, match=f"^{WHY}$")
+
+
+def test_the_typescript_sdk_with_a_mistyped_key_shows_invalid_token_and_why(desk: ServerProcess) -> None:
+    node, script = node_script(HERE / "ts_wrong_key.mjs")
+    done = subprocess.run(
+        [str(node), str(script), desk.url, MISTYPED], capture_output=True, text=True, timeout=NODE_SECONDS, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["connected"] is False
+    assert seen["code"] == 401
+    assert WHY in seen["message"]  # the SDK puts the 401's body in its message

@@ -265,8 +265,9 @@ def refusal_problems(response: httpx2.Response, credential: bytes) -> list[str]:
     challenge = response.headers.get("www-authenticate", "")
     if not challenge.startswith('Bearer realm="mcp", error="invalid_'):
         problems.append(f"challenge {challenge[:120]!r}")
-    if response.json().get("error") not in ("invalid_token", "invalid_request"):
-        problems.append(f"error {response.json().get('error')!r}")
+    oauth_error = response.json()["error"]["data"]["error"]  # RFC 6750's code, inside the JSON-RPC error
+    if oauth_error not in ("invalid_token", "invalid_request"):
+        problems.append(f"error {oauth_error!r}")
     token = credential.split(b" ", 1)[-1].strip()
     if len(token) >= 8 and (token in response.content or token in challenge.encode("latin-1", "replace")):
         problems.append("the response echoes the credential")

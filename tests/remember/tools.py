@@ -25,6 +25,8 @@ Op = Literal[
     "set_default_scope",
     "search",
     "search_times",
+    "search_explained",
+    "set_many",
 ]
 
 #: What a tool returns from ``get`` when nothing is stored (so "stored None" and "missing" differ).
@@ -44,10 +46,16 @@ class _Mem(ToolContext):
         item: Any = None,
         query: Any = None,
         limit: Any = 10,
+        mode: Any = None,
+        weight: Any = None,
     ) -> dict[str, Any]:
         remember = self.remember
+        searching = {"mode": mode, **({} if weight is None else {"weight": weight})}
         if op == "set":
             await remember.set(key, value, scope=scope, ttl=ttl)
+            return {"result": True}
+        if op == "set_many":  # value: {key: value}
+            await remember.set_many(value, scope=scope, ttl=ttl)
             return {"result": True}
         if op == "set_default_scope":  # no scope argument at all: the documented default
             await remember.set(key, value)
@@ -71,8 +79,11 @@ class _Mem(ToolContext):
         if op == "forget_all":
             return {"result": await remember.forget_all(scope=scope)}
         if op == "search":  # each match as [key, value, score]
-            matches = await remember.search(query, scope=scope, limit=limit)
+            matches = await remember.search(query, scope=scope, limit=limit, **searching)
             return {"result": [[match.key, match.value, match.score] for match in matches]}
+        if op == "search_explained":  # each match as [key, score, its Explanation as a dict]
+            matches = await remember.search(query, scope=scope, limit=limit, explain=True, **searching)
+            return {"result": [[match.key, match.score, match.why and match.why._asdict()] for match in matches]}
         if op == "search_times":  # each match as [key, updated_at, expires_at]
             matches = await remember.search(query, scope=scope, limit=limit)
             return {"result": [[match.key, match.updated_at, match.expires_at] for match in matches]}

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..base import (
@@ -17,11 +19,12 @@ from ..base import (
     AuthUnavailableError,
     Identity,
     InvalidCredentialError,
-    encode,
+    rpc_error,
     send_json,
 )
 from ._oauth_scopes import RequiredScopes, missing_scopes
 from ._resource_metadata import ResourceMetadata
+from ._resource_names import resource_names
 
 __all__ = ["AuthGate"]
 
@@ -34,6 +37,15 @@ _SDK_USERS_KEPT = 4096
 RETRY_AFTER_SECONDS = 5
 
 
+@dataclass(frozen=True, slots=True)
+class _Address:
+    """What the gate says and checks at one of the server's names: its metadata, its challenge, its audience."""
+
+    metadata: ResourceMetadata | None
+    challenge: str
+    authenticators: tuple[Authenticator, ...]
+
+
 class AuthGate:
     """ASGI middleware: checks the bearer token of every HTTP request before the MCP app sees it.
 
@@ -41,7 +53,12 @@ class AuthGate:
     anonymous callers; a present but invalid credential always gets HTTP 401 with a
     ``WWW-Authenticate`` header. The signed-in caller is also put where the SDK looks
     for it (``scope["user"]``), so a 2025-11-25 session stays bound to the credential
-    that opened it.
+    that opened it. Refusals are JSON-RPC errors that carry the OAuth error (RFC 6750) as
+    their ``data``, so that MCP clients show it.
+
+    With ``metadata``, a request whose ``Host`` is one of ``allowed_hosts`` at the configured
+    port is answered as that name's resource (``_resource_names``), and its token must be meant
+    for that resource: ``authenticators_at(resource)`` are the authenticators bound to it.
     """
 
     def __init__(
@@ -53,6 +70,8 @@ class AuthGate:
         metadata: ResourceMetadata | None = None,
         required_scopes: RequiredScopes | None = None,
         max_body_bytes: int = 0,
+        allowed_hosts: Sequence[str] = (),
+        authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None,
     ) -> None:
         self._app = app
         # Tools, prompts and resources that need OAuth scopes: a caller whose token lacks them gets 403 naming
@@ -61,34 +80,44 @@ class AuthGate:
         # A caller granted every scope any of them needs may ask for any: no need to read which it names.
         self._every_scope = required_scopes.every if required_scopes else frozenset()
         self._max_body_bytes = max_body_bytes
-        self._authenticators = tuple(authenticators)
         self._allow_anonymous = allow_anonymous
         self._users: dict[str, AuthenticatedUser] = {}
         # With Protected Resource Metadata: served here, to anyone (it is how a client learns to sign in),
-        # and named in every 401.
-        self._metadata = metadata
+        # and named in every 401, for the name the client used.
         self._metadata_paths = frozenset(metadata.paths) if metadata is not None else frozenset()
-        self._challenge = (
-            f'Bearer realm="mcp", resource_metadata="{metadata.url}"' if metadata else 'Bearer realm="mcp"'
-        )
+        self._address = _Address(metadata, _challenge(metadata), tuple(authenticators))
+        self._addresses: dict[str, _Address] = {}
+        if metadata is not None:
+            names = resource_names(metadata, allowed_hosts)
+            bound = {metadata.resource: self._address.authenticators}
+            for resource in names.resources[1:]:
+                bound[resource] = tuple(authenticators_at(resource) if authenticators_at else authenticators)
+            for host, named in names.by_host.items():
+                self._addresses[host] = _Address(named, _challenge(named), bound[named.resource])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self._app(scope, receive, send)
             return
-        if self._metadata is not None and scope["path"] in self._metadata_paths:
-            await self._metadata.serve(scope, receive, send)
+        address = (
+            self._addresses.get(_header(scope, b"host") or "", self._address) if self._addresses else self._address
+        )
+        if address.metadata is not None and scope["path"] in self._metadata_paths:
+            await address.metadata.serve(scope, receive, send)
             return
-        header = _authorization(scope)
+        header = _header(scope, b"authorization")
         if header is None:
             if not self._allow_anonymous:
-                await self._unauthorized(
-                    send, "unauthorized", "This server needs a bearer token: send 'Authorization: Bearer <token>'."
+                await _unauthorized(
+                    send,
+                    address,
+                    "unauthorized",
+                    "This server needs a bearer token: send 'Authorization: Bearer <token>'.",
                 )
                 return
             scope[IDENTITY_SCOPE_KEY] = None
             if self._required:
-                checked = await self._check_scopes(scope, receive, send, None)
+                checked = await self._check_scopes(scope, receive, send, None, address)
                 if checked is None:
                     return
                 receive = checked
@@ -99,58 +128,50 @@ class AuthGate:
         # no-break space is not the key (str.strip() would have made it one).
         token = token.lstrip(" ")
         if scheme.lower() != "bearer" or not token or " " in token or not token.isprintable():
-            await self._unauthorized(
+            await _unauthorized(
                 send,
+                address,
                 "invalid_request",
                 "Malformed Authorization header: expected 'Bearer <token>', with no whitespace or control "
                 "characters in the token.",
             )
             return
         try:
-            identity = await self._authenticate(token)
+            identity = await _authenticate(address.authenticators, token)
         except InvalidCredentialError as exc:
-            await self._unauthorized(send, "invalid_token", f"The bearer token was refused: {exc.reason}")
+            await _unauthorized(send, address, "invalid_token", f"The bearer token was refused: {exc.reason}")
             return
         except AuthUnavailableError:
             logger.warning("authentication unavailable", exc_info=True)
             await _respond(
                 send,
                 503,
-                {
-                    "error": "temporarily_unavailable",
-                    "error_description": "Sign-in cannot be checked right now; retry.",
-                },
+                "temporarily_unavailable",
+                "Sign-in cannot be checked right now; retry.",
                 extra=[(b"retry-after", str(RETRY_AFTER_SECONDS).encode())],
             )
             return
         except Exception:
             error_id = uuid.uuid4().hex[:12]
             logger.exception("authentication crashed [error id %s]", error_id)
-            await _respond(
-                send,
-                500,
-                {
-                    "error": "server_error",
-                    "error_description": f"Authentication failed on the server (error id {error_id}).",
-                },
-            )
+            await _respond(send, 500, "server_error", f"Authentication failed on the server (error id {error_id}).")
             return
         if identity is None:
-            await self._unauthorized(
-                send, "invalid_token", "The bearer token is not a key or token this server accepts."
+            await _unauthorized(
+                send, address, "invalid_token", "The bearer token is not a key or token this server accepts."
             )
             return
         scope[IDENTITY_SCOPE_KEY] = identity
         scope["user"] = self._sdk_user(identity.user_id)
         if self._required:
-            checked = await self._check_scopes(scope, receive, send, identity)
+            checked = await self._check_scopes(scope, receive, send, identity, address)
             if checked is None:
                 return
             receive = checked
         await self._app(scope, receive, send)
 
     async def _check_scopes(
-        self, scope: Scope, receive: Receive, send: Send, identity: Identity | None
+        self, scope: Scope, receive: Receive, send: Send, identity: Identity | None, address: _Address
     ) -> Receive | None:
         """The request's receive (replayed if the body was read) when the caller may call the tool it names; None
         when it was answered: 401 for an anonymous caller, 403 ``insufficient_scope`` for a token without them."""
@@ -167,23 +188,15 @@ class AuthGate:
         what = _WHAT[method].format(name=name)
         if identity is None:
             description = f"{what} needs a signed-in caller with the OAuth scope(s) {wanted}."
-            challenge = f'{self._challenge}, scope="{wanted}"'
-            await _respond(send, 401, {"error": "unauthorized", "error_description": description}, challenge)
+            challenge = f'{address.challenge}, scope="{wanted}"'
+            await _respond(send, 401, "unauthorized", description, challenge)
             return None
         description = (
             f"{what} needs the OAuth scope(s) {wanted}, which this token does not grant: sign in again asking for them."
         )
-        challenge = f'{self._challenge}, error="insufficient_scope", scope="{wanted}"'
-        await _respond(send, 403, {"error": "insufficient_scope", "error_description": description}, challenge)
+        challenge = f'{address.challenge}, error="insufficient_scope", scope="{wanted}"'
+        await _respond(send, 403, "insufficient_scope", description, challenge)
         return None
-
-    async def _unauthorized(self, send: Send, error: str, description: str) -> None:
-        """401 with a challenge (RFC 6750) that names the metadata, if any: where a client learns to sign in."""
-        challenge = self._challenge
-        if error != "unauthorized":  # a token was sent: say what was wrong with it
-            quoted = description.replace("\\", "/").replace('"', "'")
-            challenge += f', error="{error}", error_description="{quoted}"'
-        await _respond(send, 401, {"error": error, "error_description": description}, challenge)
 
     def _sdk_user(self, user_id: str) -> AuthenticatedUser:
         """The SDK's view of the caller (it binds sessions to it); the same few callers come back, so keep them."""
@@ -195,12 +208,26 @@ class AuthGate:
             self._users[user_id] = user
         return user
 
-    async def _authenticate(self, token: str) -> Identity | None:
-        for authenticator in self._authenticators:
-            identity = await authenticator.authenticate(token)
-            if identity is not None:
-                return identity
-        return None
+
+async def _authenticate(authenticators: Sequence[Authenticator], token: str) -> Identity | None:
+    for authenticator in authenticators:
+        identity = await authenticator.authenticate(token)
+        if identity is not None:
+            return identity
+    return None
+
+
+def _challenge(metadata: ResourceMetadata | None) -> str:
+    return f'Bearer realm="mcp", resource_metadata="{metadata.url}"' if metadata else 'Bearer realm="mcp"'
+
+
+async def _unauthorized(send: Send, address: _Address, error: str, description: str) -> None:
+    """401 with a challenge (RFC 6750) that names the metadata, if any: where a client learns to sign in."""
+    challenge = address.challenge
+    if error != "unauthorized":  # a token was sent: say what was wrong with it
+        quoted = description.replace("\\", "/").replace('"', "'")
+        challenge += f', error="{error}", error_description="{quoted}"'
+    await _respond(send, 401, error, description, challenge)
 
 
 #: How a refusal names what was asked for, by method.
@@ -243,9 +270,9 @@ async def _called(scope: Scope, receive: Receive, limit: int) -> tuple[str | Non
     return None, None, replay
 
 
-def _authorization(scope: Scope) -> str | None:
+def _header(scope: Scope, wanted: bytes) -> str | None:
     for name, value in scope["headers"]:
-        if name == b"authorization":
+        if name == wanted:
             return str(value.decode("latin-1"))
     return None
 
@@ -253,11 +280,16 @@ def _authorization(scope: Scope) -> str | None:
 async def _respond(
     send: Send,
     status: int,
-    body: dict[str, str],
+    error: str,
+    description: str,
     challenge: str | None = None,
     extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
+    """A refusal as a JSON-RPC error (what MCP clients read from an error status and show, "invalid_token: why"),
+    with the OAuth error code and description (RFC 6750) as its ``data``."""
     headers = list(extra or [])
     if challenge is not None:
         headers.append((b"www-authenticate", challenge.encode("latin-1", "replace")))
-    await send_json(send, status, encode(body), headers)
+    code = INTERNAL_ERROR if status >= 500 else INVALID_REQUEST
+    data = {"error": error, "error_description": description}
+    await send_json(send, status, rpc_error(f"{error}: {description}", code, data), headers)

@@ -112,6 +112,7 @@ class JWTAuth:
         self._algorithms = check_algorithms(algorithms, given[0])
         self._issuer = check_issuer(issuer)
         self._audience = check_audience(audience)
+        self._resource: str | None = None  # the server's resource URL, once bound to it
         self._allow_no_audience = checked_allow_no_audience("JWTAuth", allow_no_audience)
         self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
         self._own_issuer_only = False  # set by Server beside other OAuth authenticators: other issuers' JWTs are theirs
@@ -169,7 +170,7 @@ class JWTAuth:
         if self._audience is not None:
             return self
         bound = copy.copy(self)
-        bound._audience = resource
+        bound._audience = bound._resource = resource
         bound._verified = TokenCache(VERIFIED_TOKENS)  # judged against another audience
         return bound
 
@@ -206,7 +207,10 @@ class JWTAuth:
                 options=_OWN_TIME_CHECKS,
             )
         except PyJWTError as exc:
-            raise InvalidCredentialError(_reason(exc, audience_configured=self._audience is not None)) from exc
+            reason = _reason(exc, audience_configured=self._audience is not None)
+            if self._resource is not None and isinstance(exc, InvalidAudienceError):  # the URL is public (RFC 9728)
+                reason += f": tokens here must be for {self._resource}"
+            raise InvalidCredentialError(reason) from exc
         _check_time_claims(claims, require_exp=self._require_exp, leeway=self._leeway)
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject.strip():

@@ -3,7 +3,8 @@
 An MCP client that gets 401 reads ``resource_metadata`` from the ``WWW-Authenticate`` header (or tries
 the well-known paths), fetches this document, and signs in at one of its ``authorization_servers`` for
 a token whose audience is ``resource``. The resource is configured, never taken from a request: it is
-what tokens are bound to, so a ``Host`` header must not be able to choose it.
+what tokens are bound to, so a ``Host`` header must not be able to choose it (``_resource_names`` gives the
+same resource under the other names the Host check allows, at the configured port).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..base import ConfigurationError, encode, is_loopback, send_empty, send_json
 
-__all__ = ["WELL_KNOWN_PATH", "ResourceMetadata", "oauth_url", "resource_metadata"]
+__all__ = ["WELL_KNOWN_PATH", "ResourceMetadata", "canonical_resource", "oauth_url", "resource_metadata"]
 
 #: Where RFC 9728 puts the document, before the resource's own path.
 WELL_KNOWN_PATH = "/.well-known/oauth-protected-resource"
@@ -91,7 +92,7 @@ def resource_metadata(
                 "which needs its URL: pass resource_url='https://mcp.example.com/mcp' too."
             )
         return None
-    resource = _canonical(oauth_url("resource_url", resource_url))
+    resource = canonical_resource(oauth_url("resource_url", resource_url))
     if authorization_servers is None:
         servers = list(dict.fromkeys(issuers))
         if not servers:
@@ -114,7 +115,7 @@ def resource_metadata(
     return ResourceMetadata(resource, checked, (), docs)
 
 
-def _canonical(url: str) -> str:
+def canonical_resource(url: str) -> str:
     """The URL as the official client writes it (lower-case scheme and host, no default port): that is the
     ``resource`` it asks tokens for, so that is what the metadata says and what a token's ``aud`` must name."""
     # Imported here: the SDK's auth models take about 20 ms to import, which only servers with resource_url pay.

@@ -2,8 +2,9 @@
 
 Every refusal of ours (the auth gate, the session guard, the protocol-error mask and the lone-surrogate
 guard inside it, the connection guard) goes through here, so they cannot drift apart: a JSON-RPC error
-object with ``"id": null`` (there is no request to answer yet) whose message says what to do, or the
-auth gate's OAuth-style ``{"error", "error_description"}``, always ``application/json`` with its length.
+object with ``"id": null`` (there is no request to answer yet) whose message says what to do, always
+``application/json`` with its length. The auth gate's refusals add the OAuth error code and description
+(RFC 6750) as the error's ``data``; their ``WWW-Authenticate`` header says the same.
 """
 
 from __future__ import annotations
@@ -27,9 +28,12 @@ def encode(document: Mapping[str, Any]) -> bytes:
     return json.dumps(document, separators=(",", ":")).encode()
 
 
-def rpc_error(message: str, code: int = INVALID_REQUEST) -> bytes:
+def rpc_error(message: str, code: int = INVALID_REQUEST, data: Mapping[str, Any] | None = None) -> bytes:
     """A JSON-RPC error object for a request that gets no answer of its own (``"id": null``)."""
-    return encode({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return encode({"jsonrpc": "2.0", "id": None, "error": error})
 
 
 def json_headers(body: bytes, extra: Iterable[Header] = ()) -> list[Header]:

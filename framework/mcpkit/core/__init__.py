@@ -2,7 +2,7 @@
 and ``ToolContext``, the ``Caller``, and the ``Plugin`` interface."""
 
 from ._caller import Caller, caller_of
-from ._context import Context, ToolContext
+from ._context import BecomesTask, Context, ToolContext
 from ._decorators import (
     PromptOptions,
     ResourceOptions,
@@ -19,6 +19,7 @@ from ._decorators import (
 from ._plugin import Plugin, PluginSetup, providers_for
 
 __all__ = [
+    "BecomesTask",
     "Caller",
     "Context",
     "Plugin",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..subscriptions import Services
     from ._caller import Caller
 
-__all__ = ["Context", "ToolContext"]
+__all__ = ["BecomesTask", "Context", "ToolContext"]
 
 #: name -> factory building the attribute for one call (contributed by plugins).
 Providers = Mapping[str, Callable[["Context"], object]]
@@ -62,8 +62,13 @@ class Context:
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call has got (``notifications/progress``); nothing if it did not ask.
 
-        ``done`` must grow from one call to the next; ``total`` is what it grows to, when known.
+        ``done`` must grow from one call to the next; ``total`` is what it grows to, when known. In a task, it
+        becomes the task's ``statusMessage`` instead, which the client sees when it polls (docs/tasks.md).
         """
+        to_task = self.__dict__.get("_task_progress")
+        if to_task is not None:
+            await to_task(done, total, message)
+            return
         await report_progress(self, done, total, message)
 
     async def notify_resource_updated(self, uri: str) -> None:
@@ -137,6 +142,11 @@ class Context:
         return value
 
 
+class BecomesTask(BaseException):
+    """Raised by ``run_as_task()`` in the request of an ``ask_first`` tool: the call goes on as a task. A
+    ``BaseException``, so that a tool's own ``except Exception`` does not keep the call in the request."""
+
+
 class ToolContext(Context):
     """Subclass it, decorate it with ``@tool``, and write ``async def execute(self, ...)``.
 
@@ -148,6 +158,8 @@ class ToolContext(Context):
 
     kind: ClassVar[str] = "tool"
     tool_name: str
+    #: The task this call runs as (docs/tasks.md), or None when it answers in the request.
+    task_id: str | None = None
 
     def __init__(self, caller: Caller, clock: Clock, tool_name: str, app_id: str, providers: Providers) -> None:
         # Context.__init__'s assignments, inline: this runs on every tool call.
@@ -156,3 +168,10 @@ class ToolContext(Context):
         self.name = self.tool_name = tool_name
         self.app_id = app_id
         self._providers = providers
+
+    async def run_as_task(self) -> None:
+        """Go on as a task: in an ``@tool(task=..., ask_first=True)`` tool, the questions asked so far were answered
+        in the request; the client now gets a task, and ``execute`` runs again in it, from the start, with those
+        answers. Elsewhere (already a task, or a client without the tasks extension) it does nothing."""
+        if self.__dict__.get("_to_task"):
+            raise BecomesTask()

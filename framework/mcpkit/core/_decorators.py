@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from ._plugin import Plugin
@@ -53,6 +53,8 @@ class ToolOptions:
     open_world: bool | None = None
     icons: object = ()  # checked when the server is built (``_icons.checked_icons``)
     enabled: object = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
+    task: object = False  # False, True or "required"; checked when the server is built (``tools._task_support``)
+    ask_first: object = False  # a task tool that asks before it becomes a task (``self.run_as_task()``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,8 @@ def tool(
     open_world: bool | None = None,
     icons: Sequence[Any] = (),
     enabled: bool = True,
+    task: bool | Literal["required"] = False,
+    ask_first: bool = False,
 ) -> Callable[[T], T]:
     """Mark a :class:`ToolContext` subclass as the tool ``name``.
 
@@ -121,6 +125,9 @@ def tool(
     ``["elicitation"]``; a client that did not declare them gets ``-32021`` instead of a call.
     ``icons``: ``[{"src": "https://...", "mime_type": "image/png", "sizes": ["48x48"]}]``. ``enabled=False``: not
     listed nor callable until ``await server.enable(tools=[name])`` (docs/tools.md).
+    ``task=True``: a client that declares the tasks extension (2026-07-28) gets a task to poll instead of waiting
+    for the result; ``task="required"``: other clients get ``-32021``. ``ask_first=True``: the call asks its
+    questions first, in the request, and becomes a task at ``await self.run_as_task()`` (docs/tasks.md).
     """
 
     options = ToolOptions(
@@ -137,6 +144,8 @@ def tool(
         open_world,
         icons,
         enabled,
+        task,
+        ask_first,
     )
 
     def mark(cls: T) -> T:

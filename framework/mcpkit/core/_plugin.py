@@ -67,6 +67,11 @@ class Plugin:
         """
         return 0
 
+    def task_store(self) -> object | None:
+        """Where the server keeps its tasks (a ``mcpkit.tasks.TaskStore``), once this plugin has started; None
+        (the default) leaves them to another plugin or to the server's memory (docs/tasks.md)."""
+        return None
+
     async def startup(self) -> None:
         """Run when the server starts serving (open a store, a connection pool)."""
 

@@ -2,10 +2,11 @@
 (``self.roots``); live requests on 2025-11-25, ``InputRequiredResult`` rounds with a sealed ``requestState`` on
 2026-07-28."""
 
-from ._elicitation import Elicited, InputNeeded, ask, elicit_request, elicited, sample_request, unavailable
+from ._elicitation import Answers, Elicited, InputNeeded, ask, elicit_request, elicited, sample_request, unavailable
 from ._request_state import request_state_boundary
 
 __all__ = [
+    "Answers",
     "Elicited",
     "InputNeeded",
     "ask",

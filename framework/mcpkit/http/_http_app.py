@@ -50,6 +50,8 @@ class Serving:
     required_scopes: RequiredScopes
     running: Callable[[], AbstractAsyncContextManager[None]]  # the plugins started for as long as it serves
     session_ended: Callable[[str], None] = lambda session: None  # a 2025-11-25 session ended: forget its state
+    #: The authenticators as bound to another name of the resource (``metadata``), for a client that uses it.
+    authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None
 
 
 def build_http_app(
@@ -123,6 +125,8 @@ def build_http_app(
         metadata=server.metadata,
         required_scopes=server.required_scopes,
         max_body_bytes=limit,
+        allowed_hosts=security.allowed_hosts,
+        authenticators_at=server.authenticators_at,
     )
     sdk_lifespan = sdk_app.router.lifespan_context
 

@@ -39,6 +39,7 @@ from ..subscriptions import (
     Switchable,
     switch,
 )
+from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
 from ._catalog import catalog
@@ -70,8 +71,10 @@ class Server:
     instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
     ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
     ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
-    ``subscription_limits`` bounds what 2025-11-25 sessions may watch (``SubscriptionLimits``, docs/resources.md).
-    See docs/authorization.md.
+    Tasks (``@tool(task=...)``, docs/tasks.md): each is kept ``task_ttl`` seconds after it starts (None: until
+    the store forgets it), a caller keeps at most ``task_limit`` at once, and a task whose instance has not
+    renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits`` bounds what 2025-11-25
+    sessions may watch (``SubscriptionLimits``, docs/resources.md). See docs/authorization.md.
     """
 
     def __init__(
@@ -96,6 +99,9 @@ class Server:
         title: str | None = None,
         website_url: str | None = None,
         icons: Sequence[Any] = (),
+        task_ttl: float | None = DEFAULT_TTL,
+        task_limit: int | None = DEFAULT_LIMIT,
+        task_lease: float = DEFAULT_LEASE,
         subscription_limits: SubscriptionLimits | None = None,
     ) -> None:
         self.name = name
@@ -109,6 +115,7 @@ class Server:
         resource = None if self.resource_metadata is None else self.resource_metadata.resource
         #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
         self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
+        self._configured_authenticators = authenticators
         assembled = assemble(apps, plugins, name, lambda: self.clock)
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
@@ -135,6 +142,11 @@ class Server:
             shared_limits=shared_limits(rate_limit_store, name),
             services=services,
         )
+        # The tasks extension, served when a tool may run as a task (None: no tool may).
+        self._tasks: Tasks | None = None
+        if any(spec.task is not None for spec in self.tools.values()):
+            self._tasks = Tasks(self._dispatcher, lambda: self.clock, ttl=task_ttl, limit=task_limit, lease=task_lease)
+            self._dispatcher.tasks = self._tasks
         with warnings.catch_warnings():
             # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -152,6 +164,10 @@ class Server:
                 on_subscriptions_listen=services.subscriptions.listen,
                 **self.catalog.handlers(services.subscriptions),
             )
+        if self._tasks is not None:
+            for method, params, handler in self._tasks.methods():
+                self._sdk.add_request_handler(method, params, handler)
+            self._sdk.extensions.update(self._tasks.advertised())
         # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
         self._sdk.middleware.append(request_state_boundary(state_secrets, name))
         self._sdk.middleware.extend(sdk_middleware(middleware, caller_of))  # around every method, outermost first
@@ -173,9 +189,23 @@ class Server:
                 except Exception as exc:
                     raise StartupError(f"Plugin {plugin.plugin_name} failed to start: {exc}") from exc
                 stack.push_async_callback(plugin.shutdown)
+            if self._tasks is not None:
+                self._keep_tasks(self._tasks)
+                stack.push_async_callback(self._tasks.close)  # before the plugins stop: runs record their end
             stack.push_async_callback(self._dispatcher.close)
             stack.callback(self._services.subscriptions.listen.close)  # end the listen streams, or shutdown waits
             yield
+
+    def _keep_tasks(self, tasks: Tasks) -> None:
+        """Keep tasks in the first plugin's task store (the remember plugin's), else in this process's memory."""
+        for plugin in self._plugins:
+            store = plugin.task_store()
+            if store is not None:
+                try:
+                    tasks.use(store)  # type: ignore[arg-type]  # checked by use()
+                except ConfigurationError as exc:
+                    raise ConfigurationError(f"Plugin {plugin.plugin_name}: {exc}") from None
+                return
 
     def http_app(
         self,
@@ -217,6 +247,7 @@ class Server:
             required_scopes=self.required_scopes(),
             running=self.running,
             session_ended=self._services.subscriptions.session_ended,
+            authenticators_at=lambda other: adopt(self._configured_authenticators, other),
         )
         return build_http_app(
             serving,

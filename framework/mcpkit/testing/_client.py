@@ -218,6 +218,9 @@ def _reason(response: httpx2.Response) -> tuple[str, int]:
         if isinstance(body.get("error_description"), str):
             return body["error_description"], _NO_JSON_RPC_CODE
         error = body.get("error")
+        data = error.get("data") if isinstance(error, dict) else None
+        if isinstance(data, dict) and isinstance(data.get("error_description"), str):  # the auth gate's refusals
+            return data["error_description"], _NO_JSON_RPC_CODE
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             code = error.get("code")
             return error["message"], code if isinstance(code, int) else _NO_JSON_RPC_CODE

@@ -1,7 +1,7 @@
 """Tools: the spec built from a ``@tool`` class (input model, output schema, scopes, rate limits), and the
 dispatcher that serves ``tools/list`` and ``tools/call``."""
 
-from ._dispatch import BoundTool, Dispatcher
+from ._dispatch import BoundTool, Dispatcher, TaskOffer
 from ._rate_limits import parse_rate_limit
 from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
 from ._tool_spec import ToolSpec, build_tool_spec
@@ -10,6 +10,7 @@ __all__ = [
     "BoundTool",
     "Dispatcher",
     "SharedRateLimiter",
+    "TaskOffer",
     "ToolSpec",
     "build_tool_spec",
     "checked_rate_limit_store",

@@ -8,7 +8,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.to_thread
 import mcp_types as types
@@ -37,7 +37,7 @@ from ._schema_input import SchemaInputError
 from ._shared_rate_limits import SharedRateLimiter
 from ._tool_spec import ToolSpec
 
-__all__ = ["BoundTool", "Dispatcher"]
+__all__ = ["BoundTool", "Dispatcher", "TaskOffer"]
 
 logger = logging.getLogger("mcpkit")
 
@@ -61,6 +61,20 @@ class BoundTool:
         after = tuple(_overrides(p, "after_call") for p in plugins)
         on_error = tuple(_overrides(p, "on_error") for p in plugins)
         return cls(spec, providers, tuple(plugins), before, after, on_error, any(before + after + on_error))
+
+
+class TaskOffer(Protocol):
+    """Where a call of a ``@tool(task=...)`` tool may become a task (``mcpkit.tasks``): the answer to send instead
+    of running the tool in the request, or None to run it here."""
+
+    async def offer(
+        self,
+        bound: BoundTool,
+        instance: ToolContext,
+        arguments: Mapping[str, Any],
+        kwargs: dict[str, Any],
+        ctx: ServerRequestContext[Any, Any],
+    ) -> Any: ...
 
 
 def _overrides(plugin: Plugin, hook: str) -> bool:
@@ -94,6 +108,12 @@ class Dispatcher:
         self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._every.values())
+        #: Where calls of task tools go first (set by the server when it serves tasks).
+        self.tasks: TaskOffer | None = None
+
+    def bound(self, name: str) -> BoundTool | None:
+        """The tool called ``name``, declared and enabled, or None."""
+        return self._tools.get(name)
 
     def names(self) -> tuple[str, ...]:
         """Every declared tool, enabled or not."""
@@ -174,6 +194,10 @@ class Dispatcher:
             return error_result("INVALID_INPUT", _invalid(spec.name, exc.problems))
         except Exception:
             return _internal_error(spec.name)
+        if spec.task is not None and self.tasks is not None:
+            offered = await self.tasks.offer(bound, instance, arguments, validated.__dict__, ctx)
+            if offered is not None:
+                return offered  # type: ignore[no-any-return]  # a task's answer, in its wire form
         if not bound.hooked:
             try:
                 return spec.output.convert(await _execute(spec, instance, validated.__dict__))
@@ -184,6 +208,21 @@ class Dispatcher:
             except Exception:
                 return _internal_error(spec.name)
         return await self._call_wrapped(bound, instance, arguments, validated.__dict__)
+
+    def instance(self, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> ToolContext:
+        """A fresh instance of ``bound``'s class for a call served by ``ctx`` (a task's run)."""
+        spec = bound.spec
+        instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance.request_context = ctx
+        instance._services = self._services
+        return instance
+
+    async def run(
+        self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Run the plugins' hooks and ``execute`` as a call does, for a task: a ``ToolError`` is an error result, a
+        question an ``InputRequiredResult``; any other exception is raised, after the plugins' ``on_error``."""
+        return await self._call_wrapped(bound, instance, arguments, kwargs, crash=True)
 
     async def close(self) -> None:
         """Let go of the shared rate limits' Redis connections (the server stops serving)."""
@@ -220,7 +259,13 @@ class Dispatcher:
         )
 
     async def _call_wrapped(
-        self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]
+        self,
+        bound: BoundTool,
+        instance: ToolContext,
+        arguments: Mapping[str, Any],
+        kwargs: dict[str, Any],
+        *,
+        crash: bool = False,
     ) -> types.CallToolResult | types.InputRequiredResult:
         """Run the plugins' hooks around ``execute``; an error is told to the plugins still wrapping the call."""
         plugins = bound.plugins
@@ -247,6 +292,8 @@ class Dispatcher:
                         logger.exception("plugin %s failed in on_error", plugins[index].plugin_name)
             if isinstance(exc, ToolError):
                 return error_result(exc.code, exc.message)
+            if crash:
+                raise
             return _internal_error(bound.spec.name)
 
 

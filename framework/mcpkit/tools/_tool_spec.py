@@ -41,6 +41,9 @@ class ToolSpec:
     rate_limit: RateLimit | None = None
     requires: tuple[str, ...] = ()
     enabled: bool = True
+    #: How the tool runs as a task (docs/tasks.md): None (never), "optional" or "required".
+    task: str | None = None
+    ask_first: bool = False
 
     @property
     def input_schema(self) -> dict[str, Any]:
@@ -61,6 +64,7 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
     requires = checked_requires(f"{where} ({options.name!r})", options.requires)
     icons = checked_icons(f"{where} ({options.name!r})", options.icons)
     enabled = checked_enabled(f"{where} ({options.name!r})", options.enabled)
+    task, ask_first = _checked_task(f"{where} ({options.name!r})", options.task, options.ask_first)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
@@ -121,4 +125,19 @@ def build_tool_spec(cls: type[Any], options: ToolOptions, app_id: str) -> ToolSp
         rate_limit=rate_limit,
         requires=requires,
         enabled=enabled,
+        task=task,
+        ask_first=ask_first,
     )
+
+
+def _checked_task(where: str, task: object, ask_first: object) -> tuple[str | None, bool]:
+    """``@tool(task=..., ask_first=...)`` as the spec keeps it: None, "optional" or "required", and a bool."""
+    if task is not True and task is not False and task != "required":
+        raise ConfigurationError(f"{where}: task is True, False or 'required', not {task!r:.40}.")
+    if not isinstance(ask_first, bool):
+        raise ConfigurationError(f"{where}: ask_first is True or False, not {ask_first!r:.40}.")
+    if ask_first and task is False:
+        raise ConfigurationError(
+            f"{where}: ask_first=True asks before the call becomes a task, so it needs task=True or task='required'."
+        )
+    return (None if task is False else "optional" if task is True else "required"), ask_first

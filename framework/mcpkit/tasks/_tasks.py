@@ -1,0 +1,256 @@
+"""``Tasks``: long-running tool calls as tasks (SEP-2663, ``io.modelcontextprotocol/tasks``), per caller.
+
+A call of an ``@tool(task=...)`` tool from a client that declared the extension on that request is answered at once
+with ``resultType: "task"``, once the task is kept (so a ``tasks/get`` on any instance finds it), and runs in the
+background (``Workers``). ``tasks/get`` reads it (the result or error inlined at the end), ``tasks/update`` brings
+answers to its questions (the call runs again with them once none is left), ``tasks/cancel`` ends it. Each method
+looks the task up under the caller's own identity, so another caller's task is not found, exactly as one that
+never existed. ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from ..base import Clock, ConfigurationError, error_result
+from ..core import BecomesTask, ToolContext, caller_of
+from ..tools import BoundTool, Dispatcher
+from ._ledger import Ledger
+from ._record import TaskRecord
+from ._store import MemoryTaskStore, TaskQuotaError, TaskStore
+from ._wire import (
+    EXTENSION,
+    TaskParams,
+    UpdateTaskParams,
+    admit,
+    checked_answer,
+    missing_extension,
+    negotiated,
+    owner_of,
+)
+from ._worker import Workers, crashed
+
+__all__ = ["DEFAULT_LEASE", "DEFAULT_LIMIT", "DEFAULT_POLL_MS", "DEFAULT_TTL", "Tasks"]
+
+logger = logging.getLogger("mcpkit")
+
+#: How long a task is kept after it starts (seconds), unless ``Server(task_ttl=...)`` says otherwise.
+DEFAULT_TTL = 3600.0
+#: How many tasks one caller may keep at once (ended ones count until their ttl), unless ``task_limit`` says.
+DEFAULT_LIMIT = 100
+#: How long a running task's instance may stay silent before the task is reported failed (renewed every third).
+DEFAULT_LEASE = 30.0
+#: How often clients are asked to poll.
+DEFAULT_POLL_MS = 1000
+
+
+class Tasks:
+    """Serves the tasks extension for one server: the ``tools/call`` side (``offer``) and the ``tasks/*`` methods."""
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        clock: Callable[[], Clock],
+        *,
+        ttl: float | None = DEFAULT_TTL,
+        limit: int | None = DEFAULT_LIMIT,
+        lease: float = DEFAULT_LEASE,
+        poll_ms: int = DEFAULT_POLL_MS,
+    ) -> None:
+        _check("task_ttl", ttl, allow_none=True)
+        _check("task_lease", lease)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ConfigurationError(f"task_limit is a whole number of tasks (1 or more) or None, not {limit!r:.40}.")
+        self._dispatcher = dispatcher
+        self._clock = clock
+        self.ttl = ttl
+        self.limit = limit
+        self.poll_ms = poll_ms
+        self.ledger = Ledger(MemoryTaskStore(), clock)
+        self.workers = Workers(self.ledger, dispatcher, lease)
+
+    def use(self, store: TaskStore) -> None:
+        """Keep tasks in ``store`` (a plugin's, once it has started) instead of this process's memory."""
+        if not isinstance(store, TaskStore):
+            raise ConfigurationError(f"{store!r} is not a task store: it needs add(), load() and replace().")
+        self.ledger.store = store
+
+    @property
+    def store(self) -> TaskStore:
+        return self.ledger.store
+
+    def methods(self) -> list[tuple[str, type[types.RequestParams], Any]]:
+        """The requests this extension adds to the server: (method, params model, handler)."""
+        return [("tasks/get", TaskParams, self.get), ("tasks/update", UpdateTaskParams, self.update),
+                ("tasks/cancel", TaskParams, self.cancel)]  # fmt: skip
+
+    @staticmethod
+    def advertised() -> dict[str, dict[str, Any]]:
+        """What goes under ``capabilities.extensions``."""
+        return {EXTENSION: {}}
+
+    # -- tools/call ---------------------------------------------------------------------
+
+    async def offer(
+        self,
+        bound: BoundTool,
+        instance: ToolContext,
+        arguments: Mapping[str, Any],
+        kwargs: dict[str, Any],
+        ctx: ServerRequestContext[Any, Any],
+    ) -> Any:
+        """A task for this call, when its client declared the extension; None to answer in the request."""
+        spec = bound.spec
+        if not negotiated(ctx):
+            if spec.task == "required":
+                raise missing_extension(f"Calling {spec.name!r}")
+            return None
+        given: Mapping[str, Any] = {}
+        if spec.ask_first:  # the questions first, answered in the request (multi-round), then the task
+            vars(instance)["_to_task"] = True
+            try:
+                return await self._dispatcher.run(bound, instance, arguments, kwargs)
+            except BecomesTask:
+                answers = vars(instance).get("_answers")
+                given = {} if answers is None else dict(answers.given)
+            except MCPError:
+                raise
+            except Exception:
+                error = crashed(spec.name)
+                return error_result("INTERNAL_ERROR", error["message"])
+        return await self._create(bound, instance, arguments, given, ctx)
+
+    async def _create(
+        self,
+        bound: BoundTool,
+        instance: ToolContext,
+        arguments: Mapping[str, Any],
+        answers: Mapping[str, Any],
+        ctx: ServerRequestContext[Any, Any],
+    ) -> Any:
+        now = self.ledger.now()
+        record = TaskRecord(
+            id=secrets.token_urlsafe(24),  # 192 random bits: the id is all an anonymous caller's task has
+            tool=bound.spec.name,
+            arguments=dict(arguments),
+            status="working",
+            created=now,
+            updated=now,
+            ttl=self.ttl,
+            poll_ms=self.poll_ms,
+            answers=dict(answers),
+            lease=now + self.workers.lease,
+        )
+        owner = owner_of(instance.caller)
+        try:
+            await self.ledger.add(owner, record, self.limit)
+        except TaskQuotaError as exc:
+            return error_result(
+                "TASK_LIMIT",
+                f"This caller keeps {exc.limit} tasks already, the most it may; a task is kept until its ttl "
+                f"({_seconds(self.ttl)}) after it started. Wait for older ones to expire, then call again.",
+            )
+        except Exception:
+            error = crashed(bound.spec.name)  # logged with the store's exception
+            return error_result("TASKS_UNAVAILABLE", "The task could not be kept: " + error["message"])
+        self.workers.launch(owner, record, bound, ctx)
+        return {"resultType": "task", **record.task()}
+
+    # -- tasks/* ------------------------------------------------------------------------
+
+    async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
+        admit(ctx, "tasks/get", params.task_id)
+        record = await self.ledger.change(owner_of(caller_of(ctx)), params.task_id, self._reap)
+        if record is None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Failed to retrieve task: there is no task {params.task_id!r} for this caller (it may have expired).",
+            )
+        return record.detailed()
+
+    def _reap(self, record: TaskRecord, now: float) -> TaskRecord:
+        """A working task whose instance stopped renewing its lease (it died) is failed, never left working."""
+        if record.status != "working" or record.lease is None or record.lease > now:
+            return record
+        if self.workers.running(record.id):  # ours and alive (a beat held up by a busy loop)
+            return record
+        error = {
+            "code": types.INTERNAL_ERROR,
+            "message": "The server instance running this task stopped before it finished; call the tool again.",
+        }
+        return record.ended(now, "failed", "The instance running it stopped.", error=error)
+
+    async def update(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> dict[str, Any]:
+        admit(ctx, "tasks/update", params.task_id)
+        resumed: list[TaskRecord] = []
+
+        def answer(record: TaskRecord, now: float) -> TaskRecord:
+            if record.status != "input_required":
+                return record
+            taken = {
+                key: checked_answer(key, record.requests[key], value)
+                for key, value in params.input_responses.items()
+                if key in record.requests  # other keys (never asked, or answered already) are ignored
+            }
+            if not taken:
+                return record
+            left = {key: request for key, request in record.requests.items() if key not in taken}
+            answers = {**record.answers, **taken}
+            if left:
+                return record.but(now, requests=left, answers=answers)
+            changed = record.but(now, status="working", message=None, requests={}, answers=answers)
+            changed = changed.leased(now + self.workers.lease)
+            resumed[:] = [changed]
+            return changed
+
+        owner = owner_of(caller_of(ctx))
+        record = await self.ledger.change(owner, params.task_id, answer)
+        if resumed and record is resumed[0]:
+            bound = self._dispatcher.bound(record.tool)
+            if bound is None:
+                await self._gone(owner, record)
+            else:
+                self.workers.launch(owner, record, bound, ctx)
+        return {}
+
+    async def _gone(self, owner: str, record: TaskRecord) -> None:
+        message = f"The tool {record.tool!r} is no longer offered."
+        error = {"code": types.INTERNAL_ERROR, "message": message}
+
+        def end(current: TaskRecord, now: float) -> TaskRecord:
+            return current if current.terminal else current.ended(now, "failed", message, error=error)
+
+        await self.ledger.change(owner, record.id, end)
+
+    async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
+        admit(ctx, "tasks/cancel", params.task_id)
+
+        def cancel(record: TaskRecord, now: float) -> TaskRecord:
+            return record if record.terminal else record.ended(now, "cancelled", "Cancelled at the client's request.")
+
+        record = await self.ledger.change(owner_of(caller_of(ctx)), params.task_id, cancel)
+        if record is not None:  # this caller's task: stop its run, if it is here (else its next beat stops it)
+            self.workers.cancel(record.id)
+        return {}  # the same empty acknowledgement for any id, as the extension says
+
+    async def close(self) -> None:
+        await self.workers.close()
+
+
+def _check(name: str, value: object, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        allowed = " or None" if allow_none else ""
+        raise ConfigurationError(f"{name} is a number of seconds above 0{allowed}, not {value!r:.40}.")
+
+
+def _seconds(ttl: float | None) -> str:
+    return "no limit" if ttl is None else f"{ttl:g} s"

@@ -1,0 +1,122 @@
+"""The tasks extension on the wire (SEP-2663): its identifier, the params of ``tasks/get``, ``tasks/update`` and
+``tasks/cancel``, who may send them, and the errors that refuse them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import decode_header_value
+from pydantic import BaseModel, Field, ValidationError
+
+from ..base import validation_problems
+from ..core import Caller
+
+__all__ = [
+    "EXTENSION",
+    "MODERN",
+    "TaskParams",
+    "UpdateTaskParams",
+    "admit",
+    "checked_answer",
+    "missing_extension",
+    "negotiated",
+    "owner_of",
+]
+
+#: The extension's identifier, under ``capabilities.extensions`` on both sides.
+EXTENSION = "io.modelcontextprotocol/tasks"
+#: The protocol revision the extension belongs to: no task is made, nor served, on an older one.
+MODERN = "2026-07-28"
+_ANONYMOUS_OWNER = json.dumps(["anon"])
+
+
+class TaskParams(types.RequestParams):
+    """``tasks/get`` and ``tasks/cancel``: which task (``requestState`` is accepted and not used: mcpkit keeps a
+    task's state on the server, so it never sends one)."""
+
+    task_id: str = Field(alias="taskId", min_length=1, max_length=200)
+    request_state: str | None = Field(default=None, alias="requestState")
+
+
+class UpdateTaskParams(TaskParams):
+    """``tasks/update``: answers to the questions the task asked, by their keys."""
+
+    input_responses: dict[str, Any] = Field(alias="inputResponses")
+
+
+def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether this request's client declared the tasks extension (2026-07-28 only: each request declares its own)."""
+    if ctx.protocol_version != MODERN:
+        return False
+    declared = ctx.session.client_capabilities
+    extensions = None if declared is None else declared.extensions
+    return bool(extensions) and EXTENSION in extensions  # type: ignore[operator]  # checked non-empty
+
+
+def missing_extension(what: str) -> MCPError:
+    """``-32021``: ``what`` needs the tasks extension, which the client did not declare on this request."""
+    data = types.MissingRequiredClientCapabilityErrorData(
+        required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}})
+    ).model_dump(by_alias=True, exclude_none=True)
+    return MCPError(
+        types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        f"{what} needs the client capability extensions[{EXTENSION!r}] (the tasks extension), which this request "
+        "did not declare in _meta['io.modelcontextprotocol/clientCapabilities'].",
+        data=data,
+    )
+
+
+def admit(ctx: ServerRequestContext[Any, Any], method: str, task_id: str) -> None:
+    """Refuse a tasks method that is not for this server to serve: another protocol era (-32601), a client that did
+    not declare the extension (-32021), or an HTTP ``Mcp-Name`` header that is not the task id (-32020)."""
+    if ctx.protocol_version != MODERN:
+        raise MCPError(
+            types.METHOD_NOT_FOUND,
+            f"{method} belongs to the tasks extension of protocol {MODERN}; "
+            f"this request speaks {ctx.protocol_version}.",
+        )
+    if not negotiated(ctx):
+        raise missing_extension(method)
+    if ctx.request is not None:
+        named = decode_header_value(ctx.request.headers.get("mcp-name"))
+        if named is None or named.strip() != task_id:
+            problem = "is missing" if named is None else "does not match the request body's 'taskId'"
+            raise MCPError(
+                types.HEADER_MISMATCH,
+                f"The Mcp-Name header {problem}: {method} carries the task id in Mcp-Name as well (SEP-2663).",
+            )
+
+
+def owner_of(caller: Caller) -> str:
+    """Whose tasks a caller sees: a signed-in user's own (the identity remembered values are kept under, so a purge
+    of the user takes them too); anonymous callers share one owner, where only a task's unguessable id finds it."""
+    if caller.user_id is None:
+        return _ANONYMOUS_OWNER
+    return json.dumps(["u", caller.user_id])
+
+
+_ANSWERS: Mapping[str, type[BaseModel]] = {
+    "elicitation/create": types.ElicitResult,
+    "sampling/createMessage": types.CreateMessageResult,
+    "roots/list": types.ListRootsResult,
+}
+
+
+def checked_answer(key: str, request: Mapping[str, Any], answer: Any) -> Any:
+    """The answer to the question ``key`` in its wire form, or ``-32602`` naming what is wrong with it."""
+    model = _ANSWERS.get(str(request.get("method")))
+    if model is None:
+        return answer
+    try:
+        return model.model_validate(answer).model_dump(mode="json", by_alias=True, exclude_none=True)
+    except ValidationError as exc:
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"inputResponses[{key!r}] is not an answer to {request.get('method')}: "
+            f"{'; '.join(validation_problems(exc))}.",
+        ) from None

@@ -1,0 +1,170 @@
+"""``Workers``: the tasks this instance runs, each a fresh tool instance running ``execute`` in the background.
+
+A run renews its lease in the store every ``beat`` seconds; a lease that lapses means the instance died, and the
+next ``tasks/get`` on any instance reports the task failed. The same renewal notices a task cancelled through
+another instance (or reported dead meanwhile) and cancels the run, which the tool sees as ``CancelledError`` at
+its next ``await``. The run's end is written only onto a task that has not ended meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import uuid
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from ..elicitation import Answers
+from ..tools import BoundTool, Dispatcher
+from ._ledger import Ledger
+from ._record import TaskRecord
+
+__all__ = ["Workers", "crashed"]
+
+logger = logging.getLogger("mcpkit")
+
+#: How long a stopping server waits for its runs to record that they were stopped.
+STOP_SECONDS = 5.0
+
+
+def crashed(tool: str) -> dict[str, Any]:
+    """The JSON-RPC error of a task whose tool raised an unexpected exception (logged under the error id)."""
+    error_id = uuid.uuid4().hex[:12]
+    logger.exception("task of tool %r raised an unexpected exception [error id %s]", tool, error_id)
+    return {
+        "code": types.INTERNAL_ERROR,
+        "message": f"The tool {tool!r} failed on the server (error id {error_id}); the server log has the details.",
+    }
+
+
+class Workers:
+    def __init__(self, ledger: Ledger, dispatcher: Dispatcher, lease: float) -> None:
+        self._ledger = ledger
+        self._dispatcher = dispatcher
+        self.lease = lease
+        self._beat = lease / 3
+        self._bodies: dict[str, asyncio.Future[Any]] = {}
+        self._works: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    def running(self, task_id: str) -> bool:
+        return task_id in self._bodies
+
+    def launch(self, owner: str, record: TaskRecord, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Run ``record``'s call here, in the background (``ctx``: the request that started or resumed it)."""
+        work = asyncio.get_running_loop().create_task(self._work(owner, record, bound, ctx))
+        self._works.add(work)
+        work.add_done_callback(self._works.discard)
+
+    def cancel(self, task_id: str) -> None:
+        body = self._bodies.get(task_id)
+        if body is not None:
+            body.cancel()
+
+    async def close(self) -> None:
+        """Stop every run; each records that the server stopped while it ran (failed), so no client waits on it."""
+        self._stopping = True
+        for body in list(self._bodies.values()):
+            body.cancel()
+        if self._works:
+            await asyncio.wait(set(self._works), timeout=STOP_SECONDS)
+
+    async def _work(
+        self, owner: str, record: TaskRecord, bound: BoundTool, ctx: ServerRequestContext[Any, Any]
+    ) -> None:
+        task_id, spec = record.id, bound.spec
+        try:
+            instance = self._dispatcher.instance(bound, ctx)
+            instance.task_id = task_id
+            vars(instance)["_answers"] = Answers(dict(record.answers))
+            vars(instance)["_task_progress"] = functools.partial(self._progress, owner, task_id)
+            kwargs = spec.input_model.model_validate(dict(record.arguments)).__dict__
+        except Exception:
+            await self._end(owner, task_id, "failed", error=crashed(spec.name))
+            return
+        body = asyncio.ensure_future(self._dispatcher.run(bound, instance, record.arguments, kwargs))
+        self._bodies[task_id] = body
+        try:
+            while not body.done():
+                await asyncio.wait({body}, timeout=self._beat)
+                if not body.done() and not await self._renew(owner, task_id):
+                    body.cancel()  # ended elsewhere: cancelled through another instance, or reported dead
+        finally:
+            del self._bodies[task_id]
+        if body.cancelled():
+            if self._stopping:
+                stopped = {
+                    "code": types.INTERNAL_ERROR,
+                    "message": "The server instance running this task stopped before it finished; call the tool again.",
+                }
+                await self._end(owner, task_id, "failed", error=stopped)
+            return
+        failure = body.exception()
+        if isinstance(failure, MCPError):
+            await self._end(owner, task_id, "failed", error=failure.error.model_dump(mode="json", exclude_none=True))
+        elif failure is not None:
+            try:
+                raise failure
+            except Exception:
+                await self._end(owner, task_id, "failed", error=crashed(spec.name))
+        else:
+            result = body.result()
+            if isinstance(result, types.InputRequiredResult):
+                await self._ask(owner, task_id, result, vars(instance).get("_answers"))
+            else:
+                dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                await self._end(owner, task_id, "completed", result=dumped)
+
+    async def _renew(self, owner: str, task_id: str) -> bool:
+        """Extend the run's lease; False when the task has ended meanwhile (or is gone)."""
+
+        def renew(record: TaskRecord, now: float) -> TaskRecord:
+            return record if record.terminal else record.leased(now + self.lease)
+
+        try:
+            renewed = await self._ledger.change(owner, task_id, renew)
+        except Exception:  # the store is down: keep running, the next beat tries again
+            logger.warning("could not renew the lease of task %s", task_id, exc_info=True)
+            return True
+        return renewed is not None and not renewed.terminal
+
+    async def _end(self, owner: str, task_id: str, status: Any, **changes: Any) -> None:
+        def end(record: TaskRecord, now: float) -> TaskRecord:
+            return record if record.terminal else record.ended(now, status, **changes)
+
+        try:
+            await self._ledger.change(owner, task_id, end)
+        except Exception:
+            logger.exception("could not record the end (%s) of task %s", status, task_id)
+
+    async def _ask(self, owner: str, task_id: str, asked: types.InputRequiredResult, answers: Answers | None) -> None:
+        requests = {
+            key: request.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for key, request in (asked.input_requests or {}).items()
+        }
+        given = {} if answers is None else dict(answers.given)
+
+        def park(record: TaskRecord, now: float) -> TaskRecord:
+            if record.terminal:
+                return record
+            message = "Waiting for the client to answer: " + ", ".join(sorted(requests))
+            return record.but(
+                now, status="input_required", message=message, requests=requests, answers=given, lease=None
+            )
+
+        try:
+            await self._ledger.change(owner, task_id, park)
+        except Exception:
+            logger.exception("could not record the questions of task %s", task_id)
+
+    async def _progress(self, owner: str, task_id: str, done: float, total: float | None, message: str | None) -> None:
+        text = message or (f"{done:g} of {total:g}" if total is not None else f"{done:g}")
+
+        def note(record: TaskRecord, now: float) -> TaskRecord:
+            return record if record.terminal else record.but(now, message=text)
+
+        await self._ledger.change(owner, task_id, note)

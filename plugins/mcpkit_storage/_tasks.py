@@ -1,0 +1,83 @@
+"""``VaultTaskStore``: the server's tasks kept in a plugin's store, sealed like every value (docs/tasks.md).
+
+Each caller's tasks are values in their own bucket (``tasks``) under the caller's identity, the one remembered values
+are kept under, so ``mcpkit remember purge --user`` takes them too; a task's deadline is its ttl, so every store
+expires it as it expires values; changes are the vault's compare-and-set, so instances sharing the store (one running
+a task, another cancelling it) never lose each other's writes; the number of tasks a caller keeps is the bucket's
+quota. Whatever store the remember plugin uses (memory, SQLite, Redis, Redis Cluster, PostgreSQL), tasks use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcpkit import StoredTask, TaskQuotaError
+
+from ._found import Observed
+from ._scope import Place
+from ._vault import Vault
+from .stores import Quota, QuotaExceededError
+
+__all__ = ["TASKS_BUCKET", "VaultTaskStore"]
+
+#: The bucket each caller's tasks are kept in.
+TASKS_BUCKET = "tasks"
+
+
+class VaultTaskStore:
+    """A ``mcpkit.TaskStore`` over a ``Vault`` (``vault``: the started vault, read when first needed)."""
+
+    def __init__(self, vault: Callable[[], Vault]) -> None:
+        self._vault = vault
+
+    def __repr__(self) -> str:
+        return f"VaultTaskStore({self._vault().store!r})"
+
+    @staticmethod
+    def _place(owner: str) -> Place:
+        return Place(owner, TASKS_BUCKET)
+
+    async def add(
+        self,
+        owner: str,
+        task_id: str,
+        record: Mapping[str, Any],
+        expires_at: float | None,
+        now: float,
+        limit: int | None,
+    ) -> None:
+        vault, place = self._vault(), self._place(owner)
+        observed = await vault.observe(place, task_id, now)
+        if observed.found is not None:
+            raise ValueError(f"a task {task_id!r} exists already")  # ids are 192 random bits: never in practice
+        quota = None if limit is None else Quota(values=limit, bytes=None)
+        try:
+            written = await vault.swap(place, task_id, observed, json.dumps(record), expires_at, now, quota)
+        except QuotaExceededError:
+            raise TaskQuotaError(limit or 0) from None
+        if not written:
+            raise ValueError(f"another writer made task {task_id!r} at the same moment")
+
+    async def load(self, owner: str, task_id: str, now: float) -> StoredTask | None:
+        observed = await self._vault().observe(self._place(owner), task_id, now)
+        if observed.found is None or not isinstance(observed.found.value, dict):
+            return None
+        return StoredTask(observed.found.value, observed)
+
+    async def replace(
+        self,
+        owner: str,
+        task_id: str,
+        seen: StoredTask,
+        record: Mapping[str, Any],
+        expires_at: float | None,
+        now: float,
+    ) -> bool:
+        observed = seen.version
+        if not isinstance(observed, Observed):
+            raise TypeError(f"{seen!r} was not read from this store")
+        return await self._vault().swap(
+            self._place(owner), task_id, observed, json.dumps(record), expires_at, now, None
+        )

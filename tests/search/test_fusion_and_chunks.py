@@ -1,0 +1,93 @@
+"""The pieces of search by meaning that need no store: chunks of a long text, packed vectors, rank fusion."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpkit_search import (
+    CHUNK_OVERLAP,
+    CHUNK_WORDS,
+    chunks,
+    document_chunks,
+    document_text,
+    fuse,
+    pack_vector,
+    pack_vectors,
+    unpack_vectors,
+    vectors_in,
+)
+
+
+def test_a_short_text_is_one_chunk_and_no_words_none() -> None:
+    assert chunks("Prefers short replies") == ["Prefers short replies"]
+    assert chunks("  \n ") == []
+
+
+def test_every_word_of_a_long_text_is_in_some_chunk_and_windows_overlap() -> None:
+    words = [f"w{number}" for number in range(1000)]
+    windows = chunks(" ".join(words))
+    assert {word for window in windows for word in window.split()} == set(words)  # nothing dropped
+    assert all(len(window.split()) <= CHUNK_WORDS for window in windows)
+    first, second = windows[0].split(), windows[1].split()
+    assert first[-CHUNK_OVERLAP:] == second[:CHUNK_OVERLAP]
+    assert windows[-1].split()[-1] == "w999"
+
+
+def test_a_window_cannot_overlap_by_its_whole_length() -> None:
+    with pytest.raises(ValueError, match="cannot overlap the one before by 10 words"):
+        chunks("a b c", words=10, overlap=10)
+
+
+def test_a_long_value_is_embedded_whole_not_by_its_opening() -> None:
+    value = {"notes": " ".join(["filler"] * 3000) + " the secret word is zanzibar"}
+    assert "zanzibar" in document_text("k", value)
+    assert "zanzibar" in document_chunks("k", value)[-1]
+
+
+def test_keys_can_be_left_out_of_the_embedded_text() -> None:
+    assert document_text("pref:reply-length", "short") == "pref reply length short"
+    assert document_text("pref:reply-length", "short", keys=False) == "short"
+
+
+def test_a_values_chunk_vectors_unpack_as_rows_of_that_value() -> None:
+    single = pack_vector("m", [1.0, 0.0, 0.0])
+    several = pack_vectors("m", [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    assert vectors_in(single, 3) == 1
+    assert vectors_in(several, 3) == 2
+    assert vectors_in(several, 4) == 0  # another length: not this model's vectors
+    rows, owners = unpack_vectors("m", [several, b"", single, pack_vector("other", [1.0, 0.0, 0.0])], 3)
+    assert owners == [0, 0, 2]
+    assert rows.round(2).tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]
+
+
+def test_vectors_of_different_lengths_for_one_value_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"returned vectors of \[2, 3\] components for one value"):
+        pack_vectors("m", [[1.0, 0.0], [1.0, 0.0, 0.0]])
+
+
+def test_fusion_puts_the_best_at_one_the_worst_at_zero_and_weighs_the_sides() -> None:
+    lexical = {"a": 40.0, "b": 3.0}
+    semantic = {"b": 0.9, "c": 0.8, "a": 0.1}
+    fused = fuse(lexical, semantic, weight=0.5)
+    assert max(fused.values()) == 1.0
+    assert min(fused.values()) == 0.0
+    assert fused["b"] == 1.0  # first by meaning, found by words too
+    assert fused["c"] == 0.0  # found by meaning alone: BM25's worst on the other side
+    assert fuse({"a": 1.0}, {"a": 0.3})["a"] == 1.0
+    by_words = fuse(lexical, semantic, weight=0.0)
+    assert by_words == {"a": 1.0, "b": 0.0, "c": 0.0}  # c, not found by words, counts as BM25's worst
+    by_meaning = fuse(lexical, semantic, weight=1.0)
+    assert by_meaning["b"] > by_meaning["c"] > by_meaning["a"]
+
+
+def test_fusion_does_not_depend_on_either_sides_scale() -> None:
+    # BM25 scores of long values run into the hundreds, cosines stay under 1: standard scores make them compare.
+    lexical = {"a": 12.0, "b": 7.0, "c": 1.0}
+    semantic = {"a": 0.31, "b": 0.52, "c": 0.49, "d": 0.45}
+    ten_times = fuse({doc: 10 * score for doc, score in lexical.items()}, semantic)
+    assert ten_times == pytest.approx(fuse(lexical, semantic))
+
+
+def test_a_weight_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"from 0 to 1, not 1\.5"):
+        fuse({}, {}, weight=1.5)

@@ -1,0 +1,126 @@
+"""The tasks extension is advertised when a tool may run as a task, and used only with a client that declares it
+on the request, over 2026-07-28; headers name the task; configuration mistakes fail when the server is built."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from core._support import ACCEPT, LEGACY, body_of, open_legacy_session
+from mcpkit import ConfigurationError, Server, StaticKeys, ToolContext, app, tool
+from tasks.support import ALICE, EXTENSION, KEYS, Caller, build, serving
+
+
+async def test_discover_advertises_the_extension_only_where_a_tool_may_run_as_a_task() -> None:
+    @tool(name="only_plain", description="Answers in the request.")
+    class OnlyPlain(ToolContext):
+        async def execute(self) -> str:
+            return "plain"
+
+    plain_app = app(id="plain", tools=[OnlyPlain])(type("PlainApp", (), {}))
+    without = Server([plain_app], auth=StaticKeys(KEYS))
+    async with serving(build()) as with_tasks, serving(without) as plain:
+        offered = await Caller(with_tasks, ALICE).request("server/discover", {})
+        assert offered.result is not None
+        assert offered.result["capabilities"]["extensions"] == {EXTENSION: {}}
+        assert "tasks" not in offered.result["capabilities"]
+        bare = await Caller(plain, ALICE).request("server/discover", {})
+        assert bare.result is not None
+        assert EXTENSION not in (bare.result["capabilities"].get("extensions") or {})
+        assert (await Caller(plain, ALICE).get("x")).error["code"] == -32601  # type: ignore[index]
+
+
+async def test_without_the_extension_a_task_tool_answers_in_the_request_or_asks_for_it() -> None:
+    async with serving(build()) as http:
+        plain_client = Caller(http, ALICE, tasks=False)
+        answered = await plain_client.call("failing")
+        assert answered.result is not None
+        assert answered.result["resultType"] == "complete"
+        assert "taskId" not in answered.result
+        assert answered.result["isError"] is True
+        refused = await plain_client.call("required")
+        assert refused.status == 400
+        assert refused.error is not None
+        assert refused.error["code"] == -32021
+        assert refused.error["data"]["requiredCapabilities"]["extensions"] == {EXTENSION: {}}
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            params = {"taskId": "t", "inputResponses": {}}
+            gated = await plain_client.request(method, params, "t")
+            assert gated.error is not None
+            assert gated.error["code"] == -32021, method
+
+
+async def test_a_plain_tool_answers_as_ever_when_the_client_declares_tasks() -> None:
+    async with serving(build()) as http:
+        reply = await Caller(http, ALICE).call("plain", {"text": "hi"})
+        assert reply.result is not None
+        assert reply.result["resultType"] == "complete"
+        assert reply.text == "HI"
+
+
+async def test_the_task_id_travels_in_mcp_name_and_removed_methods_are_not_found() -> None:
+    async with serving(build()) as http:
+        alice = Caller(http, ALICE)
+        task_id = await alice.start("required")
+        wrong = await alice.request("tasks/get", {"taskId": task_id}, "another-task")
+        missing = await alice.request("tasks/get", {"taskId": task_id})
+        for refused in (wrong, missing):
+            assert refused.status == 400
+            assert refused.error is not None
+            assert refused.error["code"] == -32020
+        padded = await alice.request("tasks/get", {"taskId": task_id}, f"  {task_id} ")
+        assert padded.result is not None
+        for removed in ("tasks/list", "tasks/result"):
+            assert (await alice.request(removed, {"taskId": task_id}, task_id)).error["code"] == -32601  # type: ignore[index]
+
+
+async def test_on_2025_11_25_a_task_tool_answers_in_the_request_and_tasks_methods_do_not_exist() -> None:
+    asgi = build().http_app()
+    async with (
+        asgi.router.lifespan_context(asgi),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=asgi),
+            base_url="http://127.0.0.1:8000",
+            headers={"Authorization": f"Bearer {ALICE}"},
+        ) as http,
+        Client(streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http), mode="legacy") as client,
+    ):
+        result = await client.call_tool("failing", {})
+        assert result.is_error is True
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("required", {})
+        assert refused.value.code == -32021
+        session_id = await open_legacy_session(http, token=ALICE)
+        absent = await http.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 9, "method": "tasks/get", "params": {"taskId": "t"}},
+            headers={**ACCEPT, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY},
+        )
+        assert body_of(absent)["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"task": "yes"}, "task is True, False or 'required'"),
+        ({"task": False, "ask_first": True}, "ask_first=True asks before the call becomes a task"),
+        ({"task": True, "ask_first": "no"}, "ask_first is True or False"),
+    ],
+)
+def test_task_options_are_checked_when_the_server_is_built(options: dict[str, object], message: str) -> None:
+    @tool(name="checked", description="Checked.", **options)  # type: ignore[arg-type]
+    class Checked(ToolContext):
+        async def execute(self) -> str:
+            return ""
+
+    with pytest.raises(ConfigurationError, match=message):
+        Server([app(id="checked", tools=[Checked])(type("CheckedApp", (), {}))])
+
+
+@pytest.mark.parametrize(("name", "value"), [("task_ttl", 0), ("task_lease", -1), ("task_limit", 0)])
+def test_task_settings_are_checked_when_the_server_is_built(name: str, value: int) -> None:
+    with pytest.raises(ConfigurationError, match=name):
+        build(**{name: value})
