@@ -27,6 +27,7 @@ KINDS = {
     "fastmcp": "fastmcp_app",
     "mcpkit": "mcpkit_app",
     "helpdesk": "helpdesk_app",
+    "hardening": "hardening_app",
 }
 
 

@@ -6,8 +6,6 @@ deletes, from any client and any session. An anonymous caller is refused (``REME
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from datetime import UTC, datetime
 from typing import Annotated, Any, NotRequired
@@ -16,6 +14,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, ToolError, tool
+from mcpkit_remember import RememberInvalidError
 
 __all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "DeleteMemory", "ListMemoryKeys", "ReadMemory", "SearchMemory"]
 
@@ -36,7 +35,8 @@ Query = Annotated[str, Field(min_length=1, max_length=1000, description="Words t
 Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
 PageLimit = Annotated[int, Field(ge=1, le=1000, description="At most this many keys per page.")]
 Prefix = Annotated[str, Field(max_length=256, description="Only keys that start with this; omit for all.")]
-Cursor = Annotated[str | None, Field(max_length=400, description="nextCursor from the previous page.")]
+#: A sealed cursor for a 256-character key of 4-byte characters is about 1,600 characters.
+Cursor = Annotated[str | None, Field(max_length=2400, description="nextCursor from the previous page.")]
 
 
 def _when(seconds: float | None) -> str | None:
@@ -162,13 +162,15 @@ class SearchMemory(ToolContext):
 )
 class ListMemoryKeys(ToolContext):
     async def execute(self, prefix: Prefix = "", limit: PageLimit = 100, cursor: Cursor = None) -> Keys:
-        after = None if cursor is None else _read_cursor(cursor)
-        keys = [key for key in await self.remember.list(scope="user") if key.startswith(prefix)]
-        if after is not None:
-            keys = [key for key in keys if key > after]
-        page = keys[:limit]
-        more = len(keys) > limit
-        return {"keys": page, "nextCursor": _make_cursor(page[-1]) if more else None}
+        try:
+            page = await self.remember.page(scope="user", prefix=prefix, limit=limit, cursor=cursor)
+        except RememberInvalidError as exc:  # only the cursor can be wrong here: the rest is checked by its schema
+            raise ToolError(
+                f"cursor is not a nextCursor that list_memory_keys gave this user ({exc.message}); call again "
+                "without a cursor to start over.",
+                code="INVALID_CURSOR",
+            ) from None
+        return {"keys": page.keys, "nextCursor": page.next_cursor}
 
 
 @tool(
@@ -181,25 +183,6 @@ class ListMemoryKeys(ToolContext):
 class DeleteMemory(ToolContext):
     async def execute(self, key: Key) -> Deleted:
         return {"key": key, "deleted": await self.remember.forget(key, scope="user")}
-
-
-def _make_cursor(last: str) -> str:
-    """A page's cursor: the last key it listed, base64url (the caller's own key, so nothing to hide)."""
-    return base64.urlsafe_b64encode(last.encode("utf-8", "surrogatepass")).decode().rstrip("=")
-
-
-def _read_cursor(cursor: str) -> str:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        after = base64.b64decode(padded, altchars=b"-_", validate=True).decode("utf-8", "surrogatepass")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        after = ""
-    if not after:
-        raise ToolError(
-            "cursor is not a nextCursor from list_memory_keys; call again without a cursor to start over.",
-            code="INVALID_CURSOR",
-        )
-    return after
 
 
 MEMORY_TOOLS = (WriteMemory, ReadMemory, SearchMemory, ListMemoryKeys, DeleteMemory)

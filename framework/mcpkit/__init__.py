@@ -20,6 +20,7 @@ from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Server
+from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuotaError, TaskStore
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "StartupError",
     "StaticKeys",
     "StoredTask",
+    "SubscriptionLimits",
     "SystemClock",
     "TaskQuotaError",
     "TaskStore",

@@ -19,7 +19,16 @@ from typing import Any
 
 from mcpkit import ConfigurationError, Context
 
-__all__ = ["Block", "Document", "LoadableBlock", "ReadOnlyBlock", "SearchableBlock", "WritableBlock", "checked_blocks"]
+__all__ = [
+    "SEARCHABLE_MAX_BYTES",
+    "Block",
+    "Document",
+    "LoadableBlock",
+    "ReadOnlyBlock",
+    "SearchableBlock",
+    "WritableBlock",
+    "checked_blocks",
+]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_\-]{0,63}$")
 
@@ -48,11 +57,17 @@ class WritableBlock:
     max_tokens: int = 1000
 
 
+#: What one caller's entries of one searchable block may weigh together, by default (their indexed words count
+#: ``INDEX_BYTES_PER_WORD`` each, as in every quota).
+SEARCHABLE_MAX_BYTES = 4 * 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True)
 class SearchableBlock:
     name: str
     description: str
     max_entries: int = 10_000
+    max_bytes: int = SEARCHABLE_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +112,11 @@ def _check(where: str, block: Block) -> None:
     elif isinstance(block, SearchableBlock):
         if isinstance(block.max_entries, bool) or not isinstance(block.max_entries, int) or block.max_entries < 1:
             raise ConfigurationError(f"{where}: max_entries is a positive whole number, not {block.max_entries!r}.")
+        if isinstance(block.max_bytes, bool) or not isinstance(block.max_bytes, int) or block.max_bytes < 64 * 1024:
+            raise ConfigurationError(
+                f"{where}: max_bytes is a whole number of bytes from 65,536 (room for an entry of 16 KiB and its "
+                f"index), not {block.max_bytes!r:.40}."
+            )
     else:
         if (block.documents is None) == (block.provider is None):
             raise ConfigurationError(f"{where}: give documents={{key: Document(...)}} or provider=, one of them.")

@@ -1,7 +1,7 @@
 """mcpkit_history: durable per-caller conversation history (``self.history``) on the remember store."""
 
 from ._errors import HistoryError, HistoryInvalidError, HistoryNotFoundError
-from ._history import History, Hit
+from ._history import History, HistoryPage, Hit, Hits
 from ._messages import MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SAVE
 from ._plugin import HistoryPlugin
 
@@ -12,6 +12,8 @@ __all__ = [
     "HistoryError",
     "HistoryInvalidError",
     "HistoryNotFoundError",
+    "HistoryPage",
     "HistoryPlugin",
     "Hit",
+    "Hits",
 ]

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit import Caller, Clock
 from mcpkit_search import Analyzer
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
+    CursorSeal,
     Observed,
     Place,
     Quota,
@@ -40,18 +41,28 @@ from mcpkit_storage import (
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
 from ._messages import Hit, check_conversation, check_id, checked_messages, message_of
-from ._search import search_all, search_one
-from ._tree import Tree, chained, grown
+from ._pages import HistoryPage, older_than, opened_cursor, path_ids, read_newest
+from ._saving import create, resent
+from ._search import Hits, search_all, search_one
+from ._tree import Tree, chained, grown, listing
+from ._turns import Turns
 
-__all__ = ["History", "HistoryPolicy", "Hit"]
+__all__ = ["MAX_LOAD_BYTES", "MAX_SEARCH_BYTES", "History", "HistoryPage", "HistoryPolicy", "Hit", "Hits"]
 
 logger = logging.getLogger("mcpkit.history")
 
 #: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
 _TREE_ATTEMPTS = 64
 
-#: How long the empty tree a cleared conversation leaves is kept (it holds no message; any save replaces it).
-CLEARED_SECONDS = 3600.0
+#: What one page of a conversation (``History.page``, ``load_history``) returns at most, in bytes of content.
+MAX_LOAD_BYTES = 1024 * 1024
+#: What one search within one conversation reads at most, newest messages first, in bytes of content.
+MAX_SEARCH_BYTES = 8 * 1024 * 1024
+
+#: How long the empty tree a cleared conversation leaves is kept (it holds no message; any save replaces it). It
+#: only has to outlast the compare-and-set retries of a save racing the clear (64 at most 50 ms apart), and it
+#: counts against the caller's quota of conversations while it lasts (``HistoryPolicy.tree_quota``).
+CLEARED_SECONDS = 60.0
 
 
 class _NothingToClear(Exception):
@@ -70,6 +81,14 @@ class HistoryPolicy:
     quota: Quota | None  # all of a caller's messages together
     analyzer: Analyzer
     session_ttl: float | None = None  # the longest a session's message lives (nobody reaches it once it ends)
+    tree_quota: Quota | None = None  # a caller's conversations (a cleared one's empty tree too, while it lasts)
+    max_load_bytes: int = MAX_LOAD_BYTES  # what one page (load_history) returns at most
+    max_search_bytes: int = MAX_SEARCH_BYTES  # what one search in one conversation reads at most, newest first
+    turns: Turns = field(default_factory=Turns)  # one caller's heavy reads, one at a time
+    cursors: CursorSeal = field(init=False)  # load_history's cursors
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cursors", CursorSeal(self.vault.keyring, "history page v1"))
 
 
 class History:
@@ -117,7 +136,7 @@ class History:
         try:
             seen = await vault.observe(trees, conversation, now)  # also the first compare-and-set's expectation
             tree = None if seen.found is None else Tree.load(seen.found.value)
-            if tree is not None and await self._resent(place, conversation, tree, checked, now):
+            if tree is not None and await resent(self._policy.vault, place, conversation, tree, checked, now):
                 return [message["id"] for message in checked]  # this save landed already: it is not made twice
             chain = chained(conversation, tree, checked, parent_id, self._policy.max_messages)
             keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
@@ -126,7 +145,8 @@ class History:
                 key = f"{conversation}/{message['id']}"
                 value = _json({"role": message["role"], "content": message["content"]})  # its parent: the tree
                 if message["given"]:  # an id of the caller's: never write over a message already kept under it
-                    if not await self._create(place, key, value, expires_at, now, conversation, message["id"]):
+                    where = (place, key, conversation, message["id"])
+                    if not await create(self._policy.vault, self._policy.quota, where, value, expires_at, now):
                         continue  # this very message, sent again
                 else:
                     await vault.write(place, key, value, expires_at, now, self._policy.quota)
@@ -144,37 +164,6 @@ class History:
                 raise _unavailable(exc) from None
             raise
         return [message["id"] for message in chain]
-
-    async def _create(
-        self, place: Place, key: str, value: str, expires_at: float | None, now: float, conversation: str, node: str
-    ) -> bool:
-        """Write a message under a caller's id only where none is; False when the same message is there already."""
-        vault = self._policy.vault
-        observed = await vault.observe(place, key, now)
-        if observed.found is not None:
-            if _json(observed.found.value) == value:
-                return False
-            raise HistoryInvalidError(
-                f"The id {node!r} is already a message of {conversation!r}; leave id out for a new one."
-            )
-        if not await vault.swap(place, key, observed, value, expires_at, now, self._policy.quota):
-            raise HistoryInvalidError(
-                f"Another save used the id {node!r} in {conversation!r} at the same moment; leave id out for a new one."
-            )
-        return True
-
-    async def _resent(
-        self, place: Place, conversation: str, tree: Tree, messages: list[dict[str, Any]], now: float
-    ) -> bool:
-        """Whether every message of a save names an id of the caller's that the tree holds with the same content."""
-        parents = tree.parents()
-        if not all(message["given"] and message["id"] in parents for message in messages):
-            return False
-        kept = await self._policy.vault.read_many(place, [f"{conversation}/{m['id']}" for m in messages], now)
-        return all(
-            found is not None and found.value == {"role": message["role"], "content": message["content"]}
-            for message, found in zip(messages, kept, strict=True)
-        )
 
     async def _discard(self, place: Place, keys: list[str], now: float) -> None:
         if not keys:
@@ -263,40 +252,54 @@ class History:
     async def get(
         self, conversation: str, *, leaf_id: str | None = None, limit: int | None = None, compacted: bool = True
     ) -> list[dict[str, Any]]:
-        """The messages from the root to ``leaf_id`` (default: the newest leaf), oldest first.
+        """The messages from the root to ``leaf_id`` (default: the newest leaf), oldest first, all of them.
 
         With ``compacted`` (the default) a summary stands for the messages it replaces; ``limit`` keeps the last
-        ones. An unknown conversation is an empty list; an unknown ``leaf_id`` is HISTORY_NOT_FOUND.
+        ones. An unknown conversation is an empty list; an unknown ``leaf_id`` is HISTORY_NOT_FOUND. ``page``
+        reads a long conversation a bounded piece at a time.
         """
         conversation = check_conversation(conversation)
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise HistoryInvalidError(f"limit is a positive whole number of messages, not {limit!r:.40}.")
+        limit = _checked_limit(limit)
         trees, place = self._places()
         now = self._policy.clock().now()
         try:
             tree = await self._tree(trees, conversation, now)
-            if tree is None or tree.head is None:
-                if leaf_id is not None:
-                    raise HistoryNotFoundError(conversation, check_id(leaf_id, "leaf_id"))
-                return []
-            leaf = tree.head if leaf_id is None else check_id(leaf_id, "leaf_id")
-            if leaf not in tree.parents():
-                raise HistoryNotFoundError(conversation, leaf)
-            path = tree.path(leaf)
-            summary = tree.compaction_on(path) if compacted else None
-            ids = path if summary is None else [summary[0], *path[summary[1] :]]
-            if limit is not None:
-                ids = ids[-limit:]
-            found = await self._policy.vault.read_many(place, [f"{conversation}/{node}" for node in ids], now)
+            ids = path_ids(tree, conversation, leaf_id, compacted, limit)
+            found, _ = await read_newest(self._policy.vault, place, conversation, ids, now, None)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
-        # A message past its deadline (each is kept ttl seconds after it was saved) is left out of the path.
-        parents = tree.parents()
-        return [
-            message_of(node, value, parents.get(node))
-            for node, value in zip(ids, found, strict=True)
-            if value is not None
-        ]
+        parents = {} if tree is None else tree.parents()
+        return [message_of(node, value, parents.get(node)) for node, value in found]
+
+    async def page(
+        self, conversation: str, *, leaf_id: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> HistoryPage:
+        """The newest messages of ``get(conversation, leaf_id=..., limit=...)`` up to ``max_load_bytes`` (at least
+        one), oldest first, and the sealed cursor of the older ones (None: no more): pass it back as ``cursor``."""
+        conversation = check_conversation(conversation)
+        limit = _checked_limit(limit)
+        trees, place = self._places()
+        owner = self._policy.vault.keyring.owner_for(place.identity)
+        before = None if cursor is None else opened_cursor(self._policy.cursors, cursor, owner, conversation)
+        if before is not None:
+            leaf_id = before[0]
+        now = self._policy.clock().now()
+        async with self._policy.turns.taken(owner):
+            try:
+                tree = await self._tree(trees, conversation, now)
+                ids = path_ids(tree, conversation, leaf_id, True, limit)
+                if before is not None:
+                    ids = older_than(ids, before[1], conversation)
+                vault, most = self._policy.vault, self._policy.max_load_bytes
+                found, left = await read_newest(vault, place, conversation, ids, now, most)
+            except StoreUnavailableError as exc:
+                raise _unavailable(exc) from None
+        parents = {} if tree is None else tree.parents()
+        messages = [message_of(node, value, parents.get(node)) for node, value in found]
+        more = left > 0 and bool(found)
+        leaf = leaf_id if leaf_id is not None else (None if tree is None else tree.head)
+        next_cursor = self._policy.cursors.make([owner, conversation, leaf or "", found[0][0]]) if more else None
+        return HistoryPage(messages, next_cursor)
 
     async def leaves(self, conversation: str) -> list[dict[str, Any]]:
         """The ends of the conversation's branches, newest first: ``{"id", "depth"}`` (the root is depth 1)."""
@@ -318,39 +321,28 @@ class History:
             payloads = await self._policy.vault.payloads(trees, now)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
-        listed: list[dict[str, Any]] = []
-        for name, payload in payloads.items():
-            tree = Tree.load(payload.value())
-            if not tree.nodes:  # cleared
-                continue
-            listed.append(
-                {
-                    "conversation": name,
-                    "messages": len(tree.nodes),
-                    "branches": len(tree.leaves()),
-                    "created_at": tree.created_at,
-                    "updated_at": tree.updated_at,
-                    "ttl_seconds": tree.ttl,
-                }
-            )
-        listed.sort(key=lambda item: (-float(item["updated_at"]), str(item["conversation"])))
-        return listed
+        return listing(payloads)
 
-    async def search(self, query: str, *, conversation: str | None = None, limit: int = 10) -> list[Hit]:
-        """The caller's messages that best match ``query``, best first, across every conversation or in one."""
+    async def search(self, query: str, *, conversation: str | None = None, limit: int = 10) -> Hits:
+        """The caller's messages that best match ``query``, best first, across every conversation or in one.
+
+        Within one conversation the newest ``max_search_bytes`` of messages are searched (the hits' ``note`` says
+        when older ones were not); across every conversation, the search index answers for all of them.
+        """
         if not isinstance(query, str):
             raise HistoryInvalidError(f"query is text to look for, not {query!r:.40}.")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise HistoryInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
         trees, place = self._places()
         now = self._policy.clock().now()
-        vault, analyzer = self._policy.vault, self._policy.analyzer
+        policy = self._policy
         try:
-            if conversation is not None:
-                return await search_one(
-                    vault, analyzer, trees, place, check_conversation(conversation), query, limit, now
-                )
-            return await search_all(vault, trees, place, query, limit, now)
+            if conversation is None:
+                return Hits(await search_all(policy.vault, trees, place, query, limit, now))
+            name = check_conversation(conversation)
+            async with policy.turns.taken(policy.vault.keyring.owner_for(place.identity)):
+                most = policy.max_search_bytes
+                return await search_one(policy.vault, policy.analyzer, trees, place, name, query, limit, now, most)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
 
@@ -377,7 +369,8 @@ class History:
             current = None if observed.found is None else Tree.load(observed.found.value)
             changed = change(current)
             expires_at = changed.deadline
-            if await vault.swap(trees, conversation, observed, _json(changed.dump()), expires_at, now, None):
+            quota = self._policy.tree_quota
+            if await vault.swap(trees, conversation, observed, _json(changed.dump()), expires_at, now, quota):
                 return
             await backoff(attempt)
         raise RememberConflictError(conversation, _TREE_ATTEMPTS)
@@ -390,3 +383,9 @@ def _json(value: Any) -> str:
 def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
     logger.warning("history store unavailable: %s", exc)
     return RememberStoreUnavailableError(maybe_applied=exc.maybe_applied)
+
+
+def _checked_limit(limit: object) -> int | None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise HistoryInvalidError(f"limit is a positive whole number of messages, not {limit!r:.40}.")
+    return limit

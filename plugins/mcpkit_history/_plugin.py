@@ -10,7 +10,7 @@ from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
 from mcpkit_search import Analyzer
 from mcpkit_storage import BackedPlugin, Backing, Quota, StoreConfig, check_scope
 
-from ._history import History, HistoryPolicy
+from ._history import MAX_LOAD_BYTES, MAX_SEARCH_BYTES, History, HistoryPolicy
 from ._messages import MAX_MESSAGE_BYTES
 from ._tools import history_tools
 
@@ -41,6 +41,8 @@ class HistoryPlugin(BackedPlugin):
         tool_prefix: str = "",
         redis_prefix: str = "mcpkit:remember:",
         session_ttl: float | None = DEFAULT_SESSION_TTL,
+        max_load_bytes: int = MAX_LOAD_BYTES,
+        max_search_bytes: int = MAX_SEARCH_BYTES,
     ) -> None:
         if scope not in ("user", "session"):
             raise ConfigurationError(
@@ -60,10 +62,18 @@ class HistoryPlugin(BackedPlugin):
             )
         if not isinstance(tool_prefix, str) or (tool_prefix and not tool_prefix.replace("_", "").isalnum()):
             raise ConfigurationError(f"tool_prefix is letters, digits and '_' (like 'desk_'), not {tool_prefix!r:.40}.")
+        for name, most in (("max_load_bytes", max_load_bytes), ("max_search_bytes", max_search_bytes)):
+            if isinstance(most, bool) or not isinstance(most, int) or most < 1:
+                raise ConfigurationError(f"{name} is a positive whole number of bytes, not {most!r:.40}.")
+        self.max_load_bytes = max_load_bytes
+        self.max_search_bytes = max_search_bytes
         self.max_message_bytes = max_message_bytes
         self.max_messages = max_messages
         unlimited = max_total_messages is None and max_total_bytes is None
         self.quota = None if unlimited else Quota(max_total_messages, max_total_bytes)
+        # Every conversation holds a message, so a caller never needs more of them than of messages: the quota of
+        # conversations counts the empty record a cleared one leaves for a minute (CLEARED_SECONDS) too.
+        self.tree_quota = None if unlimited else Quota(max_total_messages, max_total_bytes)
         if session_ttl is not None and (isinstance(session_ttl, bool) or not isinstance(session_ttl, int | float)):
             raise ConfigurationError(f"session_ttl is a number of seconds, or None; not {session_ttl!r:.40}.")
         if session_ttl is not None and session_ttl <= 0:
@@ -93,13 +103,17 @@ class HistoryPlugin(BackedPlugin):
         tool_prefix: str = "",
         redis_prefix: str = "mcpkit:remember:",
         session_ttl: float | None = DEFAULT_SESSION_TTL,
+        max_load_bytes: int = MAX_LOAD_BYTES,
+        max_search_bytes: int = MAX_SEARCH_BYTES,
     ) -> HistoryPlugin:
         """The plugin on a ``memory``, ``sqlite`` (``path``) or ``redis`` (``url``) store, as ``RememberPlugin``.
 
         Without ``type`` the store comes from ``REMEMBER_STORE``, the secret from ``REMEMBER_SECRET``: give both
         plugins the same and the history sits beside the remembered values, sealed with the same keys, reached by
         the same ``purge`` and ``rotate``. ``tools=True`` offers the six history tools (names after
-        ``tool_prefix``). In ``scope="session"``, a message lives at most ``session_ttl`` seconds (a day by
+        ``tool_prefix``). One ``load_history`` page returns at most ``max_load_bytes`` of messages (a cursor gives
+        the older ones), and a search within one conversation reads at most its newest ``max_search_bytes``. In
+        ``scope="session"``, a message lives at most ``session_ttl`` seconds (a day by
         default): nobody can reach a session's conversations once it ends. See docs/history.md.
         """
         from mcpkit_storage import store_config
@@ -118,6 +132,8 @@ class HistoryPlugin(BackedPlugin):
             tool_prefix=tool_prefix,
             redis_prefix=redis_prefix,
             session_ttl=session_ttl,
+            max_load_bytes=max_load_bytes,
+            max_search_bytes=max_search_bytes,
         )
 
     def attributes(self) -> Mapping[str, Callable[[Context], object]]:
@@ -146,6 +162,9 @@ class HistoryPlugin(BackedPlugin):
             self.quota,
             Analyzer(),
             session_ttl=self.session_ttl,
+            tree_quota=self.tree_quota,
+            max_load_bytes=self.max_load_bytes,
+            max_search_bytes=self.max_search_bytes,
         )
 
     async def shutdown(self) -> None:

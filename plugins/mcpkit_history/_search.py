@@ -7,13 +7,23 @@ changing the tree is never found. Trees are read as membership indexes (``Member
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Hashable
+
+import anyio.to_thread
+
 from mcpkit_search import Analyzer, bm25, corpus_of, top
 from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Match, Place, Vault, search
 
 from ._messages import Hit, message_of, text_of
+from ._pages import read_newest
 from ._tree import Members, Tree
 
-__all__ = ["search_all", "search_one"]
+__all__ = ["Hits", "search_all", "search_one"]
+
+#: The analyser that ranks a conversation in a worker thread (never the event loop's, whose stemmer keeps state).
+_APART: list[Analyzer] = []
+_APART_LOCK = threading.Lock()
 
 
 async def search_all(vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float) -> list[Hit]:
@@ -43,22 +53,50 @@ async def _kept(vault: Vault, trees: Place, matches: list[Match], now: float) ->
     return hits
 
 
+class Hits(list[Hit]):
+    """Hits, best first; ``note`` says when a search within one conversation left its oldest messages out."""
+
+    note: str | None = None
+
+
 async def search_one(
-    vault: Vault, analyzer: Analyzer, trees: Place, place: Place, conversation: str, query: str, limit: int, now: float
-) -> list[Hit]:
-    """BM25 over one conversation's messages, opened here: cost in proportion to that conversation."""
+    vault: Vault,
+    analyzer: Analyzer,
+    trees: Place,
+    place: Place,
+    conversation: str,
+    query: str,
+    limit: int,
+    now: float,
+    max_bytes: int,
+) -> Hits:
+    """BM25 over one conversation's newest ``max_bytes`` of messages, read in batches and analysed in a worker
+    thread: the cost is bounded, and the event loop other callers wait on stays free meanwhile."""
     stored = await vault.read(trees, conversation, now)
     words = list(dict.fromkeys(analyzer.terms(query)))
     if stored is None or not words:
-        return []
+        return Hits()
     tree = Tree.load(stored.value)
     nodes = tree.everything()
-    found = await vault.read_many(place, [f"{conversation}/{node}" for node in nodes], now)
-    messages = {node: value for node, value in zip(nodes, found, strict=True) if value is not None}
-    counted = ((node, analyzer.value_counts(node, text_of(value.value["content"]))) for node, value in messages.items())
-    scores = bm25(range(len(words)), corpus_of(words, counted))
+    found, left = await read_newest(vault, place, conversation, nodes, now, max_bytes)
+    messages = dict(found)
+
+    def ranked() -> list[tuple[Hashable, float]]:
+        with _APART_LOCK:  # the stemmer keeps state: the threads share one analyser of their own, in turn
+            if not _APART:
+                _APART.append(Analyzer())
+            apart = _APART[0]
+            counted = ((node, apart.value_counts(node, text_of(value.value["content"]))) for node, value in found)
+            return top(bm25(range(len(words)), corpus_of(words, counted)), limit)
+
     parents = tree.parents()
-    return [
+    hits = Hits(
         Hit(conversation, message_of(str(node), messages[str(node)], parents.get(str(node))), score)
-        for node, score in top(scores, limit)
-    ]
+        for node, score in await anyio.to_thread.run_sync(ranked)
+    )
+    if left:
+        hits.note = (
+            f"Searched the newest {len(found):,} messages of {conversation!r} ({max_bytes:,} bytes, max_search_bytes); "
+            f"{left:,} older ones were not. Search without a conversation to look through all of them."
+        )
+    return hits

@@ -91,17 +91,28 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
         description=describe(
             "load_history",
             "Load a conversation: its messages from the first to leaf_id (default: the newest branch's last), "
-            "oldest first; a compacted start comes back as one summary message. Call it first after a restart.",
+            "oldest first; a compacted start comes back as one summary message. Call it first after a restart. A "
+            "long conversation comes a page at a time, the newest first: pass nextCursor back as cursor for the "
+            "messages before (null: none).",
         ),
         read_only=True,
     )
     class LoadHistory(ToolContext):
         async def execute(
-            self, conversation: Conversation, leaf_id: MessageId | None = None, limit: Limit | None = None
+            self,
+            conversation: Conversation,
+            leaf_id: MessageId | None = None,
+            limit: Limit | None = None,
+            cursor: Annotated[str | None, Field(max_length=1000, description="nextCursor of the page after.")] = None,
         ) -> dict[str, Any]:
-            messages = await self.history.get(conversation, leaf_id=leaf_id, limit=limit)
+            page = await self.history.page(conversation, leaf_id=leaf_id, limit=limit, cursor=cursor)
             leaves = await self.history.leaves(conversation)
-            return {"conversation": conversation, "messages": messages, "leaves": leaves}
+            return {
+                "conversation": conversation,
+                "messages": page.messages,
+                "leaves": leaves,
+                "nextCursor": page.next_cursor,
+            }
 
     @tool(
         name=names["search_history"],
@@ -117,12 +128,15 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
             self, query: Query, conversation: Conversation | None = None, limit: SearchLimit = 10
         ) -> dict[str, Any]:
             hits = await self.history.search(query, conversation=conversation, limit=limit)
-            return {
+            found: dict[str, Any] = {
                 "results": [
                     {"conversation": hit.conversation, "message": hit.message, "score": round(hit.score, 4)}
                     for hit in hits
                 ]
             }
+            if hits.note is not None:
+                found["note"] = hits.note
+            return found
 
     @tool(
         name=names["list_conversations"],

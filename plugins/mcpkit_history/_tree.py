@@ -8,12 +8,13 @@ children starts a branch; the newest leaf is the message saved last (nothing sav
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
 
-__all__ = ["Members", "Tree", "chained", "grown"]
+__all__ = ["Members", "Tree", "chained", "grown", "listing"]
 
 
 @dataclass(slots=True)
@@ -175,3 +176,28 @@ def grown(
     if ttl is not None:
         tree.ttl = ttl
     return tree
+
+
+class _Stored(Protocol):
+    def value(self) -> Any: ...
+
+
+def listing(stored: Mapping[str, _Stored]) -> list[dict[str, Any]]:
+    """What ``conversations()`` says of each stored tree by name, newest change first (cleared ones left out)."""
+    listed: list[dict[str, Any]] = []
+    for name, payload in stored.items():
+        tree = Tree.load(payload.value())
+        if not tree.nodes:  # cleared
+            continue
+        listed.append(
+            {
+                "conversation": name,
+                "messages": len(tree.nodes),
+                "branches": len(tree.leaves()),
+                "created_at": tree.created_at,
+                "updated_at": tree.updated_at,
+                "ttl_seconds": tree.ttl,
+            }
+        )
+    listed.sort(key=lambda item: (-float(item["updated_at"]), str(item["conversation"])))
+    return listed

@@ -21,7 +21,7 @@ from mcpkit_storage import (
 
 from ._errors import RememberScopeNotAllowedError
 from ._plugin import RememberPlugin
-from ._remember import Remember
+from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "SCOPES",
     "Explanation",
     "Found",
+    "KeyPage",
     "Match",
     "Matches",
     "Remember",

@@ -1,4 +1,4 @@
-"""Opaque, sealed paging cursors for ``list_memories``, bound to one caller and scope.
+"""Opaque, sealed paging cursors for ``Remember.page`` (``list_memories``), bound to one caller and scope.
 
 A cursor says "continue after this key". It is encrypted and authenticated
 (AES-256-GCM under a key derived from the primary secret), so it shows a client
@@ -44,12 +44,12 @@ class Cursors:
             data = json.loads(plaintext.decode("utf-8", "surrogatepass"))
         except (binascii.Error, ValueError, InvalidTag):
             raise RememberInvalidError(
-                "The cursor is not valid (changed, or not from list_memories); call list_memories without a cursor."
+                "The cursor is not valid (changed, or not a nextCursor of this listing); list again without a cursor."
             ) from None
         if not (isinstance(data, list) and len(data) == 3 and all(isinstance(part, str) for part in data)):
-            raise RememberInvalidError("The cursor is malformed; call list_memories without a cursor.")
+            raise RememberInvalidError("The cursor is malformed; list again without a cursor.")
         if data[0] != owner or data[1] != bucket:
             raise RememberInvalidError(
-                "The cursor belongs to another caller or scope; call list_memories without a cursor for this scope."
+                "The cursor belongs to another caller or scope; list again without a cursor for this scope."
             )
         return str(data[2])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -37,10 +37,11 @@ from mcpkit_storage import (
     search,
 )
 
+from ._cursor import Cursors
 from ._glob import Glob
 from ._locks import KeyedLocks
 
-__all__ = ["Remember", "RememberPolicy"]
+__all__ = ["KeyPage", "Remember", "RememberPolicy"]
 
 logger = logging.getLogger("mcpkit.remember")
 
@@ -74,6 +75,14 @@ class RememberPolicy:
         self.quota = quota
         self.session_ttl = session_ttl
         self.updates = KeyedLocks()
+        self.cursors = Cursors(vault.keyring.derive_key("list_memories cursor v2"))
+
+
+class KeyPage(NamedTuple):
+    """One page of keys and the sealed cursor of the next page (None: no more)."""
+
+    keys: list[str]
+    next_cursor: str | None
 
 
 def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
@@ -232,6 +241,36 @@ class Remember:
             return [key for key in keys if glob.match(key)]
         # Many keys and a long pattern: match off the event loop, so other callers' calls go on meanwhile.
         return await anyio.to_thread.run_sync(lambda: [key for key in keys if glob.match(key)])
+
+    async def page(
+        self,
+        *,
+        scope: Scope = "session",
+        pattern: str = "*",
+        prefix: str = "",
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> KeyPage:
+        """The caller's keys in ``scope`` a page at a time: sorted, matching ``pattern`` and starting with ``prefix``.
+
+        ``cursor`` is the ``next_cursor`` of the previous page: sealed (it shows nothing of the key it continues
+        after) and bound to this caller and scope, so a changed or foreign cursor is a RememberInvalidError.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise RememberInvalidError(f"page(limit=...) is a whole number from 1, not {limit!r:.40}.")
+        if not isinstance(prefix, str):
+            raise RememberInvalidError(f"page(prefix=...) is a string, not {prefix!r:.60}.")
+        place = self._place(scope)
+        owner = self._policy.vault.keyring.owner_for(place.identity)
+        after = None if cursor is None else self._policy.cursors.read(cursor, owner, place.bucket)
+        keys = await self.list(scope=scope, pattern=pattern)
+        if prefix:
+            keys = [key for key in keys if key.startswith(prefix)]
+        if after is not None:
+            keys = [key for key in keys if key > after]
+        page = keys[:limit]
+        more = len(keys) > limit
+        return KeyPage(page, self._policy.cursors.make(owner, place.bucket, page[-1]) if more else None)
 
     async def search(
         self,

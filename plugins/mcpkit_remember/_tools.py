@@ -10,15 +10,11 @@ from mcpkit_search import Embedder
 from mcpkit_storage import (
     MAX_KEY_LENGTH,
     MAX_SEARCH_LIMIT,
-    NOTES_NAMESPACE,
-    Keyring,
     RememberIdentityError,
     Scope,
-    place_for,
     usable,
 )
 
-from ._cursor import Cursors
 from ._errors import RememberScopeNotAllowedError
 from ._remember import Remember
 from ._tools_config import ToolsConfig
@@ -34,9 +30,6 @@ class MemoryToolsHost(Protocol):
 
     tools_config: ToolsConfig
     embedder: Embedder | None
-
-    @property
-    def keyring(self) -> Keyring: ...
 
     def notes_for(self, ctx: ToolContext) -> Remember: ...
 
@@ -134,13 +127,6 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         see = ", ".join(name for other, name in names.items() if other != base)
         return f"{what} {_SCOPES_2026}{scopes_note} Related tools: {see}. {anonymous}"
 
-    def cursors() -> Cursors:
-        if "sealer" not in sealer:
-            sealer["sealer"] = Cursors(plugin.keyring.derive_key("list_memories cursor v2"))
-        return sealer["sealer"]
-
-    sealer: dict[str, Cursors] = {}
-
     def open_scope(ctx: ToolContext, scope: Scope | None, *, writing: bool = False) -> tuple[Remember, Scope]:
         chosen: Scope = scope or "session"
         if chosen not in allowed:
@@ -195,19 +181,8 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
             self, scope: ScopeArg = None, pattern: Pattern = "*", limit: Limit = 50, cursor: CursorArg = None
         ) -> Listed:
             remember, chosen = open_scope(self, scope)
-            place = place_for(chosen, self.caller, None, NOTES_NAMESPACE)
-            owner = plugin.keyring.owner_for(place.identity)
-            after = None if cursor is None else cursors().read(cursor, owner, place.bucket)
-            keys = await remember.list(scope=chosen, pattern=pattern)
-            if after is not None:
-                keys = [key for key in keys if key > after]
-            page = keys[:limit]
-            more = len(keys) > limit
-            return {
-                "scope": chosen,
-                "keys": page,
-                "nextCursor": cursors().make(owner, place.bucket, page[-1]) if more else None,
-            }
+            page = await remember.page(scope=chosen, pattern=pattern, limit=limit, cursor=cursor)
+            return {"scope": chosen, "keys": page.keys, "nextCursor": page.next_cursor}
 
     @tool(
         name=names["search_memories"],

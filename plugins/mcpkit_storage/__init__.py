@@ -8,7 +8,9 @@ and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and 
 """
 
 from ._backing import BackedPlugin, Backing, keyring_from, make_store
+from ._census import indexed_count
 from ._config import StoreConfig, parse_store_url, store_config
+from ._cursors import CursorSeal
 from ._errors import (
     RememberConflictError,
     RememberError,
@@ -19,16 +21,18 @@ from ._errors import (
 )
 from ._found import Found, Observed
 from ._keyring import Keyring
+from ._offloaded import read_many_in_thread
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
 from ._search import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, search
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._tasks import TASKS_BUCKET, VaultTaskStore
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 from ._vault import Vault, backoff
-from .stores import Quota, QuotaExceededError, StoreUnavailableError
+from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
+    "INDEX_BYTES_PER_WORD",
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
@@ -38,6 +42,7 @@ __all__ = [
     "TASKS_BUCKET",
     "BackedPlugin",
     "Backing",
+    "CursorSeal",
     "Explanation",
     "Found",
     "Keyring",
@@ -65,10 +70,12 @@ __all__ = [
     "check_scope",
     "check_ttl",
     "encode_value",
+    "indexed_count",
     "keyring_from",
     "make_store",
     "parse_store_url",
     "place_for",
+    "read_many_in_thread",
     "search",
     "store_config",
     "usable",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from mcpkit import ToolError
 
+from .stores import INDEX_BYTES_PER_WORD
+
 __all__ = [
     "RememberConflictError",
     "RememberError",
@@ -80,7 +82,7 @@ class RememberQuotaError(RememberError):
         else:
             problem = (
                 f"it would take what {whose} in {scope} scope past {allowed:,} bytes, the most this server allows "
-                "(max_bytes)"
+                f"(max_bytes; a searchable value's indexed words count {INDEX_BYTES_PER_WORD} bytes each)"
             )
         super().__init__(
             f"Cannot keep {key!r}: {problem}. Forget values that are no longer needed (forget, forget_all) "

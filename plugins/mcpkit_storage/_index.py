@@ -11,9 +11,12 @@ a word met before costs one dictionary lookup, not a stem and a keyed hash.
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import anyio.to_thread
 import pydantic_core
 
 from mcpkit_search import Analyzer, value_text
@@ -21,10 +24,18 @@ from mcpkit_search import Analyzer, value_text
 from ._keyring import Keyring
 from .stores import Address, Postings
 
-__all__ = ["MAX_QUERY_TERMS", "WORDS_CACHED", "BlindIndex"]
+__all__ = ["ANALYSED_ON_LOOP", "MAX_QUERY_TERMS", "MAX_TERMS_PER_VALUE", "WORDS_CACHED", "BlindIndex"]
 
 #: Distinct terms of a query that count; the rest of a longer query is ignored.
 MAX_QUERY_TERMS = 32
+
+#: Distinct terms of one value that are indexed (its first ones); the rest of a longer value is not searchable. Each
+#: is a posting the store keeps: 60,000 characters of distinct short words made some 10,000 of them.
+MAX_TERMS_PER_VALUE = 2048
+
+#: Values longer than this (characters of JSON) are analysed in a worker thread: 60,000 characters of new words
+#: took about 270 ms of stemming and hashing, on the event loop every other caller's call waits on.
+ANALYSED_ON_LOOP = 8192
 
 #: Words whose blind terms are cached, across all buckets together (about 150 bytes each: some 10 MB);
 #: past it the least recently written buckets are forgotten first.
@@ -48,6 +59,27 @@ class _BucketWords(dict[str, tuple[int, ...]]):
         return blind
 
 
+class _Apart(dict[str, tuple[int, ...]]):
+    """One long value's word -> its blind terms, made by ``blind`` when missing (a worker thread's, not cached)."""
+
+    __slots__ = ("_blind",)
+
+    def __init__(self, blind: Callable[[str], tuple[int, ...]]) -> None:
+        super().__init__()
+        self._blind = blind
+
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        self[word] = terms = self._blind(word)
+        return terms
+
+
+def _capped(counts: dict[int, int], length: int) -> Postings:
+    """A value's postings, its first ``MAX_TERMS_PER_VALUE`` distinct terms (its length is all of its words)."""
+    if len(counts) > MAX_TERMS_PER_VALUE:
+        counts = dict(itertools.islice(counts.items(), MAX_TERMS_PER_VALUE))
+    return Postings(counts, length)
+
+
 class BlindIndex:
     """Turns values into postings and queries into blind terms, for one keyring."""
 
@@ -58,6 +90,8 @@ class BlindIndex:
         self.keys = True
         self._buckets: OrderedDict[tuple[str, str], _BucketWords] = OrderedDict()  # least recently written first
         self._words = 0  # in all of them
+        self._apart: Analyzer | None = None  # the worker threads' analyser, one long value at a time
+        self._apart_lock = threading.Lock()
 
     @property
     def analyzer(self) -> Analyzer:
@@ -74,9 +108,27 @@ class BlindIndex:
             words = self._buckets[place] = _BucketWords(self, *place)
         else:
             self._buckets.move_to_end(place)
-        text = value_text(key if self.keys else "", pydantic_core.from_json(value_json))
-        counts, length = self.analyzer.counts(text, words)
-        return Postings(counts, length)
+        return _capped(
+            *self.analyzer.counts(value_text(key if self.keys else "", pydantic_core.from_json(value_json)), words)
+        )
+
+    async def postings_of(self, address: Address, key: str, value_json: str | bytes) -> Postings:
+        """``postings``, in a worker thread for a long value (``ANALYSED_ON_LOOP``) so the event loop stays free."""
+        if len(value_json) <= ANALYSED_ON_LOOP:
+            return self.postings(address, key, value_json)
+        return await anyio.to_thread.run_sync(self._postings_apart, address, key, value_json)
+
+    def _postings_apart(self, address: Address, key: str, value_json: str | bytes) -> Postings:
+        """``postings`` with an analyser and word cache of its own (neither the loop's is shared with a thread);
+        one long value at a time."""
+        with self._apart_lock:
+            if self._apart is None:
+                self._apart = Analyzer()
+            analyzer, keyring = self._apart, self.keyring
+            words = _Apart(lambda word: tuple(keyring.blind(0, *address[:2], analyzer.terms_of(word))))
+            return _capped(
+                *analyzer.counts(value_text(key if self.keys else "", pydantic_core.from_json(value_json)), words)
+            )
 
     def cached(self, words: _BucketWords) -> None:
         """Count one more cached word of ``words``; past ``WORDS_CACHED``, forget the least recent buckets."""

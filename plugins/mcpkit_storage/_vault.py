@@ -156,7 +156,7 @@ class Vault:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
             data = self.keyring.seal(*address, plaintext)
-            postings = self.index.postings(address, key, value_json) if self.searchable(place.bucket) else None
+            postings = await self.index.postings_of(address, key, value_json) if self.searchable(place.bucket) else None
             began = self._guard.begin()
             await self.store.put(*address, data, expires_at, now, quota, postings)
             self._guard.replaced(address, None, data, began)
@@ -191,7 +191,7 @@ class Vault:
         data = self._seal(address, place, key, value_json, expires_at, stamp, vector)
         if indexed is None:
             indexed = self.searchable(place.bucket)
-        postings = self.index.postings(address, key, value_json) if indexed else None
+        postings = await self.index.postings_of(address, key, value_json) if indexed else None
         began = self._guard.begin()
         if not await self.store.swap(
             *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
@@ -330,11 +330,22 @@ class Vault:
     def opened(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
         """The entry's payload when it opens, is still live by its sealed deadline and is not a replay (read since
         ``began``, from ``begin()``); None when it does not open or is past its deadline."""
+        return self.accepted(address, entry, self.unsealed(address, entry), now, place, began)
+
+    def unsealed(self, address: Address, entry: Entry) -> Payload | Exception:
+        """The entry opened (or why not): no state touched, so a worker thread may do it."""
         try:
             opened = self.keyring.open(*address, entry.data)
-            payload = self._payload(address, entry, opened.plaintext, opened.version)
+            return self._payload(address, entry, opened.plaintext, opened.version)
         except (UndecryptableError, ValueError) as exc:
-            self._warn(address.owner, place.bucket, exc)
+            return exc
+
+    def accepted(
+        self, address: Address, entry: Entry, payload: Payload | Exception, now: float, place: Place, began: int
+    ) -> Payload | None:
+        """``payload`` when it opened, is live and is not a replay (on the event loop: it reads the replay guard)."""
+        if isinstance(payload, Exception):
+            self._warn(address.owner, place.bucket, payload)
             return None
         if not payload.live(now):
             return None

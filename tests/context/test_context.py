@@ -177,3 +177,58 @@ async def test_a_searchable_block_holds_at_most_max_entries_even_when_written_at
     assert len(refused) == 3
     assert {error_code(error.result) for error in refused} == {"CONTEXT_INVALID"}
     assert replaced["entries"] <= 2
+
+
+async def test_a_searchable_block_holds_at_most_max_bytes_of_a_callers_entries() -> None:
+    blocks = [SearchableBlock("knowledge", "Answers", max_bytes=64 * 1024)]
+
+    @app(id="desk", plugins=[ContextPlugin.init(blocks, type="memory")])
+    class Desk: ...
+
+    entry = " ".join(f"word{number}" for number in range(1500))  # about 12 KiB, and 1,500 indexed words
+    refusals = []
+    async with running(Server([Desk], auth=StaticKeys(KEYS))) as call_as:
+        for number in range(8):  # counting their bytes alone, all 8 would fit in 64 KiB
+            try:
+                await call_as("nour").call("set_context", {"block": "knowledge", "key": f"k{number}", "content": entry})
+            except ToolCallError as error:
+                refusals.append(error)
+        sams = await call_as("sam").call("set_context", {"block": "knowledge", "key": "k0", "content": entry})
+        shorter = await call_as("nour").call("set_context", {"block": "knowledge", "key": "k0", "content": "short"})
+    assert len(refusals) >= 6
+    assert refusals[0].code == "CONTEXT_INVALID"
+    assert "65,536 bytes of your entries at most (max_bytes" in refusals[0].message
+    assert "replace a long entry by its key" in refusals[0].message
+    assert sams["entries"] == 1
+    assert shorter["entries"] == 8 - len(refusals)
+
+
+async def test_the_entry_count_costs_the_same_however_many_entries_a_block_holds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[int] = [0]
+    from mcpkit_storage import Keyring
+
+    open_sealed = Keyring.open
+
+    def counted(self: Keyring, *args: Any) -> Any:
+        opened[0] += 1
+        return open_sealed(self, *args)
+
+    async with running(desk()) as call_as:
+        nour = call_as("nour")
+        for number in range(30):
+            await nour.call("set_context", {"block": "knowledge", "key": f"k{number}", "content": f"fact {number}"})
+        monkeypatch.setattr(Keyring, "open", counted)
+        written = await nour.call("set_context", {"block": "knowledge", "key": "k30", "content": "fact 30"})
+        at_write = opened[0]
+        prompt = (await nour.get_prompt("system_prompt")).messages[0].content.text  # type: ignore[union-attr]
+    assert written["entries"] == 31
+    assert "31 entries indexed" in prompt
+    assert at_write <= 1  # before, every entry was opened to count them: 31
+    assert opened[0] <= 4  # the prompt: the writable block's text, not the 31 entries
+
+
+def test_max_bytes_too_small_for_one_entry_is_refused_when_the_plugin_is_built() -> None:
+    with pytest.raises(ConfigurationError, match="max_bytes is a whole number of bytes from 65,536"):
+        ContextPlugin.init([SearchableBlock("knowledge", "Answers", max_bytes=1000)], type="memory")

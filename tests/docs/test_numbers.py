@@ -38,9 +38,14 @@ import mcpkit.http._connections as connections
 import mcpkit.http._event_log as event_log
 import mcpkit.http._http_app as http_app
 import mcpkit.http._lazy_sse as lazy_sse
+import mcpkit.subscriptions._subscriptions as subscriptions
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
+import mcpkit_context._blocks as context_blocks
+import mcpkit_context._context as context_module
 import mcpkit_context._tokens as context_tokens
+import mcpkit_history._history as history
+import mcpkit_history._pages as history_pages
 import mcpkit_history._plugin as history_plugin
 import mcpkit_remember._glob as glob
 import mcpkit_remember._plugin as plugin
@@ -69,6 +74,7 @@ import mcpkit_storage.stores._redis_store as redis_store
 import mcpkit_storage.stores._redis_wire as redis_wire
 import mcpkit_storage.stores._sqlite_index as sqlite_index
 import mcpkit_storage.stores._sqlite_schema as sqlite_schema
+import mcpkit_storage.stores._store as stores_base
 import postgres_fixtures
 import redis_fixtures
 from docs.test_examples import DOCS, README
@@ -154,6 +160,15 @@ STATED = [
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
     Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
+    Stated("scaling.md", "sealed bytes and {} bytes for each", stores_base.INDEX_BYTES_PER_WORD),
+    Stated("scaling.md", "indexes at most its first {:,} distinct terms", index.MAX_TERMS_PER_VALUE),
+    Stated(
+        "history.md", "leaves an empty record for a {} (so that", "minute" if history.CLEARED_SECONDS == 60 else "?"
+    ),
+    Stated("resources.md", "SubscriptionLimits(max_uri_chars={},", subscriptions.MAX_URI_CHARS),
+    Stated("resources.md", "per_session={},", subscriptions.PER_SESSION),
+    Stated("resources.md", "per_caller={},", subscriptions.PER_CALLER),
+    Stated("resources.md", "total={:_}))` (the defaults)", subscriptions.TOTAL),
     Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
     Stated("progress-and-logging.md", "keeps the last {:,} events", event_log.MAX_EVENTS),
     Stated("progress-and-logging.md", "events ({} of messages)", mib(event_log.MAX_BYTES)),
@@ -196,6 +211,21 @@ STATED = [
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
     Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
+    Stated("reliability.md", "its sealed bytes and {} bytes for each", stores_base.INDEX_BYTES_PER_WORD),
+    Stated("reliability.md", "URIs of at most {:,} characters, dropped", subscriptions.MAX_URI_CHARS),
+    Stated("reliability.md", "counted and gone after a {} (`tests", "minute" if history.CLEARED_SECONDS == 60 else "?"),
+    Stated("remember.md", "also counts {} bytes for each word the search index", stores_base.INDEX_BYTES_PER_WORD),
+    Stated("history.md", "indexed words count {} bytes too, as in", stores_base.INDEX_BYTES_PER_WORD),
+    Stated("architecture.md", "`BlindIndex.postings_of`, past {:,} characters", index.ANALYSED_ON_LOOP),
+    Stated(
+        "architecture.md", "record now counts, and lasts a {} (the", "minute" if history.CLEARED_SECONDS == 60 else "?"
+    ),
+    Stated("context.md", "max_bytes={})` | Its own", mib(context_blocks.SEARCHABLE_MAX_BYTES)),
+    Stated("context.md", "at most {} KiB of text each", context_module.MAX_ENTRY_BYTES // 1024),
+    Stated("context.md", "each indexed word counting {} bytes beside", stores_base.INDEX_BYTES_PER_WORD),
+    Stated("history.md", "| `max_load_bytes` | {} | What one", mib(history.MAX_LOAD_BYTES)),
+    Stated("history.md", "| `max_search_bytes` | {} | What one", mib(history.MAX_SEARCH_BYTES)),
+    Stated("history.md", "read in batches of {},", history_pages.BATCH),
     Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),
     Stated("remember.md", "nested at most {} levels deep", values.MAX_DEPTH),
     Stated("errors.md", "or nests more than {} levels deep", values.MAX_DEPTH),
@@ -391,6 +421,13 @@ NOT_CONSTANTS = {
         "sets the limit outright (at least 1 KiB)",  # pinned by test_body_limit.py
     ],
     "errors.md": [],
+    "history.md": ["every quota (so 256 MiB holds some 45 MB of English text)"],  # bench.hardening: refused then
+    "scaling.md": [
+        "holds (a posting costs the stores 43 to 149 bytes, in the t",  # the measured table above
+        " found by search. Before, 279 values of 60,000 characters of distin",  # issue 29's measurement
+        "ers of distinct short words fitted in a 16 MiB quota and",  # issue 29's measurement
+    ],
+    "resources.md": ["sessions holding 3,000 subscriptions to 60 KiB URIs grew"],  # measured (issue 29)
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search
@@ -414,6 +451,8 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "architecture.md": [
+        "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
+        "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29
         "(about 15 windows for a 9,000-character conversation)",  # the sets of bench.retrieval
         "but 5 to 7 times among 10,000 values of the caller (594 µs against 84 in one run, 1,017 against 147",  # bench
         "at 10,000 values: 2.4 to 2.8 times a set without search in five runs",  # bench.search --indexing-only
@@ -456,6 +495,12 @@ NOT_CONSTANTS = {
     "quickstart.md": ["in about five minutes", "without a second terminal"],
     "plugins.md": ["a second server never sees", "a second copy would"],
     "reliability.md": [
+        "conversation, in saves of three 60,000-character messages,",  # bench.hardening's attack
+        "Nour keeps values of 60,000 characters of distinct",  # bench.hardening's attack
+        "runs one Lua script of 5 to 9 ms on an idle",  # measured (SLOWLOG)
+        "before, 3,000 subscriptions to 60 KiB URIs took",  # issue 29's measurement
+        "before, 2,000 entries of 16 KiB took 549",  # issue 29's measurement
+        "cycles left 2,000 uncounted records for an hour",  # issue 29's measurement
         "each time stopping all accepting for a second",  # what asyncio does when it runs out of files
         "answer `RATE_LIMITED` 15 times",  # what the hostile OAuth test measures (20 calls, a 5/minute limit)
         "patterns of up to 255 characters in global",  # what the abuse test sends

@@ -4,6 +4,8 @@ callers or conversations, search isolation, compaction keeping the originals, re
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -227,6 +229,36 @@ async def test_each_message_is_kept_ttl_seconds_and_clear_deletes_everything() -
     assert gone["messages"] == []
     assert searched["results"] == []
     assert again["deleted"] == 0
+
+
+async def test_a_cleared_conversation_counts_against_the_quota_until_its_record_goes(tmp_path: Path) -> None:
+    clock = ManualClock()
+    plugin = HistoryPlugin.init(
+        type="sqlite", path=tmp_path / "history.db", secret=SECRET, tools=True, max_total_messages=3
+    )
+    refused: list[str] = []
+    async with running(desk(plugin), clock=clock) as call_as:
+        for number in range(6):  # save and clear: each cycle leaves the empty record of a cleared conversation
+            try:
+                await save(call_as, "nour", f"c-{number}", "to be cleared")
+            except ToolCallError as error:
+                refused.append(error.code)
+                continue
+            await call_as("nour").call("clear_history", {"conversation": f"c-{number}"})
+        records = rows(tmp_path)
+        clock.advance(61)  # the empty records have gone: new conversations are welcome again
+        await save(call_as, "nour", "c-again", "kept")
+        listed = await call_as("nour").call("list_conversations")
+
+    assert refused == ["REMEMBER_QUOTA_EXCEEDED"] * 3
+    assert records <= 3
+    assert [item["conversation"] for item in listed["conversations"]] == ["c-again"]
+
+
+def rows(directory: Path) -> int:
+    """How many records the SQLite store holds, expired or not."""
+    with contextlib.closing(sqlite3.connect(directory / "history.db")) as database:
+        return int(database.execute("SELECT count(*) FROM remember_entries").fetchone()[0])
 
 
 async def test_purge_of_a_user_reaches_their_history_and_nothing_else(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ official ``mcp`` client over a real socket.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import importlib.util
 import os
@@ -141,6 +142,25 @@ async def test_a_cursor_that_is_not_one_is_refused_with_what_to_do(call_as: Call
         await call_as("alice").call("list_memory_keys", {"cursor": "%%%"})
     assert refusal.value.code == "INVALID_CURSOR"
     assert "without a cursor" in refusal.value.message
+
+
+async def test_a_list_memory_keys_cursor_is_sealed_and_bound_to_its_user(call_as: CallAs) -> None:
+    alice, bob = call_as("alice"), call_as("bob")
+    for name in ("secret:marigold", "secret:tulip"):
+        await alice.call("write_memory", {"key": name, "value": "x"})
+        await bob.call("write_memory", {"key": name, "value": "x"})
+    cursor = (await alice.call("list_memory_keys", {"limit": 1}))["nextCursor"]
+    sealed = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    assert b"marigold" not in sealed
+    assert "marigold" not in cursor
+    assert (await alice.call("list_memory_keys", {"limit": 1, "cursor": cursor}))["keys"] == ["secret:tulip"]
+    plain = base64.urlsafe_b64encode(b"secret:marigold").decode().rstrip("=")  # the old, unsealed form
+    flipped = base64.urlsafe_b64encode(sealed[:-1] + bytes([sealed[-1] ^ 1])).decode().rstrip("=")
+    for caller, candidate in ((bob, cursor), (alice, plain), (alice, flipped), (alice, cursor[:-4])):
+        with pytest.raises(ToolCallError) as refusal:
+            await caller.call("list_memory_keys", {"limit": 1, "cursor": candidate})
+        assert refusal.value.code == "INVALID_CURSOR"
+        assert "without a cursor" in refusal.value.message
 
 
 def test_sign_in_comes_from_memory_keys_and_jwt_settings() -> None:

@@ -159,19 +159,19 @@ async def test_a_failed_merge_fails_no_write_and_is_tried_again(
     now, path = time.time(), tmp_path / "remember.db"
     store = SQLiteStore(path, merge_every=2)
     await store.open()
-    merge = sqlite_index.merge
+    merge_step = sqlite_index.merge_step
 
-    def failing(db: sqlite3.Connection) -> None:
+    def failing(db: sqlite3.Connection, budget: int | None = None) -> bool:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(sqlite_index, "merge", failing)
+    monkeypatch.setattr(sqlite_index, "merge_step", failing)
     with caplog.at_level(logging.WARNING, logger="mcpkit.remember"):
         for key in ("a", "b"):  # the second write's merge fails; the write itself stands
             await store.put(OWNER, BUCKET, key, b"1", None, now, index=Postings({100: 1}, 1))
     assert "was not merged (tried again later): " in caplog.text
     assert "disk I/O error" in caplog.text
     assert [key for key, _ in (await store.search(OWNER, BUCKET, [100], now, limit=10)).hits] == ["a", "b"]
-    monkeypatch.setattr(sqlite_index, "merge", merge)
+    monkeypatch.setattr(sqlite_index, "merge_step", merge_step)
     await store.put(OWNER, BUCKET, "c", b"1", None, now, index=Postings({100: 1}, 1))
     assert counts(path)["remember_fresh"] == 3  # a failed merge waits merge_every changes before the next
     await store.put(OWNER, BUCKET, "d", b"1", None, now, index=Postings({100: 1}, 1))
@@ -209,3 +209,32 @@ async def test_a_schema_2_file_is_searched_and_rewritten_after_its_migration(tmp
     assert counts(path) == {"remember_terms": 3, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
     with sqlite3.connect(path) as db:  # tea's old posting went with the merge; its new one is merged
         assert sorted(db.execute("SELECT term, doc FROM remember_terms")) == [(100, 2), (101, 2), (102, 3)]
+
+
+async def test_a_merge_goes_in_bounded_steps_one_after_each_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dense values (many postings each) merged at once held every other call of the store for seconds (issue 29,
+    point 3): a merge now moves about ``MERGE_STEP`` postings (whole documents) after a change, and the next change
+    takes the next step, while searches rank every value alike throughout."""
+    monkeypatch.setattr(sqlite_index, "MERGE_STEP", 1500)
+    now = time.time()
+    dense = Postings(dict.fromkeys(range(1000, 2000), 1), 1000)
+    store = SQLiteStore(tmp_path / "kept.db", merge_every=4)
+    await store.open()
+    merged_after: list[int] = []
+    found: list[int] = []
+    try:
+        for number in range(12):
+            await store.put(OWNER, BUCKET, f"k{number}", b"1", None, now, index=dense)
+            await store.delete(OWNER, BUCKET, f"k{number - 6}", now) if number >= 6 else None
+            merged_after.append(counts(tmp_path / "kept.db")["remember_terms"])
+            found.append(len((await store.search(OWNER, BUCKET, [1500], now, limit=50)).hits))
+        await reopened(store)  # closing merges the rest
+        final = counts(tmp_path / "kept.db")
+    finally:
+        await store.close()
+    moved = [after - before for before, after in zip([0, *merged_after], merged_after, strict=False)]
+    assert max(moved) <= 2000  # a step moves whole documents, up to the budget: never all 6,000+ at once
+    assert found == [number + 1 if number < 6 else 6 for number in range(12)]
+    assert final == {"remember_terms": 6000, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}

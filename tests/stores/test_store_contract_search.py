@@ -9,7 +9,15 @@ from __future__ import annotations
 import pytest
 
 from mcpkit_search import Corpus, Stats, bm25, top
-from mcpkit_storage.stores._store import Address, Postings, Quota, QuotaExceededError, Ranking, Store
+from mcpkit_storage.stores._store import (
+    INDEX_BYTES_PER_WORD,
+    Address,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Ranking,
+    Store,
+)
 from stores.conftest import OTHER, OWNER, MakeStore
 
 HOUR = 3600.0
@@ -160,6 +168,24 @@ async def test_a_write_refused_by_its_quota_leaves_the_index_as_it_was(store: St
     with pytest.raises(QuotaExceededError):
         await store.put(OWNER, BUCKET, "other", b"2", None, now, quota, postings((TEA, 1)))
     assert (await found(store, [COFFEE, TEA], now)).stats == Stats(1, 1, (1, 0))
+
+
+async def test_indexed_words_count_against_the_bytes_of_a_quota(store: Store, now: float) -> None:
+    many = Postings({term: 1 for term in range(100, 150)}, 50)  # 50 words: 50 * INDEX_BYTES_PER_WORD bytes
+    word_bytes = 50 * INDEX_BYTES_PER_WORD
+    quota = Quota(values=None, bytes=2 * (10 + word_bytes) + 5)
+    await store.put(OWNER, BUCKET, "a", b"0123456789", None, now, quota, many)
+    await store.swap(OWNER, BUCKET, "b", None, b"0123456789", None, now, quota=quota, index=many)
+    with pytest.raises(QuotaExceededError) as refused:  # its 10 bytes fit; its words do not
+        await store.put(OWNER, BUCKET, "c", b"0123456789", None, now, quota, many)
+    assert refused.value.limit == "bytes"
+    await store.put(OWNER, BUCKET, "c", b"0123", None, now, quota)  # unindexed, 4 bytes: it fits
+    await store.put(OWNER, BUCKET, "a", b"0123456789", None, now, quota, postings((COFFEE, 1)))  # fewer words
+    await store.put(OWNER, BUCKET, "d", b"01234", None, now, quota, postings((TEA, 2)))  # in the room they left
+    with pytest.raises(QuotaExceededError):
+        await store.put(OWNER, BUCKET, "a", b"0123456789", None, now, quota, many)  # the words back: no room
+    await store.delete(OWNER, BUCKET, "b", now)
+    await store.put(OWNER, BUCKET, "a", b"0123456789", None, now, quota, many)  # b's words went with it
 
 
 async def test_the_index_survives_a_reopen(make_store: MakeStore, now: float) -> None:

@@ -49,6 +49,7 @@ class Serving:
     metadata: ResourceMetadata | None
     required_scopes: RequiredScopes
     running: Callable[[], AbstractAsyncContextManager[None]]  # the plugins started for as long as it serves
+    session_ended: Callable[[str], None] = lambda session: None  # a 2025-11-25 session ended: forget its state
     #: The authenticators as bound to another name of the resource (``metadata``), for a client that uses it.
     authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None
 
@@ -96,6 +97,7 @@ def build_http_app(
         max_request_body_size=limit,
         session_idle_timeout=session_idle_timeout,
         max_sessions=max_sessions,
+        ended=server.session_ended,
     )
     sdk_app = Starlette(
         routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda app: manager.run()

@@ -11,6 +11,7 @@ into SDK internals; ``supported`` checks what it relies on when the app is built
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.streamable_http import StreamableHTTPServerTransport
@@ -46,11 +47,20 @@ _TRANSPORT_PARTS = (
 class SessionManager(StreamableHTTPSessionManager):
     """``StreamableHTTPSessionManager`` whose 2025-11-25 sessions get lazy SSE answers and/or their own events."""
 
-    def __init__(self, app: Any, *, lazy: bool, log: EventLog | None, **options: Any) -> None:
+    def __init__(
+        self,
+        app: Any,
+        *,
+        lazy: bool,
+        log: EventLog | None,
+        ended: Callable[[str], None] = lambda session: None,
+        **options: Any,
+    ) -> None:
         # The manager's own store is never used by a session (each gets its own below); it turns resumability on.
         super().__init__(app, event_store=None if log is None else SessionEvents(log, ""), **options)
         self._lazy = lazy
         self._log = log
+        self._ended = ended
 
     @staticmethod
     def supported() -> bool:
@@ -58,6 +68,7 @@ class SessionManager(StreamableHTTPSessionManager):
         probe = StreamableHTTPServerTransport(mcp_session_id="probe")
         return (
             callable(getattr(StreamableHTTPSessionManager, "_admit_session", None))
+            and callable(getattr(StreamableHTTPSessionManager, "_discard_session", None))
             and all(hasattr(probe, part) for part in _TRANSPORT_PARTS)
             and hasattr(StreamableHTTPSessionManager(app=None), "_server_instances")  # type: ignore[arg-type]
         )
@@ -80,3 +91,10 @@ class SessionManager(StreamableHTTPSessionManager):
         )
         self._server_instances[session] = transport  # the SDK's registration, with mcpkit's transport in it
         return transport
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        """The SDK forgets a session that ended (DELETE, idle, crash); mcpkit forgets what it kept for it too."""
+        try:
+            self._ended(session_id)
+        finally:
+            await super()._discard_session(session_id, transport)

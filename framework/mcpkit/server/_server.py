@@ -30,7 +30,15 @@ from ..base import (
 from ..core import Plugin, caller_of
 from ..elicitation import request_state_boundary
 from ..http import DEFAULT_RETRY_MS, Serving, build_http_app
-from ..subscriptions import Kind, ListChangingServer, Services, Switchable, switch
+from ..subscriptions import (
+    Kind,
+    ListChangingServer,
+    Services,
+    SubscriptionLimits,
+    Subscriptions,
+    Switchable,
+    switch,
+)
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
@@ -65,7 +73,8 @@ class Server:
     ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
     Tasks (``@tool(task=...)``, docs/tasks.md): each is kept ``task_ttl`` seconds after it starts (None: until
     the store forgets it), a caller keeps at most ``task_limit`` at once, and a task whose instance has not
-    renewed its ``task_lease`` (seconds) is reported failed. See docs/authorization.md.
+    renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits`` bounds what 2025-11-25
+    sessions may watch (``SubscriptionLimits``, docs/resources.md). See docs/authorization.md.
     """
 
     def __init__(
@@ -93,6 +102,7 @@ class Server:
         task_ttl: float | None = DEFAULT_TTL,
         task_limit: int | None = DEFAULT_LIMIT,
         task_lease: float = DEFAULT_LEASE,
+        subscription_limits: SubscriptionLimits | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -110,7 +120,10 @@ class Server:
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
-        services = self._services = Services()  # sessions' log levels and resource watchers, for every context
+        if subscription_limits is not None and not isinstance(subscription_limits, SubscriptionLimits):
+            raise ConfigurationError(f"subscription_limits is a SubscriptionLimits, not {subscription_limits!r:.60}.")
+        # sessions' log levels and resource watchers, for every context
+        services = self._services = Services(subscriptions=Subscriptions(subscription_limits))
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
         services.subscriptions.known = self.catalog.resources.serves
@@ -233,6 +246,7 @@ class Server:
             metadata=self.resource_metadata,
             required_scopes=self.required_scopes(),
             running=self.running,
+            session_ended=self._services.subscriptions.session_ended,
             authenticators_at=lambda other: adopt(self._configured_authenticators, other),
         )
         return build_http_app(

@@ -3,12 +3,13 @@
 carry them."""
 
 from ._list_changes import Kind, ListChangingServer, Switchable, checked_enabled, switch, switched
-from ._subscriptions import Services, Subscriptions
+from ._subscriptions import Services, SubscriptionLimits, Subscriptions
 
 __all__ = [
     "Kind",
     "ListChangingServer",
     "Services",
+    "SubscriptionLimits",
     "Subscriptions",
     "Switchable",
     "checked_enabled",

@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Any
 from ._cluster_url import parse_cluster_url
 from ._private_files import read_secret_file, secret_beside
 from ._redacted import without_password
-from ._store import Address, Entry, Expectation, Postings, Quota, QuotaExceededError, Store, StoreUnavailableError
+from ._store import (
+    INDEX_BYTES_PER_WORD,
+    Address,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Store,
+    StoreUnavailableError,
+)
 
 if TYPE_CHECKING:
     from ._memory_store import MemoryStore
@@ -20,6 +30,7 @@ if TYPE_CHECKING:
     from ._sqlite_store import SQLiteStore
 
 __all__ = [
+    "INDEX_BYTES_PER_WORD",
     "Address",
     "Entry",
     "Expectation",

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Sequence
 from mcpkit_search import Stats, bm25, top
 
 from ._memory_index import MemoryIndex
-from ._store import Address, Entry, Expectation, Postings, Quota, QuotaExceededError, Ranking, Record
+from ._store import Address, Entry, Expectation, Postings, Quota, QuotaExceededError, Ranking, Record, charged
 
 __all__ = ["MemoryStore"]
 
@@ -185,25 +185,29 @@ class MemoryStore:
         if entries is None:
             entries = self._owners[owner][bucket] = _Bucket()
         # The one quota test on every write (counting expired entries too); only a write near a limit looks closer.
+        words = 0 if index is None else index.length
         if quota is not None and (
             (quota.values is not None and len(entries) >= quota.values and key not in entries)
-            or (quota.bytes is not None and entries.size + len(entry.data) > quota.bytes)
+            or (quota.bytes is not None and _charged(entries) + charged(len(entry.data), words) > quota.bytes)
         ):
-            self._check(owner, bucket, entries, key, entry, now, quota)
+            self._check(owner, bucket, entries, key, entry, now, quota, words)
         entries.set(key, entry, index)
 
     def _check(
-        self, owner: str, bucket: str, entries: _Bucket, key: str, entry: Entry, now: float, quota: Quota
+        self, owner: str, bucket: str, entries: _Bucket, key: str, entry: Entry, now: float, quota: Quota, words: int
     ) -> None:
         """Raise QuotaExceededError when writing ``entry`` at ``key`` would take the bucket past ``quota``."""
         for attempt in range(2):  # on the first refusal, drop the bucket's expired entries and look again
             old = entries.get(key)
             count = len(entries) + (old is None)
-            size = entries.size + len(entry.data) - (0 if old is None else len(old.data))
+            document = entries.index.docs.get(key)
+            old_words = 0 if document is None else document[1].length
+            before = _charged(entries)
+            size = before + charged(len(entry.data), words) - charged(0 if old is None else len(old.data), old_words)
             problem: QuotaExceededError | None = None
             if quota.values is not None and count > quota.values and not (old is not None and old.live(now)):
                 problem = QuotaExceededError("values", quota.values)
-            elif quota.bytes is not None and size > quota.bytes and size > entries.size:
+            elif quota.bytes is not None and size > quota.bytes and size > before:
                 problem = QuotaExceededError("bytes", quota.bytes)
             if problem is None:
                 return
@@ -252,3 +256,8 @@ class MemoryStore:
         del buckets[bucket]
         if not buckets:
             del self._owners[owner]
+
+
+def _charged(entries: _Bucket) -> int:
+    """What a bucket counts against ``Quota.bytes``: its values' bytes and its indexed words."""
+    return charged(entries.size, entries.index.length)

@@ -10,7 +10,7 @@ from typing import Any
 from psycopg import AsyncConnection
 
 from . import _postgres_sql as sql
-from ._store import Postings, Quota, QuotaExceededError
+from ._store import Postings, Quota, QuotaExceededError, charged
 
 __all__ = ["add_document", "check_quota", "live", "lock", "locks", "row", "rows"]
 
@@ -34,14 +34,15 @@ async def add_document(conn: Connection, params: dict[str, Any], index: Postings
     await conn.execute(sql.ADD_TERMS, {"doc": added[0], "terms": list(terms), "counts": list(terms.values())})
 
 
-async def check_quota(conn: Connection, params: dict[str, Any], quota: Quota) -> None:
-    """Raise QuotaExceededError when the write in ``params`` would take its bucket past ``quota``."""
+async def check_quota(conn: Connection, params: dict[str, Any], quota: Quota, words: int) -> None:
+    """Raise QuotaExceededError when the write in ``params`` (with ``words`` indexed) would take its bucket past
+    ``quota``; its bytes count the bucket's indexed words too (``charged``)."""
     for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
-        count, size, old_length, old_expires_at = await row(conn, sql.QUOTA, params)
-        count, size = int(count or 0), int(size or 0)
+        count, size, old_length, old_expires_at, indexed, old_words = await row(conn, sql.QUOTA, params)
+        count, size = int(count or 0), charged(int(size or 0), int(indexed or 0))
         replaced_live = old_length is not None and live(old_expires_at, params["now"])
         count += old_length is None
-        new_size = size + len(params["data"]) - int(old_length or 0)
+        new_size = size + charged(len(params["data"]), words) - charged(int(old_length or 0), int(old_words or 0))
         problem: QuotaExceededError | None = None
         if quota.values is not None and count > quota.values and not replaced_live:
             problem = QuotaExceededError("values", quota.values)

@@ -45,7 +45,9 @@ DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = %(owner)s"
 # The bucket's usage and the entry a write replaces (its length is NULL when there is none), in one round trip.
 QUOTA = f"""SELECT (SELECT count FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
     (SELECT bytes FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
-    (SELECT length(data) FROM remember_entries WHERE {AT}), (SELECT expires_at FROM remember_entries WHERE {AT})"""
+    (SELECT length(data) FROM remember_entries WHERE {AT}), (SELECT expires_at FROM remember_entries WHERE {AT}),
+    (SELECT length FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
+    (SELECT length FROM remember_docs WHERE {AT})"""
 TRIM = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"
 LOCK_ROW = f"SELECT data FROM remember_entries WHERE {AT} AND {LIVE} FOR UPDATE"
 SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL FROM remember_entries e

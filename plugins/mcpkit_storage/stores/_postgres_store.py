@@ -241,7 +241,7 @@ class PostgresStore:
 
         async def body(conn: Connection) -> None:
             if quota is not None:
-                await ops.check_quota(conn, params, quota)
+                await ops.check_quota(conn, params, quota, 0 if index is None else index.length)
             await conn.execute(sql.PUT, params)  # a replaced entry's document goes with its old data (a trigger)
             await ops.add_document(conn, params, index)
 
@@ -303,7 +303,7 @@ class PostgresStore:
                 if (None if there is None else bytes(there[0])) != there_expected:
                     return False
             if quota is not None:
-                await ops.check_quota(conn, params, quota)
+                await ops.check_quota(conn, params, quota, 0 if index is None else index.length)
             await conn.execute(sql.PUT, params)
             await ops.add_document(conn, params, index)
             for address, _ in also:

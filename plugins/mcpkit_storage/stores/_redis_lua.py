@@ -7,6 +7,8 @@ Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = 
 
 from __future__ import annotations
 
+from ._store import INDEX_BYTES_PER_WORD
+
 __all__ = ["CLUSTER_REGISTRY", "HELPERS", "STANDALONE_REGISTRY"]
 
 # The owner's register of buckets, on one Redis node: a SET, refreshed by looking at every bucket's index.
@@ -65,6 +67,11 @@ end
 HELPERS = """
 local now, margin = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now_ms = now * 1000
+
+-- What a value of size bytes with the postings spec ("length term:count ...", or '') counts against a quota.
+local function charged(size, spec)
+  return size + %INDEX_BYTES_PER_WORD% * tonumber(string.match(spec, '^(%d+)') or '0')
+end
 
 -- The names of one owner's bucket.
 local function place(base, bucket)
@@ -209,8 +216,9 @@ local function write(p, key, value, px, score, spec)
     index(p, key, spec)
   end
   local old = tonumber(redis.call('HGET', p.sizes, key) or '0')
-  redis.call('HSET', p.sizes, key, #value - 8)
-  redis.call('HINCRBY', p.sizes, '', #value - 8 - old)
+  local size = charged(#value - 8, spec)
+  redis.call('HSET', p.sizes, key, size)
+  redis.call('HINCRBY', p.sizes, '', size - old)
   if px == '' then
     redis.call('SET', p.values .. key, value)
   else
@@ -229,4 +237,4 @@ local function holds(name, flag, expected)
   end
   return flag == '0'
 end
-"""
+""".replace("%INDEX_BYTES_PER_WORD%", str(INDEX_BYTES_PER_WORD))

@@ -57,7 +57,7 @@ PUT = (
     HELPERS
     + """
 local p = place(ARGV[3], ARGV[4])
-local refused = quota(p, ARGV[5], #ARGV[6] - 8, ARGV[9], ARGV[10])
+local refused = quota(p, ARGV[5], charged(#ARGV[6] - 8, ARGV[11]), ARGV[9], ARGV[10])
 if refused ~= 0 then
   return refused
 end
@@ -90,7 +90,7 @@ for i = 1, tonumber(ARGV[14]) do
   end
   others[i] = {other, ARGV[at + 3]}
 end
-local refused = quota(p, ARGV[5], #ARGV[6] - 8, ARGV[9], ARGV[10])
+local refused = quota(p, ARGV[5], charged(#ARGV[6] - 8, ARGV[11]), ARGV[9], ARGV[10])
 if refused ~= 0 then
   return refused
 end

@@ -29,10 +29,14 @@ from mcpkit_search import K1, B, Stats
 
 from ._store import Postings, Ranking
 
-__all__ = ["MERGE_EVERY", "add", "merge", "pending", "search"]
+__all__ = ["MERGE_EVERY", "MERGE_STEP", "add", "merge", "merge_step", "pending", "search"]
 
 #: Changes (indexed writes, deleted or replaced entries) a store makes before it merges the fresh postings.
 MERGE_EVERY = 256
+#: Postings one merge step moves or deletes, about (whole documents: at least one). The store's calls queue behind
+#: a merge on its one worker thread, so a merge goes in steps, one after each change until nothing is left: a whole
+#: merge of 256 dense values (5 million postings) held every other call for 8 seconds.
+MERGE_STEP = 8192
 
 # A document's number comes after every document's and every stale one's, so it never meets stale postings.
 _ADD_DOC = """INSERT INTO remember_docs (doc, owner, bucket, key, length, expires_at, fresh)
@@ -47,6 +51,13 @@ _MERGE = (
     "UPDATE remember_docs SET fresh = NULL WHERE fresh IS NOT NULL",
     "DELETE FROM remember_terms WHERE doc IN (SELECT doc FROM remember_stale)",
     "DELETE FROM remember_stale",
+)
+_FRESH_EDGE = "SELECT doc FROM remember_fresh ORDER BY doc LIMIT 1 OFFSET :budget"
+_MERGE_UPTO = (
+    """INSERT INTO remember_terms (term, doc, count)
+        SELECT term, doc, count FROM remember_fresh WHERE doc < :upto ORDER BY term, doc""",
+    "DELETE FROM remember_fresh WHERE doc < :upto",
+    "UPDATE remember_docs SET fresh = NULL WHERE fresh IS NOT NULL AND doc < :upto",
 )
 _PENDING = """SELECT EXISTS (SELECT 1 FROM remember_fresh) OR EXISTS (SELECT 1 FROM remember_stale)
     OR EXISTS (SELECT 1 FROM remember_docs WHERE fresh IS NOT NULL)"""
@@ -115,6 +126,27 @@ def merge(db: sqlite3.Connection) -> None:
     transaction."""
     for statement in _MERGE:
         db.execute(statement)
+
+
+def merge_step(db: sqlite3.Connection, budget: int | None = None) -> bool:
+    """Merge about ``budget`` fresh postings (the oldest documents', whole) and delete about ``budget`` stale ones,
+    inside the caller's transaction; whether more is left to merge."""
+    budget = MERGE_STEP if budget is None else budget
+    first = db.execute("SELECT min(doc) FROM remember_fresh").fetchone()[0]
+    edge = None if first is None else db.execute(_FRESH_EDGE, {"budget": budget}).fetchone()
+    if edge is None:  # all that is fresh fits in this step (or only documents without postings are)
+        for statement in _MERGE[:3]:
+            db.execute(statement)
+    else:
+        for statement in _MERGE_UPTO:  # the documents below the edge move, each whole (at least the first)
+            db.execute(statement, {"upto": max(first + 1, edge[0])})
+    left = budget
+    for (doc,) in db.execute("SELECT doc FROM remember_stale ORDER BY doc LIMIT 64").fetchall():
+        if left <= 0:
+            break
+        left -= db.execute("DELETE FROM remember_terms WHERE doc = ?", (doc,)).rowcount
+        db.execute("DELETE FROM remember_stale WHERE doc = ?", (doc,))
+    return pending(db)
 
 
 def search(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from ._store import Quota, QuotaExceededError
+from ._store import Quota, QuotaExceededError, charged
 
 __all__ = [
     "AT",
@@ -52,7 +52,8 @@ SWAP_ABSENT = """INSERT INTO remember_entries (owner, bucket, key, data, expires
         OR remember_entries.data = :data"""
 SWAP_EQUAL = f"""UPDATE remember_entries SET data = :data, expires_at = :expires_at
     WHERE {AT} AND (data = :expected AND {LIVE} OR data = :data)"""
-USAGE = "SELECT count, bytes FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
+USAGE = "SELECT count, bytes, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
+OLD_WORDS = f"SELECT length FROM remember_docs WHERE {AT}"
 TRIM = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"
 SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL
     FROM remember_entries e LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
@@ -65,15 +66,18 @@ LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
 SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
 
 
-def check_quota(conn: sqlite3.Connection, params: dict[str, Any], quota: Quota) -> None:
-    """Raise QuotaExceededError when the write in ``params`` would take its bucket past ``quota``."""
+def check_quota(conn: sqlite3.Connection, params: dict[str, Any], quota: Quota, words: int) -> None:
+    """Raise QuotaExceededError when the write in ``params`` (with ``words`` indexed) would take its bucket past
+    ``quota``; its bytes count the bucket's indexed words too (``charged``)."""
     for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
         usage = conn.execute(USAGE, params).fetchone()
-        count, size = (0, 0) if usage is None else usage
+        count, size = (0, 0) if usage is None else (usage[0], charged(usage[1], usage[2]))
         old = conn.execute("SELECT length(data), expires_at FROM remember_entries WHERE " + AT, params).fetchone()
         replaced_live = old is not None and live(old[1], params["now"])
         count += old is None
-        new_size = size + len(params["data"]) - (0 if old is None else old[0])
+        old_words = conn.execute(OLD_WORDS, params).fetchone()
+        replaced = 0 if old is None else charged(old[0], 0 if old_words is None else old_words[0])
+        new_size = size + charged(len(params["data"]), words) - replaced
         problem: QuotaExceededError | None = None
         if quota.values is not None and count > quota.values and not replaced_live:
             problem = QuotaExceededError("values", quota.values)

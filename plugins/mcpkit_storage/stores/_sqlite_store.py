@@ -268,7 +268,7 @@ class SQLiteStore:
 
     def _put_within(self, params: dict[str, Any], quota: Quota | None, index: Postings | None) -> None:
         if quota is not None:
-            statements.check_quota(self._db(), params, quota)
+            statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
         self._rowcount(statements.PUT, params)  # a replaced entry's document goes with its old data (a trigger)
         self._index(params, index)
 
@@ -289,16 +289,20 @@ class SQLiteStore:
         result = call(*args)
         self._changes += changes(result)
         if self._changes >= self._merge_every:
-            self._merge_quietly()
+            self._merge_quietly(step=True)
         return result
 
-    def _merge_quietly(self) -> None:
-        """Merge the index's fresh and stale postings (``_sqlite_index.merge``), if there are any; a failure is
-        logged."""
+    def _merge_quietly(self, *, step: bool = False) -> None:
+        """Merge the index's fresh and stale postings, if there are any: one bounded step (``step``; while more is
+        left, the next change takes the next step), or all of them; a failure is logged."""
         self._changes = 0
         try:
-            if index_sql.pending(self._db()):
+            if not index_sql.pending(self._db()):
+                return
+            if not step:
                 self._transaction(index_sql.merge, self._db())
+            elif self._transaction(index_sql.merge_step, self._db()):
+                self._changes = self._merge_every  # more to merge: the next change takes another step
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
 
@@ -330,7 +334,7 @@ class SQLiteStore:
             if (None if there is None else bytes(there[0])) != expected:
                 return False
         if quota is not None:
-            statements.check_quota(self._db(), params, quota)
+            statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
         self._rowcount(statements.PUT, params)
         self._index(params, index)
         for address, _ in also:
