@@ -200,8 +200,12 @@ def _tasks(cost: dict[str, Any] | None) -> list[str]:
     off, on = cost["off"]["instructions_per_call"], cost["on"]["instructions_per_call"]
     served = cost["served"]["instructions_per_call"]
     declared = cost.get("declared_off", {}).get("instructions_per_call")
-    rows = [f"| no task tool, the client declaring the extension | {declared / 1e6:.4f} M | {declared / off:.4f} |"]
-    rows = rows if declared else []
+    rows = (
+        [f"| no task tool, the client declaring the extension | {declared / 1e6:.4f} M | {declared / off:.4f} |"]
+        if declared
+        else []
+    )
+    apart = f" Measured apart from this run, at {cost['measured_at']}." if cost.get("measured_at") else ""
     return [
         "## The tasks extension and a plain call (callgrind)",
         "",
@@ -209,7 +213,7 @@ def _tasks(cost: dict[str, Any] | None) -> list[str]:
         " (`python -m bench.tasks` measures the same alone): without a task tool, so the extension is not"
         " served; with a task tool beside it, to a client that does not declare the extension and to one that"
         " declares it on every request; and without a task tool again, to a declaring client. The call itself"
-        " never becomes a task.",
+        " never becomes a task." + apart,
         "",
         "| server and client | instructions per call | x without the extension |",
         "|---|---:|---:|",
