@@ -29,7 +29,8 @@ from ._embedder import (
     vectors_in,
 )
 from ._fusion import RRF_K, WEIGHT, fuse, rrf, rsf
-from ._minilm import MiniLM, SemanticUnavailableError
+from ._minilm import MiniLM
+from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
 
 __all__ = [

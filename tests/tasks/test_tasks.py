@@ -126,3 +126,14 @@ async def test_progress_becomes_the_status_message(server: Server) -> None:
         assert await alice.message(task_id) == "Read the first quarter"
         release.set()
         await alice.until(task_id, "completed")
+
+
+async def test_the_memory_task_store_keeps_nothing_for_callers_who_only_ask_or_whose_tasks_expired() -> None:
+    from mcpkit import MemoryTaskStore
+
+    store = MemoryTaskStore()
+    assert await store.load("mallory", "guessed-id", now=0.0) is None  # asking leaves no trace
+    await store.add("alice", "t1", {"status": "working"}, expires_at=10.0, now=0.0, limit=None)
+    assert await store.load("alice", "t1", now=5.0) is not None
+    assert await store.load("alice", "t1", now=11.0) is None
+    assert store._owners == {}  # neither mallory's question nor alice's expired task is kept

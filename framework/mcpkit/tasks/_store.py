@@ -76,10 +76,13 @@ class MemoryTaskStore:
         return f"MemoryTaskStore({sum(len(tasks) for tasks in self._owners.values())} tasks)"
 
     def _held(self, owner: str, now: float) -> dict[str, tuple[Mapping[str, Any], int, float | None]]:
-        """The owner's live tasks (the expired ones dropped)."""
-        tasks = self._owners.setdefault(owner, {})
+        """The owner's live tasks (the expired ones dropped; an owner left with none is forgotten, so callers
+        asking about tasks they do not have leave nothing behind)."""
+        tasks = self._owners.get(owner, {})
         for task_id in [t for t, kept in tasks.items() if kept[2] is not None and kept[2] <= now]:
             del tasks[task_id]
+        if not tasks:
+            self._owners.pop(owner, None)
         return tasks
 
     def _next(self) -> int:
@@ -98,6 +101,7 @@ class MemoryTaskStore:
         tasks = self._held(owner, now)
         if limit is not None and len(tasks) >= limit:
             raise TaskQuotaError(limit)
+        self._owners[owner] = tasks
         tasks[task_id] = (dict(record), self._next(), expires_at)
 
     async def load(self, owner: str, task_id: str, now: float) -> StoredTask | None:
