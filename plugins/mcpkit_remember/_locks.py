@@ -1,59 +1,63 @@
-"""``KeyedLocks``: one lock per key, made on demand and dropped when nobody holds or waits for it."""
+"""``KeyedLocks``: callers with equal keys take turns; a key costs nothing once nobody holds or waits for it."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Hashable
-from types import TracebackType
 
 __all__ = ["KeyedLocks"]
 
 
 class KeyedLocks:
-    """``async with locks.hold(key):`` — callers with equal keys take turns.
+    """``if not locks.take(key): await locks.wait(key)``, then ``locks.give(key)`` in a ``finally``.
 
-    ``update()`` uses it so the writers of one process queue up instead of racing each
-    other's compare-and-set; only writers in other processes can still make it retry.
+    ``update()`` uses it so the writers of one process queue up (first come, first served) instead of
+    racing each other's compare-and-set; only writers in other processes can still make it retry. A
+    turn taken without waiting is one dict entry: no lock object, no future (every uncontended update
+    takes one, so it is kept to that).
     """
 
-    def __init__(self) -> None:
-        self._held: dict[Hashable, _Held] = {}
+    __slots__ = ("_turns",)
 
-    def hold(self, key: Hashable) -> _Held:
-        held = self._held.get(key)
-        if held is None:
-            held = self._held[key] = _Held(self, key)
-        return held
+    def __init__(self) -> None:
+        # key -> None (held, nobody waiting) or the waiters' futures, first come first: present while held.
+        self._turns: dict[Hashable, deque[asyncio.Future[None]] | None] = {}
+
+    def take(self, key: Hashable) -> bool:
+        """Take the key's turn when nobody holds it (True); else False, and ``wait`` for it."""
+        if key in self._turns:
+            return False
+        self._turns[key] = None
+        return True
+
+    async def wait(self, key: Hashable) -> None:
+        """Wait until the holder (and those who came before) ``give`` the key's turn to this caller."""
+        waiters = self._turns.get(key)
+        if key not in self._turns:  # given back meanwhile (``take`` said no before an await)
+            self._turns[key] = None
+            return
+        if waiters is None:
+            waiters = self._turns[key] = deque()
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiters.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # handed the turn, then cancelled: pass it on
+                self.give(key)
+            raise  # a cancelled waiter still queued is skipped by ``give``
+
+    def give(self, key: Hashable) -> None:
+        """End the holder's turn: the next live waiter holds the key now, or nobody does."""
+        waiters = self._turns[key]
+        while waiters:
+            turn = waiters.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        del self._turns[key]
 
     def __len__(self) -> int:
-        return len(self._held)
-
-    def _release(self, held: _Held) -> None:
-        if held.users == 0:
-            del self._held[held.key]
-
-
-class _Held:
-    __slots__ = ("key", "lock", "owner", "users")
-
-    def __init__(self, owner: KeyedLocks, key: Hashable) -> None:
-        self.owner = owner
-        self.key = key
-        self.lock = asyncio.Lock()  # mcpkit serves on asyncio; its uncontended acquire never yields
-        self.users = 0
-
-    async def __aenter__(self) -> None:
-        self.users += 1
-        try:
-            await self.lock.acquire()
-        except BaseException:
-            self.users -= 1
-            self.owner._release(self)
-            raise
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.lock.release()
-        self.users -= 1
-        self.owner._release(self)
+        """How many keys are held now."""
+        return len(self._turns)

@@ -48,6 +48,9 @@ logger = logging.getLogger("mcpkit.remember")
 #: Compare-and-set attempts before giving up; only writers in other processes make them fail.
 _UPDATE_ATTEMPTS = 64
 
+#: What ``update``'s function usually returns: no need for inspect's checks of an awaitable.
+_PLAIN = frozenset({int, float, str, bool, type(None), dict, list})
+
 #: Keys x pattern characters above which ``list(pattern=)`` matches in a worker thread (about 10 ms of work).
 _MATCH_ON_LOOP = 100_000
 
@@ -368,25 +371,29 @@ class Remember:
         check_ttl(ttl)
         vault, quota = self._policy.vault, self._policy.quota
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
-        async with self._policy.updates.hold((place, key)):
-            try:
-                for attempt in range(_UPDATE_ATTEMPTS):
-                    now = self._policy.clock().now()
-                    observed = await vault.observe(place, key, now)
-                    found = observed.found
-                    new = fn(default if found is None else found.value)
-                    if inspect.isawaitable(new):
-                        new = await new
-                    text = encode_value(key, new, self._policy.max_value_bytes)
-                    deadline = self._deadline(place, ttl, now, found)
-                    if vault.semantic is not None and text not in vectors:
-                        vectors[text] = await vault.vector(place, key, text)
-                    vector = vectors.get(text, b"")
-                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
-                        return new
-                    await backoff(attempt)  # another process wrote first: wait a little, and read again
-            except StoreUnavailableError as exc:
-                raise _unavailable(exc) from None
-            except QuotaExceededError as exc:
-                raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+        locks, turn = self._policy.updates, (place, key)
+        if not locks.take(turn):
+            await locks.wait(turn)
+        try:
+            for attempt in range(_UPDATE_ATTEMPTS):
+                now = self._policy.clock().now()
+                observed = await vault.observe(place, key, now)
+                found = observed.found
+                new = fn(default if found is None else found.value)
+                if type(new) not in _PLAIN and inspect.isawaitable(new):
+                    new = await new
+                text = encode_value(key, new, self._policy.max_value_bytes)
+                deadline = self._deadline(place, ttl, now, found)
+                if vault.semantic is not None and text not in vectors:
+                    vectors[text] = await vault.vector(place, key, text)
+                vector = vectors.get(text, b"")
+                if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
+                    return new
+                await backoff(attempt)  # another process wrote first: wait a little, and read again
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        except QuotaExceededError as exc:
+            raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+        finally:
+            locks.give(turn)
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

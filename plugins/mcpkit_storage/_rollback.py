@@ -58,14 +58,15 @@ class RollbackGuard:
 
     def replaced(self, address: Hashable, old: bytes | None, new: bytes, began: int) -> None:
         """Record that this process's write, begun at ``began``, put ``new`` at ``address`` over ``old``."""
-        if old is not None:
-            self._retire(address, old[-_TAG:])
+        retired = None if old is None else old[-_TAG:]
+        if retired is not None:
+            self._retire(address, retired)
         current = self._current.get(address)
         if current is None:
             self._learn(address, new[-_TAG:], None)
-        elif current[1] < began:  # as _learn, inlined: a blind write over what this process knew
+        elif current[1] < began:  # as _learn, inlined: a write over what this process knew
             tag = new[-_TAG:]
-            if current[0] != tag:
+            if current[0] != tag and current[0] != retired:  # an update's old value is what it knew: retired once
                 self._retire(address, current[0])
             self._current[address] = (tag, next(self._ticks))
 

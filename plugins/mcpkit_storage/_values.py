@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from ._errors import RememberInvalidError
@@ -53,6 +54,15 @@ def check_ttl(ttl: object) -> float | None:
 
 def encode_value(key: str, value: Any, limit: int) -> str:
     """The value as JSON text, checked against ``limit`` bytes."""
+    if type(value) is int:  # increment's counters: the encoder's own text for an int, with nothing to nest
+        try:
+            text = int.__repr__(value)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits())
+            raise RememberInvalidError(
+                f"The value for {key!r} is an integer of more than {sys.get_int_max_str_digits():,} digits, longer "
+                "than JSON text here allows; store it as a string."
+            ) from None
+        return _within(key, text, len(text), limit)
     try:
         text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
@@ -65,12 +75,18 @@ def encode_value(key: str, value: Any, limit: int) -> str:
         raise RememberInvalidError(
             f"The value for {key!r} holds text that is not valid Unicode (a lone surrogate); send valid UTF-8 text."
         ) from None
+    _within(key, text, size, limit)
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+        raise RememberInvalidError(f"The value for {key!r} nests lists and objects more than {MAX_DEPTH} levels deep.")
+    return text
+
+
+def _within(key: str, text: str, size: int, limit: int) -> str:
+    """``text`` (``size`` bytes of JSON) when it is within ``limit``."""
     if size > limit:
         raise RememberInvalidError(
             f"The value for {key!r} is {size:,} bytes as JSON; the limit is {limit:,} bytes (max_value_bytes)."
         )
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
-        raise RememberInvalidError(f"The value for {key!r} nests lists and objects more than {MAX_DEPTH} levels deep.")
     return text
 
 

@@ -74,28 +74,10 @@ class Vault:
         """The live value at ``place``/``key``, or None."""
         if not self._single:
             return (await self.observe(place, key, now)).found
-        # The fast path, inlined: one address, a version-2 entry, its head peeked rather than unpacked.
         address = self.keyring.locate(place.identity, place.bucket, key)[0]
         began = self._guard.begin()
         entry = await self.store.get(*address, now)
-        if entry is None:
-            return None
-        try:
-            opened = self.keyring.open(*address, entry.data)
-            if opened.version != VERSION:
-                raise ValueError(f"a version-{opened.version} entry at a current address")
-            deadline, written, start, end = peek(opened.plaintext)
-        except (UndecryptableError, ValueError) as exc:
-            self._warn(address.owner, place.bucket, exc)
-            return None
-        if deadline <= now:
-            return None
-        self._check_replay(address, entry.data, place, began)
-        return Found(
-            pydantic_core.from_json(opened.plaintext[start:end]),
-            None if deadline == math.inf else deadline,
-            None if written != written else written,
-        )
+        return None if entry is None else self._peeked(address, entry, now, place, began)
 
     async def read_many(self, place: Place, keys: Sequence[str], now: float) -> list[Found | None]:
         """The live value at each of ``keys`` of ``place`` (None where there is none): one round trip with one
@@ -113,6 +95,13 @@ class Vault:
 
     async def observe(self, place: Place, key: str, now: float) -> Observed:
         """The value and the bytes at each of the key's addresses."""
+        if self._single:  # the fast path of every update: one address, its entry peeked rather than unpacked
+            address = self.keyring.locate(place.identity, place.bucket, key)[0]
+            began = self._guard.begin()
+            entry = await self.store.get(*address, now)
+            if entry is None:
+                return Observed(None, ((address, None),))
+            return Observed(self._peeked(address, entry, now, place, began), ((address, entry.data),))
         best, _, seen = await self._look(place, key, now, self.store.legacy)
         return Observed(None if best is None else found(best), seen)
 
@@ -326,6 +315,22 @@ class Vault:
     ) -> bytes:
         plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at, vector)
         return self.keyring.seal(*address, plaintext)
+
+    def _peeked(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Found | None:
+        """A one-address read's live value in ``entry`` (else None): its head peeked, no ``Payload`` built."""
+        try:
+            opened = self.keyring.open(*address, entry.data)
+            if opened.version != VERSION:
+                raise ValueError(f"a version-{opened.version} entry at a current address")
+            deadline, written, start, end = peek(opened.plaintext)
+        except (UndecryptableError, ValueError) as exc:
+            self._warn(address.owner, place.bucket, exc)
+            return None
+        if deadline <= now:
+            return None
+        self._check_replay(address, entry.data, place, began)
+        value = pydantic_core.from_json(opened.plaintext[start:end])
+        return Found(value, None if deadline == math.inf else deadline, None if written != written else written)
 
     def opened(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
         """The entry's payload when it opens, is still live by its sealed deadline and is not a replay (read since

@@ -9,7 +9,8 @@ import pytest
 from mcpkit import ConfigurationError, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, HTTPRefusedError, ToolCallError, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage._values import MAX_DEPTH, MAX_TTL
+from mcpkit_storage import RememberInvalidError
+from mcpkit_storage._values import MAX_DEPTH, MAX_TTL, encode_value
 from remember.support import KEYS, NEW, mem, post_tool_call, refused
 from remember.tools import MISSING
 
@@ -145,3 +146,12 @@ def test_a_byte_quota_too_small_for_one_sealed_value_is_refused_when_the_plugin_
     with pytest.raises(ConfigurationError, match="leaves no room for a value of max_value_bytes"):
         RememberPlugin.init(type="memory", max_value_bytes=65536, max_bytes=65536)
     RememberPlugin.init(type="memory", max_value_bytes=65536, max_bytes=65536 + 2048)
+
+
+def test_an_integer_too_long_for_json_text_is_refused_saying_what_to_do() -> None:
+    with pytest.raises(RememberInvalidError, match=r"'big' is an integer of more than [\d,]+ digits.*as a string"):
+        encode_value("big", 10**5000, 1 << 20)
+    with pytest.raises(RememberInvalidError, match=r"'big' is 41 bytes as JSON.*max_value_bytes"):
+        encode_value("big", 10**40, 16)
+    written = [encode_value("n", value, 64) for value in (0, -7, 2**63, True, 1.5)]
+    assert written == ["0", "-7", "9223372036854775808", "true", "1.5"]

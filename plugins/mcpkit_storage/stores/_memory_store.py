@@ -129,7 +129,11 @@ class MemoryStore:
         quota: Quota | None = None,
         index: Postings | None = None,
     ) -> bool:
-        current = self._live(owner, bucket, key, now)
+        buckets = self._owners.get(owner)  # as _live, inlined: every update ends here
+        entries = None if buckets is None else buckets.get(bucket)
+        current = None if entries is None else entries.get(key)
+        if current is not None and not current.live(now):
+            current = self._live(owner, bucket, key, now)  # expired: dropped
         if current is not None and current.data == data:
             return True
         if (None if current is None else current.data) != expected:
