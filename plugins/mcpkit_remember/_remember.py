@@ -78,7 +78,7 @@ class RememberPolicy:
         self.quota = quota
         self.session_ttl = session_ttl
         self.updates = KeyedLocks()
-        self.cursors = Cursors(vault.keyring.derive_key("list_memories cursor v2"))
+        self.cursors = Cursors(vault.keyring)
 
 
 class KeyPage(NamedTuple):
