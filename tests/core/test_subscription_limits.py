@@ -5,15 +5,19 @@ Through the real HTTP app with the official client."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import httpx2
 import pytest
+from listen_limits_server import KEYS as LISTEN_KEYS
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpkit import ConfigurationError, ResourceContext, Server, SubscriptionLimits, app, resource
+from reliability.processes import serving
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 
@@ -112,3 +116,63 @@ def test_limits_are_checked_when_the_server_is_built() -> None:
         SubscriptionLimits(per_session=0)
     with pytest.raises(ConfigurationError, match="subscription_limits is a SubscriptionLimits"):
         Server([Notes], allow_anonymous=True, subscription_limits={"per_session": 3})  # type: ignore[arg-type]
+
+
+# -- 2026-07-28 listen streams (a real ``mcpkit run`` server: a listen stream is an SSE response that stays open) --
+
+
+@pytest.fixture(scope="module")
+def listen_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    target = f"{Path(__file__).resolve().parent / 'listen_limits_server.py'}:server"
+    with serving(target, cwd=tmp_path_factory.mktemp("listen-limits")) as server:
+        yield server.url
+
+
+@contextlib.asynccontextmanager
+async def listener(url: str, who: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {LISTEN_KEYS[who]}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode="2026-07-28") as client,
+    ):
+        yield client
+
+
+async def listen_refusal(client: Client, uris: list[str]) -> str:
+    with pytest.raises(MCPError) as refused:
+        async with client.listen(resource_subscriptions=uris):
+            pass
+    assert refused.value.error.code == -32602
+    return refused.value.error.message
+
+
+async def test_a_listen_stream_naming_too_many_or_too_long_uris_is_refused_with_the_limit(listen_url: str) -> None:
+    async with listener(listen_url, "nour") as nour:
+        message = await listen_refusal(nour, [f"notes://{n}" for n in range(4)])
+        assert "names 4 resources" in message
+        assert "at most 3 (subscription limit per_session)" in message
+        message = await listen_refusal(nour, ["notes://" + "x" * 60_000])
+        assert "60,008 characters" in message
+        assert "at most 200 (max_uri_chars)" in message
+        async with nour.listen(resource_subscriptions=["notes://a", "notes://b", "notes://c"]):
+            pass  # three short ones are served
+
+
+async def test_one_caller_holds_at_most_listen_per_caller_streams_and_others_still_listen(listen_url: str) -> None:
+    async with (
+        listener(listen_url, "nour") as nour,
+        listener(listen_url, "sam") as sam,
+        listener(listen_url, "lee") as lee,
+        nour.listen(resource_subscriptions=["notes://a"]),
+        nour.listen(resource_subscriptions=["notes://b"]),
+    ):
+        message = await listen_refusal(nour, ["notes://c"])  # a third of her own: refused, naming the limit
+        assert "You have 2 listen streams open" in message
+        assert "listen_per_caller" in message
+        async with sam.listen(resource_subscriptions=["notes://plan"]) as watching:  # Sam still gets his
+            await lee.call_tool("touch_note", {"key": "plan"})
+            async with asyncio.timeout(10):
+                event = await anext(aiter(watching))
+        assert getattr(event, "uri", None) == "notes://plan"
+    async with listener(listen_url, "nour") as nour, nour.listen(resource_subscriptions=["notes://c"]):
+        pass  # her streams closed: she may listen again

@@ -193,7 +193,7 @@ class Server:
                 self._keep_tasks(self._tasks)
                 stack.push_async_callback(self._tasks.close)  # before the plugins stop: runs record their end
             stack.push_async_callback(self._dispatcher.close)
-            stack.callback(self._services.subscriptions.listen.close)  # end the listen streams, or shutdown waits
+            stack.callback(self._services.subscriptions.close)  # end the listen streams, or shutdown waits
             yield
 
     def _keep_tasks(self, tasks: Tasks) -> None:

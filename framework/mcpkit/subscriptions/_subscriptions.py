@@ -34,20 +34,29 @@ MAX_URI_CHARS = 2048
 PER_SESSION = 64
 PER_CALLER = 256
 TOTAL = 100_000
+#: How many 2026-07-28 ``subscriptions/listen`` streams one caller, and every caller together, may hold open. A
+#: stream holds a task, a buffer of up to 1,024 events and its URIs (at most ``per_session`` of them) until its
+#: client hangs up; the SDK alone bounded only the total (1,024), which one caller could take whole.
+LISTEN_PER_CALLER = 16
+LISTEN_TOTAL = 1024
 
 
 @dataclass(frozen=True, slots=True)
 class SubscriptionLimits:
-    """What 2025-11-25 ``resources/subscribe`` may hold: URI length, and subscriptions per session, per caller and
-    in all (``Server(subscription_limits=...)``). A subscription past a limit is refused with what to do."""
+    """What watchers may hold (``Server(subscription_limits=...)``): URI length, 2025-11-25 ``resources/subscribe``
+    subscriptions per session, per caller and in all (a 2026-07-28 listen stream may name ``per_session`` URIs),
+    and open ``subscriptions/listen`` streams per caller and in all. What passes a limit is refused with what to
+    do."""
 
     max_uri_chars: int = MAX_URI_CHARS
     per_session: int = PER_SESSION
     per_caller: int = PER_CALLER
     total: int = TOTAL
+    listen_per_caller: int = LISTEN_PER_CALLER
+    listen_total: int = LISTEN_TOTAL
 
     def __post_init__(self) -> None:
-        for name in ("max_uri_chars", "per_session", "per_caller", "total"):
+        for name in ("max_uri_chars", "per_session", "per_caller", "total", "listen_per_caller", "listen_total"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigurationError(f"SubscriptionLimits.{name} is a whole number from 1, not {value!r:.40}.")
@@ -56,8 +65,9 @@ class SubscriptionLimits:
 class Subscriptions:
     def __init__(self, limits: SubscriptionLimits | None = None) -> None:
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
         self.limits = limits or SubscriptionLimits()
+        self._listen = ListenHandler(self.bus, max_subscriptions=self.limits.listen_total)
+        self._listening: dict[str, int] = {}  # caller -> their open listen streams
         self._watchers: dict[str, dict[str, Any]] = {}  # uri -> session key -> its ServerSession
         self._by_session: dict[str, set[str]] = {}  # session key -> the URIs it watches
         self._owners: dict[str, str] = {}  # session key -> its caller (an anonymous one: by address)
@@ -70,12 +80,7 @@ class Subscriptions:
     ) -> types.EmptyResult:
         uri = str(params.uri)
         limits = self.limits
-        if len(uri) > limits.max_uri_chars:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"The URI is {len(uri):,} characters long; this server watches URIs of at most {limits.max_uri_chars:,}"
-                " (max_uri_chars). Subscribe to a shorter URI.",
-            )
+        self._check_uri(uri)
         if not self.known(uri):  # only what the server serves can be watched: no table of made-up URIs
             message = f"Resource not found: {uri[:200]}; there is nothing there to watch."
             raise MCPError(types.INVALID_PARAMS, message, data={"uri": uri[:200]})
@@ -104,6 +109,56 @@ class Subscriptions:
         self._total += 1
         self._watchers.setdefault(uri, {})[key] = ctx.session
         return types.EmptyResult()
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """Serve one 2026-07-28 ``subscriptions/listen`` stream (the SDK's ``ListenHandler``) within the limits: at
+        most ``per_session`` URIs of at most ``max_uri_chars`` each, ``listen_per_caller`` streams per caller."""
+        uris = params.notifications.resource_subscriptions or ()
+        limits = self.limits
+        if len(uris) > limits.per_session:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"This listen stream names {len(uris):,} resources; one stream watches at most {limits.per_session:,} "
+                "(subscription limit per_session). Name fewer, or watch the rest on another stream.",
+            )
+        for uri in uris:
+            self._check_uri(uri)
+        owner = _owner(ctx)
+        open_now = self._listening.get(owner, 0)
+        if open_now >= limits.listen_per_caller:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"You have {open_now:,} listen streams open, the most this server allows one caller (subscription "
+                "limit listen_per_caller). Close one you no longer need (end its request), then listen again.",
+            )
+        self._listening[owner] = open_now + 1
+        try:
+            return await self._listen(ctx, params)
+        finally:
+            left = self._listening[owner] - 1
+            if left:
+                self._listening[owner] = left
+            else:
+                del self._listening[owner]
+
+    def close(self) -> None:
+        """End every listen stream (at shutdown, which would otherwise wait for their clients to hang up)."""
+        self._listen.close()
+
+    def listening(self) -> int:
+        """How many listen streams are open."""
+        return sum(self._listening.values())
+
+    def _check_uri(self, uri: str) -> None:
+        limit = self.limits.max_uri_chars
+        if len(uri) > limit:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"The URI is {len(uri):,} characters long; this server watches URIs of at most {limit:,}"
+                " (max_uri_chars). Watch a shorter URI.",
+            )
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
