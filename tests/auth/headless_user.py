@@ -9,6 +9,7 @@ knows oidc-provider's internals: only what its HTML pages say.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -52,17 +53,24 @@ class HeadlessUser:
     async def redirect_handler(self, authorization_url: str) -> None:
         """Follow ``authorization_url`` to the client's redirect URI, answering each page on the way."""
         async with httpx2.AsyncClient(follow_redirects=False, timeout=10.0) as browser:
-            response = await browser.get(authorization_url)
-            for _ in range(MAX_STEPS):
-                if response.is_redirect:
-                    target = urljoin(str(response.url), response.headers["location"])
-                    if target.startswith(REDIRECT_URI):
-                        self._result = self._arrived(target)
-                        return
-                    response = await browser.get(target)
-                    continue
-                response = await self._answer(browser, response)
-            raise SignInRefused(f"no redirect back after {MAX_STEPS} pages")
+            await self._follow(browser, await browser.get(authorization_url))
+
+    async def submit(self, authorization_endpoint: str, request: Mapping[str, str]) -> None:
+        """Send the authorization ``request`` as a form (OAuth 2.0 allows POST), then as ``redirect_handler``."""
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=10.0) as browser:
+            await self._follow(browser, await browser.post(authorization_endpoint, data=dict(request)))
+
+    async def _follow(self, browser: httpx2.AsyncClient, response: httpx2.Response) -> None:
+        for _ in range(MAX_STEPS):
+            if response.is_redirect:
+                target = urljoin(str(response.url), response.headers["location"])
+                if target.startswith(REDIRECT_URI):
+                    self._result = self._arrived(target)
+                    return
+                response = await browser.get(target)
+                continue
+            response = await self._answer(browser, response)
+        raise SignInRefused(f"no redirect back after {MAX_STEPS} pages")
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         assert self._result is not None, "redirect_handler did not reach the redirect URI"

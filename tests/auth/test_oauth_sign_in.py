@@ -289,44 +289,78 @@ async def test_a_mistyped_token_shows_invalid_token_and_why_in_the_official_clie
     assert raised.group_contains(MCPError, match=r"^invalid_token: The bearer token (was refused|is not)")
 
 
-async def test_a_request_without_scope_is_granted_the_scopes_the_metadata_lists(help_desk: HelpDesk) -> None:
-    """Issue 27: oidc-provider answered an authorization request without ``scope`` with a bare access_denied."""
+async def ask_without_scope(
+    desk: HelpDesk, http: httpx2.AsyncClient, user: HeadlessUser, sent_as: str
+) -> dict[str, str]:
+    """Register a client, send an authorization request without ``scope`` as ``sent_as`` says, answer the pages as
+    ``user``, and trade the code for tokens: the token response."""
+    registered = await http.post(
+        f"{desk.issuer}/reg", json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+    )
+    client_id = registered.json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    request = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": desk.url,
+        "state": "no-scope",
+    }  # and no "scope"
+    if sent_as == "GET /auth":
+        await user.redirect_handler(f"{desk.issuer}/auth?{urlencode(request)}")
+    elif sent_as == "POST /auth":
+        await user.submit(f"{desk.issuer}/auth", request)
+    else:  # a pushed authorization request (RFC 9126), then /auth with the request_uri it answered
+        pushed = await http.post(f"{desk.issuer}/request", data=request)
+        assert pushed.status_code == 201, pushed.text
+        query = {"client_id": client_id, "request_uri": pushed.json()["request_uri"]}
+        await user.redirect_handler(f"{desk.issuer}/auth?{urlencode(query)}")
+    form = {
+        "grant_type": "authorization_code",
+        "code": (await user.callback_handler()).code,
+        "redirect_uri": REDIRECT_URI,
+        "client_id": client_id,
+        "code_verifier": verifier,
+        "resource": desk.url,
+    }
+    tokens: dict[str, str] = (await http.post(f"{desk.issuer}/token", data=form)).json()
+    return tokens
+
+
+@pytest.mark.parametrize("sent_as", ["GET /auth", "POST /auth", "POST /request"])
+async def test_a_request_without_scope_is_granted_the_scopes_the_metadata_lists(
+    help_desk: HelpDesk, sent_as: str
+) -> None:
+    """Issue 27: oidc-provider answered an authorization request without ``scope`` with a bare access_denied,
+    whether its parameters came in the query, in a form (OAuth 2.0 allows POST) or pushed beforehand."""
+    user = HeadlessUser("sam", DEMO_PASSWORDS["sam"])
     async with httpx2.AsyncClient(timeout=CALL_SECONDS) as http:
         metadata_url = help_desk.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
         scopes_supported = (await http.get(metadata_url)).json()["scopes_supported"]
-        registered = await http.post(
-            f"{help_desk.issuer}/reg",
-            json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
-        )
-        client_id = registered.json()["client_id"]
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        query = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": REDIRECT_URI,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-            "resource": help_desk.url,
-            "state": "no-scope",
-        }  # and no "scope"
-        user = HeadlessUser("sam", DEMO_PASSWORDS["sam"])
-        await user.redirect_handler(f"{help_desk.issuer}/auth?{urlencode(query)}")
-        code = (await user.callback_handler()).code
-        form = {
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": REDIRECT_URI,
-            "client_id": client_id,
-            "code_verifier": verifier,
-            "resource": help_desk.url,
-        }
-        tokens = (await http.post(f"{help_desk.issuer}/token", data=form)).json()
+        tokens = await ask_without_scope(help_desk, http, user, sent_as)
     assert tokens["scope"].split() == scopes_supported == ["tickets:write"]
     claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
     assert claims["aud"] == help_desk.url
     consent = user.page_texts[-1]
     assert re.findall(r"<li>([^<]*)</li>", consent) == ["tickets:write"]  # each scope once
+
+
+async def test_an_authorization_request_that_is_not_a_form_is_refused_saying_so(help_desk: HelpDesk) -> None:
+    async with httpx2.AsyncClient(timeout=CALL_SECONDS) as http:
+        refused = await http.post(f"{help_desk.issuer}/auth", json={"response_type": "code"})
+        too_long = await http.post(f"{help_desk.issuer}/auth", data={"state": "x" * 9000})
+    assert refused.status_code == too_long.status_code == 400
+    assert refused.json() == {
+        "error": "invalid_request",
+        "error_description": "POST /auth takes a form (Content-Type: application/x-www-form-urlencoded), "
+        "not application/json",
+    }
+    assert too_long.json()["error_description"] == (
+        "the form sent to POST /auth is over 8192 bytes; push a longer one to POST /request"
+    )
 
 
 def test_a_first_start_says_it_is_installing_the_provider(
