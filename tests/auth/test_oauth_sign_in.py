@@ -11,16 +11,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
 import secrets
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -32,45 +26,19 @@ from mcp import Client, MCPError
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from oauth_help_desk import HelpDesk, oauth_help_desk
 
-from ci import missing
-from helpdesk import DEMO_PASSWORDS, IdentityProviderUnavailable, install_identity_provider
+from helpdesk import DEMO_PASSWORDS
 from reliability.processes import free_port
 
 ERAS = ("2026-07-28", "legacy")
-START_SECONDS = 60.0
 CALL_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class HelpDesk:
-    url: str
-    issuer: str
-    output: Path
 
 
 @pytest.fixture(scope="module")
 def help_desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HelpDesk]:
-    """``python -m helpdesk --oauth`` on spare loopback ports, stopped by its PID (it stops the provider)."""
-    try:
-        install_identity_provider()
-    except IdentityProviderUnavailable as exc:
-        missing(f"the demo identity provider cannot be installed: {exc}")
-    port, identity_port = free_port(), free_port()
-    output = tmp_path_factory.mktemp("oauth") / "helpdesk.log"
-    command = [sys.executable, "-m", "helpdesk", "--oauth", "--port", str(port), "--identity-port", str(identity_port)]
-    with output.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, "CI": ""})
-    try:
-        deadline = time.monotonic() + START_SECONDS
-        while "Stop with Ctrl+C." not in output.read_text(errors="replace"):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"python -m helpdesk --oauth did not start:\n{output.read_text(errors='replace')}")
-            time.sleep(0.1)
-        yield HelpDesk(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{identity_port}", output)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(30)
+    with oauth_help_desk(tmp_path_factory.mktemp("oauth")) as desk:
+        yield desk
 
 
 class MemoryTokens:
@@ -227,10 +195,6 @@ def test_without_npm_the_oauth_mode_says_what_is_missing(
     assert "npm is not on PATH" in error
 
 
-def at_localhost(desk: HelpDesk) -> str:
-    return desk.url.replace("127.0.0.1", "localhost")
-
-
 def audience(storage: MemoryTokens) -> object:
     assert storage.tokens is not None
     return jwt.decode(storage.tokens.access_token, options={"verify_signature": False})["aud"]
@@ -241,18 +205,18 @@ async def test_a_client_that_connects_as_localhost_signs_in_there(help_desk: Hel
     """Issue 27: the client used to stop at "Protected resource http://127.0.0.1:.../mcp does not match expected
     http://localhost:.../mcp"; the metadata now names the address it used, and the token is asked for it."""
     storage = MemoryTokens()
-    async with signed_in(help_desk, "sam", era, storage, url=at_localhost(help_desk)) as client:
+    async with signed_in(help_desk, "sam", era, storage, url=help_desk.at_localhost) as client:
         await structured(client, "save_draft", {"ticketId": "T-5", "text": "Done."})
         assert await structured(client, "send_reply", {"ticketId": "T-5"}) == {"sent": True, "text": "Done."}
-    assert audience(storage) == at_localhost(help_desk)
-    assert f"It answers as {at_localhost(help_desk)}" in help_desk.output.read_text()  # said at start
+    assert audience(storage) == help_desk.at_localhost
+    assert f"It answers as {help_desk.at_localhost}" in help_desk.output.read_text()  # said at start
 
 
 async def test_a_token_asked_for_localhost_is_refused_at_127_0_0_1_and_the_client_signs_in_again(
     help_desk: HelpDesk,
 ) -> None:
     storage = MemoryTokens()
-    async with signed_in(help_desk, "nour", "2026-07-28", storage, url=at_localhost(help_desk)) as client:
+    async with signed_in(help_desk, "nour", "2026-07-28", storage, url=help_desk.at_localhost) as client:
         await structured(client, "work_on", {"ticketId": "T-8"})
     assert storage.tokens is not None
     localhost_token = storage.tokens.access_token
