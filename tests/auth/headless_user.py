@@ -3,8 +3,9 @@
 Given to the official ``mcp`` client's ``OAuthClientProvider`` as its redirect and callback handlers: the
 client hands over the authorization URL, this follows the redirects, fills in the sign-in form it finds
 (fields ``login`` and ``password``), submits the consent form whose action ends in ``/confirm``, and stops
-at the client's redirect URI, whose ``code``, ``state`` and ``iss`` go back to the client. Nothing here
-knows oidc-provider's internals: only what its HTML pages say.
+at the client's redirect URI, whose ``code``, ``state`` and ``iss`` go back to the client (the TypeScript SDK's
+test relays the URL and the code to and from its Node script). Nothing here knows oidc-provider's internals:
+only what its HTML pages say.
 """
 
 from __future__ import annotations
