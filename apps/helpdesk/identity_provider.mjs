@@ -11,8 +11,9 @@
 // resource indicators (RFC 8707) for the configured resources only, JWT access tokens (RFC 9068) whose
 // `aud` is the resource, signed with an RSA key made at start (published at /jwks), refresh tokens
 // (offline_access), and its own sign-in and consent pages with the configured accounts and passwords.
-// An authorization request without `scope` asks for the resource's scopes (what its protected resource
-// metadata lists in scopes_supported); oidc-provider alone would answer it with a bare access_denied.
+// An authorization request without `scope`, in a query or a form (POST /auth, or pushed to /request), asks
+// for the resource's scopes (what its protected resource metadata lists in scopes_supported); oidc-provider
+// alone would answer it with a bare access_denied, and POST /auth with 404.
 import { generateKeyPairSync } from 'node:crypto';
 import { once } from 'node:events';
 
@@ -60,31 +61,74 @@ function consentPage(uid, client, details) {
     <form method="post" action="/interaction/${escape(uid)}/abort"><button type="submit">Deny</button></form>`);
 }
 
-// GET /auth without `scope`: the scopes of the resources it names (else of the default resource), or
-// `openid` when they offer none, so that the user is asked to consent to something rather than refused.
-function defaultScopes(resources) {
+// An authorization request without `scope` gets the scopes of the resources it names (else of the default
+// resource), or `openid` when they offer none, so that the user is asked to consent to something rather than
+// refused: in the query of GET /auth, and in the form of a pushed authorization request (POST /request, RFC
+// 9126). A request object (`request`, `request_uri`) carries its own parameters and is left alone.
+//
+// OAuth 2.0 also allows the authorization request as a form (POST /auth). oidc-provider serves that only
+// with its session cookie set SameSite=None, which browsers drop unless it is also Secure, and this demo
+// speaks plain HTTP; so POST /auth is answered with 303 See Other to GET /auth with the same parameters,
+// and from there on it is a GET in every respect (default scopes, cookies, pages).
+const FORM_LIMITS = {
+  'POST /auth': 8 * 1024, // the form becomes a URL, and Node refuses request heads over 16 KB
+  'POST /request': 56 * 1024, // oidc-provider's own limit for a request body
+};
+
+function withDefaultScope(params, resources) {
+  if (params.get('scope') || params.has('request') || params.has('request_uri')) return false;
+  const named = params.getAll('resource').filter((url) => Object.hasOwn(resources, url));
+  const wanted = named.length ? named : Object.keys(resources).slice(0, 1);
+  const scopes = [...new Set(wanted.flatMap((url) => resources[url]))];
+  params.set('scope', scopes.length ? scopes.join(' ') : 'openid');
+  return true;
+}
+
+function refuse(ctx, description) {
+  ctx.status = 400;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error: 'invalid_request', error_description: description };
+}
+
+function authorizationRequests(resources) {
   return async (ctx, next) => {
-    if (ctx.method === 'GET' && ctx.path === '/auth') {
+    const request = `${ctx.method} ${ctx.path}`;
+    if (request === 'GET /auth') {
       const query = new URLSearchParams(ctx.querystring);
-      if (!query.get('scope')) {
-        const named = query.getAll('resource').filter((url) => Object.hasOwn(resources, url));
-        const wanted = named.length ? named : Object.keys(resources).slice(0, 1);
-        const scopes = [...new Set(wanted.flatMap((url) => resources[url]))];
-        query.set('scope', scopes.length ? scopes.join(' ') : 'openid');
-        ctx.querystring = query.toString();
+      if (withDefaultScope(query, resources)) ctx.querystring = query.toString();
+    } else if (request === 'POST /auth' || request === 'POST /request') {
+      if (!ctx.is('application/x-www-form-urlencoded')) {
+        return refuse(ctx, `${request} takes a form (Content-Type: application/x-www-form-urlencoded), `
+          + `not ${ctx.get('content-type') || 'a body without a Content-Type'}`);
       }
+      const form = await formBody(ctx.req, FORM_LIMITS[request]);
+      if (form === undefined) {
+        const instead = request === 'POST /auth' ? '; push a longer one to POST /request' : '';
+        return refuse(ctx, `the form sent to ${request} is over ${FORM_LIMITS[request]} bytes${instead}`);
+      }
+      const params = new URLSearchParams(form);
+      if (request === 'POST /auth') {
+        ctx.status = 303;
+        ctx.set('Cache-Control', 'no-store');
+        return ctx.redirect(`/auth?${params}`);
+      }
+      withDefaultScope(params, resources);
+      // oidc-provider takes a body that was read already from req.body (and warns once, on stderr, that an
+      // earlier middleware parsed it).
+      ctx.req.body = params.toString();
     }
     return next();
   };
 }
 
-async function formBody(req) {
+// The form in a request body, or undefined when it is over `limit` bytes.
+async function formBody(req, limit) {
   let text = '';
   for await (const chunk of req) {
     text += chunk;
-    if (text.length > 10_000) throw new Error('form too large');
+    if (text.length > limit) return undefined;
   }
-  return Object.fromEntries(new URLSearchParams(text));
+  return text;
 }
 
 function interactions(provider, accounts) {
@@ -113,7 +157,8 @@ function interactions(provider, accounts) {
       return finish({ error: 'access_denied', error_description: 'the user denied access' }, false);
     }
     if (action === 'login') {
-      const { login, password } = await formBody(ctx.req);
+      const form = new URLSearchParams(await formBody(ctx.req, 10_000) ?? '');
+      const [login, password] = [form.get('login'), form.get('password')];
       if (details.prompt.name !== 'login') ctx.throw(400, 'not at the sign-in step');
       if (!Object.hasOwn(accounts, login ?? '') || accounts[login] !== password) {
         ctx.status = 401;
@@ -177,7 +222,7 @@ async function main() {
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: { AccessToken: 3600, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 86400 },
   });
-  provider.use(defaultScopes(resources));
+  provider.use(authorizationRequests(resources));
   provider.use(interactions(provider, config.accounts));
   const server = provider.listen(config.port, '127.0.0.1');
   await once(server, 'listening');

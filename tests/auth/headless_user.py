@@ -3,12 +3,14 @@
 Given to the official ``mcp`` client's ``OAuthClientProvider`` as its redirect and callback handlers: the
 client hands over the authorization URL, this follows the redirects, fills in the sign-in form it finds
 (fields ``login`` and ``password``), submits the consent form whose action ends in ``/confirm``, and stops
-at the client's redirect URI, whose ``code``, ``state`` and ``iss`` go back to the client. Nothing here
-knows oidc-provider's internals: only what its HTML pages say.
+at the client's redirect URI, whose ``code``, ``state`` and ``iss`` go back to the client (the TypeScript SDK's
+test relays the URL and the code to and from its Node script). Nothing here knows oidc-provider's internals:
+only what its HTML pages say.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html.parser import HTMLParser
 from urllib.parse import parse_qs, urljoin, urlsplit
 
@@ -52,17 +54,24 @@ class HeadlessUser:
     async def redirect_handler(self, authorization_url: str) -> None:
         """Follow ``authorization_url`` to the client's redirect URI, answering each page on the way."""
         async with httpx2.AsyncClient(follow_redirects=False, timeout=10.0) as browser:
-            response = await browser.get(authorization_url)
-            for _ in range(MAX_STEPS):
-                if response.is_redirect:
-                    target = urljoin(str(response.url), response.headers["location"])
-                    if target.startswith(REDIRECT_URI):
-                        self._result = self._arrived(target)
-                        return
-                    response = await browser.get(target)
-                    continue
-                response = await self._answer(browser, response)
-            raise SignInRefused(f"no redirect back after {MAX_STEPS} pages")
+            await self._follow(browser, await browser.get(authorization_url))
+
+    async def submit(self, authorization_endpoint: str, request: Mapping[str, str]) -> None:
+        """Send the authorization ``request`` as a form (OAuth 2.0 allows POST), then as ``redirect_handler``."""
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=10.0) as browser:
+            await self._follow(browser, await browser.post(authorization_endpoint, data=dict(request)))
+
+    async def _follow(self, browser: httpx2.AsyncClient, response: httpx2.Response) -> None:
+        for _ in range(MAX_STEPS):
+            if response.is_redirect:
+                target = urljoin(str(response.url), response.headers["location"])
+                if target.startswith(REDIRECT_URI):
+                    self._result = self._arrived(target)
+                    return
+                response = await browser.get(target)
+                continue
+            response = await self._answer(browser, response)
+        raise SignInRefused(f"no redirect back after {MAX_STEPS} pages")
 
     async def callback_handler(self) -> AuthorizationCodeResult:
         assert self._result is not None, "redirect_handler did not reach the redirect URI"

@@ -11,16 +11,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
 import secrets
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -32,45 +26,19 @@ from mcp import Client, MCPError
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from oauth_help_desk import HelpDesk, oauth_help_desk
 
-from ci import missing
-from helpdesk import DEMO_PASSWORDS, IdentityProviderUnavailable, install_identity_provider
+from helpdesk import DEMO_PASSWORDS
 from reliability.processes import free_port
 
 ERAS = ("2026-07-28", "legacy")
-START_SECONDS = 60.0
 CALL_SECONDS = 30.0
-
-
-@dataclass(frozen=True)
-class HelpDesk:
-    url: str
-    issuer: str
-    output: Path
 
 
 @pytest.fixture(scope="module")
 def help_desk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HelpDesk]:
-    """``python -m helpdesk --oauth`` on spare loopback ports, stopped by its PID (it stops the provider)."""
-    try:
-        install_identity_provider()
-    except IdentityProviderUnavailable as exc:
-        missing(f"the demo identity provider cannot be installed: {exc}")
-    port, identity_port = free_port(), free_port()
-    output = tmp_path_factory.mktemp("oauth") / "helpdesk.log"
-    command = [sys.executable, "-m", "helpdesk", "--oauth", "--port", str(port), "--identity-port", str(identity_port)]
-    with output.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, "CI": ""})
-    try:
-        deadline = time.monotonic() + START_SECONDS
-        while "Stop with Ctrl+C." not in output.read_text(errors="replace"):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"python -m helpdesk --oauth did not start:\n{output.read_text(errors='replace')}")
-            time.sleep(0.1)
-        yield HelpDesk(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{identity_port}", output)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.wait(30)
+    with oauth_help_desk(tmp_path_factory.mktemp("oauth")) as desk:
+        yield desk
 
 
 class MemoryTokens:
@@ -227,10 +195,6 @@ def test_without_npm_the_oauth_mode_says_what_is_missing(
     assert "npm is not on PATH" in error
 
 
-def at_localhost(desk: HelpDesk) -> str:
-    return desk.url.replace("127.0.0.1", "localhost")
-
-
 def audience(storage: MemoryTokens) -> object:
     assert storage.tokens is not None
     return jwt.decode(storage.tokens.access_token, options={"verify_signature": False})["aud"]
@@ -241,18 +205,18 @@ async def test_a_client_that_connects_as_localhost_signs_in_there(help_desk: Hel
     """Issue 27: the client used to stop at "Protected resource http://127.0.0.1:.../mcp does not match expected
     http://localhost:.../mcp"; the metadata now names the address it used, and the token is asked for it."""
     storage = MemoryTokens()
-    async with signed_in(help_desk, "sam", era, storage, url=at_localhost(help_desk)) as client:
+    async with signed_in(help_desk, "sam", era, storage, url=help_desk.at_localhost) as client:
         await structured(client, "save_draft", {"ticketId": "T-5", "text": "Done."})
         assert await structured(client, "send_reply", {"ticketId": "T-5"}) == {"sent": True, "text": "Done."}
-    assert audience(storage) == at_localhost(help_desk)
-    assert f"It answers as {at_localhost(help_desk)}" in help_desk.output.read_text()  # said at start
+    assert audience(storage) == help_desk.at_localhost
+    assert f"It answers as {help_desk.at_localhost}" in help_desk.output.read_text()  # said at start
 
 
 async def test_a_token_asked_for_localhost_is_refused_at_127_0_0_1_and_the_client_signs_in_again(
     help_desk: HelpDesk,
 ) -> None:
     storage = MemoryTokens()
-    async with signed_in(help_desk, "nour", "2026-07-28", storage, url=at_localhost(help_desk)) as client:
+    async with signed_in(help_desk, "nour", "2026-07-28", storage, url=help_desk.at_localhost) as client:
         await structured(client, "work_on", {"ticketId": "T-8"})
     assert storage.tokens is not None
     localhost_token = storage.tokens.access_token
@@ -289,44 +253,78 @@ async def test_a_mistyped_token_shows_invalid_token_and_why_in_the_official_clie
     assert raised.group_contains(MCPError, match=r"^invalid_token: The bearer token (was refused|is not)")
 
 
-async def test_a_request_without_scope_is_granted_the_scopes_the_metadata_lists(help_desk: HelpDesk) -> None:
-    """Issue 27: oidc-provider answered an authorization request without ``scope`` with a bare access_denied."""
+async def ask_without_scope(
+    desk: HelpDesk, http: httpx2.AsyncClient, user: HeadlessUser, sent_as: str
+) -> dict[str, str]:
+    """Register a client, send an authorization request without ``scope`` as ``sent_as`` says, answer the pages as
+    ``user``, and trade the code for tokens: the token response."""
+    registered = await http.post(
+        f"{desk.issuer}/reg", json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+    )
+    client_id = registered.json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    request = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "resource": desk.url,
+        "state": "no-scope",
+    }  # and no "scope"
+    if sent_as == "GET /auth":
+        await user.redirect_handler(f"{desk.issuer}/auth?{urlencode(request)}")
+    elif sent_as == "POST /auth":
+        await user.submit(f"{desk.issuer}/auth", request)
+    else:  # a pushed authorization request (RFC 9126), then /auth with the request_uri it answered
+        pushed = await http.post(f"{desk.issuer}/request", data=request)
+        assert pushed.status_code == 201, pushed.text
+        query = {"client_id": client_id, "request_uri": pushed.json()["request_uri"]}
+        await user.redirect_handler(f"{desk.issuer}/auth?{urlencode(query)}")
+    form = {
+        "grant_type": "authorization_code",
+        "code": (await user.callback_handler()).code,
+        "redirect_uri": REDIRECT_URI,
+        "client_id": client_id,
+        "code_verifier": verifier,
+        "resource": desk.url,
+    }
+    tokens: dict[str, str] = (await http.post(f"{desk.issuer}/token", data=form)).json()
+    return tokens
+
+
+@pytest.mark.parametrize("sent_as", ["GET /auth", "POST /auth", "POST /request"])
+async def test_a_request_without_scope_is_granted_the_scopes_the_metadata_lists(
+    help_desk: HelpDesk, sent_as: str
+) -> None:
+    """Issue 27: oidc-provider answered an authorization request without ``scope`` with a bare access_denied,
+    whether its parameters came in the query, in a form (OAuth 2.0 allows POST) or pushed beforehand."""
+    user = HeadlessUser("sam", DEMO_PASSWORDS["sam"])
     async with httpx2.AsyncClient(timeout=CALL_SECONDS) as http:
         metadata_url = help_desk.url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
         scopes_supported = (await http.get(metadata_url)).json()["scopes_supported"]
-        registered = await http.post(
-            f"{help_desk.issuer}/reg",
-            json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"},
-        )
-        client_id = registered.json()["client_id"]
-        verifier = secrets.token_urlsafe(48)
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-        query = {
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": REDIRECT_URI,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-            "resource": help_desk.url,
-            "state": "no-scope",
-        }  # and no "scope"
-        user = HeadlessUser("sam", DEMO_PASSWORDS["sam"])
-        await user.redirect_handler(f"{help_desk.issuer}/auth?{urlencode(query)}")
-        code = (await user.callback_handler()).code
-        form = {
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": REDIRECT_URI,
-            "client_id": client_id,
-            "code_verifier": verifier,
-            "resource": help_desk.url,
-        }
-        tokens = (await http.post(f"{help_desk.issuer}/token", data=form)).json()
+        tokens = await ask_without_scope(help_desk, http, user, sent_as)
     assert tokens["scope"].split() == scopes_supported == ["tickets:write"]
     claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
     assert claims["aud"] == help_desk.url
     consent = user.page_texts[-1]
     assert re.findall(r"<li>([^<]*)</li>", consent) == ["tickets:write"]  # each scope once
+
+
+async def test_an_authorization_request_that_is_not_a_form_is_refused_saying_so(help_desk: HelpDesk) -> None:
+    async with httpx2.AsyncClient(timeout=CALL_SECONDS) as http:
+        refused = await http.post(f"{help_desk.issuer}/auth", json={"response_type": "code"})
+        too_long = await http.post(f"{help_desk.issuer}/auth", data={"state": "x" * 9000})
+    assert refused.status_code == too_long.status_code == 400
+    assert refused.json() == {
+        "error": "invalid_request",
+        "error_description": "POST /auth takes a form (Content-Type: application/x-www-form-urlencoded), "
+        "not application/json",
+    }
+    assert too_long.json()["error_description"] == (
+        "the form sent to POST /auth is over 8192 bytes; push a longer one to POST /request"
+    )
 
 
 def test_a_first_start_says_it_is_installing_the_provider(
