@@ -39,6 +39,7 @@ import mcpkit.http._event_log as event_log
 import mcpkit.http._http_app as http_app
 import mcpkit.http._lazy_sse as lazy_sse
 import mcpkit.subscriptions._subscriptions as subscriptions
+import mcpkit.tasks._worker as task_worker
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
 import mcpkit_context._blocks as context_blocks
@@ -165,6 +166,7 @@ STATED = [
     Stated(
         "history.md", "leaves an empty record for a {} (so that", "minute" if history.CLEARED_SECONDS == 60 else "?"
     ),
+    Stated("tasks.md", "written to the task store at most every {} seconds", task_worker.PROGRESS_EVERY),
     Stated("resources.md", "SubscriptionLimits(max_uri_chars={},", subscriptions.MAX_URI_CHARS),
     Stated("resources.md", "per_session={},", subscriptions.PER_SESSION),
     Stated("resources.md", "per_caller={},", subscriptions.PER_CALLER),

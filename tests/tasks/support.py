@@ -68,6 +68,16 @@ class Reporting(ToolContext):
         return "reported"
 
 
+@tool(name="chatty", description="Reports progress 2,000 times at once, then waits for its gate.", task=True)
+class Chatty(ToolContext):
+    async def execute(self, gate: str) -> str:
+        for step in range(1, 2001):
+            await self.progress(step, 2000)
+        note(("reported", gate))
+        await GATES[gate].wait()
+        return "reported"
+
+
 @tool(name="asking", description="Asks for a confirmation, as a task.", task=True)
 class Asking(ToolContext):
     async def execute(self, what: str) -> str:
@@ -100,7 +110,7 @@ class Plain(ToolContext):
         return text.upper()
 
 
-TOOLS = [Held, Reporting, Asking, Failing, Crashing, Required, Plain]
+TOOLS = [Held, Reporting, Chatty, Asking, Failing, Crashing, Required, Plain]
 
 
 def build(plugin: Any = None, *, clock: Clock | None = None, **options: Any) -> Server:

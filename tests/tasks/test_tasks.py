@@ -3,6 +3,8 @@ and nobody else can see."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +128,33 @@ async def test_progress_becomes_the_status_message(server: Server) -> None:
         assert await alice.message(task_id) == "Read the first quarter"
         release.set()
         await alice.until(task_id, "completed")
+
+
+async def test_progress_in_a_tight_loop_is_written_at_most_every_half_second_and_its_last_message_lands() -> None:
+    from mcpkit import MemoryTaskStore
+
+    class Counting(MemoryTaskStore):
+        writes = 0
+
+        async def replace(self, *args: Any, **kwargs: Any) -> bool:
+            Counting.writes += 1
+            return await super().replace(*args, **kwargs)
+
+    server = build()
+    server._tasks.use(Counting())  # type: ignore[union-attr]
+    async with serving(server) as http:
+        alice = Caller(http, ALICE)
+        release = gate("chatty")
+        task_id = await alice.start("chatty", {"gate": "chatty"})
+        await saw(("reported", "chatty"))
+        started = time.monotonic()
+        while await alice.message(task_id) != "2000 of 2000":  # the last message lands within the half second
+            assert time.monotonic() - started < 5, await alice.message(task_id)
+            await asyncio.sleep(0.05)
+        writes = Counting.writes
+        release.set()
+        await alice.until(task_id, "completed")
+    assert writes <= 6, writes  # 2,000 reports: the first, then the latest once the half second has passed
 
 
 async def test_the_memory_task_store_keeps_nothing_for_callers_who_only_ask_or_whose_tasks_expired() -> None:

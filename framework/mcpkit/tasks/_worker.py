@@ -4,6 +4,10 @@ A run renews its lease in the store every ``beat`` seconds; a lease that lapses 
 next ``tasks/get`` on any instance reports the task failed. The same renewal notices a task cancelled through
 another instance (or reported dead meanwhile) and cancels the run, which the tool sees as ``CancelledError`` at
 its next ``await``. The run's end is written only onto a task that has not ended meanwhile.
+
+A run's progress becomes its status message at most every ``PROGRESS_EVERY`` seconds: a tool may report in a
+tight loop, and each write is a compare-and-set in the store. A report that comes sooner waits, and the write
+once that time is up takes the latest message, so a client polling sees it at most that late.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -29,6 +35,21 @@ logger = logging.getLogger("mcpkit")
 
 #: How long a stopping server waits for its runs to record that they were stopped.
 STOP_SECONDS = 5.0
+#: The least time between two writes of a run's progress (its status message) to the store.
+PROGRESS_EVERY = 0.5
+
+
+@dataclass
+class _Progress:
+    """A run's progress: when it was last written (monotonic seconds) and the message not written yet."""
+
+    written: float = -PROGRESS_EVERY
+    text: str | None = None
+    later: asyncio.TimerHandle | None = None  # the write of ``text`` once it is due
+
+    def due(self) -> float:
+        """When the message waiting (if any) may be written."""
+        return self.written + PROGRESS_EVERY
 
 
 def crashed(tool: str) -> dict[str, Any]:
@@ -81,7 +102,8 @@ class Workers:
             instance = self._dispatcher.instance(bound, ctx)
             instance.task_id = task_id
             vars(instance)["_answers"] = Answers(dict(record.answers))
-            vars(instance)["_task_progress"] = functools.partial(self._progress, owner, task_id)
+            progress = _Progress()
+            vars(instance)["_task_progress"] = functools.partial(self._progress, owner, task_id, progress)
             kwargs = spec.input_model.model_validate(dict(record.arguments)).__dict__
         except Exception:
             await self._end(owner, task_id, "failed", error=crashed(spec.name))
@@ -95,6 +117,8 @@ class Workers:
                     body.cancel()  # ended elsewhere: cancelled through another instance, or reported dead
         finally:
             del self._bodies[task_id]
+            if progress.later is not None:
+                progress.later.cancel()  # the run's end replaces its status message
         if body.cancelled():
             if self._stopping:
                 stopped = {
@@ -161,10 +185,35 @@ class Workers:
         except Exception:
             logger.exception("could not record the questions of task %s", task_id)
 
-    async def _progress(self, owner: str, task_id: str, done: float, total: float | None, message: str | None) -> None:
-        text = message or (f"{done:g} of {total:g}" if total is not None else f"{done:g}")
+    async def _progress(
+        self, owner: str, task_id: str, progress: _Progress, done: float, total: float | None, message: str | None
+    ) -> None:
+        """``self.progress(...)`` in a task: its status message, written now or when ``PROGRESS_EVERY`` has passed."""
+        progress.text = message or (f"{done:g} of {total:g}" if total is not None else f"{done:g}")
+        if progress.later is not None:
+            return  # a write is due soon, and takes the latest message
+        wait = progress.due() - time.monotonic()
+        if wait <= 0:
+            await self._note(owner, task_id, progress, quiet=False)
+        else:
+            progress.later = asyncio.get_running_loop().call_later(wait, self._note_later, owner, task_id, progress)
+
+    def _note_later(self, owner: str, task_id: str, progress: _Progress) -> None:
+        progress.later = None
+        work = asyncio.ensure_future(self._note(owner, task_id, progress))
+        self._works.add(work)  # a stopping server waits for it too
+        work.add_done_callback(self._works.discard)
+
+    async def _note(self, owner: str, task_id: str, progress: _Progress, *, quiet: bool = True) -> None:
+        """Write the waiting message (``quiet``: a failure is logged, as the run's own loop writes it)."""
+        text, progress.text, progress.written = progress.text, None, time.monotonic()
 
         def note(record: TaskRecord, now: float) -> TaskRecord:
-            return record if record.terminal else record.but(now, message=text)
+            return record if record.terminal or record.message == text else record.but(now, message=text)
 
-        await self._ledger.change(owner, task_id, note)
+        try:
+            await self._ledger.change(owner, task_id, note)
+        except Exception:
+            if not quiet:
+                raise
+            logger.warning("could not record the progress of task %s", task_id, exc_info=True)
