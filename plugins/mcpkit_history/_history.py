@@ -23,6 +23,7 @@ from mcpkit_search import Analyzer
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     CursorSeal,
+    KeyedLocks,
     Observed,
     Place,
     Quota,
@@ -45,7 +46,6 @@ from ._pages import HistoryPage, older_than, opened_cursor, path_ids, read_newes
 from ._saving import create, resent
 from ._search import Hits, search_all, search_one
 from ._tree import Tree, chained, grown, listing
-from ._turns import Turns
 
 __all__ = ["MAX_LOAD_BYTES", "MAX_SEARCH_BYTES", "History", "HistoryPage", "HistoryPolicy", "Hit", "Hits"]
 
@@ -84,7 +84,7 @@ class HistoryPolicy:
     tree_quota: Quota | None = None  # a caller's conversations (a cleared one's empty tree too, while it lasts)
     max_load_bytes: int = MAX_LOAD_BYTES  # what one page (load_history) returns at most
     max_search_bytes: int = MAX_SEARCH_BYTES  # what one search in one conversation reads at most, newest first
-    turns: Turns = field(default_factory=Turns)  # one caller's heavy reads, one at a time
+    turns: KeyedLocks = field(default_factory=KeyedLocks)  # one caller's heavy reads, one at a time
     cursors: CursorSeal = field(init=False)  # load_history's cursors
 
     def __post_init__(self) -> None:
@@ -262,12 +262,13 @@ class History:
         limit = _checked_limit(limit)
         trees, place = self._places()
         now = self._policy.clock().now()
-        try:
-            tree = await self._tree(trees, conversation, now)
-            ids = path_ids(tree, conversation, leaf_id, compacted, limit)
-            found, _ = await read_newest(self._policy.vault, place, conversation, ids, now, None)
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
+        async with self._policy.turns.held(self._policy.vault.keyring.owner_for(place.identity)):
+            try:
+                tree = await self._tree(trees, conversation, now)
+                ids = path_ids(tree, conversation, leaf_id, compacted, limit)
+                found, _ = await read_newest(self._policy.vault, place, conversation, ids, now, None)
+            except StoreUnavailableError as exc:
+                raise _unavailable(exc) from None
         parents = {} if tree is None else tree.parents()
         return [message_of(node, value, parents.get(node)) for node, value in found]
 
@@ -284,7 +285,7 @@ class History:
         if before is not None:
             leaf_id = before[0]
         now = self._policy.clock().now()
-        async with self._policy.turns.taken(owner):
+        async with self._policy.turns.held(owner):
             try:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, True, limit)
@@ -340,7 +341,7 @@ class History:
             if conversation is None:
                 return Hits(await search_all(policy.vault, trees, place, query, limit, now))
             name = check_conversation(conversation)
-            async with policy.turns.taken(policy.vault.keyring.owner_for(place.identity)):
+            async with policy.turns.held(policy.vault.keyring.owner_for(place.identity)):
                 most = policy.max_search_bytes
                 return await search_one(policy.vault, policy.analyzer, trees, place, name, query, limit, now, most)
         except StoreUnavailableError as exc:

@@ -16,6 +16,7 @@ from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     MODES,
     Found,
+    KeyedLocks,
     Matches,
     Place,
     Quota,
@@ -39,7 +40,6 @@ from mcpkit_storage import (
 
 from ._cursor import Cursors
 from ._glob import Glob
-from ._locks import KeyedLocks
 
 __all__ = ["KeyPage", "Remember", "RememberPolicy"]
 

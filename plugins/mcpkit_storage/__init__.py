@@ -20,6 +20,7 @@ from ._errors import (
     RememberStoreUnavailableError,
 )
 from ._found import Found, Observed
+from ._keyed_locks import KeyedLocks
 from ._keyring import Keyring
 from ._offloaded import read_many_in_thread
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
@@ -45,6 +46,7 @@ __all__ = [
     "CursorSeal",
     "Explanation",
     "Found",
+    "KeyedLocks",
     "Keyring",
     "Match",
     "Matches",

@@ -455,6 +455,7 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "architecture.md": [
+        "a tool reporting 2,000 times in a loop made 2,000 compare-and-sets, and now makes two",  # a test's figures
         "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
         "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29
         "(about 15 windows for a 9,000-character conversation)",  # the sets of bench.retrieval

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from mcpkit_remember._locks import KeyedLocks
+from mcpkit_storage import KeyedLocks
 
 
 async def _turn(locks: KeyedLocks, key: str, log: list[str], name: str, hold: asyncio.Event | None = None) -> None:
@@ -69,4 +69,25 @@ async def test_a_waiter_cancelled_after_being_handed_the_turn_passes_it_on() -> 
     with pytest.raises(asyncio.CancelledError):
         await waiter
     assert log == ["c in", "c out"]  # c got the turn b could not take, and nobody holds the key
+    assert len(locks) == 0
+
+
+async def test_held_takes_the_turn_for_a_block_even_when_the_block_raises() -> None:
+    locks, log = KeyedLocks(), []
+
+    async def failing() -> None:
+        async with locks.held("k"):
+            log.append("failing in")
+            await asyncio.sleep(0)
+            raise ValueError("boom")
+
+    async def after() -> None:
+        async with locks.held("k"):
+            log.append("after in")
+
+    first, second = asyncio.create_task(failing()), asyncio.create_task(after())
+    with pytest.raises(ValueError, match="boom"):
+        await first
+    await second
+    assert log == ["failing in", "after in"]
     assert len(locks) == 0
