@@ -166,16 +166,21 @@ class Remember:
             check_key(key)
             texts[key] = encode_value(key, value, self._policy.max_value_bytes)
         deadline_ttl = check_ttl(ttl)
-        vault = self._policy.vault
+        vault, quota = self._policy.vault, self._policy.quota
         vectors = [b""] * len(texts)
         if vault.semantic is not None and vault.searchable(place.bucket):
             vectors = await vault.semantic.vectors(list(texts.items()))
+        now = self._policy.clock().now()  # one moment for the batch: its vectors' shards are written first
+        deadline = self._deadline(place, deadline_ttl, now)
+        try:
+            sharded = await vault.shard_batch(place, dict(zip(texts, vectors, strict=True)), deadline, now, quota)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        except QuotaExceededError as exc:
+            raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed) from None
         for (key, text), vector in zip(texts.items(), vectors, strict=True):
-            now = self._policy.clock().now()
             try:
-                await vault.write(
-                    place, key, text, self._deadline(place, deadline_ttl, now), now, self._policy.quota, vector
-                )
+                await vault.write(place, key, text, deadline, now, quota, vector, shard=not sharded)
             except StoreUnavailableError as exc:
                 raise _unavailable(exc) from None
             except QuotaExceededError as exc:
@@ -309,7 +314,8 @@ class Remember:
         self._check_mode(mode, weight)
         now = self._policy.clock().now()
         try:
-            return await search(self._policy.vault, place, query, now, limit, mode, explain=explain, weight=weight)
+            vault, quota = self._policy.vault, self._policy.quota
+            return await search(vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
 

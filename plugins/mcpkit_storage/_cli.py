@@ -18,9 +18,11 @@ from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 from ._backing import keyring_from, make_store
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
+from ._migration import migrate
 from ._payload import Payload
 from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
 from ._semantic import EmbedderFailedError, Semantic
+from ._shard import is_shard_key
 from ._vault import Vault
 from .stores import Address, Store, StoreUnavailableError, read_secret_file
 
@@ -83,9 +85,9 @@ async def rotate(
     deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
     ``rotate`` runs stays forgotten, and a newer write is never replaced.
     """
-    vault = Vault(store, keyring)
-    vault.index.keys = keys
     semantic = None if embedder is None else Semantic(embedder, keys=keys)
+    vault = Vault(store, keyring, semantic=semantic)  # with an embedder, each value moved lands in its shard too
+    vault.index.keys = keys
     reindex = reindex or semantic is not None
     report = RotationReport()
     made: list[bytes] = []  # the vectors the current move made
@@ -112,6 +114,10 @@ async def rotate(
             report.unreadable += 1
             legacy_left += legacy
             continue
+        if is_shard_key(payload.key):  # vector shards name values by address: the old ones go, searches make anew
+            if stale:
+                await store.delete(*address, now)
+            continue
         if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1
             legacy_left += legacy  # judged by this host's clock, and its plain names stay until purged
@@ -124,7 +130,7 @@ async def rotate(
         for _ in range(_MIGRATE_ATTEMPTS):
             made.clear()
             indexed = True if reindex or record.indexed else None
-            outcome = await vault.migrate(payload, now, indexed=indexed, embed=None if semantic is None else embed)
+            outcome = await migrate(vault, payload, now, indexed=indexed, embed=None if semantic is None else embed)
             if outcome != "changed":
                 break
         report.embedded += bool(made) and outcome in ("moved", "cleaned")

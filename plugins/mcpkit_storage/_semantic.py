@@ -97,7 +97,8 @@ class Semantic:
         #: Whether a value's key is embedded with it (its words before the value's).
         self.keys = keys
         self.name = str(embedder.name)
-        self._tag = tag_of(self.name)
+        #: The 4 bytes that name its model at the head of its vectors.
+        self.tag = tag_of(self.name)
         #: How many components the embedder's vectors have, once one was seen (None: not yet).
         self.dimensions: int | None = None
         #: The similarity above which a value matches a query by meaning (the embedder's ``min_similarity``).
@@ -157,7 +158,7 @@ class Semantic:
     def has_vector(self, payload: Payload) -> bool:
         """Whether a kept value carries a vector of this embedder's model (and length, once it is known)."""
         vector = payload.vector
-        if vector[:TAG_BYTES] != self._tag:
+        if vector[:TAG_BYTES] != self.tag:
             return False
         return self.dimensions is None or vectors_in(vector, self.dimensions) > 0
 

@@ -1,0 +1,188 @@
+"""``Shard``: one sealed entry of a place's vector index — the layout of its items, and how they change.
+
+A place searched by meaning keeps, beside its values, copies of their quantised vectors in shard entries (see
+``_shards``). Shards form a binary tree by the bits of the values' store names (keyed hashes, so evenly spread):
+the root is ``SHARD_KEY``, a shard that outgrows ``SHARD_ITEMS`` splits into the two shards one bit deeper, and
+is left as a ``split`` marker. A leaf holds, per value (its name at the primary secret, 16 bytes), when it was
+written, its deadline and its vectors' rows: ``tag | dimensions (u32) | count (u32) | names (16 bytes each) |
+(written f64, deadline f64, rows u32) each | rows (scale f32, int8 components) each``, numbers little-endian, so
+a search reads a leaf's columns with numpy without a Python step per value. No I/O here.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from mcpkit_search import TAG_BYTES
+
+if TYPE_CHECKING:
+    import numpy.typing
+
+__all__ = ["SHARD_ITEMS", "SHARD_KEY", "Item", "Leaf", "child_keys", "is_shard_key", "leaf_key_for"]
+
+#: The key of a place's root shard; every shard's key starts with it. No caller's key can (keys are printable).
+SHARD_KEY = "\x00vectors:"
+
+#: The values a leaf holds before it splits in two (about 200 KB of ``MiniLM`` vectors for short values).
+SHARD_ITEMS = 512
+
+#: The rows (chunk vectors) a leaf holds before it splits, for values long enough to have many.
+SHARD_ROWS = 2048
+
+#: The deepest a shard goes (2^24 leaves): past it a leaf keeps growing rather than split.
+_MAX_DEPTH = 24
+_NAME_BYTES = 16
+_HEAD = struct.Struct("<4sII")
+_META = struct.Struct("<ddI")
+#: The kind of a shard, as its entry's (JSON) value: a leaf holds vectors, a split marker none.
+LEAF, SPLIT = b'"leaf"', b'"split"'
+_V = TypeVar("_V")
+
+
+class Item(NamedTuple):
+    """One value as a leaf holds it: when it was written (NaN: unknown), its deadline (inf: none) and its rows."""
+
+    written: float
+    deadline: float
+    rows: bytes
+
+
+def is_shard_key(key: str) -> bool:
+    """Whether a sealed entry's key is a shard's (never a caller's value)."""
+    return key.startswith(SHARD_KEY)
+
+
+def _bits(name: str) -> int:
+    return int(name[:8], 16) if len(name) >= 8 else 0
+
+
+def leaf_key_for(name: str, depth: int) -> str:
+    """The key of the shard at ``depth`` on the path of the value stored as ``name``."""
+    if depth == 0:
+        return SHARD_KEY
+    return SHARD_KEY + format(_bits(name) >> (32 - depth), f"0{depth}b")
+
+
+def child_keys(key: str) -> tuple[str, str]:
+    """The two shards a split shard's items went to."""
+    return key + "0", key + "1"
+
+
+def depth_of(key: str) -> int:
+    return len(key) - len(SHARD_KEY)
+
+
+class Leaf:
+    """A leaf's columns as stored (numpy views; ``numpy`` comes with an embedder)."""
+
+    def __init__(self, tag: bytes, dimensions: int, names: bytes, meta: Any, rows: bytes) -> None:
+        self.tag = tag
+        self.dimensions = dimensions
+        self.names = names  # count x 16 bytes
+        self.meta = meta  # numpy structured array: written, deadline, rows
+        self.rows = rows  # every item's rows, in order
+
+    @staticmethod
+    def decode(blob: bytes) -> Leaf:
+        """A leaf from its stored bytes; ValueError when they do not add up."""
+        import numpy
+
+        if len(blob) < _HEAD.size:
+            raise ValueError("a vector shard is truncated")
+        tag, dimensions, count = _HEAD.unpack_from(blob)
+        at = _HEAD.size + count * _NAME_BYTES
+        end = at + count * _META.size
+        meta = numpy.frombuffer(blob, dtype=_meta_type(), count=count, offset=at) if count else _meta_empty()
+        rows = blob[end:]
+        if len(blob) < end or len(rows) != int(meta["rows"].sum(dtype=numpy.int64)) * (4 + dimensions):
+            raise ValueError("a vector shard's rows do not add up")
+        return Leaf(tag, dimensions, blob[_HEAD.size : _HEAD.size + count * _NAME_BYTES], meta, rows)
+
+    def __len__(self) -> int:
+        return len(self.meta)
+
+    def items(self) -> dict[str, Item]:
+        """Every item by the name of its value (a Python step each: for writes, a leaf at a time)."""
+        items: dict[str, Item] = {}
+        row = 4 + self.dimensions
+        at = 0
+        for number, (written, deadline, rows) in enumerate(self.meta.tolist()):
+            name = self.names[number * _NAME_BYTES : (number + 1) * _NAME_BYTES].hex()
+            items[name] = Item(written, deadline, self.rows[at : at + rows * row])
+            at += rows * row
+        return items
+
+
+def encode(tag: bytes, dimensions: int, items: Mapping[str, Item]) -> bytes:
+    """A leaf's stored bytes."""
+    names = b"".join(bytes.fromhex(name) for name in items)
+    meta = b"".join(
+        _META.pack(item.written, item.deadline, len(item.rows) // (4 + dimensions)) for item in items.values()
+    )
+    return b"".join([_HEAD.pack(tag, dimensions, len(items)), names, meta, *(item.rows for item in items.values())])
+
+
+def rows_of(vector: bytes, tag: bytes, dimensions: int) -> bytes:
+    """A value's sealed vector (``tag | rows``) as a leaf keeps it: its rows; none when of another model or size."""
+    if vector[:TAG_BYTES] != tag or (len(vector) - TAG_BYTES) % (4 + dimensions):
+        return b""
+    return vector[TAG_BYTES:]
+
+
+def merged(kept: Mapping[str, Item], added: Mapping[str, Item | None], now: float) -> dict[str, Item]:
+    """``kept`` with ``added`` (None: remove that name), expired items left out. An item written before the one
+    kept (by ``written``) does not replace it; a replaced item keeps the later of the two deadlines, so a write
+    that failed after its shard changed leaves a value in the shard a while too long, never too short."""
+    items = {name: item for name, item in kept.items() if item.deadline > now}
+    for name, item in added.items():
+        if item is None:
+            items.pop(name, None)
+            continue
+        old = items.get(name)
+        if old is not None and item.written < old.written:
+            continue
+        if old is not None:
+            item = item._replace(deadline=max(item.deadline, old.deadline))
+        if item.deadline > now:
+            items[name] = item
+    return items
+
+
+def oversized(key: str, items: Mapping[str, Item], dimensions: int) -> bool:
+    """Whether a leaf with ``items`` splits (too many values, or rows, and not yet at the deepest)."""
+    if depth_of(key) >= _MAX_DEPTH or len(items) < 2:
+        return False
+    rows = sum(len(item.rows) for item in items.values()) // (4 + dimensions)
+    return len(items) > SHARD_ITEMS or rows > SHARD_ROWS
+
+
+def halves(key: str, items: Mapping[str, _V]) -> tuple[dict[str, _V], dict[str, _V]]:
+    """A splitting leaf's items (or changes), by the next bit of their names."""
+    depth = depth_of(key)
+    left: dict[str, _V] = {}
+    right: dict[str, _V] = {}
+    for name, item in items.items():
+        (right if (_bits(name) >> (31 - depth)) & 1 else left)[name] = item
+    return left, right
+
+
+def deadline_of(items: Iterable[Item], now: float) -> float | None:
+    """A shard's deadline: its last item's (None: one is kept until forgotten); ``now`` for an empty one, which
+    then goes (a missing shard under a split one counts as empty)."""
+    latest = max((item.deadline for item in items), default=now)
+    return None if latest == math.inf else latest
+
+
+def _meta_type() -> Any:
+    import numpy
+
+    return numpy.dtype([("written", "<f8"), ("deadline", "<f8"), ("rows", "<u4")])
+
+
+def _meta_empty() -> numpy.typing.NDArray[Any]:
+    import numpy
+
+    return numpy.zeros(0, dtype=_meta_type())
