@@ -20,8 +20,18 @@ from mcpkit_storage._cli import purge_user, rotate
 from mcpkit_storage._scope import Place
 from mcpkit_storage._shard import SHARD_ITEMS
 from mcpkit_storage._vault import Vault
-from remember.support import NEW, SECRET, SECRET_B, build_server, keyring_for, mem, plugin_of, refused
-from remember.support import static_user_id, user_identity
+from remember.support import (
+    NEW,
+    SECRET,
+    SECRET_B,
+    build_server,
+    keyring_for,
+    mem,
+    plugin_of,
+    refused,
+    static_user_id,
+    user_identity,
+)
 from remember.test_rotation import opened_store
 from remember.test_semantic import CONCEPTS, Concepts, semantic
 
