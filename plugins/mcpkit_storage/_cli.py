@@ -102,6 +102,7 @@ async def rotate(
     if semantic is not None:
         await _load(embedder)
         await semantic.vector("probe", '"probe"', strict=True)  # fails now if it fails; learns the length
+        await _drop_shards(store, vault, now)  # built anew from the values below: none stale, none missing
     # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
     written: set[int] = set()
     legacy_left = 0
@@ -149,6 +150,18 @@ async def rotate(
     if store.legacy and not legacy_left:
         await store.settle_legacy()
     return report
+
+
+async def _drop_shards(store: Store, vault: Vault, now: float) -> None:
+    """Delete every vector shard of the store (a pass of its own: the values' pass then writes the new ones)."""
+    async for record in store.scan():
+        address = Address(record.owner, record.bucket, record.key)
+        try:
+            payload, _ = vault.open_record(address, record.entry)
+        except (UndecryptableError, ValueError):
+            continue
+        if is_shard_key(payload.key):
+            await store.delete(*address, now)
 
 
 async def _load(embedder: object) -> None:

@@ -74,9 +74,13 @@ def explained(
     lexical: Mapping[_Doc, float],
     semantic: Mapping[_Doc, float],
     chunks: Mapping[_Doc, int],
+    semantic_ranks: Mapping[_Doc, int] | None = None,
 ) -> list[Match]:
-    """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``."""
-    lexical_ranks, semantic_ranks = ranks(lexical), ranks(semantic)
+    """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
+    ``semantic_ranks`` when worked out already (else from ``semantic``)."""
+    lexical_ranks = ranks(lexical)
+    if semantic_ranks is None:
+        semantic_ranks = ranks(semantic)
     return [
         Match(
             opened[doc].key,

@@ -4,9 +4,10 @@ A place searched by meaning keeps, beside its values, copies of their quantised 
 ``_shards``). Shards form a binary tree by the bits of the values' store names (keyed hashes, so evenly spread):
 the root is ``SHARD_KEY``, a shard that outgrows ``SHARD_ITEMS`` splits into the two shards one bit deeper, and
 is left as a ``split`` marker. A leaf holds, per value (its name at the primary secret, 16 bytes), when it was
-written, its deadline and its vectors' rows: ``tag | dimensions (u32) | count (u32) | names (16 bytes each) |
-(written f64, deadline f64, rows u32) each | rows (scale f32, int8 components) each``, numbers little-endian, so
-a search reads a leaf's columns with numpy without a Python step per value. No I/O here.
+written, its deadline, its key (so ties rank by key as when values are opened) and its vectors' rows: ``tag |
+dimensions (u32) | count (u32) | names (16 bytes each) | (written f64, deadline f64, rows u32, key bytes u16)
+each | keys (UTF-8) | rows (scale f32, int8 components) each``, numbers little-endian, so a search reads a
+leaf's columns with numpy without a Python step per value. No I/O here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from mcpkit_search import TAG_BYTES
+
+from ._payload import utf8
 
 if TYPE_CHECKING:
     import numpy.typing
@@ -36,18 +39,20 @@ SHARD_ROWS = 2048
 _MAX_DEPTH = 24
 _NAME_BYTES = 16
 _HEAD = struct.Struct("<4sII")
-_META = struct.Struct("<ddI")
+_META = struct.Struct("<ddIH")
 #: The kind of a shard, as its entry's (JSON) value: a leaf holds vectors, a split marker none.
 LEAF, SPLIT = b'"leaf"', b'"split"'
 _V = TypeVar("_V")
 
 
 class Item(NamedTuple):
-    """One value as a leaf holds it: when it was written (NaN: unknown), its deadline (inf: none) and its rows."""
+    """One value as a leaf holds it: when it was written (NaN: unknown), its deadline (inf: none), its rows and its
+    key."""
 
     written: float
     deadline: float
     rows: bytes
+    key: str
 
 
 def is_shard_key(key: str) -> bool:
@@ -78,11 +83,12 @@ def depth_of(key: str) -> int:
 class Leaf:
     """A leaf's columns as stored (numpy views; ``numpy`` comes with an embedder)."""
 
-    def __init__(self, tag: bytes, dimensions: int, names: bytes, meta: Any, rows: bytes) -> None:
+    def __init__(self, tag: bytes, dimensions: int, names: bytes, meta: Any, keys: bytes, rows: bytes) -> None:
         self.tag = tag
         self.dimensions = dimensions
         self.names = names  # count x 16 bytes
-        self.meta = meta  # numpy structured array: written, deadline, rows
+        self.meta = meta  # numpy structured array: written, deadline, rows, key (its bytes)
+        self.keys = keys  # every item's key, in order
         self.rows = rows  # every item's rows, in order
 
     @staticmethod
@@ -95,11 +101,15 @@ class Leaf:
         tag, dimensions, count = _HEAD.unpack_from(blob)
         at = _HEAD.size + count * _NAME_BYTES
         end = at + count * _META.size
+        if len(blob) < end:
+            raise ValueError("a vector shard is truncated")
         meta = numpy.frombuffer(blob, dtype=_meta_type(), count=count, offset=at) if count else _meta_empty()
-        rows = blob[end:]
-        if len(blob) < end or len(rows) != int(meta["rows"].sum(dtype=numpy.int64)) * (4 + dimensions):
+        keys_end = end + int(meta["key"].sum(dtype=numpy.int64))
+        rows = blob[keys_end:]
+        if len(blob) < keys_end or len(rows) != int(meta["rows"].sum(dtype=numpy.int64)) * (4 + dimensions):
             raise ValueError("a vector shard's rows do not add up")
-        return Leaf(tag, dimensions, blob[_HEAD.size : _HEAD.size + count * _NAME_BYTES], meta, rows)
+        names = blob[_HEAD.size : _HEAD.size + count * _NAME_BYTES]
+        return Leaf(tag, dimensions, names, meta, blob[end:keys_end], rows)
 
     def __len__(self) -> int:
         return len(self.meta)
@@ -108,21 +118,26 @@ class Leaf:
         """Every item by the name of its value (a Python step each: for writes, a leaf at a time)."""
         items: dict[str, Item] = {}
         row = 4 + self.dimensions
-        at = 0
-        for number, (written, deadline, rows) in enumerate(self.meta.tolist()):
+        at = key_at = 0
+        for number, (written, deadline, rows, key) in enumerate(self.meta.tolist()):
             name = self.names[number * _NAME_BYTES : (number + 1) * _NAME_BYTES].hex()
-            items[name] = Item(written, deadline, self.rows[at : at + rows * row])
+            text = self.keys[key_at : key_at + key].decode("utf-8", "surrogatepass")
+            items[name] = Item(written, deadline, self.rows[at : at + rows * row], text)
             at += rows * row
+            key_at += key
         return items
 
 
 def encode(tag: bytes, dimensions: int, items: Mapping[str, Item]) -> bytes:
     """A leaf's stored bytes."""
     names = b"".join(bytes.fromhex(name) for name in items)
+    keys = [utf8(item.key) for item in items.values()]
     meta = b"".join(
-        _META.pack(item.written, item.deadline, len(item.rows) // (4 + dimensions)) for item in items.values()
+        _META.pack(item.written, item.deadline, len(item.rows) // (4 + dimensions), len(key))
+        for item, key in zip(items.values(), keys, strict=True)
     )
-    return b"".join([_HEAD.pack(tag, dimensions, len(items)), names, meta, *(item.rows for item in items.values())])
+    head = _HEAD.pack(tag, dimensions, len(items))
+    return b"".join([head, names, meta, *keys, *(item.rows for item in items.values())])
 
 
 def rows_of(vector: bytes, tag: bytes, dimensions: int) -> bytes:
@@ -179,7 +194,7 @@ def deadline_of(items: Iterable[Item], now: float) -> float | None:
 def _meta_type() -> Any:
     import numpy
 
-    return numpy.dtype([("written", "<f8"), ("deadline", "<f8"), ("rows", "<u4")])
+    return numpy.dtype([("written", "<f8"), ("deadline", "<f8"), ("rows", "<u4"), ("key", "<u2")])
 
 
 def _meta_empty() -> numpy.typing.NDArray[Any]:

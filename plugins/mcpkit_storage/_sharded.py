@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any
 
-from mcpkit_search import dimensions_of, fuse, unpack_vectors
+from mcpkit_search import dimensions_of, fuse_dense, unpack_vectors
 
 from ._errors import RememberConflictError
 from ._match import MAX_SEARCH_LIMIT, Match, SearchMode, explained
@@ -37,13 +37,43 @@ CANDIDATES = 2
 _ROUNDS = 4
 
 
-class _Columns(NamedTuple):
-    """Every live item of the place's leaves, side by side."""
+class _Columns:
+    """Every live item of the place's leaves side by side, as numpy arrays (numbers: positions in them)."""
 
-    names: list[bytes]  # 16 bytes each
-    written: list[float]  # 0 when unknown, as a match without ``updated_at`` ranks
-    best: dict[int, tuple[float, int]]  # item -> its best row's similarity (its row: found when opened)
-    vectorless: list[int]  # items without rows, in name order
+    def __init__(self, names: Any, written: Any, similarity: Any, keys: tuple[bytes, Any, Any]) -> None:
+        self.names = names  # 16-byte names (numpy "V16")
+        self.written = written  # when each was written, 0 when unknown (as a match without ``updated_at`` ranks)
+        self.similarity = similarity  # each one's best row's similarity to the query (NaN: no vector)
+        self._keys, self._key_starts, self._key_ends = keys  # every leaf's keys, and where each item's is
+        #: Items without rows, in name order (as the store lists the place's values when every one is opened).
+        self.vectorless: list[int] = []
+
+    def name(self, item: int) -> str:
+        return bytes(self.names[item].tobytes()).hex()
+
+    def key(self, item: int) -> str:
+        """The item's key (empty for a value the leaves do not hold)."""
+        if item >= len(self._key_starts):
+            return ""
+        return self._keys[self._key_starts[item] : self._key_ends[item]].decode("utf-8", "surrogatepass")
+
+    def numbers(self, names: Sequence[str]) -> list[int]:
+        """The position of each store name, added (without a vector) when the leaves do not hold it."""
+        import numpy
+
+        wanted = {bytes.fromhex(name): at for at, name in enumerate(names)}
+        numbers = [-1] * len(names)
+        if wanted:
+            keys = numpy.array(list(wanted), dtype="V16")
+            for item in numpy.flatnonzero(numpy.isin(self.names, keys)).tolist():
+                numbers[wanted[bytes(self.names[item].tobytes())]] = item
+        for at, number in enumerate(numbers):
+            if number < 0:
+                numbers[at] = len(self.names)
+                self.names = numpy.append(self.names, numpy.array([bytes.fromhex(names[at])], dtype="V16"))
+                self.written = numpy.append(self.written, 0.0)
+                self.similarity = numpy.append(self.similarity, numpy.nan)
+        return numbers
 
 
 async def by_shards(
@@ -57,6 +87,8 @@ async def by_shards(
     weight: float,
 ) -> list[Match] | None:
     """``semantic`` or ``hybrid`` from the shards, as ``_by_meaning`` ranks them; None when they cannot answer."""
+    import numpy
+
     semantic = vault.semantic
     buckets = vault.buckets(place)
     if semantic is None or len(buckets) != 1:
@@ -73,48 +105,64 @@ async def by_shards(
     columns = _columns(leaves, query, semantic.name, dimensions, now)
     if len(columns.names) < ranking.stats.documents:
         return None  # values the shards do not hold (kept before them, or by an older mcpkit)
-    number = {name: item for item, name in enumerate(columns.names)}
-    lexical: dict[int, float] = {}
-    for name, score in ranking.hits:
-        raw = bytes.fromhex(name)
-        if raw not in number:
-            number[raw] = len(columns.names)
-            columns.names.append(raw)
-        lexical[number[raw]] = score
-    best = dict(columns.best)
+    numbers = columns.numbers([name for name, _ in ranking.hits])
+    lexical = {number: score for number, (_, score) in zip(numbers, ranking.hits, strict=True)}
     opened: dict[int, Payload] = {}
+    chunks: dict[int, int] = {}
     # Values kept without a vector: opened and embedded now, within the budget (as when every value is opened).
-    await _open(vault, owner, bucket, columns.names, columns.vectorless[:MAX_EMBEDDED_PER_SEARCH], opened, now, place)
+    await _open(vault, owner, bucket, columns, columns.vectorless[:MAX_EMBEDDED_PER_SEARCH], opened, now, place)
     kept = [item for item in columns.vectorless if item in opened]
-    made = await semantic.similarities(query, [opened[item] for item in kept])
-    best.update((kept[position], found) for position, found in made.items())
+    for position, (score, chunk) in (await semantic.similarities(query, [opened[item] for item in kept])).items():
+        columns.similarity[kept[position]], chunks[kept[position]] = score, chunk
     want = limit * CANDIDATES + 8
     for round_ in range(_ROUNDS + 1):
-        similarity = {item: score for item, (score, _) in best.items()}
-        scores = fuse(lexical, similarity, weight=weight) if mode == "hybrid" else similarity
-        matching = lexical.keys() | {item for item, score in similarity.items() if score > semantic.min_similarity}
-
-        ordered = ((-scores[item], -_written(columns, opened, item), columns.names[item], item) for item in matching)
-        shortlist = [item for *_, item in sorted(ordered)[:want]]
+        similarity = columns.similarity
+        scores = fuse_dense(lexical, similarity, weight=weight) if mode == "hybrid" else similarity
+        matching = numpy.zeros(len(scores), dtype=bool)
+        matching[list(lexical)] = True
+        matching |= similarity > semantic.min_similarity
+        matching &= ~numpy.isnan(scores)
+        shortlist = _best(columns, scores, numpy.flatnonzero(matching), opened, want)
         fresh = [item for item in shortlist if item not in opened]
         if not fresh or round_ == _ROUNDS:
             break
-        await _open(vault, owner, bucket, columns.names, fresh, opened, now, place)
+        await _open(vault, owner, bucket, columns, fresh, opened, now, place)
         gone = [item for item in fresh if item not in opened]
         checked = [item for item in fresh if item in opened]
         own = await semantic.similarities(query, [opened[item] for item in checked])
         if gone:
-            await _prune(vault, place, [columns.names[item].hex() for item in gone], now)
-        if not _verify(best, checked, own, gone, lexical):
+            await _prune(vault, place, [columns.name(item) for item in gone], now)
+        if not _verify(columns, checked, own, gone, lexical, chunks):
             break
         want *= 2
     top = sorted(
         (item for item in shortlist if item in opened),
         key=lambda item: (-scores[item], -(opened[item].written_at or 0.0), opened[item].key),
     )[:limit]
-    return explained(
-        mode, top, opened, scores, lexical, similarity, {item: best[item][1] for item in top if item in best}
-    )
+    found = ~numpy.isnan(similarity)
+    semantic_scores = {item: float(similarity[item]) for item in top if found[item]}
+    semantic_ranks = {
+        item: 1 + int(numpy.count_nonzero(similarity[found] > score)) for item, score in semantic_scores.items()
+    }
+    fused = {item: float(scores[item]) for item in top}
+    return explained(mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks)
+
+
+def _best(columns: _Columns, scores: Any, matching: Any, opened: dict[int, Payload], want: int) -> list[int]:
+    """The ``want`` best of ``matching`` by score, then the newest, then by key (as ``_by_meaning`` ranks)."""
+    import numpy
+
+    if len(matching) > want:
+        edge = numpy.partition(-scores[matching], want - 1)[want - 1]
+        matching = matching[-scores[matching] <= edge]
+
+    def order(item: int) -> tuple[float, float, str]:
+        payload = opened.get(item)
+        if payload is None:
+            return (-float(scores[item]), -float(columns.written[item]), columns.key(item))
+        return (-float(scores[item]), -(payload.written_at or 0.0), payload.key)
+
+    return sorted(matching.tolist(), key=order)[:want]
 
 
 def _columns(leaves: list[Leaf], query: bytes, model: str, dimensions: int, now: float) -> _Columns:
@@ -122,65 +170,69 @@ def _columns(leaves: list[Leaf], query: bytes, model: str, dimensions: int, now:
     import numpy
 
     [query_row], _ = unpack_vectors(model, [query], dimensions)
-    names: list[bytes] = []
-    written: list[float] = []
-    similarities: list[float] = []
-    vectorless: list[tuple[bytes, int]] = []
+    names, written, similarities, vectorless, keys, key_starts, key_ends = [], [], [], [], [], [], []
     record = 4 + dimensions
+    count = key_base = 0
     for leaf in leaves:
         meta = leaf.meta
         if not len(meta):
             continue
         rows = meta["rows"].astype(numpy.int64)
-        starts = numpy.concatenate(([0], numpy.cumsum(rows)[:-1]))
         best = numpy.full(len(meta), numpy.nan)
         has = rows > 0
         if has.any():
+            starts = numpy.concatenate(([0], numpy.cumsum(rows)[:-1]))
             block = numpy.frombuffer(leaf.rows, dtype=numpy.uint8).reshape(-1, record)
             scales = block[:, :4].copy().view("<f4")
             row_scores = (block[:, 4:].view(numpy.int8).astype(numpy.float32) * scales) @ query_row
             # Items with rows lie end to end, so each segment from one's start to the next's is its own rows.
             best[has] = numpy.maximum.reduceat(row_scores, starts[has])
         live = numpy.flatnonzero(meta["deadline"] > now)
-        base = len(names)
-        names += numpy.frombuffer(leaf.names, dtype="V16")[live].tolist()
-        written += numpy.nan_to_num(meta["written"][live], nan=0.0).tolist()
-        similarities += best[live].tolist()
-        vectorless += [(names[base + at], base + at) for at in numpy.flatnonzero(~has[live]).tolist()]
-    found = {item: (score, 0) for item, score in enumerate(similarities) if score == score}
-    vectorless.sort()
-    return _Columns(names, written, found, [item for _, item in vectorless])
-
-
-def _written(columns: _Columns, opened: dict[int, Payload], item: int) -> float:
-    payload = opened.get(item)
-    if payload is not None:
-        return payload.written_at or 0.0
-    return columns.written[item] if item < len(columns.written) else 0.0
+        names.append(numpy.frombuffer(leaf.names, dtype="V16")[live])
+        written.append(numpy.nan_to_num(meta["written"][live], nan=0.0))
+        similarities.append(best[live])
+        ends = key_base + numpy.cumsum(meta["key"].astype(numpy.int64))
+        key_ends.append(ends[live])
+        key_starts.append((ends - meta["key"])[live])
+        keys.append(leaf.keys)
+        key_base += len(leaf.keys)
+        vectorless += (count + numpy.flatnonzero(~has[live])).tolist()
+        count += len(live)
+    if not names:
+        empty = numpy.zeros(0, dtype=numpy.int64)
+        return _Columns(numpy.zeros(0, dtype="V16"), numpy.zeros(0), numpy.zeros(0), (b"", empty, empty))
+    located = (b"".join(keys), numpy.concatenate(key_starts), numpy.concatenate(key_ends))
+    columns = _Columns(numpy.concatenate(names), numpy.concatenate(written), numpy.concatenate(similarities), located)
+    columns.vectorless = sorted(vectorless, key=columns.name)  # the store's order of the values, by name
+    return columns
 
 
 def _verify(
-    best: dict[int, tuple[float, int]],
-    fresh: list[int],
+    columns: _Columns,
+    checked: list[int],
     own: dict[int, tuple[float, int]],
     gone: list[int],
     lexical: dict[int, float],
+    chunks: dict[int, int],
 ) -> bool:
     """Put each opened value's own similarity in place of its shard's, drop the values gone; whether any changed."""
+    import numpy
+
+    similarity = columns.similarity
     changed = bool(gone)
     for item in gone:
-        best.pop(item, None)
+        similarity[item] = numpy.nan
         lexical.pop(item, None)
-    for position, item in enumerate(fresh):
+    for position, item in enumerate(checked):
         found = own.get(position)
+        before = float(similarity[item])
         if found is None:
-            changed = changed or item in best
-            best.pop(item, None)
-        elif best.get(item) is None or not math.isclose(best[item][0], found[0], abs_tol=1e-6):
-            changed = True
-            best[item] = found
-        else:
-            best[item] = found
+            changed = changed or before == before
+            similarity[item] = numpy.nan
+            continue
+        score, chunks[item] = found
+        changed = changed or before != before or not math.isclose(before, score, abs_tol=1e-6)
+        similarity[item] = score
     return changed
 
 
@@ -188,7 +240,7 @@ async def _open(
     vault: Vault,
     owner: str,
     bucket: str,
-    names: list[bytes],
+    columns: _Columns,
     items: list[int],
     opened: dict[int, Payload],
     now: float,
@@ -197,7 +249,7 @@ async def _open(
     """Open ``items`` (one ``get_many``) into ``opened``; a value gone or unreadable stays out."""
     if not items:
         return
-    addresses = [Address(owner, bucket, names[item].hex()) for item in items]
+    addresses = [Address(owner, bucket, columns.name(item)) for item in items]
     began = vault.begin()
     for item, address, entry in zip(items, addresses, await vault.store.get_many(addresses, now), strict=True):
         payload = None if entry is None else vault.opened(address, entry, now, place, began)
@@ -207,7 +259,10 @@ async def _open(
 
 async def fill(vault: Vault, place: Place, opened: dict[str, Payload], now: float, quota: Quota | None) -> None:
     """Put every opened value of a place (by store name) in its shards, for the searches to come (best effort)."""
-    changes = {name: Change(payload.vector, payload.written_at, payload.expires_at) for name, payload in opened.items()}
+    changes = {
+        name: Change(payload.key, payload.vector, payload.written_at, payload.expires_at)
+        for name, payload in opened.items()
+    }
     try:
         await vault.keep_vectors(place, dict(changes), now, quota)
     except (StoreUnavailableError, QuotaExceededError, RememberConflictError) as exc:

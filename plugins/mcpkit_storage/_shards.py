@@ -45,8 +45,9 @@ _ATTEMPTS = 64
 
 
 class Change(NamedTuple):
-    """A value's vector as written now (its sealed ``tag | rows``, or empty), when, and its deadline."""
+    """A value written now: its key, its vector (its sealed ``tag | rows``, or empty), when, and its deadline."""
 
+    key: str
     vector: bytes
     written_at: float | None
     expires_at: float | None
@@ -89,7 +90,8 @@ class Shards:
                 continue
             rows = b"" if dimensions is None else rows_of(change.vector, semantic.tag, dimensions)
             written = math.nan if change.written_at is None else change.written_at
-            items[name] = Item(written, math.inf if change.expires_at is None else change.expires_at, rows)
+            deadline = math.inf if change.expires_at is None else change.expires_at
+            items[name] = Item(written, deadline, rows, change.key)
         await self._apply(place, SHARD_KEY, items, now, quota, semantic.tag, dimensions)
 
     async def leaves(self, place: Place, now: float) -> list[Leaf] | None:

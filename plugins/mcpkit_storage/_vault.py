@@ -159,7 +159,7 @@ class Vault:
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             if shard and self.searchable(place.bucket):
-                await self.keep_vectors(place, {address.key: Change(vector, now, expires_at)}, now, quota)
+                await self.keep_vectors(place, {address.key: Change(key, vector, now, expires_at)}, now, quota)
             plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
             data = self.keyring.seal(*address, plaintext)
             postings = await self.index.postings_of(address, key, value_json) if self.searchable(place.bucket) else None
@@ -202,7 +202,7 @@ class Vault:
             indexed = self.searchable(place.bucket)
         postings = await self.index.postings_of(address, key, value_json) if indexed else None
         if indexed and shard:
-            await self.keep_vectors(place, {address.key: Change(vector, stamp, expires_at)}, now, quota)
+            await self.keep_vectors(place, {address.key: Change(key, vector, stamp, expires_at)}, now, quota)
         began = self._guard.begin()
         if not await self.store.swap(
             *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
@@ -255,7 +255,7 @@ class Vault:
             return False
         located = self.keyring.locate
         changes = {
-            located(place.identity, place.bucket, key)[0].key: Change(vector, now, expires_at)
+            located(place.identity, place.bucket, key)[0].key: Change(key, vector, now, expires_at)
             for key, vector in vectors.items()
         }
         await self.keep_vectors(place, dict(changes), now, quota)
