@@ -170,7 +170,7 @@ class Remember:
         vectors = [b""] * len(texts)
         if vault.semantic is not None and vault.searchable(place.bucket):
             vectors = await vault.semantic.vectors(list(texts.items()))
-        now = self._policy.clock().now()  # one moment for the batch: its vectors' shards are written first
+        now = self._policy.clock().now()  # one deadline for the batch: its vectors' shards are written first
         deadline = self._deadline(place, deadline_ttl, now)
         try:
             sharded = await vault.shard_batch(place, dict(zip(texts, vectors, strict=True)), deadline, now, quota)
@@ -179,6 +179,7 @@ class Remember:
         except QuotaExceededError as exc:
             raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed) from None
         for (key, text), vector in zip(texts.items(), vectors, strict=True):
+            now = self._policy.clock().now()  # each its own moment, as when each is set: the last is the newest
             try:
                 await vault.write(place, key, text, deadline, now, quota, vector, shard=not sharded)
             except StoreUnavailableError as exc:

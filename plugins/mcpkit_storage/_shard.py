@@ -83,7 +83,9 @@ def depth_of(key: str) -> int:
 class Leaf:
     """A leaf's columns as stored (numpy views; ``numpy`` comes with an embedder)."""
 
-    def __init__(self, tag: bytes, dimensions: int, names: bytes, meta: Any, keys: bytes, rows: bytes) -> None:
+    def __init__(
+        self, tag: bytes, dimensions: int, names: bytes, meta: Any, keys: bytes, rows: bytes | memoryview
+    ) -> None:
         self.tag = tag
         self.dimensions = dimensions
         self.names = names  # count x 16 bytes
@@ -105,7 +107,7 @@ class Leaf:
             raise ValueError("a vector shard is truncated")
         meta = numpy.frombuffer(blob, dtype=_meta_type(), count=count, offset=at) if count else _meta_empty()
         keys_end = end + int(meta["key"].sum(dtype=numpy.int64))
-        rows = blob[keys_end:]
+        rows = memoryview(blob)[keys_end:]  # not copied: a search reads it once
         if len(blob) < keys_end or len(rows) != int(meta["rows"].sum(dtype=numpy.int64)) * (4 + dimensions):
             raise ValueError("a vector shard's rows do not add up")
         names = blob[_HEAD.size : _HEAD.size + count * _NAME_BYTES]
@@ -122,7 +124,7 @@ class Leaf:
         for number, (written, deadline, rows, key) in enumerate(self.meta.tolist()):
             name = self.names[number * _NAME_BYTES : (number + 1) * _NAME_BYTES].hex()
             text = self.keys[key_at : key_at + key].decode("utf-8", "surrogatepass")
-            items[name] = Item(written, deadline, self.rows[at : at + rows * row], text)
+            items[name] = Item(written, deadline, bytes(self.rows[at : at + rows * row]), text)
             at += rows * row
             key_at += key
         return items
