@@ -189,7 +189,11 @@ class Semantic:
         """The packed vector of a query; None when the embedder fails (the search then ranks by BM25 alone)."""
         embed_query = getattr(self.embedder, "embed_query", None)
         vectors = await self._embed([query[:MAX_EMBED_CHARS]], "a search query", embed_query)
-        return None if vectors is None else pack_vector(self.name, vectors[0])
+        if vectors is None:
+            return None
+        if self.dimensions is None:  # the vector shards a search fills need it
+            self.dimensions = len(vectors[0])
+        return pack_vector(self.name, vectors[0])
 
     async def similarities(self, query: bytes, kept: Sequence[Payload]) -> dict[int, tuple[float, int]]:
         """Each kept value's similarity to the query (its best chunk's cosine) and that chunk's number, by position,

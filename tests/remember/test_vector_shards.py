@@ -140,7 +140,7 @@ async def test_a_search_by_meaning_opens_only_its_best_values_and_ranks_as_openi
     assert opened.count <= len(QUERIES) * (5 * 2 + 8)
 
 
-@pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"])
+@pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster", "postgres"])
 async def test_two_servers_writing_into_one_shard_at_once_lose_no_vector(
     store_options: dict[str, Any], clock: ManualClock
 ) -> None:
@@ -218,7 +218,7 @@ async def test_values_kept_before_the_shards_or_without_the_embedder_get_exact_s
         assert await names_in_shards(vault, clock.now()) == {name_of(vault, key) for key in kept}
 
 
-@pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"])
+@pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster", "postgres"])
 async def test_forgetting_purging_and_rotating_take_the_shards_with_the_values(
     store_options: dict[str, Any], clock: ManualClock
 ) -> None:
@@ -243,6 +243,27 @@ async def test_forgetting_purging_and_rotating_take_the_shards_with_the_values(
     async with opened_store(store_options) as store:
         await purge_user(store, keyring_for(store_options, [SECRET_B]), static_user_id("nour"))
         assert [record async for record in store.scan()] == []
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_a_server_whose_first_call_is_a_search_fills_the_shards_with_vectors(
+    store_options: dict[str, Any], clock: ManualClock
+) -> None:
+    kept = notes(30)
+    first = semantic(store_options, Concepts())
+    async with running(first, clock=clock) as callers:
+        await mem(callers("nour"), "set_many", value=kept, scope="user")
+        await drop_shards(vault_of(first), clock.now())
+    fresh = semantic(store_options, Concepts())
+    async with running(fresh, clock=clock) as callers:
+        vault = vault_of(fresh)
+        assert await mem(callers("nour"), "search", query="beverage", scope="user", limit=3, mode="semantic")
+        leaves = await vault.shards.leaves(NOUR, clock.now()) or []
+        assert sum(len(leaf) for leaf in leaves) == len(kept)
+        assert all(leaf.meta["rows"].min() > 0 for leaf in leaves)  # every value's vector, none to embed again
+        opened = Opened(vault)
+        assert await mem(callers("nour"), "search", query="beverage", scope="user", limit=3, mode="semantic")
+        assert opened.count <= 3 * 2 + 8
 
 
 @pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
