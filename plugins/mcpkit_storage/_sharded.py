@@ -29,9 +29,10 @@ __all__ = ["by_shards", "fill"]
 
 logger = logging.getLogger("mcpkit.remember.semantic")
 
-#: How many more values than asked for a search opens at first: the best by the shards' vectors, checked against
-#: their own (and the next ones taken when some no longer open).
+#: How many more values than asked for a search opens at first (``CANDIDATES * limit + SPARE``): the best by the
+#: shards' vectors, checked against their own (and the next ones taken when some no longer open).
 CANDIDATES = 2
+SPARE = 8
 
 #: Rounds of opening more candidates when some of the best no longer open or their vectors changed.
 _ROUNDS = 4
@@ -115,7 +116,7 @@ async def by_shards(
     kept = [item for item in columns.vectorless if item in opened]
     for position, (score, chunk) in (await semantic.similarities(query, [opened[item] for item in kept])).items():
         columns.similarity[kept[position]], chunks[kept[position]] = score, chunk
-    want = limit * CANDIDATES + 8
+    want = limit * CANDIDATES + SPARE
     for round_ in range(_ROUNDS + 1):
         similarity = columns.similarity
         scores = fuse_dense(lexical, similarity, weight=weight) if mode == "hybrid" else similarity
