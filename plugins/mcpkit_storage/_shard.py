@@ -129,17 +129,117 @@ class Leaf:
             key_at += key
         return items
 
+    def merge(self, items: Mapping[str, Item | None], now: float) -> Merged | None:
+        """This leaf with ``items`` merged in as ``merged`` does, worked on its columns (no Python step per value it
+        keeps: a write changes one value of hundreds); None when nothing changes."""
+        import numpy
 
-def encode(tag: bytes, dimensions: int, items: Mapping[str, Item]) -> bytes:
-    """A leaf's stored bytes."""
+        meta = self.meta
+        keep = meta["deadline"] > now
+        changed = not keep.all()
+        at_name = self._positions(items)
+        row = 4 + self.dimensions
+        row_ends = numpy.cumsum(meta["rows"].astype(numpy.int64)) * row
+        added: dict[str, Item] = {}
+        for name, item in items.items():
+            at = at_name.get(name)
+            held = at is not None and bool(keep[at])
+            if item is None:
+                if held:
+                    keep[at], changed = False, True
+                continue
+            if held and at is not None:
+                if item.written < meta["written"][at]:
+                    continue  # written before the one kept: that one stays
+                item = item._replace(deadline=max(item.deadline, float(meta["deadline"][at])))
+                start = int(row_ends[at]) - int(meta["rows"][at]) * row
+                same_rows = bytes(self.rows[start : int(row_ends[at])]) == item.rows
+                if same_rows and (item.written, item.deadline) == (meta["written"][at], meta["deadline"][at]):
+                    continue  # this very item again (a search filling the shards it found short)
+                keep[at] = False
+            if item.deadline > now:
+                added[name], changed = item, True
+        if not changed:
+            return None
+        kept = numpy.flatnonzero(keep)
+        key_ends = numpy.cumsum(meta["key"].astype(numpy.int64))
+        new = encode(self.tag, self.dimensions, added)
+        count = len(kept) + len(added)
+        parts = [
+            _HEAD.pack(self.tag, self.dimensions, count),
+            numpy.frombuffer(self.names, dtype="V16")[kept].tobytes(),
+            new.names,
+            meta[kept].tobytes(),
+            new.meta,
+            _runs(self.keys, key_ends[kept] - meta["key"][kept], key_ends[kept]),
+            new.keys,
+            _runs(self.rows, row_ends[kept] - meta["rows"][kept].astype(numpy.int64) * row, row_ends[kept]),
+            new.rows,
+        ]
+        rows = int(meta["rows"][kept].sum()) + sum(len(item.rows) // row for item in added.values())
+        deadlines = [float(meta["deadline"][kept].max())] if len(kept) else []
+        latest = max(deadlines + [item.deadline for item in added.values()], default=now)
+        return Merged(b"".join(parts), count, rows, None if latest == math.inf else latest)
+
+    def _positions(self, items: Mapping[str, Item | None]) -> dict[str, int]:
+        """Where each of ``items`` is in this leaf (those it holds)."""
+        import numpy
+
+        if len(items) > 16:
+            return {self.names[at * 16 : at * 16 + 16].hex(): at for at in range(len(self.meta))}
+        halves = numpy.frombuffer(self.names, dtype="<u8").reshape(-1, 2)
+        positions = {}
+        for name in items:
+            first, second = numpy.frombuffer(bytes.fromhex(name), dtype="<u8")
+            for at in numpy.flatnonzero(halves[:, 0] == first).tolist():
+                if halves[at, 1] == second:
+                    positions[name] = at
+        return positions
+
+
+class Merged(NamedTuple):
+    """A leaf after a change: its stored bytes, how many values and rows it holds, and its deadline."""
+
+    blob: bytes
+    values: int
+    rows: int
+    deadline: float | None
+
+
+class _Encoded(NamedTuple):
+    names: bytes
+    meta: bytes
+    keys: bytes
+    rows: bytes
+
+
+def _runs(blob: bytes | memoryview, starts: Any, ends: Any) -> bytes:
+    """The bytes from each start to its end, joined: one slice per run of them that lie end to end."""
+    import numpy
+
+    if not len(starts):
+        return b""
+    breaks = numpy.flatnonzero(starts[1:] != ends[:-1]) + 1
+    firsts = numpy.concatenate(([0], breaks)).tolist()
+    lasts = numpy.concatenate((breaks - 1, [len(starts) - 1])).tolist()
+    return b"".join(bytes(blob[int(starts[a]) : int(ends[b])]) for a, b in zip(firsts, lasts, strict=True))
+
+
+def encode(tag: bytes, dimensions: int, items: Mapping[str, Item]) -> _Encoded:
+    """A leaf's columns for ``items`` (``leaf_of`` puts them together)."""
     names = b"".join(bytes.fromhex(name) for name in items)
     keys = [utf8(item.key) for item in items.values()]
     meta = b"".join(
         _META.pack(item.written, item.deadline, len(item.rows) // (4 + dimensions), len(key))
         for item, key in zip(items.values(), keys, strict=True)
     )
-    head = _HEAD.pack(tag, dimensions, len(items))
-    return b"".join([head, names, meta, *keys, *(item.rows for item in items.values())])
+    return _Encoded(names, meta, b"".join(keys), b"".join(item.rows for item in items.values()))
+
+
+def leaf_of(tag: bytes, dimensions: int, items: Mapping[str, Item]) -> bytes:
+    """A leaf's stored bytes."""
+    names, meta, keys, rows = encode(tag, dimensions, items)
+    return b"".join([_HEAD.pack(tag, dimensions, len(items)), names, meta, keys, rows])
 
 
 def rows_of(vector: bytes, tag: bytes, dimensions: int) -> bytes:
@@ -168,12 +268,11 @@ def merged(kept: Mapping[str, Item], added: Mapping[str, Item | None], now: floa
     return items
 
 
-def oversized(key: str, items: Mapping[str, Item], dimensions: int) -> bool:
-    """Whether a leaf with ``items`` splits (too many values, or rows, and not yet at the deepest)."""
-    if depth_of(key) >= _MAX_DEPTH or len(items) < 2:
+def oversized(key: str, count: int, rows: int) -> bool:
+    """Whether a leaf of ``count`` values and ``rows`` rows splits (too many, and not yet at the deepest)."""
+    if depth_of(key) >= _MAX_DEPTH or count < 2:
         return False
-    rows = sum(len(item.rows) for item in items.values()) // (4 + dimensions)
-    return len(items) > SHARD_ITEMS or rows > SHARD_ROWS
+    return count > SHARD_ITEMS or rows > SHARD_ROWS
 
 
 def halves(key: str, items: Mapping[str, _V]) -> tuple[dict[str, _V], dict[str, _V]]:

@@ -12,6 +12,7 @@ and their own vectors decide (``_sharded``).
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
@@ -27,11 +28,12 @@ from ._shard import (
     SPLIT,
     Item,
     Leaf,
+    Merged,
     child_keys,
     deadline_of,
     depth_of,
-    encode,
     halves,
+    leaf_of,
     merged,
     oversized,
     rows_of,
@@ -42,6 +44,10 @@ __all__ = ["Change", "Shards"]
 
 #: Compare-and-set attempts on one shard before a write gives up (only racing writers of that shard fail one).
 _ATTEMPTS = 64
+
+#: Places whose tree a process remembers (its split shards), so a write reads its leaf alone and a search reads
+#: the whole tree in one round trip; the least recently used are forgotten first.
+PLACES_REMEMBERED = 4096
 
 
 class Change(NamedTuple):
@@ -70,6 +76,9 @@ class Shards:
     def __init__(self, store: Store, keyring: Keyring) -> None:
         self.store = store
         self.keyring = keyring
+        # Per place, the keys of the shards seen split, with their deadlines. A split shard stays split, so this
+        # only goes stale when a tree is deleted: a shard it leads to that is missing sends the write to the root.
+        self._splits: OrderedDict[tuple[str, str], dict[str, float | None]] = OrderedDict()
 
     async def keep(
         self,
@@ -104,17 +113,41 @@ class Shards:
         return [node.address for node in await self._tree(place, now) or () if node.data is not None]
 
     async def _tree(self, place: Place, now: float) -> list[_Node] | None:
+        """Every shard reachable from the root: the remembered tree read at once, then a level at a time below
+        what it did not know."""
+        known = self._known(place)
+        asked = {SHARD_KEY, *known, *(child for key in known for child in child_keys(key))}
+        fetched = {node.key: node for node in await self._read(place, sorted(asked), now)}
         level, found = [SHARD_KEY], []
         while level:
+            unread = [key for key in level if key not in fetched]
+            if unread:
+                fetched.update((node.key, node) for node in await self._read(place, unread, now))
             deeper: list[str] = []
-            for node in await self._read(place, level, now):
-                if node.kind is None and node.key == SHARD_KEY:
+            for key in level:
+                node = fetched[key]
+                if node.kind is None and key == SHARD_KEY:
+                    self._splits.pop((place.identity, place.bucket), None)
                     return None
                 if node.kind == SPLIT:
-                    deeper += child_keys(node.key)
+                    known[key] = node.deadline
+                    deeper += child_keys(key)
+                else:
+                    known.pop(key, None)
                 found.append(node)
             level = deeper
         return found
+
+    def _known(self, place: Place) -> dict[str, float | None]:
+        where = (place.identity, place.bucket)
+        known = self._splits.get(where)
+        if known is None:
+            known = self._splits[where] = {}
+            if len(self._splits) > PLACES_REMEMBERED:
+                self._splits.popitem(last=False)
+        else:
+            self._splits.move_to_end(where)
+        return known
 
     async def _apply(
         self,
@@ -125,37 +158,64 @@ class Shards:
         quota: Quota | None,
         tag: bytes,
         dimensions: int | None,
+        seen: bool = True,
     ) -> None:
-        """Merge ``items`` into the shard at ``key`` (and under it, when it is split), by compare-and-set."""
+        """Merge ``items`` into the shard at ``key`` (and under it, when it is split), by compare-and-set.
+
+        ``seen``: its parent was read split just now (else only remembered so, and the tree may be gone since).
+        """
+        known = self._known(place)
+        latest = deadline_of((item for item in items.values() if item is not None), -math.inf)
+        if key in known:
+            marker = known[key]
+            if marker is None or (latest is not None and latest <= marker):  # split, and outlives these items
+                for child, part in zip(child_keys(key), halves(key, items), strict=True):
+                    if part:
+                        await self._apply(place, child, part, now, quota, tag, dimensions, seen=False)
+                return
         for attempt in range(_ATTEMPTS):
             [node] = await self._read(place, [key], now)
+            if node.kind is None and not seen:  # the remembered tree is gone (deleted, expired): from the root
+                self._splits.pop((place.identity, place.bucket), None)
+                await self._apply(place, SHARD_KEY, items, now, quota, tag, dimensions)
+                return
             if node.kind == SPLIT:
-                latest = deadline_of((item for item in items.values() if item is not None), -math.inf)
                 # The marker outlives what is under it, so the tree never loses its root while a value lives.
                 later = node.deadline is not None and (latest is None or latest > node.deadline)
                 if later and not await self._swap(place, node, SPLIT, b"", latest, now, quota):
                     await backoff(attempt)
                     continue
+                known[key] = latest if later else node.deadline
                 for child, part in zip(child_keys(key), halves(key, items), strict=True):
                     if part:
                         await self._apply(place, child, part, now, quota, tag, dimensions)
                 return
+            known.pop(key, None)
             leaf = node.leaf
             if dimensions is None:
                 dimensions = 0 if leaf is None else leaf.dimensions
             usable = leaf is not None and leaf.tag == tag and leaf.dimensions == dimensions
-            kept = leaf.items() if leaf is not None and usable else {}
-            new = merged(kept, items, now)
-            if (node.kind is None and not new) or (usable and new == kept):
-                return
-            if oversized(key, new, dimensions):
+            if leaf is not None and usable:
+                changed = leaf.merge(items, now)
+                if changed is None:
+                    return
+            else:
+                fresh = merged({}, items, now)
+                if node.kind is None and not fresh:
+                    return
+                rows = sum(len(item.rows) for item in fresh.values()) // (4 + dimensions)
+                changed = Merged(leaf_of(tag, dimensions, fresh), len(fresh), rows, deadline_of(fresh.values(), now))
+            if oversized(key, changed.values, changed.rows):
+                new = merged(leaf.items() if leaf is not None and usable else {}, items, now)
                 for child, moved in zip(child_keys(key), halves(key, new), strict=True):
                     if moved:
                         await self._apply(place, child, moved, now, quota, tag, dimensions)
-                done = await self._swap(place, node, SPLIT, b"", deadline_of(new.values(), now), now, quota)
+                marker = deadline_of(new.values(), now)
+                done = await self._swap(place, node, SPLIT, b"", marker, now, quota)
+                if done:
+                    known[key] = marker
             else:
-                blob = encode(tag, dimensions, new)
-                done = await self._swap(place, node, LEAF, blob, deadline_of(new.values(), now), now, quota)
+                done = await self._swap(place, node, LEAF, changed.blob, changed.deadline, now, quota)
             if done:
                 return
             await backoff(attempt)

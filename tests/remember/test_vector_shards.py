@@ -245,6 +245,26 @@ async def test_forgetting_purging_and_rotating_take_the_shards_with_the_values(
         assert [record async for record in store.scan()] == []
 
 
+@pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
+async def test_a_tree_another_server_deleted_is_not_written_into_from_memory(
+    store_options: dict[str, Any], clock: ManualClock
+) -> None:
+    first, second = semantic(store_options, Concepts()), semantic(store_options, Concepts())
+    async with running(first, clock=clock) as one, running(second, clock=clock) as two:
+        await mem(one("nour"), "set_many", value=notes(SHARD_ITEMS + 100), scope="user")
+        assert await mem(one("nour"), "search", query="beverage", scope="user", mode="semantic")  # knows the tree
+        vault = vault_of(first)
+        assert len(await vault.shards.addresses(NOUR, clock.now())) >= 3
+        assert await mem(two("nour"), "forget_all", scope="user") == SHARD_ITEMS + 100
+        for key in ("tea", "latte", "seat"):
+            await mem(one("nour"), "set", key=key, value=f"a {key}", scope="user")
+        found = await mem(one("nour"), "search", query="beverage", scope="user", mode="semantic")
+        assert sorted(key for key, _, _ in found) == ["latte", "tea"]
+        owner, bucket = vault.buckets(NOUR)[0]
+        assert len(await vault.store.entries(owner, bucket, clock.now())) == 3 + 1  # three values, one root leaf
+        assert await names_in_shards(vault, clock.now()) == {name_of(vault, key) for key in ("tea", "latte", "seat")}
+
+
 @pytest.mark.parametrize("store_kind", ["sqlite"])
 async def test_a_server_whose_first_call_is_a_search_fills_the_shards_with_vectors(
     store_options: dict[str, Any], clock: ManualClock
