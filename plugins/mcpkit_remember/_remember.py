@@ -148,7 +148,7 @@ class Remember:
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         except QuotaExceededError as exc:
-            raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+            raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
 
     async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
         """Keep each value of ``values`` (key -> any JSON value) as ``set`` does; with an embedder their texts are
@@ -177,7 +177,7 @@ class Remember:
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         except QuotaExceededError as exc:
-            raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed) from None
+            raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed, sharded=True) from None
         for (key, text), vector in zip(texts.items(), vectors, strict=True):
             now = self._policy.clock().now()  # each its own moment, as when each is set: the last is the newest
             try:
@@ -185,7 +185,7 @@ class Remember:
             except StoreUnavailableError as exc:
                 raise _unavailable(exc) from None
             except QuotaExceededError as exc:
-                raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+                raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -395,5 +395,5 @@ class Remember:
             except StoreUnavailableError as exc:
                 raise _unavailable(exc) from None
             except QuotaExceededError as exc:
-                raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+                raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

@@ -266,7 +266,7 @@ async def fill(vault: Vault, place: Place, opened: dict[str, Payload], now: floa
         for name, payload in opened.items()
     }
     try:
-        await vault.keep_vectors(place, dict(changes), now, quota)
+        await vault.keep_vectors(place, changes, now, quota)
     except (StoreUnavailableError, QuotaExceededError, RememberConflictError) as exc:
         logger.warning("could not fill the vector shards of a place (its searches open every value): %s", exc)
 

@@ -103,6 +103,15 @@ class Shards:
             items[name] = Item(written, deadline, rows, change.key)
         await self._apply(place, SHARD_KEY, items, now, quota, semantic.tag, dimensions)
 
+    def batch(
+        self, place: Place, vectors: Mapping[str, bytes], expires_at: float | None, now: float
+    ) -> dict[str, Change]:
+        """The changes of a batch of values written now (key -> vector), by store name."""
+        located = self.keyring.locate
+        return {
+            located(*place[:2], key)[0].key: Change(key, vector, now, expires_at) for key, vector in vectors.items()
+        }
+
     async def leaves(self, place: Place, now: float) -> list[Leaf] | None:
         """Every leaf of the place (a round trip per level of the tree); None when it has no shards at all."""
         nodes = await self._tree(place, now)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pydantic_core
 
@@ -153,9 +153,8 @@ class Vault:
         *,
         shard: bool = True,
     ) -> None:
-        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there.
-
-        ``shard=False``: its vector shard was changed already (``keep_vectors``, for a batch)."""
+        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there; ``shard=False``:
+        its vector shard was changed already (``shard_batch``)."""
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             if shard and self.searchable(place.bucket):
@@ -240,7 +239,7 @@ class Vault:
         return gone
 
     async def keep_vectors(
-        self, place: Place, changes: dict[str, Change | None], now: float, quota: Quota | None
+        self, place: Place, changes: Mapping[str, Change | None], now: float, quota: Quota | None
     ) -> None:
         """Record values written (by store name) or gone (None) in the place's vector shards, with an embedder."""
         if self.semantic is not None:
@@ -251,21 +250,15 @@ class Vault:
     ) -> bool:
         """Record a batch of values about to be written (key -> vector) in their shards at once; whether it did
         (with an embedder, for a searchable place, and one address per key: else each write does it)."""
-        if self.semantic is None or not self.searchable(place.bucket) or not self._single:
+        if not self.sharded(place) or not self._single:
             return False
-        located = self.keyring.locate
-        changes = {
-            located(place.identity, place.bucket, key)[0].key: Change(key, vector, now, expires_at)
-            for key, vector in vectors.items()
-        }
-        await self.keep_vectors(place, dict(changes), now, quota)
+        await self.keep_vectors(place, self.shards.batch(place, vectors, expires_at, now), now, quota)
         return True
 
     async def _unshard(self, place: Place, addresses: Sequence[Address], now: float) -> None:
-        if self.semantic is not None and self.searchable(place.bucket):
+        if self.sharded(place):
             primary = self.keyring.owner_for(place.identity)
-            gone = {address.key: None for address in addresses if address.owner == primary}
-            await self.keep_vectors(place, dict(gone), now, None)
+            await self.keep_vectors(place, {a.key: None for a in addresses if a.owner == primary}, now, None)
 
     # -- a whole bucket -----------------------------------------------------------------
 
@@ -309,6 +302,10 @@ class Vault:
         if not legacy:
             return located
         return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
+
+    def sharded(self, place: Place) -> bool:
+        """Whether the place keeps vector shards (an embedder, and a searchable bucket)."""
+        return self.semantic is not None and self.searchable(place.bucket)
 
     def searchable(self, bucket: str) -> bool:
         """Whether values of this bucket are indexed (and so can be searched)."""

@@ -295,3 +295,4 @@ async def test_shard_entries_count_in_the_callers_quota(store_options: dict[str,
             await mem(nour, "set", key=f"k{number}", value="tea", scope="user")
         error = await refused(nour, "set", key="k4", value="tea", scope="user")  # the shard is the fifth entry
         assert error.code == "REMEMBER_QUOTA_EXCEEDED"
+        assert "5 entries (values, and the vector shards of search by meaning) in user scope" in error.message
