@@ -159,6 +159,7 @@ STATED = [
     # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
     Stated("remember.md", "changed the value in between, up to {} times, then raise", UPDATE_ATTEMPTS),
     Stated("errors.md", "`update()` or `increment()` lost {} attempts in a row", UPDATE_ATTEMPTS),
+    Stated("errors.md", "a searchable value when it lost {} attempts to change its vector shard", shards._ATTEMPTS),
     # keys, values, ttls
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
