@@ -7,6 +7,7 @@ opens is counted where the vault opens them.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -18,7 +19,7 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage._cli import purge_user, rotate
 from mcpkit_storage._scope import Place
-from mcpkit_storage._shard import SHARD_ITEMS
+from mcpkit_storage._shard import SHARD_ITEMS, Item, Leaf, deadline_of, leaf_of, merged
 from mcpkit_storage._vault import Vault
 from remember.support import (
     NEW,
@@ -296,3 +297,39 @@ async def test_shard_entries_count_in_the_callers_quota(store_options: dict[str,
         error = await refused(nour, "set", key="k4", value="tea", scope="user")  # the shard is the fifth entry
         assert error.code == "REMEMBER_QUOTA_EXCEEDED"
         assert "5 entries (values, and the vector shards of search by meaning) in user scope" in error.message
+
+
+def comparable(items: dict[str, Item]) -> dict[str, Item]:
+    """Items that compare equal when equal (an unknown write time, NaN, is not equal to itself)."""
+    return {
+        name: item._replace(written=-1.0 if math.isnan(item.written) else item.written) for name, item in items.items()
+    }
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_leaf_merged_on_its_columns_keeps_what_merging_its_items_keeps(seed: int) -> None:
+    rng = random.Random(seed)
+    tag, dimensions = b"tag!", 3
+
+    def item(written: float) -> Item:
+        rows = bytes(rng.randrange(256) for _ in range((4 + dimensions) * rng.randint(0, 3)))
+        deadline = rng.choice([math.inf, 50.0, 150.0, 250.0])
+        return Item(written, deadline, rows, rng.choice(["k", "clé", "a:b", "x" * 40]))
+
+    names = [f"{rng.getrandbits(128):032x}" for _ in range(40)]
+    kept = {name: item(rng.choice([1.0, 5.0, math.nan])) for name in rng.sample(names, 25)}
+    changes: dict[str, Item | None] = {
+        name: None if rng.random() < 0.3 else item(rng.choice([0.5, 5.0, 9.0, math.nan]))
+        for name in rng.sample(names, rng.choice([1, 3, 30]))
+    }
+    now = rng.choice([0.0, 100.0])
+    expected = merged(kept, changes, now)
+    leaf = Leaf.decode(leaf_of(tag, dimensions, kept))
+    result = leaf.merge(changes, now)
+    if result is None:
+        assert comparable(expected) == comparable(kept)
+        return
+    after = Leaf.decode(result.blob)
+    assert comparable(after.items()) == comparable(expected)
+    assert (result.values, result.rows) == (len(expected), sum(len(i.rows) for i in expected.values()) // 7)
+    assert result.deadline == deadline_of(expected.values(), now)
