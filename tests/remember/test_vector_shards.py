@@ -246,6 +246,23 @@ async def test_forgetting_purging_and_rotating_take_the_shards_with_the_values(
         assert [record async for record in store.scan()] == []
 
 
+@pytest.mark.parametrize("store_kind", ["sqlite", "redis", "postgres"])
+async def test_shards_expire_with_the_values_they_hold(store_options: dict[str, Any], clock: ManualClock) -> None:
+    server = semantic(store_options, Concepts())
+    async with running(server, clock=clock) as callers:
+        await mem(callers("nour"), "set_many", value=notes(SHARD_ITEMS + 10), scope="user", ttl=60)
+        await mem(callers("nour"), "set", key="later", value="a latte", scope="user", ttl=120)
+        assert len(await vault_of(server).shards.addresses(NOUR, clock.now())) >= 3
+    async with opened_store(store_options) as store:
+        clock.advance(61)
+        await store.purge_expired(clock.now())
+        left = [record async for record in store.scan()]
+        assert len(left) == 1 + 2  # the later value, and the shards on its path: the root, and a leaf under it
+        clock.advance(60)
+        await store.purge_expired(clock.now())
+        assert [record async for record in store.scan()] == []
+
+
 @pytest.mark.parametrize("store_kind", ["sqlite", "redis"])
 async def test_a_tree_another_server_deleted_is_not_written_into_from_memory(
     store_options: dict[str, Any], clock: ManualClock
