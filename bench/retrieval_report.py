@@ -104,7 +104,8 @@ def _scaling(scaling: dict[str, Any]) -> list[str]:
         " shortlist; lexical reads the index and opens its hits only. Before the shards, hybrid opened every value"
         " of the scope: "
         + ", ".join(f"{float(ms):,.1f} ms at {int(size):,}" for size, ms in OPENING_EVERY_VALUE.items())
-        + " values (memory store, measured at f913911).",
+        + " values (memory store, measured at f913911)."
+        + (f" These rows: {scaling['measured']}." if scaling.get("measured") else ""),
         "",
         "| store | values | lexical ms | semantic ms | hybrid ms | set ms |",
         "| --- | --- | --- | --- | --- | --- |",
