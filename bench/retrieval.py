@@ -7,9 +7,9 @@ same units and queries: *rank_bm25* (``BM25Okapi`` over lower-cased words, the u
 embedding* (the cosine similarity of one vector per unit, the model reading the opening of a long unit as it
 truncates it). A hit is a query with an answer unit in the first k; MRR is over the first 10.
 
-*Scaling*: query time (median of 30 queries) for ``lexical`` and ``hybrid`` with one caller keeping 1k, 10k and
-100k values (``--scaling-sizes``), on the memory store, the model's time left out (``RandomVectors``): what grows
-with the scope.
+*Scaling*: query time (median of 30 queries) for ``lexical``, ``semantic`` and ``hybrid``, and the time of one
+``set``, with one caller keeping 1k, 10k and 100k values (``--scaling-sizes``), on the memory and SQLite stores,
+the model's time left out (``RandomVectors``, a fake embedder of MiniLM's length): what grows with the scope.
 
 The results go to ``bench/results/retrieval.json`` and into the retrieval section of ``docs/benchmarks.md``
 (``bench/retrieval_report.py``), between its markers, so this runs on its own; ``--quick`` measures the
@@ -181,31 +181,47 @@ async def run(quick: bool = False) -> dict[str, Any]:
     return out
 
 
+#: Each store the scaling rows are measured on, and the writes timed at each size.
+SCALING_STORES = ("memory", "sqlite")
+SCALING_WRITES = 30
+
+
 async def scaling(sizes: Sequence[int]) -> dict[str, Any]:
-    """Median query milliseconds of ``lexical`` and ``hybrid`` as one caller keeps ``sizes`` values."""
+    """Median query milliseconds of each mode, and of one ``set``, as one caller keeps ``sizes`` values."""
     from bench.search import SEED, queries, sentence
     from bench.semantic import RandomVectors
 
     rng = random.Random(SEED)
     asked = queries(rng)[:30]
-    out: dict[str, Any] = {"queries": len(asked), "store": "memory", "embedder": "RandomVectors (no model time)"}
+    out: dict[str, Any] = {"queries": len(asked), "embedder": "RandomVectors (no model time)", "stores": {}}
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-retrieval-") as folder:
-        async with Bench("memory", Path(folder), "x", search=True, quotas=False, embedder=RandomVectors()) as bench:
-            remember = bench.remember()
-            kept = 0
-            for size in sizes:
-                await remember.set_many({f"note:{kept + n}": sentence(rng) for n in range(size - kept)}, scope="user")
-                kept = size
-                row: dict[str, float] = {}
-                for mode in ("lexical", "hybrid"):
+        for store in SCALING_STORES:
+            rows: dict[str, Any] = {}
+            async with Bench(store, Path(folder), "x", search=True, quotas=False, embedder=RandomVectors()) as bench:
+                remember = bench.remember()
+                kept = 0
+                for size in sizes:
+                    for start in range(kept, size, 10_000):  # batches: one pass over the shards each
+                        batch = range(start, min(size, start + 10_000))
+                        await remember.set_many({f"note:{n}": sentence(rng) for n in batch}, scope="user")
+                    kept = size
+                    row: dict[str, float] = {}
+                    for mode in ("lexical", "semantic", "hybrid"):
+                        times = []
+                        for query in asked:
+                            began = time.perf_counter()
+                            await remember.search(query, scope="user", mode=mode)
+                            times.append((time.perf_counter() - began) * 1000)
+                        row[f"{mode}_ms"] = statistics.median(times)
                     times = []
-                    for query in asked:
+                    for number in range(SCALING_WRITES):  # rewrites: the place keeps its size
                         began = time.perf_counter()
-                        await remember.search(query, scope="user", mode=mode)
+                        await remember.set(f"note:{number}", sentence(rng), scope="user")
                         times.append((time.perf_counter() - began) * 1000)
-                    row[f"{mode}_ms"] = statistics.median(times)
-                out[str(size)] = row
-                print(f"  scaling: {size} values {row}", file=sys.stderr, flush=True)
+                    row["set_ms"] = statistics.median(times)
+                    rows[str(size)] = row
+                    print(f"  scaling: {store}, {size} values {row}", file=sys.stderr, flush=True)
+            out["stores"][store] = rows
     return out
 
 

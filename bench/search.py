@@ -203,8 +203,8 @@ async def latency(store: str, tmp: Path, prefix: str, sizes: list[int], others: 
 async def hybrid_latency(tmp: Path, prefix: str, sizes: list[int]) -> dict[str, Any]:
     """Search with an embedder at each size, on memory and SQLite, model time left out (``RandomVectors``).
 
-    What grows with the scope: opening every value for its vector and the similarities; the model's own time
-    per query (``semantic.embedding``) comes on top.
+    What grows with the scope: reading its vector shards and the similarities; the model's own time per query
+    (``semantic.embedding``) comes on top.
     """
     rng = random.Random(SEED)
     asked = queries(rng)[:50]

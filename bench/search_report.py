@@ -210,8 +210,9 @@ def _hybrid_latency(latency: dict[str, Any]) -> list[str]:
     lines = [
         "",
         "Search with an embedder, p50 / p99 in ms, the model's own time left out (vectors of the same length"
-        " from a stand-in that makes them in microseconds; add a query's embedding time above): a search opens"
-        " every value of the caller's scope for its vector, so it grows with that scope.",
+        " from a stand-in that makes them in microseconds; add a query's embedding time above): a search reads the"
+        " vectors of the caller's scope from its vector shards and opens only its best values; the retrieval"
+        " section's scaling rows go to 100,000 values.",
         "",
         "| store | " + " | ".join(f"{size:,} values" for size in sizes) + " |",
         "|---|" + "---:|" * len(sizes),

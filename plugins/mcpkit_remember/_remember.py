@@ -151,7 +151,7 @@ class Remember:
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         except QuotaExceededError as exc:
-            raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+            raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
 
     async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
         """Keep each value of ``values`` (key -> any JSON value) as ``set`` does; with an embedder their texts are
@@ -169,20 +169,26 @@ class Remember:
             check_key(key)
             texts[key] = encode_value(key, value, self._policy.max_value_bytes)
         deadline_ttl = check_ttl(ttl)
-        vault = self._policy.vault
+        vault, quota = self._policy.vault, self._policy.quota
         vectors = [b""] * len(texts)
         if vault.semantic is not None and vault.searchable(place.bucket):
             vectors = await vault.semantic.vectors(list(texts.items()))
+        now = self._policy.clock().now()  # one deadline for the batch: its vectors' shards are written first
+        deadline = self._deadline(place, deadline_ttl, now)
+        try:
+            sharded = await vault.shard_batch(place, dict(zip(texts, vectors, strict=True)), deadline, now, quota)
+        except StoreUnavailableError as exc:
+            raise _unavailable(exc) from None
+        except QuotaExceededError as exc:
+            raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed, sharded=True) from None
         for (key, text), vector in zip(texts.items(), vectors, strict=True):
-            now = self._policy.clock().now()
+            now = self._policy.clock().now()  # each its own moment, as when each is set: the last is the newest
             try:
-                await vault.write(
-                    place, key, text, self._deadline(place, deadline_ttl, now), now, self._policy.quota, vector
-                )
+                await vault.write(place, key, text, deadline, now, quota, vector, shard=not sharded)
             except StoreUnavailableError as exc:
                 raise _unavailable(exc) from None
             except QuotaExceededError as exc:
-                raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+                raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -312,7 +318,8 @@ class Remember:
         self._check_mode(mode, weight)
         now = self._policy.clock().now()
         try:
-            return await search(self._policy.vault, place, query, now, limit, mode, explain=explain, weight=weight)
+            vault, quota = self._policy.vault, self._policy.quota
+            return await search(vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota)
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
 
@@ -393,7 +400,7 @@ class Remember:
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
         except QuotaExceededError as exc:
-            raise RememberQuotaError(key, scope, exc.limit, exc.allowed) from None
+            raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
         finally:
             locks.give(turn)
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

@@ -28,7 +28,7 @@ from ._embedder import (
     unpack_vectors,
     vectors_in,
 )
-from ._fusion import RRF_K, WEIGHT, fuse, rrf, rsf
+from ._fusion import RRF_K, WEIGHT, fuse, fuse_dense, rrf, rsf
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
@@ -59,6 +59,7 @@ __all__ = [
     "document_text",
     "fold",
     "fuse",
+    "fuse_dense",
     "idf",
     "pack_vector",
     "pack_vectors",

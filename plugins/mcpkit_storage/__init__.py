@@ -8,6 +8,7 @@ and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and 
 """
 
 from ._backing import BackedPlugin, Backing, keyring_from, make_store
+from ._backoff import backoff
 from ._census import indexed_count
 from ._config import StoreConfig, parse_store_url, store_config
 from ._cursors import CursorSeal
@@ -28,7 +29,7 @@ from ._search import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, Searc
 from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
 from ._tasks import TASKS_BUCKET, VaultTaskStore
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
-from ._vault import Vault, backoff
+from ._vault import Vault
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
 
 __all__ = [

@@ -18,9 +18,11 @@ from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 from ._backing import keyring_from, make_store
 from ._config import StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
+from ._migration import migrate
 from ._payload import Payload
 from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
 from ._semantic import EmbedderFailedError, Semantic
+from ._shard import is_shard_key
 from ._vault import Vault
 from .stores import Address, Store, StoreUnavailableError, read_secret_file
 
@@ -83,9 +85,9 @@ async def rotate(
     deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
     ``rotate`` runs stays forgotten, and a newer write is never replaced.
     """
-    vault = Vault(store, keyring)
-    vault.index.keys = keys
     semantic = None if embedder is None else Semantic(embedder, keys=keys)
+    vault = Vault(store, keyring, semantic=semantic)  # with an embedder, each value moved lands in its shard too
+    vault.index.keys = keys
     reindex = reindex or semantic is not None
     report = RotationReport()
     made: list[bytes] = []  # the vectors the current move made
@@ -100,6 +102,7 @@ async def rotate(
     if semantic is not None:
         await _load(embedder)
         await semantic.vector("probe", '"probe"', strict=True)  # fails now if it fails; learns the length
+        await _drop_shards(store, vault, now)  # built anew from the values below: none stale, none missing
     # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
     written: set[int] = set()
     legacy_left = 0
@@ -111,6 +114,10 @@ async def rotate(
         except (UndecryptableError, ValueError):
             report.unreadable += 1
             legacy_left += legacy
+            continue
+        if is_shard_key(payload.key):  # vector shards name values by address: the old ones go, searches make anew
+            if stale:
+                await store.delete(*address, now)
             continue
         if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1
@@ -124,7 +131,7 @@ async def rotate(
         for _ in range(_MIGRATE_ATTEMPTS):
             made.clear()
             indexed = True if reindex or record.indexed else None
-            outcome = await vault.migrate(payload, now, indexed=indexed, embed=None if semantic is None else embed)
+            outcome = await migrate(vault, payload, now, indexed=indexed, embed=None if semantic is None else embed)
             if outcome != "changed":
                 break
         report.embedded += bool(made) and outcome in ("moved", "cleaned")
@@ -143,6 +150,18 @@ async def rotate(
     if store.legacy and not legacy_left:
         await store.settle_legacy()
     return report
+
+
+async def _drop_shards(store: Store, vault: Vault, now: float) -> None:
+    """Delete every vector shard of the store (a pass of its own: the values' pass then writes the new ones)."""
+    async for record in store.scan():
+        address = Address(record.owner, record.bucket, record.key)
+        try:
+            payload, _ = vault.open_record(address, record.entry)
+        except (UndecryptableError, ValueError):
+            continue
+        if is_shard_key(payload.key):
+            await store.delete(*address, now)
 
 
 async def _load(embedder: object) -> None:

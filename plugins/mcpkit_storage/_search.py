@@ -21,68 +21,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import TypeVar
 
 import pydantic_core
 
 from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, top
 
 from ._found import newer
+from ._match import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, explained
 from ._payload import Payload
 from ._scope import Place
 from ._semantic import QUERY_FAILED
+from ._shard import is_shard_key
+from ._sharded import by_shards, fill
 from ._vault import Vault
-from .stores import Address
+from .stores import Address, Quota
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "search"]
-
-#: The most matches one search returns.
-MAX_SEARCH_LIMIT = 100
-
-SearchMode = Literal["lexical", "semantic", "hybrid"]
-
-#: The search modes: by words (BM25), by meaning (the embedder), or both fused.
-MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
-
-
-class Explanation(NamedTuple):
-    """Why a match ranked where it did (``search(..., explain=True)``): each side's score and rank (1 is the
-    best; None: that side did not find it, or was not asked), and the chunk of the value its meaning matched
-    best (0 is the first; None without an embedder)."""
-
-    mode: SearchMode
-    lexical: float | None
-    lexical_rank: int | None
-    semantic: float | None
-    semantic_rank: int | None
-    chunk: int | None
-
-
-class Match(NamedTuple):
-    """One value a search found: its key, the value, its score (higher is better) and when it was written.
-
-    The score is BM25's in ``lexical`` mode, the cosine similarity in ``semantic`` mode, and the fused score
-    (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
-
-    ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
-    """
-
-    key: str
-    value: Any
-    score: float
-    updated_at: float | None
-    expires_at: float | None
-    why: Explanation | None = None
-
-
-class Matches(list[Match]):
-    """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
-    is on (its model still loading, or failing), else it is None."""
-
-    def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
-        super().__init__(matches)
-        self.note = note
-
 
 #: How many times a search asks the store for 4 times more hits when some of the best no longer open.
 _WIDENINGS = 3
@@ -103,10 +58,12 @@ async def search(
     *,
     explain: bool = False,
     weight: float = WEIGHT,
+    quota: Quota | None = None,
 ) -> Matches:
     """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
 
     ``mode`` None: ``hybrid`` with an embedder, else ``lexical``; ``weight``: the semantic side's in ``hybrid``.
+    ``quota``: the place's, which vector shards a search by meaning fills count against.
     """
     words = vault.index.words(query)
     chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
@@ -115,7 +72,7 @@ async def search(
         note = vault.semantic.unavailable
         query_vector = None if note is not None else await vault.semantic.query(query)
         if query_vector is not None:
-            found = await _by_meaning(vault, place, words, query_vector, now, limit, chosen, weight)
+            found = await _by_meaning(vault, place, words, query_vector, now, limit, chosen, weight, quota)
             return Matches(found if explain else [match._replace(why=None) for match in found])
         note = note or QUERY_FAILED
     matches = await _lexical(vault, place, words, now, limit)
@@ -155,7 +112,7 @@ async def _opened_all(
         began = vault.begin()
         for name, entry in await vault.store.entries(owner, bucket, now):
             payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
-            if payload is not None:
+            if payload is not None and not is_shard_key(payload.key):
                 opened[(where, name)] = payload
     if len(buckets) == 1:  # one address per key: every document is its own key
         return opened
@@ -176,20 +133,27 @@ async def _by_meaning(
     limit: int,
     mode: SearchMode,
     weight: float,
+    quota: Quota | None,
 ) -> list[Match]:
     """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
 
-    The place's values are all opened (their vectors are sealed inside them): cost in proportion to the
-    place. In ``hybrid``, BM25 comes from the store's index as without an embedder, for its best
-    ``MAX_SEARCH_LIMIT``. Only the values that match are returned: by their words (``hybrid``), or by a
-    similarity above the embedder's ``min_similarity``.
+    From the place's vector shards when they can answer (``by_shards``: only the best values are opened);
+    else every value is opened (their vectors are sealed inside them, a cost in proportion to the place),
+    and the shards are filled from them for the next search. In ``hybrid``, BM25 comes from the store's
+    index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
+    by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
     """
     assert vault.semantic is not None
+    sharded = await by_shards(vault, place, words, query_vector, now, limit, mode, weight)
+    if sharded is not None:
+        return sharded
     buckets = vault.buckets(place)
     opened = await _opened_all(vault, place, buckets, now)
     docs = list(opened)
     if not docs:
         return []
+    if len(buckets) == 1:
+        await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
     lexical: dict[_Doc, float] = {}
     if words and mode == "hybrid":
         ranked = await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, dict(opened))
@@ -200,37 +164,13 @@ async def _by_meaning(
     threshold = vault.semantic.min_similarity
     matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
     scores = fuse(lexical, semantic, weight=weight) if mode == "hybrid" else semantic
-    lexical_ranks, semantic_ranks = _ranks(lexical), _ranks(semantic)
 
     def order(doc: _Doc) -> tuple[float, float, str]:
         payload = opened[doc]
         return (-scores[doc], -(payload.written_at or 0.0), payload.key)
 
     best = sorted((doc for doc in matching if doc in scores), key=order)[:limit]
-    return [
-        Match(
-            opened[doc].key,
-            opened[doc].value(),
-            scores[doc],
-            opened[doc].written_at,
-            opened[doc].expires_at,
-            Explanation(
-                mode,
-                lexical.get(doc),
-                lexical_ranks.get(doc),
-                semantic.get(doc),
-                semantic_ranks.get(doc),
-                best_chunk.get(doc),
-            ),
-        )
-        for doc in best
-    ]
-
-
-def _ranks(scores: dict[_Doc, float]) -> dict[_Doc, int]:
-    """Each document's place (1 is the best) in a ranking by score."""
-    ordered = sorted(scores, key=lambda doc: -scores[doc])
-    return {doc: rank for rank, doc in enumerate(ordered, start=1)}
+    return explained(mode, best, opened, scores, lexical, semantic, best_chunk)
 
 
 async def _ranked(

@@ -97,7 +97,8 @@ class Semantic:
         #: Whether a value's key is embedded with it (its words before the value's).
         self.keys = keys
         self.name = str(embedder.name)
-        self._tag = tag_of(self.name)
+        #: The 4 bytes that name its model at the head of its vectors.
+        self.tag = tag_of(self.name)
         #: How many components the embedder's vectors have, once one was seen (None: not yet).
         self.dimensions: int | None = None
         #: The similarity above which a value matches a query by meaning (the embedder's ``min_similarity``).
@@ -157,7 +158,7 @@ class Semantic:
     def has_vector(self, payload: Payload) -> bool:
         """Whether a kept value carries a vector of this embedder's model (and length, once it is known)."""
         vector = payload.vector
-        if vector[:TAG_BYTES] != self._tag:
+        if vector[:TAG_BYTES] != self.tag:
             return False
         return self.dimensions is None or vectors_in(vector, self.dimensions) > 0
 
@@ -188,7 +189,11 @@ class Semantic:
         """The packed vector of a query; None when the embedder fails (the search then ranks by BM25 alone)."""
         embed_query = getattr(self.embedder, "embed_query", None)
         vectors = await self._embed([query[:MAX_EMBED_CHARS]], "a search query", embed_query)
-        return None if vectors is None else pack_vector(self.name, vectors[0])
+        if vectors is None:
+            return None
+        if self.dimensions is None:  # the vector shards a search fills need it
+            self.dimensions = len(vectors[0])
+        return pack_vector(self.name, vectors[0])
 
     async def similarities(self, query: bytes, kept: Sequence[Payload]) -> dict[int, tuple[float, int]]:
         """Each kept value's similarity to the query (its best chunk's cosine) and that chunk's number, by position,

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import logging
 import math
-import random
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
 
-import anyio
 import pydantic_core
 
+from ._backoff import backoff
 from ._errors import RememberConflictError
 from ._found import Found, Observed, found, newer
 from ._index import BlindIndex
@@ -30,16 +28,16 @@ from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import INDEXED_NAMESPACES, Place
 from ._semantic import Semantic
+from ._shard import is_shard_key
+from ._shards import Change, Shards
 from .stores import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
-__all__ = ["Vault", "backoff"]
+__all__ = ["Vault"]
 
 logger = logging.getLogger("mcpkit.remember")
 
 #: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
 WRITE_ATTEMPTS = 64
-
-Migration = Literal["moved", "cleaned", "changed", "gone"]
 
 
 class Vault:
@@ -61,6 +59,8 @@ class Vault:
         #: Whether every value is indexed for search (``RememberPlugin(search=True)``); the memory tools'
         #: notes always are.
         self.search_all = search_all
+        #: The places' vector shards, kept with every write of a searchable value once there is an embedder.
+        self.shards = Shards(store, keyring)
         self._guard = RollbackGuard()
         self._where = repr(store)  # which store, in the causes of warnings (taken once: an in-memory one's changes)
         # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
@@ -102,10 +102,10 @@ class Vault:
             if entry is None:
                 return Observed(None, ((address, None),))
             return Observed(self._peeked(address, entry, now, place, began), ((address, entry.data),))
-        best, _, seen = await self._look(place, key, now, self.store.legacy)
+        best, _, seen = await self.look(place, key, now, self.store.legacy)
         return Observed(None if best is None else found(best), seen)
 
-    async def _look(
+    async def look(
         self, place: Place, key: str, now: float, legacy: bool
     ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:
         """The newest live copy, the index of its address, and the bytes at every address (``legacy``: 0.1's too)."""
@@ -139,10 +139,15 @@ class Vault:
         now: float,
         quota: Quota | None,
         vector: bytes = b"",
+        *,
+        shard: bool = True,
     ) -> None:
-        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there."""
+        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there; ``shard=False``:
+        its vector shard was changed already (``shard_batch``)."""
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
+            if shard and self.searchable(place.bucket):
+                await self.keep_vectors(place, {address.key: Change(key, vector, now, expires_at)}, now, quota)
             plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
             data = self.keyring.seal(*address, plaintext)
             postings = await self.index.postings_of(address, key, value_json) if self.searchable(place.bucket) else None
@@ -152,7 +157,7 @@ class Vault:
             return
         for attempt in range(WRITE_ATTEMPTS):
             observed = await self.observe(place, key, now)
-            if await self.swap(place, key, observed, value_json, expires_at, now, quota, vector=vector):
+            if await self.swap(place, key, observed, value_json, expires_at, now, quota, vector=vector, shard=shard):
                 return
             await backoff(attempt)
         raise RememberConflictError(key, WRITE_ATTEMPTS)
@@ -170,17 +175,24 @@ class Vault:
         written_at: float | None = None,
         indexed: bool | None = None,
         vector: bytes = b"",
+        shard: bool = True,
     ) -> bool:
         """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go.
 
-        ``indexed`` says whether to write search postings (None: as this vault indexes the bucket).
+        ``indexed`` says whether to write search postings (None: as this vault indexes the bucket), and with
+        them the value's vector shard (first: a write that then fails leaves the shard a value too many, never
+        one too few).
         """
         (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
-        data = self._seal(address, place, key, value_json, expires_at, stamp, vector)
+        data = self.keyring.seal(
+            *address, pack(place.identity, place.bucket, key, value_json, expires_at, stamp, vector)
+        )
         if indexed is None:
             indexed = self.searchable(place.bucket)
         postings = await self.index.postings_of(address, key, value_json) if indexed else None
+        if indexed and shard:
+            await self.keep_vectors(place, {address.key: Change(key, vector, stamp, expires_at)}, now, quota)
         began = self._guard.begin()
         if not await self.store.swap(
             *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
@@ -201,6 +213,7 @@ class Vault:
             gone = await self.store.delete_many(addresses, now) > 0
         for address in addresses:
             self._guard.deleted(address, began)
+        await self._unshard(place, addresses[:1], now)
         return gone
 
     async def delete_many(self, place: Place, keys: Sequence[str], now: float) -> int:
@@ -213,7 +226,30 @@ class Vault:
         gone = await self.store.delete_many(addresses, now)
         for address in addresses:
             self._guard.deleted(address, began)
+        await self._unshard(place, addresses, now)
         return gone
+
+    async def keep_vectors(
+        self, place: Place, changes: Mapping[str, Change | None], now: float, quota: Quota | None
+    ) -> None:
+        """Record values written (by store name) or gone (None) in the place's vector shards, with an embedder."""
+        if self.semantic is not None:
+            await self.shards.keep(self.semantic, place, changes, now, quota)
+
+    async def shard_batch(
+        self, place: Place, vectors: dict[str, bytes], expires_at: float | None, now: float, quota: Quota | None
+    ) -> bool:
+        """Record a batch of values about to be written (key -> vector) in their shards at once; whether it did
+        (with an embedder, for a searchable place, and one address per key: else each write does it)."""
+        if not self.sharded(place) or not self._single:
+            return False
+        await self.keep_vectors(place, self.shards.batch(place, vectors, expires_at, now), now, quota)
+        return True
+
+    async def _unshard(self, place: Place, addresses: Sequence[Address], now: float) -> None:
+        if self.sharded(place):
+            primary = self.keyring.owner_for(place.identity)
+            await self.keep_vectors(place, {a.key: None for a in addresses if a.owner == primary}, now, None)
 
     # -- a whole bucket -----------------------------------------------------------------
 
@@ -224,7 +260,9 @@ class Vault:
             began = self._guard.begin()
             for name, entry in await self.store.entries(owner, bucket, now):
                 payload = self.opened(Address(owner, bucket, name), entry, now, place, began)
-                if payload is not None and (payload.key not in best or newer(payload, best[payload.key])):
+                if payload is None or is_shard_key(payload.key):
+                    continue
+                if payload.key not in best or newer(payload, best[payload.key]):
                     best[payload.key] = payload
         return best
 
@@ -232,48 +270,16 @@ class Vault:
         return sorted(await self.payloads(place, now))
 
     async def delete_bucket(self, place: Place, now: float) -> int:
+        """Remove every value of the place (and its vector shards, which do not count); how many values went."""
+        shards = await self.shards.addresses(place, now)
+        if shards:
+            await self.store.delete_many(shards, now)
         total = 0
         for owner, bucket in self.buckets(place):
             total += await self.store.delete_bucket(owner, bucket, now)
         return total
 
     # -- rotation -----------------------------------------------------------------------
-
-    async def migrate(
-        self,
-        payload: Payload,
-        now: float,
-        *,
-        indexed: bool | None = None,
-        embed: Callable[[Payload], Awaitable[bytes]] | None = None,
-    ) -> Migration:
-        """Leave the newest copy of a stale entry's key at its primary address and delete every other copy.
-
-        ``moved``: the value now lives under the primary secret; ``cleaned``: it already did, and older
-        copies went; ``changed``: a writer came in between (look again); ``gone``: nothing live is left.
-        ``embed`` makes the newest copy's vector (empty bytes: keep the one it has).
-        """
-        place = Place(payload.identity, payload.bucket)
-        best, where, seen = await self._look(place, payload.key, now, True)
-        if best is None:
-            return "gone"
-        vector = (await embed(best) if embed is not None else b"") or best.vector
-        observed = Observed(found(best), seen)
-        done = await self.swap(
-            place,
-            payload.key,
-            observed,
-            best.value_json,
-            best.expires_at,
-            now,
-            None,
-            written_at=best.written_at,
-            indexed=indexed,
-            vector=vector,
-        )
-        if not done:
-            return "changed"
-        return "cleaned" if where == 0 else "moved"
 
     def open_record(self, address: Address, entry: Entry) -> tuple[Payload, bool]:
         """A scanned entry's payload (deadline not checked) and whether a rotation must rewrite it."""
@@ -287,6 +293,10 @@ class Vault:
         if not legacy:
             return located
         return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
+
+    def sharded(self, place: Place) -> bool:
+        """Whether the place keeps vector shards (an embedder, and a searchable bucket)."""
+        return self.semantic is not None and self.searchable(place.bucket)
 
     def searchable(self, bucket: str) -> bool:
         """Whether values of this bucket are indexed (and so can be searched)."""
@@ -302,19 +312,6 @@ class Vault:
         if self.store.legacy:
             return buckets + tuple((owner, place.bucket) for owner in self.keyring.owners_for(place.identity))
         return buckets
-
-    def _seal(
-        self,
-        address: Address,
-        place: Place,
-        key: str,
-        value_json: str | bytes,
-        expires_at: float | None,
-        written_at: float | None,
-        vector: bytes,
-    ) -> bytes:
-        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at, vector)
-        return self.keyring.seal(*address, plaintext)
 
     def _peeked(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Found | None:
         """A one-address read's live value in ``entry`` (else None): its head peeked, no ``Payload`` built."""
@@ -386,11 +383,6 @@ class Vault:
             owner[:8],
             exc,
         )
-
-
-async def backoff(attempt: int) -> None:
-    """After a lost compare-and-set: wait a little (jittered, growing), so racing writers spread out."""
-    await anyio.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
 
 
 def _scope_of(bucket: str) -> str:

@@ -66,6 +66,9 @@ import mcpkit_storage._rollback as rollback
 import mcpkit_storage._search as search
 import mcpkit_storage._secret_check as secret_check
 import mcpkit_storage._semantic as semantic
+import mcpkit_storage._shard as shard
+import mcpkit_storage._sharded as sharded
+import mcpkit_storage._shards as shards
 import mcpkit_storage._values as values
 import mcpkit_storage.stores._memory_index as memory_index
 import mcpkit_storage.stores._postgres_store as postgres_store
@@ -157,6 +160,7 @@ STATED = [
     # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
     Stated("remember.md", "changed the value in between, up to {} times, then raise", UPDATE_ATTEMPTS),
     Stated("errors.md", "`update()` or `increment()` lost {} attempts in a row", UPDATE_ATTEMPTS),
+    Stated("errors.md", "a searchable value when it lost {} attempts to change its vector shard", shards._ATTEMPTS),
     # keys, values, ttls
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
@@ -332,6 +336,14 @@ STATED = [
     Stated("search.md", "or takes more than {} seconds", int(semantic.EMBED_TIMEOUT_SECONDS)),
     Stated("architecture.md", "a call that takes over {} seconds", int(semantic.EMBED_TIMEOUT_SECONDS)),
     Stated("search.md", "a search embeds up to {} of their windows", semantic.MAX_EMBEDDED_PER_SEARCH),
+    Stated("architecture.md", "A leaf holds up to {} values", shard.SHARD_ITEMS),
+    Stated("architecture.md", "(or {:,} chunk vectors)", shard.SHARD_ROWS),
+    Stated("architecture.md", "retried on conflict, up to {} times", shards._ATTEMPTS),
+    Stated("architecture.md", "per place (up to {:,} places", shards.PLACES_REMEMBERED),
+    Stated("architecture.md", "its store name ({} bytes:", shard._NAME_BYTES),
+    Stated("architecture.md", "the best `{} * limit + 8` of the fused ranking", sharded.CANDIDATES),
+    Stated("architecture.md", "limit + {}` of the fused ranking", sharded.SPARE),
+    Stated("search.md", "(up to {} values each, split in two past that)", shard.SHARD_ITEMS),
     Stated("search.md", "words are cut to {} characters", analyzer.MAX_TERM_CHARS),
     Stated("search.md", "At most {} distinct terms of a query count", index.MAX_QUERY_TERMS),
     Stated("architecture.md", "(`WORDS_CACHED`, {} words", f"{index.WORDS_CACHED:,}"),
@@ -447,6 +459,9 @@ NOT_CONSTANTS = {
         "(unrelated texts score about 0.75)",  # measured on the labelled set's off-topic queries
         "one query in eight worse than words alone",  # bench.retrieval, before issue 30
         "paraphrases 0.78 against `MiniLM`'s 0.88",  # bench.retrieval
+        "about 400 bytes per short value with `MiniLM`",  # MiniLM's rows, rounded
+        "hybrid went from about 3 seconds to about 0.2",  # bench.retrieval's scaling rows, before and after shards
+        "(up to about 200 KB with `MiniLM`)",  # a full leaf of short values
         "101 memories: 0.6 s against 1.5 s with `MiniLM` on one thread",  # timed by hand, set_many against set
         "and 335 seconds to index its 80 sessions on one thread against 203",  # bench.retrieval
     ],
@@ -459,6 +474,16 @@ NOT_CONSTANTS = {
         "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
         "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29
         "(about 15 windows for a 9,000-character conversation)",  # the sets of bench.retrieval
+        "cost 11.5 ms per hybrid search at 1,000 values, 265 ms at 10,000 and 3,085 ms at 100,000 (against 0.5,"
+        " 3.6 and 96 ms by words)",  # bench.retrieval's scaling rows before vector shards
+        "(about 420 bytes per short value with `MiniLM`)",  # a leaf's bytes per value, measured
+        "but by 400 bytes and a row",  # MiniLM's rows, rounded
+        "hybrid took 3.9, 18.2 and 197 ms at 1,000, 10,000 and 100,000 values on the memory store, 175 ms at"
+        " 100,000 on SQLite",  # bench.retrieval's scaling rows with vector shards
+        "(64 shards at 100,000 values: 670 KB per write)",  # worked out from the row size, for the design
+        "took 0.9 ms against 0.45 without the shard write on the memory store, and 2.5 ms against 1.1 on SQLite,"
+        " where the model's own time for a short value is some 10 ms",  # measured (a set, RandomVectors, 5,000 values)
+        "about 260 of 256 to 512 values (up to about 200 KB each",  # the leaves of bench.retrieval's 100,000 values
         "but 5 to 7 times among 10,000 values of the caller (594 µs against 84 in one run, 1,017 against 147",  # bench
         "at 10,000 values: 2.4 to 2.8 times a set without search in five runs",  # bench.search --indexing-only
         "574 µs against 166 in the last, where the old schema was 5.1 times",  # the same runs

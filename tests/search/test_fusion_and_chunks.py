@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import random
+
 import pytest
 
 from mcpkit_search import (
@@ -11,6 +14,7 @@ from mcpkit_search import (
     document_chunks,
     document_text,
     fuse,
+    fuse_dense,
     pack_vector,
     pack_vectors,
     unpack_vectors,
@@ -91,3 +95,20 @@ def test_fusion_does_not_depend_on_either_sides_scale() -> None:
 def test_a_weight_outside_zero_to_one_is_refused() -> None:
     with pytest.raises(ValueError, match=r"from 0 to 1, not 1\.5"):
         fuse({}, {}, weight=1.5)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fusion_over_numbered_documents_in_numpy_gives_what_fuse_gives(seed: int) -> None:
+    import numpy
+
+    rng = random.Random(seed)
+    count = rng.choice([1, 2, 50])
+    semantic = numpy.array([rng.choice([numpy.nan, rng.random(), 0.5]) for _ in range(count)])
+    lexical = {
+        number: rng.choice([3.0, rng.random() * 10]) for number in rng.sample(range(count), rng.randint(0, count))
+    }
+    weight = rng.choice([0.0, 0.4, 1.0])
+    expected = fuse(lexical, {n: float(s) for n, s in enumerate(semantic) if not math.isnan(s)}, weight=weight)
+    fused = fuse_dense(lexical, semantic, weight=weight)
+    assert {n for n in range(count) if not math.isnan(fused[n])} == set(expected)
+    assert [fused[n] for n in sorted(expected)] == pytest.approx([expected[n] for n in sorted(expected)], abs=1e-9)

@@ -1,0 +1,101 @@
+"""What a search returns: its matches (``Match``, ``Matches``), why each ranked (``Explanation``), and its modes."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from ._payload import Payload
+
+__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
+
+_Doc = TypeVar("_Doc", bound=Hashable)
+
+#: The most matches one search returns.
+MAX_SEARCH_LIMIT = 100
+
+SearchMode = Literal["lexical", "semantic", "hybrid"]
+
+#: The search modes: by words (BM25), by meaning (the embedder), or both fused.
+MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
+
+
+class Explanation(NamedTuple):
+    """Why a match ranked where it did (``search(..., explain=True)``): each side's score and rank (1 is the
+    best; None: that side did not find it, or was not asked), and the chunk of the value its meaning matched
+    best (0 is the first; None without an embedder)."""
+
+    mode: SearchMode
+    lexical: float | None
+    lexical_rank: int | None
+    semantic: float | None
+    semantic_rank: int | None
+    chunk: int | None
+
+
+class Match(NamedTuple):
+    """One value a search found: its key, the value, its score (higher is better) and when it was written.
+
+    The score is BM25's in ``lexical`` mode, the cosine similarity in ``semantic`` mode, and the fused score
+    (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
+
+    ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
+    """
+
+    key: str
+    value: Any
+    score: float
+    updated_at: float | None
+    expires_at: float | None
+    why: Explanation | None = None
+
+
+class Matches(list[Match]):
+    """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
+    is on (its model still loading, or failing), else it is None."""
+
+    def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
+        super().__init__(matches)
+        self.note = note
+
+
+def ranks(scores: Mapping[_Doc, float]) -> dict[_Doc, int]:
+    """Each document's place (1 is the best) in a ranking by score."""
+    ordered = sorted(scores, key=lambda doc: -scores[doc])
+    return {doc: rank for rank, doc in enumerate(ordered, start=1)}
+
+
+def explained(
+    mode: SearchMode,
+    best: Sequence[_Doc],
+    opened: Mapping[_Doc, Payload],
+    scores: Mapping[_Doc, float],
+    lexical: Mapping[_Doc, float],
+    semantic: Mapping[_Doc, float],
+    chunks: Mapping[_Doc, int],
+    semantic_ranks: Mapping[_Doc, int] | None = None,
+) -> list[Match]:
+    """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
+    ``semantic_ranks`` when worked out already (else from ``semantic``)."""
+    lexical_ranks = ranks(lexical)
+    if semantic_ranks is None:
+        semantic_ranks = ranks(semantic)
+    return [
+        Match(
+            opened[doc].key,
+            opened[doc].value(),
+            scores[doc],
+            opened[doc].written_at,
+            opened[doc].expires_at,
+            Explanation(
+                mode,
+                lexical.get(doc),
+                lexical_ranks.get(doc),
+                semantic.get(doc),
+                semantic_ranks.get(doc),
+                chunks.get(doc),
+            ),
+        )
+        for doc in best
+    ]
