@@ -10,16 +10,14 @@ from typing import Any, NamedTuple
 import anyio
 import anyio.to_thread
 
-from mcpkit import Caller, Clock
+from mcpkit import Caller
 from mcpkit_search import WEIGHT
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     MODES,
     Found,
-    KeyedLocks,
     Matches,
     Place,
-    Quota,
     QuotaExceededError,
     RememberConflictError,
     RememberInvalidError,
@@ -28,7 +26,6 @@ from mcpkit_storage import (
     Scope,
     SearchMode,
     StoreUnavailableError,
-    Vault,
     backoff,
     check_key,
     check_scope,
@@ -38,8 +35,8 @@ from mcpkit_storage import (
     search,
 )
 
-from ._cursor import Cursors
 from ._glob import Glob
+from ._policy import RememberPolicy
 
 __all__ = ["KeyPage", "Remember", "RememberPolicy"]
 
@@ -53,32 +50,6 @@ _PLAIN = frozenset({int, float, str, bool, type(None), dict, list})
 
 #: Keys x pattern characters above which ``list(pattern=)`` matches in a worker thread (about 10 ms of work).
 _MATCH_ON_LOOP = 100_000
-
-
-class RememberPolicy:
-    """What one plugin instance shares with every call: the vault, the clock and the limits.
-
-    ``quota`` bounds what one owner keeps in one scope; ``session_ttl`` is the longest a value kept
-    for a session (whose values nobody can reach once it ends) lives after its last write.
-    """
-
-    def __init__(
-        self,
-        vault: Vault,
-        clock: Callable[[], Clock],
-        default_ttl: float | None,
-        max_value_bytes: int,
-        quota: Quota | None = None,
-        session_ttl: float | None = None,
-    ) -> None:
-        self.vault = vault
-        self.clock = clock
-        self.default_ttl = default_ttl
-        self.max_value_bytes = max_value_bytes
-        self.quota = quota
-        self.session_ttl = session_ttl
-        self.updates = KeyedLocks()
-        self.cursors = Cursors(vault.keyring)
 
 
 class KeyPage(NamedTuple):

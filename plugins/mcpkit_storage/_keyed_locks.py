@@ -49,10 +49,12 @@ class KeyedLocks:
         waiters.append(turn)
         try:
             await turn
-        except asyncio.CancelledError:
-            if turn.done() and not turn.cancelled():  # handed the turn, then cancelled: pass it on
+        except BaseException:  # cancelled (or its coroutine closed)
+            if turn.done() and not turn.cancelled():  # handed the turn, then stopped: pass it on
                 self.give(key)
-            raise  # a cancelled waiter still queued is skipped by ``give``
+            else:
+                turn.cancel()  # still queued: ``give`` skips it
+            raise
 
     def give(self, key: Hashable) -> None:
         """End the holder's turn: the next live waiter holds the key now, or nobody does."""

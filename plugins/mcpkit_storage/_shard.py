@@ -151,7 +151,6 @@ class Leaf:
             if held and at is not None:
                 if item.written < meta["written"][at]:
                     continue  # written before the one kept: that one stays
-                item = item._replace(deadline=max(item.deadline, float(meta["deadline"][at])))
                 start = int(row_ends[at]) - int(meta["rows"][at]) * row
                 same_rows = bytes(self.rows[start : int(row_ends[at])]) == item.rows
                 if same_rows and (item.written, item.deadline) == (meta["written"][at], meta["deadline"][at]):
@@ -251,8 +250,8 @@ def rows_of(vector: bytes, tag: bytes, dimensions: int) -> bytes:
 
 def merged(kept: Mapping[str, Item], added: Mapping[str, Item | None], now: float) -> dict[str, Item]:
     """``kept`` with ``added`` (None: remove that name), expired items left out. An item written before the one
-    kept (by ``written``) does not replace it; a replaced item keeps the later of the two deadlines, so a write
-    that failed after its shard changed leaves a value in the shard a while too long, never too short."""
+    kept (by ``written``) does not replace it; a replaced item takes its own deadline, its value's (a shard item
+    that outlived its value would hide a missing one from the count that tells a complete shard)."""
     items = {name: item for name, item in kept.items() if item.deadline > now}
     for name, item in added.items():
         if item is None:
@@ -261,10 +260,10 @@ def merged(kept: Mapping[str, Item], added: Mapping[str, Item | None], now: floa
         old = items.get(name)
         if old is not None and item.written < old.written:
             continue
-        if old is not None:
-            item = item._replace(deadline=max(item.deadline, old.deadline))
         if item.deadline > now:
             items[name] = item
+        else:
+            items.pop(name, None)  # written already past its deadline: its value is gone too
     return items
 
 

@@ -11,6 +11,7 @@ and their own vectors decide (``_sharded``).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -39,6 +40,8 @@ from ._shard import (
     rows_of,
 )
 from .stores import Address, Quota, Store
+
+logger = logging.getLogger("mcpkit.remember")
 
 __all__ = ["Change", "Shards"]
 
@@ -79,6 +82,23 @@ class Shards:
         # Per place, the keys of the shards seen split, with their deadlines. A split shard stays split, so this
         # only goes stale when a tree is deleted: a shard it leads to that is missing sends the write to the root.
         self._splits: OrderedDict[tuple[str, str], dict[str, float | None]] = OrderedDict()
+
+    async def written(
+        self, semantic: Semantic, place: Place, name: str, change: Change, now: float, quota: Quota | None
+    ) -> None:
+        """A write's change to its value's leaf, made before the value; a lost race is named by the caller's key."""
+        try:
+            await self.keep(semantic, place, {name: change}, now, quota)
+        except RememberConflictError:
+            raise RememberConflictError(change.key, _ATTEMPTS) from None
+
+    async def unwritten(self, semantic: Semantic, place: Place, name: str, now: float) -> None:
+        """Take a value whose write failed out of its leaf again (best effort): an item missing is found by the count
+        that tells a complete shard, and filled; one for a value that was never written would not be."""
+        try:
+            await self.keep(semantic, place, {name: None}, now, None)
+        except Exception:
+            logger.warning("could not take a failed write out of its vector shard", exc_info=True)
 
     async def keep(
         self,

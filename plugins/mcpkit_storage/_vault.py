@@ -12,7 +12,6 @@ with; moving never resurrects a deleted value nor overwrites a newer one.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping, Sequence
 
@@ -23,18 +22,17 @@ from ._errors import RememberConflictError
 from ._found import Found, Observed, found, newer
 from ._index import BlindIndex
 from ._keyring import VERSION, Keyring, UndecryptableError
-from ._once import first_time
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import INDEXED_NAMESPACES, Place
 from ._semantic import Semantic
 from ._shard import is_shard_key
 from ._shards import Change, Shards
+from ._unreadable import scope_of, warn_unreadable
 from .stores import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
 
 __all__ = ["Vault"]
 
-logger = logging.getLogger("mcpkit.remember")
 
 #: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
 WRITE_ATTEMPTS = 64
@@ -146,13 +144,21 @@ class Vault:
         its vector shard was changed already (``shard_batch``)."""
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
-            if shard and self.searchable(place.bucket):
-                await self.keep_vectors(place, {address.key: Change(key, vector, now, expires_at)}, now, quota)
             plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
             data = self.keyring.seal(*address, plaintext)
             postings = await self.index.postings_of(address, key, value_json) if self.searchable(place.bucket) else None
+            semantic = self.semantic if shard and self.sharded(place) else None
+            if semantic is not None:
+                await self.shards.written(
+                    semantic, place, address.key, Change(key, vector, now, expires_at), now, quota
+                )
             began = self._guard.begin()
-            await self.store.put(*address, data, expires_at, now, quota, postings)
+            try:
+                await self.store.put(*address, data, expires_at, now, quota, postings)
+            except BaseException:
+                if semantic is not None:
+                    await self.shards.unwritten(semantic, place, address.key, now)
+                raise
             self._guard.replaced(address, None, data, began)
             return
         for attempt in range(WRITE_ATTEMPTS):
@@ -180,8 +186,7 @@ class Vault:
         """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go.
 
         ``indexed`` says whether to write search postings (None: as this vault indexes the bucket), and with
-        them the value's vector shard (first: a write that then fails leaves the shard a value too many, never
-        one too few).
+        them the value's vector shard (first; a write that then fails takes it out again).
         """
         (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
@@ -191,12 +196,19 @@ class Vault:
         if indexed is None:
             indexed = self.searchable(place.bucket)
         postings = await self.index.postings_of(address, key, value_json) if indexed else None
-        if indexed and shard:
-            await self.keep_vectors(place, {address.key: Change(key, vector, stamp, expires_at)}, now, quota)
+        semantic = self.semantic if indexed and shard else None
+        if semantic is not None:
+            await self.shards.written(semantic, place, address.key, Change(key, vector, stamp, expires_at), now, quota)
         began = self._guard.begin()
-        if not await self.store.swap(
-            *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
-        ):
+        try:
+            swapped = await self.store.swap(
+                *address, expected, data, expires_at, now, also=others, quota=quota, index=postings
+            )
+        except BaseException:
+            if semantic is not None:
+                await self.shards.unwritten(semantic, place, address.key, now)
+            raise
+        if not swapped:
             return False
         self._guard.replaced(address, expected, data, began)
         for other, there in others:
@@ -271,7 +283,7 @@ class Vault:
 
     async def delete_bucket(self, place: Place, now: float) -> int:
         """Remove every value of the place (and its vector shards, which do not count); how many values went."""
-        shards = await self.shards.addresses(place, now)
+        shards = await self.shards.addresses(place, now) if self.searchable(place.bucket) else []
         if shards:
             await self.store.delete_many(shards, now)
         total = 0
@@ -321,7 +333,7 @@ class Vault:
                 raise ValueError(f"a version-{opened.version} entry at a current address")
             deadline, written, start, end = peek(opened.plaintext)
         except (UndecryptableError, ValueError) as exc:
-            self._warn(address.owner, place.bucket, exc)
+            warn_unreadable(self._where, address.owner, place.bucket, exc)
             return None
         if deadline <= now:
             return None
@@ -347,7 +359,7 @@ class Vault:
     ) -> Payload | None:
         """``payload`` when it opened, is live and is not a replay (on the event loop: it reads the replay guard)."""
         if isinstance(payload, Exception):
-            self._warn(address.owner, place.bucket, payload)
+            warn_unreadable(self._where, address.owner, place.bucket, payload)
             return None
         if not payload.live(now):
             return None
@@ -359,7 +371,7 @@ class Vault:
             # Neither the old value nor "missing" is the truth (an update would start again from its default):
             # the store is not to be trusted for this key now, as when it cannot be reached.
             raise StoreUnavailableError(
-                f"a remembered value in {_scope_of(place.bucket)} scope (owner {address.owner[:8]}…) is one this "
+                f"a remembered value in {scope_of(place.bucket)} scope (owner {address.owner[:8]}…) is one this "
                 "server saw replaced or deleted, put back in the store: someone with write access to the store "
                 "replayed an older value (or a restore or failover lost newer writes); refusing to answer it"
             )
@@ -369,23 +381,3 @@ class Vault:
         if version == VERSION:
             return unpack(plaintext)
         return unpack_legacy(plaintext, address.bucket, address.key, entry.expires_at)
-
-    def _warn(self, owner: str, bucket: str, exc: Exception) -> None:
-        """Log a value that does not open, once per process for its store, owner, scope and reason."""
-        reason = exc.reason if isinstance(exc, UndecryptableError) else type(exc).__name__
-        if not first_time(("unreadable", self._where, owner, bucket, reason)):
-            return
-        logger.warning(
-            "a remembered value in %s scope (owner %s…) cannot be read and is treated as missing: %s. "
-            "Did REMEMBER_SECRET change? Keep the old secret after the new one (REMEMBER_SECRET=new,old) "
-            "until `mcpkit remember rotate` has run.",
-            _scope_of(bucket),
-            owner[:8],
-            exc,
-        )
-
-
-def _scope_of(bucket: str) -> str:
-    """How a log line names a bucket: its scope, never a tool name (``tool.x`` is "tool")."""
-    base = bucket.removeprefix("memory.")
-    return "tool" if base.startswith("tool") else base

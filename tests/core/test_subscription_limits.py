@@ -173,6 +173,9 @@ async def test_one_caller_holds_at_most_listen_per_caller_streams_and_others_sti
             await lee.call_tool("touch_note", {"key": "plan"})
             async with asyncio.timeout(10):
                 event = await anext(aiter(watching))
+            message = await listen_refusal(lee, ["notes://d"])  # the server's three are taken: refused, named
+            assert "has 3 listen streams open" in message
+            assert "listen_total" in message
         assert getattr(event, "uri", None) == "notes://plan"
     async with listener(listen_url, "nour") as nour, nour.listen(resource_subscriptions=["notes://c"]):
         pass  # her streams closed: she may listen again

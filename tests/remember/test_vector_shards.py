@@ -21,6 +21,7 @@ from mcpkit_storage._cli import purge_user, rotate
 from mcpkit_storage._scope import Place
 from mcpkit_storage._shard import SHARD_ITEMS, Item, Leaf, deadline_of, leaf_of, merged
 from mcpkit_storage._vault import Vault
+from mcpkit_storage.stores import StoreUnavailableError
 from remember.support import (
     NEW,
     SECRET,
@@ -350,3 +351,32 @@ def test_a_leaf_merged_on_its_columns_keeps_what_merging_its_items_keeps(seed: i
     assert comparable(after.items()) == comparable(expected)
     assert (result.values, result.rows) == (len(expected), sum(len(i.rows) for i in expected.values()) // 7)
     assert result.deadline == deadline_of(expected.values(), now)
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+async def test_a_write_that_fails_after_its_shard_changed_takes_its_vector_out_again(
+    call_as: CallAs, mcpkit_server: Server, clock: ManualClock
+) -> None:
+    nour = call_as("nour")
+    kept = notes(6)
+    await mem(nour, "set_many", value=kept, scope="user")
+    vault = vault_of(mcpkit_server)
+    name = name_of(vault, "note:0")
+    assert name in await names_in_shards(vault, clock.now())
+
+    async def gone(*arguments: Any, **options: Any) -> Any:
+        raise StoreUnavailableError("the store went away")
+
+    put = vault.store.put
+    vault.store.put = gone  # type: ignore[method-assign]
+    try:
+        error = await refused(nour, "set", key="note:0", value="an altogether different text", scope="user")
+    finally:
+        vault.store.put = put  # type: ignore[method-assign]
+    assert error.code == "REMEMBER_STORE_UNAVAILABLE"
+    # Not the vector of a text that was never kept: none, which the count of a complete shard notices ...
+    assert name not in await names_in_shards(vault, clock.now())
+    await ranked(call_as, "semantic")
+    # ... and the next search by meaning, opening every value, puts the kept value's vector back.
+    assert name in await names_in_shards(vault, clock.now())
+    assert await mem(nour, "get", key="note:0", scope="user") == kept["note:0"]

@@ -114,7 +114,8 @@ class Subscriptions:
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         """Serve one 2026-07-28 ``subscriptions/listen`` stream (the SDK's ``ListenHandler``) within the limits: at
-        most ``per_session`` URIs of at most ``max_uri_chars`` each, ``listen_per_caller`` streams per caller."""
+        most ``per_session`` URIs of at most ``max_uri_chars`` each, ``listen_per_caller`` streams per caller and
+        ``listen_total`` in all."""
         uris = params.notifications.resource_subscriptions or ()
         limits = self.limits
         if len(uris) > limits.per_session:
@@ -132,6 +133,12 @@ class Subscriptions:
                 types.INVALID_PARAMS,
                 f"You have {open_now:,} listen streams open, the most this server allows one caller (subscription "
                 "limit listen_per_caller). Close one you no longer need (end its request), then listen again.",
+            )
+        if self.listening() >= limits.listen_total:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"This server has {limits.listen_total:,} listen streams open, the most it allows (subscription limit "
+                "listen_total). Try again later, or close a stream of yours you no longer need.",
             )
         self._listening[owner] = open_now + 1
         try:

@@ -46,6 +46,7 @@ class _Progress:
     written: float = -PROGRESS_EVERY
     text: str | None = None
     later: asyncio.TimerHandle | None = None  # the write of ``text`` once it is due
+    writing: bool = False  # a write is under way: the next waits for its end
 
     def due(self) -> float:
         """When the message waiting (if any) may be written."""
@@ -190,8 +191,8 @@ class Workers:
     ) -> None:
         """``self.progress(...)`` in a task: its status message, written now or when ``PROGRESS_EVERY`` has passed."""
         progress.text = message or (f"{done:g} of {total:g}" if total is not None else f"{done:g}")
-        if progress.later is not None:
-            return  # a write is due soon, and takes the latest message
+        if progress.later is not None or progress.writing:
+            return  # a write is due soon (or under way, and the next one is), and takes the latest message
         wait = progress.due() - time.monotonic()
         if wait <= 0:
             await self._note(owner, task_id, progress, quiet=False)
@@ -206,7 +207,7 @@ class Workers:
 
     async def _note(self, owner: str, task_id: str, progress: _Progress, *, quiet: bool = True) -> None:
         """Write the waiting message (``quiet``: a failure is logged, as the run's own loop writes it)."""
-        text, progress.text, progress.written = progress.text, None, time.monotonic()
+        text, progress.text, progress.writing = progress.text, None, True
 
         def note(record: TaskRecord, now: float) -> TaskRecord:
             return record if record.terminal or record.message == text else record.but(now, message=text)
@@ -217,3 +218,8 @@ class Workers:
             if not quiet:
                 raise
             logger.warning("could not record the progress of task %s", task_id, exc_info=True)
+        finally:
+            progress.writing, progress.written = False, time.monotonic()  # writes never overlap
+            if progress.text is not None and progress.later is None:  # reported meanwhile
+                loop = asyncio.get_running_loop()
+                progress.later = loop.call_later(PROGRESS_EVERY, self._note_later, owner, task_id, progress)
