@@ -252,6 +252,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         ),
         f"- **Machine:** {meta['nproc']} cores ({meta['cpu_model']}), {meta['kernel']}, Python {meta['python']};"
         f" load average {meta['loadavg_start']} at the start, {meta['loadavg_end']} at the end",
+        *(f"- **Measured apart:** {note}" for note in meta.get("apart", [])),
         f"- **Versions:** {versions}",
         f"- **Method:** each server is its own process, one uvicorn worker (h11, asyncio loop, access log off)"
         f" pinned to core {meta['server_cpu']} with `{meta['pinning']}`; the load client is another process pinned"
