@@ -39,10 +39,7 @@ class KeyedLocks:
 
     async def wait(self, key: Hashable) -> None:
         """Wait until the holder (and those who came before) ``give`` the key's turn to this caller."""
-        waiters = self._turns.get(key)
-        if key not in self._turns:  # given back meanwhile (``take`` said no before an await)
-            self._turns[key] = None
-            return
+        waiters = self._turns[key]  # held: ``take`` said so, with no await since
         if waiters is None:
             waiters = self._turns[key] = deque()
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
