@@ -97,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     limits.add_argument("--max-sessions", type=int, default=10_000, help="2025-11-25 sessions in all (default: 10000)")
     limits.add_argument("--sessions-per-caller", type=int, default=64, help="sessions per caller (default: 64)")
     limits.add_argument(
+        "--calls-per-caller", type=int, default=32, help="requests in progress at once per caller (default: 32)"
+    )
+    limits.add_argument(
         "--session-idle-timeout", type=float, default=1800.0, help="seconds an unused session lives (default: 1800)"
     )
     limits.add_argument("--max-connections", type=int, help="connections at once (default: 1000, or the ulimit)")
@@ -105,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     limits.add_argument(
         "--keep-alive-timeout", type=float, default=5.0, help="seconds an idle connection is kept (default: 5)"
+    )
+    limits.add_argument(
+        "--write-timeout",
+        type=float,
+        default=30.0,
+        help="seconds a client may leave a response unread before its connection ends (default: 30)",
     )
     run.set_defaults(handler=_run)
     for entry in entry_points(group=CLI_GROUP):
@@ -119,10 +128,12 @@ _HTTP_OPTIONS = (
     "max_body_bytes",
     "max_sessions",
     "sessions_per_caller",
+    "calls_per_caller",
     "session_idle_timeout",
     "max_connections",
     "read_timeout",
     "keep_alive_timeout",
+    "write_timeout",
     "json_response",
     "resumable_streams",
 )

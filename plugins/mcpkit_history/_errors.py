@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcpkit import ToolError
 
-__all__ = ["HistoryError", "HistoryInvalidError", "HistoryNotFoundError"]
+__all__ = ["HistoryBusyError", "HistoryError", "HistoryInvalidError", "HistoryNotFoundError"]
 
 
 class HistoryError(ToolError):
@@ -33,3 +33,16 @@ class HistoryNotFoundError(HistoryError):
         )
         self.conversation = conversation
         self.message_id = message_id
+
+
+class HistoryBusyError(HistoryError):
+    """A heavy read (a page, a search) waited ``turn_timeout`` seconds behind the caller's own earlier ones
+    (``HISTORY_BUSY``); nothing was read."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(
+            "Your earlier reads of your conversations are still running (they take turns, one at a time), and this "
+            f"one waited {timeout:g} seconds for its turn. Wait for them to finish, then try again.",
+            code="HISTORY_BUSY",
+        )
+        self.timeout = timeout

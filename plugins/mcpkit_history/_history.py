@@ -15,26 +15,19 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from mcpkit import Caller, Clock
-from mcpkit_search import Analyzer
+from mcpkit import Caller
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
-    CursorSeal,
-    KeyedLocks,
     Observed,
     Place,
-    Quota,
     QuotaExceededError,
     RememberConflictError,
     RememberInvalidError,
     RememberQuotaError,
     RememberStoreUnavailableError,
-    Scope,
     StoreUnavailableError,
-    Vault,
     backoff,
     check_ttl,
     place_for,
@@ -43,21 +36,17 @@ from mcpkit_storage import (
 from ._errors import HistoryInvalidError, HistoryNotFoundError
 from ._messages import Hit, check_conversation, check_id, checked_messages, message_of
 from ._pages import HistoryPage, older_than, opened_cursor, path_ids, read_newest
+from ._policy import HistoryPolicy, turn
 from ._saving import create, resent
 from ._search import Hits, search_all, search_one
 from ._tree import Tree, chained, grown, listing
 
-__all__ = ["MAX_LOAD_BYTES", "MAX_SEARCH_BYTES", "History", "HistoryPage", "HistoryPolicy", "Hit", "Hits"]
+__all__ = ["History", "HistoryPage", "Hit", "Hits"]
 
 logger = logging.getLogger("mcpkit.history")
 
 #: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
 _TREE_ATTEMPTS = 64
-
-#: What one page of a conversation (``History.page``, ``load_history``) returns at most, in bytes of content.
-MAX_LOAD_BYTES = 1024 * 1024
-#: What one search within one conversation reads at most, newest messages first, in bytes of content.
-MAX_SEARCH_BYTES = 8 * 1024 * 1024
 
 #: How long the empty tree a cleared conversation leaves is kept (it holds no message; any save replaces it). It
 #: only has to outlast the compare-and-set retries of a save racing the clear (64 at most 50 ms apart), and it
@@ -67,28 +56,6 @@ CLEARED_SECONDS = 60.0
 
 class _NothingToClear(Exception):
     """``clear`` found no conversation, or an empty one."""
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryPolicy:
-    """What one plugin shares with every call: the vault, the clock, the scope and the limits."""
-
-    vault: Vault
-    clock: Callable[[], Clock]
-    scope: Scope
-    max_message_bytes: int
-    max_messages: int  # per conversation
-    quota: Quota | None  # all of a caller's messages together
-    analyzer: Analyzer
-    session_ttl: float | None = None  # the longest a session's message lives (nobody reaches it once it ends)
-    tree_quota: Quota | None = None  # a caller's conversations (a cleared one's empty tree too, while it lasts)
-    max_load_bytes: int = MAX_LOAD_BYTES  # what one page (load_history) returns at most
-    max_search_bytes: int = MAX_SEARCH_BYTES  # what one search in one conversation reads at most, newest first
-    turns: KeyedLocks = field(default_factory=KeyedLocks)  # one caller's heavy reads, one at a time
-    cursors: CursorSeal = field(init=False)  # load_history's cursors
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "cursors", CursorSeal(self.vault.keyring, "history page v1"))
 
 
 class History:
@@ -262,7 +229,7 @@ class History:
         limit = _checked_limit(limit)
         trees, place = self._places()
         now = self._policy.clock().now()
-        async with self._policy.turns.held(self._policy.vault.keyring.owner_for(place.identity)):
+        async with turn(self._policy, self._policy.vault.keyring.owner_for(place.identity)):
             try:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, compacted, limit)
@@ -285,7 +252,7 @@ class History:
         if before is not None:
             leaf_id = before[0]
         now = self._policy.clock().now()
-        async with self._policy.turns.held(owner):
+        async with turn(self._policy, owner):
             try:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, True, limit)
@@ -341,7 +308,7 @@ class History:
             if conversation is None:
                 return Hits(await search_all(policy.vault, trees, place, query, limit, now))
             name = check_conversation(conversation)
-            async with policy.turns.held(policy.vault.keyring.owner_for(place.identity)):
+            async with turn(policy, policy.vault.keyring.owner_for(place.identity)):
                 most = policy.max_search_bytes
                 return await search_one(policy.vault, policy.analyzer, trees, place, name, query, limit, now, most)
         except StoreUnavailableError as exc:

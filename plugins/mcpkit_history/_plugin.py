@@ -10,8 +10,9 @@ from mcpkit import Clock, ConfigurationError, Context, SystemClock, ToolContext
 from mcpkit_search import Analyzer
 from mcpkit_storage import BackedPlugin, Backing, Quota, StoreConfig, check_scope
 
-from ._history import MAX_LOAD_BYTES, MAX_SEARCH_BYTES, History, HistoryPolicy
+from ._history import History
 from ._messages import MAX_MESSAGE_BYTES
+from ._policy import MAX_LOAD_BYTES, MAX_SEARCH_BYTES, HistoryPolicy
 from ._tools import history_tools
 
 __all__ = ["HistoryPlugin"]
@@ -165,6 +166,7 @@ class HistoryPlugin(BackedPlugin):
             tree_quota=self.tree_quota,
             max_load_bytes=self.max_load_bytes,
             max_search_bytes=self.max_search_bytes,
+            turn_timeout=self._turn_timeout,
         )
 
     async def shutdown(self) -> None:

@@ -194,7 +194,7 @@ class RememberPlugin(BackedPlugin):
             await semantic.start()  # its model loads in the background: the server answers meanwhile
         self._semantic = semantic
         self._policy = RememberPolicy(
-            vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl
+            vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl, self._turn_timeout
         )
         logger.info("remember store: %s", self.store_config.describe())
 

@@ -16,7 +16,8 @@ class RememberPolicy:
     """What one plugin instance shares with every call: the vault, the clock and the limits.
 
     ``quota`` bounds what one owner keeps in one scope; ``session_ttl`` is the longest a value kept
-    for a session (whose values nobody can reach once it ends) lives after its last write.
+    for a session (whose values nobody can reach once it ends) lives after its last write; ``turn_timeout`` how long
+    an update waits for its turn behind this process's other writers of the value.
     """
 
     def __init__(
@@ -27,6 +28,7 @@ class RememberPolicy:
         max_value_bytes: int,
         quota: Quota | None = None,
         session_ttl: float | None = None,
+        turn_timeout: float = 30.0,
     ) -> None:
         self.vault = vault
         self.clock = clock
@@ -34,5 +36,5 @@ class RememberPolicy:
         self.max_value_bytes = max_value_bytes
         self.quota = quota
         self.session_ttl = session_ttl
-        self.updates = KeyedLocks()
+        self.updates = KeyedLocks(turn_timeout)
         self.cursors = Cursors(vault.keyring)

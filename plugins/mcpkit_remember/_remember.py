@@ -26,6 +26,7 @@ from mcpkit_storage import (
     Scope,
     SearchMode,
     StoreUnavailableError,
+    TurnTimeoutError,
     backoff,
     check_key,
     check_scope,
@@ -351,7 +352,10 @@ class Remember:
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
         if not locks.take(turn):
-            await locks.wait(turn)
+            try:
+                await locks.wait(turn)
+            except TurnTimeoutError as exc:
+                raise RememberConflictError(key, 0, exc.timeout) from None
         try:
             for attempt in range(_UPDATE_ATTEMPTS):
                 now = self._policy.clock().now()

@@ -21,7 +21,7 @@ from ._errors import (
     RememberStoreUnavailableError,
 )
 from ._found import Found, Observed
-from ._keyed_locks import KeyedLocks
+from ._keyed_locks import KeyedLocks, TurnTimeoutError
 from ._keyring import Keyring
 from ._offloaded import read_many_in_thread
 from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
@@ -66,6 +66,7 @@ __all__ = [
     "Semantic",
     "StoreConfig",
     "StoreUnavailableError",
+    "TurnTimeoutError",
     "Vault",
     "VaultTaskStore",
     "backoff",

@@ -144,10 +144,12 @@ class Backing:
 
 
 class BackedPlugin(Plugin):
-    """A plugin that keeps its data through a ``Backing`` (``_backing``), reading time from the server's clock."""
+    """A plugin that keeps its data through a ``Backing`` (``_backing``), reading time from the server's clock;
+    ``_turn_timeout`` is how long its calls may queue for a turn (the server's ``turn_timeout``)."""
 
     _backing: Backing
     _clock: Callable[[], Clock]
+    _turn_timeout: float
 
     def __copy__(self) -> Self:
         """A copy for one server (``Server`` copies every plugin it is given): its own store, not yet set up."""
@@ -163,6 +165,7 @@ class BackedPlugin(Plugin):
     def setup(self, setup: PluginSetup) -> None:
         self._backing.setup(setup)
         self._clock = setup.clock
+        self._turn_timeout = setup.turn_timeout
 
 
 def keyring_from(secrets: Sequence[str], *, placed: bool = False) -> Keyring:

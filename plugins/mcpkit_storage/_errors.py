@@ -62,11 +62,11 @@ class RememberStoreUnavailableError(RememberError):
 class RememberConflictError(RememberError):
     """An atomic update lost every retry to concurrent writers (``REMEMBER_CONFLICT``)."""
 
-    def __init__(self, key: str, attempts: int) -> None:
-        super().__init__(
-            f"The value {key!r} changed under {attempts} attempts to update it; too many writers at once. Try again.",
-            code="REMEMBER_CONFLICT",
-        )
+    def __init__(self, key: str, attempts: int, waited: float | None = None) -> None:
+        message = f"The value {key!r} changed under {attempts} attempts to update it; too many writers at once."
+        if waited is not None:
+            message = f"The update of {key!r} waited {waited:g} seconds for its turn behind other writers of it."
+        super().__init__(f"{message} Try again.", code="REMEMBER_CONFLICT")
 
 
 class RememberQuotaError(RememberError):

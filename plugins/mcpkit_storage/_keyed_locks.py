@@ -1,10 +1,5 @@
-"""``KeyedLocks``: callers with equal keys take turns; a key costs nothing once nobody holds or waits for it.
-
-Remember's ``update`` takes a turn per key, so the writers of one process queue up instead of racing each other's
-compare-and-set; history takes one per caller for its heavy reads (a page of a long conversation, a search through
-one), so a caller who sends many at once waits for its own while the others' calls go on (four searches of a 60 MB
-conversation sent at once by one caller blocked every other caller for 31 s).
-"""
+"""``KeyedLocks``: callers with equal keys take turns, each waiting at most ``timeout`` seconds for its own; a key
+costs nothing once nobody holds or waits for it (docs/architecture.md says who takes turns by what)."""
 
 from __future__ import annotations
 
@@ -13,7 +8,15 @@ from collections import deque
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 
-__all__ = ["KeyedLocks"]
+__all__ = ["KeyedLocks", "TurnTimeoutError"]
+
+
+class TurnTimeoutError(Exception):
+    """A turn did not come within ``timeout`` seconds: the holders before it are still at work."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"waited {timeout:g} seconds for its turn")
+        self.timeout = timeout
 
 
 class KeyedLocks:
@@ -24,11 +27,12 @@ class KeyedLocks:
     one, so it is kept to that).
     """
 
-    __slots__ = ("_turns",)
+    __slots__ = ("_turns", "timeout")
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float) -> None:
         # key -> None (held, nobody waiting) or the waiters' futures, first come first: present while held.
         self._turns: dict[Hashable, deque[asyncio.Future[None]] | None] = {}
+        self.timeout = timeout
 
     def take(self, key: Hashable) -> bool:
         """Take the key's turn when nobody holds it (True); else False, and ``wait`` for it."""
@@ -38,19 +42,23 @@ class KeyedLocks:
         return True
 
     async def wait(self, key: Hashable) -> None:
-        """Wait until the holder (and those who came before) ``give`` the key's turn to this caller."""
+        """Wait until the holder (and those who came before) ``give`` the key's turn to this caller;
+        ``TurnTimeoutError`` after ``timeout`` seconds, out of the queue."""
         waiters = self._turns[key]  # held: ``take`` said so, with no await since
         if waiters is None:
             waiters = self._turns[key] = deque()
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         waiters.append(turn)
         try:
-            await turn
-        except BaseException:  # cancelled (or its coroutine closed)
+            async with asyncio.timeout(self.timeout):
+                await turn
+        except BaseException as stopped:  # timed out, cancelled (or its coroutine closed)
             if turn.done() and not turn.cancelled():  # handed the turn, then stopped: pass it on
                 self.give(key)
             else:
                 turn.cancel()  # still queued: ``give`` skips it
+            if isinstance(stopped, TimeoutError):
+                raise TurnTimeoutError(self.timeout) from None
             raise
 
     def give(self, key: Hashable) -> None:

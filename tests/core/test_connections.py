@@ -1,9 +1,10 @@
 """The connection cap's fair share, over real sockets to a real ``mcpkit run``: one client cannot take every slot.
 
 At ``max_connections`` a new connection closes the longest-waiting connection of the client holding the
-most. The clients here connect from different loopback addresses (127.0.0.2, 127.0.0.3: any 127.x reaches
-the server on Linux), or through a "proxy" on 127.0.0.1, which uvicorn trusts by default, naming the
-client in ``X-Forwarded-For``.
+most; when none is waiting, the longest-busy connection of the holder with the most busy ones. The clients
+here connect from different loopback addresses (127.0.0.2, 127.0.0.3: any 127.x reaches the server on
+Linux), or through a "proxy" on 127.0.0.1, which uvicorn trusts by default, naming the client in
+``X-Forwarded-For``.
 """
 
 from __future__ import annotations
@@ -92,20 +93,54 @@ def test_the_x_forwarded_for_of_a_client_that_is_not_a_trusted_proxy_is_ignored(
             sock.close()
 
 
-def test_when_every_connection_is_busy_or_the_newcomers_client_holds_the_most_it_gets_503(tmp_path: Path) -> None:
+HEAD_AWAITING_BODY = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
+
+
+def busy(sock: socket.socket) -> socket.socket:
+    """Make ``sock`` a request in progress: its head read, its body awaited (the server sent 100 Continue)."""
+    sock.sendall(HEAD_AWAITING_BODY)
+    assert sock.recv(65536).startswith(b"HTTP/1.1 100 ")
+    return sock
+
+
+def test_a_newcomer_whose_own_client_holds_the_most_connections_gets_429(tmp_path: Path) -> None:
     with mcpkit_run(tmp_path, *ARGS) as port:
         mine = connect(port, "127.0.0.3")
         assert served_404(mine)
-        flood = [connect(port, "127.0.0.2") for _ in range(CAP - 1)]
-        head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"
-        for sock in flood:  # each one a request in progress: its head read, its body awaited (100 Continue)
-            sock.sendall(head)
-            assert sock.recv(65536).startswith(b"HTTP/1.1 100 ")
+        flood = [busy(connect(port, "127.0.0.2")) for _ in range(CAP - 1)]
         refused = connect(port, "127.0.0.2")
         answer = refused.recv(65536)
 
-        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
-        assert b"this client already holds more connections than any client with an idle one" in answer
+        assert answer.startswith(b"HTTP/1.1 429 Too Many Requests\r\n"), answer
+        assert b"retry-after: 1\r\n" in answer
+        assert b"this client already holds 15 connections, more than any other" in answer
         assert served_404(mine)
         for sock in [mine, *flood, refused]:
+            sock.close()
+
+
+def test_when_every_connection_is_busy_the_client_holding_the_most_gives_up_its_longest_busy_one(
+    tmp_path: Path,
+) -> None:
+    with mcpkit_run(tmp_path, *ARGS) as port:
+        flood = [busy(connect(port, "127.0.0.2")) for _ in range(CAP)]  # every connection a request in progress
+        newcomer = connect(port, "127.0.0.3")
+        closed = closed_by_the_server(flood, 1)
+
+        assert closed == [flood[0]]  # the longest-busy one
+        assert served_404(newcomer)
+        for sock in [*flood, newcomer]:
+            sock.close()
+
+
+def test_when_every_connection_is_busy_and_nobody_holds_more_than_one_a_newcomer_gets_503(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS) as port:
+        fair = [busy(connect(port, f"127.0.0.{2 + n}")) for n in range(CAP)]  # one each: a full server, not a hog
+        refused = connect(port, f"127.0.0.{2 + CAP}")
+        answer = refused.recv(65536)
+
+        assert answer.startswith(b"HTTP/1.1 503 Service Unavailable\r\n"), answer
+        assert b"with a request in progress on each" in answer
+        assert not closed_by_the_server(fair, 1)
+        for sock in [*fair, refused]:
             sock.close()

@@ -25,7 +25,7 @@ async def _turn(locks: KeyedLocks, key: str, log: list[str], name: str, hold: as
 
 
 async def test_holders_of_one_key_take_turns_first_come_first_served() -> None:
-    locks, log, release = KeyedLocks(), [], asyncio.Event()
+    locks, log, release = KeyedLocks(30.0), [], asyncio.Event()
     first = asyncio.create_task(_turn(locks, "k", log, "a", release))
     await asyncio.sleep(0)
     others = [asyncio.create_task(_turn(locks, "k", log, name)) for name in "bcd"]
@@ -42,7 +42,7 @@ async def test_holders_of_one_key_take_turns_first_come_first_served() -> None:
 
 
 async def test_a_waiter_cancelled_before_its_turn_is_skipped() -> None:
-    locks, log, release = KeyedLocks(), [], asyncio.Event()
+    locks, log, release = KeyedLocks(30.0), [], asyncio.Event()
     holder = asyncio.create_task(_turn(locks, "k", log, "a", release))
     await asyncio.sleep(0)
     doomed = asyncio.create_task(_turn(locks, "k", log, "b"))
@@ -58,7 +58,7 @@ async def test_a_waiter_cancelled_before_its_turn_is_skipped() -> None:
 
 
 async def test_a_waiter_cancelled_after_being_handed_the_turn_passes_it_on() -> None:
-    locks, log = KeyedLocks(), []
+    locks, log = KeyedLocks(30.0), []
     assert locks.take("k")
     waiter = asyncio.create_task(_turn(locks, "k", log, "b"))
     last = asyncio.create_task(_turn(locks, "k", log, "c"))
@@ -73,7 +73,7 @@ async def test_a_waiter_cancelled_after_being_handed_the_turn_passes_it_on() -> 
 
 
 async def test_held_takes_the_turn_for_a_block_even_when_the_block_raises() -> None:
-    locks, log = KeyedLocks(), []
+    locks, log = KeyedLocks(30.0), []
 
     async def failing() -> None:
         async with locks.held("k"):

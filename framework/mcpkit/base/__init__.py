@@ -1,7 +1,7 @@
 """The ground floor: errors, clocks, who signed in (``Identity``, the ``Authenticator`` protocol), addresses,
 refusal bodies, parameter models, pages, icons and tool results. Nothing here knows an MCP feature or does I/O."""
 
-from ._addresses import ForwardedClients, client_group, connect_host, is_loopback
+from ._addresses import ANONYMOUS_PREFIX, ForwardedClients, caller_key, client_group, connect_host, is_loopback
 from ._clock import Clock, ManualClock, SystemClock
 from ._credentials import (
     IDENTITY_SCOPE_KEY,
@@ -22,6 +22,7 @@ from ._parameters import method_hints, parameters_model, validation_problems
 from ._results import ERROR_META_KEY, error_result
 
 __all__ = [
+    "ANONYMOUS_PREFIX",
     "ERROR_META_KEY",
     "IDENTITY_SCOPE_KEY",
     "PAGE_SIZE",
@@ -38,6 +39,7 @@ __all__ = [
     "StartupError",
     "SystemClock",
     "ToolError",
+    "caller_key",
     "checked_allow_no_audience",
     "checked_icons",
     "client_group",

@@ -7,6 +7,7 @@
   trusted proxy (uvicorn's ``forwarded_allow_ips``: ``FORWARDED_ALLOW_IPS``, by default 127.0.0.1 and ::1)
   name their client in ``X-Forwarded-For``; anyone else's header is ignored, or a client could pick its
   own address.
+- ``caller_key``: whom per-caller limits count a request against: its signed-in user, else its client group.
 - ``is_loopback`` and ``connect_host``: whether a bind address stays on this machine, and the host a
   client connects to when the server listens on a wildcard (0.0.0.0 or ::, which is nobody's address).
 """
@@ -16,10 +17,15 @@ from __future__ import annotations
 import functools
 import ipaddress
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["ForwardedClients", "client_group", "connect_host", "is_loopback"]
+from ._credentials import IDENTITY_SCOPE_KEY
 
+__all__ = ["ANONYMOUS_PREFIX", "ForwardedClients", "caller_key", "client_group", "connect_host", "is_loopback"]
+
+#: Before an anonymous caller's key (mcpkit's own: no token may claim a user id starting so).
+ANONYMOUS_PREFIX = "anon:"
 #: The IPv6 prefix one client is counted by.
 IPV6_CLIENT_PREFIX = 64
 #: Whom uvicorn believes ``X-Forwarded-For`` from when ``FORWARDED_ALLOW_IPS`` is not set.
@@ -46,6 +52,16 @@ def client_group(host: str) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.IPv6Network((address, IPV6_CLIENT_PREFIX), strict=False))
     return str(address)
+
+
+def caller_key(scope: Mapping[str, Any]) -> str:
+    """Whom an HTTP request counts against: the signed-in user id the auth gate left in ``scope``, else
+    ``anon:`` and the client's group (an anonymous caller is its address, or IPv6 /64)."""
+    identity = scope.get(IDENTITY_SCOPE_KEY)
+    if identity is not None:
+        return str(identity.user_id)
+    client = scope.get("client")
+    return ANONYMOUS_PREFIX + (client_group(client[0]) if client else "?")
 
 
 def is_loopback(host: str) -> bool:

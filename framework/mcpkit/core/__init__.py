@@ -16,9 +16,10 @@ from ._decorators import (
     tool,
     tool_options,
 )
-from ._plugin import Plugin, PluginSetup, providers_for
+from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, providers_for
 
 __all__ = [
+    "DEFAULT_TURN_TIMEOUT",
     "BecomesTask",
     "Caller",
     "Context",

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import mcp_types as types
 
-from ..elicitation import Elicited, ask, elicit_request, elicited, sample_request, unavailable
+from ..elicitation import (
+    DEFAULT_QUESTION_TIMEOUT,
+    Elicited,
+    ask,
+    elicit_request,
+    elicited,
+    sample_request,
+    unavailable,
+)
 from ..reporting import ClientLog, report_progress
 
 if TYPE_CHECKING:
@@ -101,7 +109,8 @@ class Context:
         A client that cannot be asked gets the tool error ``INPUT_UNAVAILABLE``: check ``client_can`` first.
         """
         request, adapter = elicit_request(message, schema)
-        return elicited(await ask(self, key, request, "elicitation", "ask the user"), adapter)
+        answer = await ask(self, key, request, "elicitation", "ask the user", self._question_timeout())
+        return elicited(answer, adapter)
 
     async def sample(
         self,
@@ -113,7 +122,7 @@ class Context:
     ) -> types.CreateMessageResult:
         """Ask the client's model (``sampling/createMessage``); a string is one user message."""
         request = sample_request([messages] if isinstance(messages, str) else messages, max_tokens, system_prompt)
-        answer = await ask(self, key, request, "sampling", "ask the client's model")
+        answer = await ask(self, key, request, "sampling", "ask the client's model", self._question_timeout())
         return (
             answer
             if isinstance(answer, types.CreateMessageResult)
@@ -122,9 +131,14 @@ class Context:
 
     async def roots(self, *, key: str | None = None) -> list[types.Root]:
         """The client's roots (``roots/list``): the folders or repositories it lets the server work in."""
-        answer = await ask(self, key, types.ListRootsRequest(), "roots", "list the client's roots")
+        timeout = self._question_timeout()
+        answer = await ask(self, key, types.ListRootsRequest(), "roots", "list the client's roots", timeout)
         result = answer if isinstance(answer, types.ListRootsResult) else types.ListRootsResult.model_validate(answer)
         return list(result.roots)
+
+    def _question_timeout(self) -> float:
+        services = self._services
+        return DEFAULT_QUESTION_TIMEOUT if services is None else services.question_timeout
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: build a plugin attribute lazily.

@@ -12,7 +12,10 @@ if TYPE_CHECKING:
     from ..base import Clock
     from ._context import Context, ToolContext
 
-__all__ = ["Plugin", "PluginSetup", "providers_for"]
+__all__ = ["DEFAULT_TURN_TIMEOUT", "Plugin", "PluginSetup", "providers_for"]
+
+#: How long a call queued behind its caller's earlier ones waits for its turn, unless ``Server(turn_timeout=...)``.
+DEFAULT_TURN_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +29,8 @@ class PluginSetup:
     clock: Callable[[], Clock]
     #: One dict per server, for plugins to share resources (e.g. one in-process store).
     shared: dict[str, Any] = field(default_factory=dict)
+    #: How long a call that queues behind its caller's earlier ones may wait for its turn (``Server(turn_timeout)``).
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT
 
 
 class Plugin:

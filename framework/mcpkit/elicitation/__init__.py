@@ -2,14 +2,27 @@
 (``self.roots``); live requests on 2025-11-25, ``InputRequiredResult`` rounds with a sealed ``requestState`` on
 2026-07-28."""
 
-from ._elicitation import Answers, Elicited, InputNeeded, ask, elicit_request, elicited, sample_request, unavailable
+from ._elicitation import (
+    DEFAULT_QUESTION_TIMEOUT,
+    Answers,
+    Elicited,
+    InputNeeded,
+    ask,
+    checked_question_timeout,
+    elicit_request,
+    elicited,
+    sample_request,
+    unavailable,
+)
 from ._request_state import request_state_boundary
 
 __all__ = [
+    "DEFAULT_QUESTION_TIMEOUT",
     "Answers",
     "Elicited",
     "InputNeeded",
     "ask",
+    "checked_question_timeout",
     "elicit_request",
     "elicited",
     "request_state_boundary",

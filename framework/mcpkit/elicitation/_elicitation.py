@@ -12,7 +12,8 @@ order they are asked), and a round ends at the first one not answered yet, or, f
 with ``asyncio.gather``, with all of them.
 
 So code before a question runs once per round: do side effects (send, charge, write) after the last
-question, or make them idempotent (docs/elicitation.md).
+question, or make them idempotent (docs/elicitation.md). A live question has a deadline (``question_timeout``): a
+client that has not answered by then ends the call with ``INPUT_TIMEOUT``, which releases what the call held.
 """
 
 from __future__ import annotations
@@ -24,14 +25,27 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import TypeAdapter, ValidationError
 
-from ..base import ToolError, validation_problems
+from ..base import ConfigurationError, ToolError, validation_problems
 
-__all__ = ["Answers", "Asking", "Elicited", "InputNeeded", "answers_of", "ask", "unavailable"]
+__all__ = [
+    "DEFAULT_QUESTION_TIMEOUT",
+    "Answers",
+    "Asking",
+    "Elicited",
+    "InputNeeded",
+    "answers_of",
+    "ask",
+    "checked_question_timeout",
+    "unavailable",
+]
 
 MODERN = "2026-07-28"
+#: How long a live question (2025-11-25) waits for the client's answer, unless ``Server(question_timeout=...)`` says.
+DEFAULT_QUESTION_TIMEOUT = 120.0
 T = TypeVar("T")
 
 
@@ -103,6 +117,13 @@ def answers_of(params: types.InputResponseRequestParams) -> Answers:
     return Answers(given)
 
 
+def checked_question_timeout(seconds: object) -> float:
+    """``question_timeout``, checked: a positive, finite number of seconds."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < float("inf"):
+        raise ConfigurationError(f"question_timeout is a positive number of seconds, not {seconds!r:.40}.")
+    return float(seconds)
+
+
 def _unavailable(what: str, why: str) -> ToolError:
     return ToolError(f"This tool needs to {what}, but {why}.", code="INPUT_UNAVAILABLE")
 
@@ -128,8 +149,16 @@ def unavailable(context: Asking, capability: str) -> str | None:
     return None
 
 
-async def ask(context: Asking, key: str | None, request: types.InputRequest, capability: str, what: str) -> Any:
-    """The client's answer to ``request``: live on 2025-11-25, from this round's answers on 2026-07-28.
+async def ask(
+    context: Asking,
+    key: str | None,
+    request: types.InputRequest,
+    capability: str,
+    what: str,
+    answer_within: float = DEFAULT_QUESTION_TIMEOUT,
+) -> Any:
+    """The client's answer to ``request``: live on 2025-11-25 (within ``answer_within`` seconds, else
+    ``INPUT_TIMEOUT``), from this round's answers on 2026-07-28.
 
     Returns the raw result dict (2026-07-28) or model (2025-11-25); ``InputNeeded`` ends a 2026-07-28 round.
     """
@@ -149,7 +178,18 @@ async def ask(context: Asking, key: str | None, request: types.InputRequest, cap
         answers.pending[name] = request  # questions asked together (asyncio.gather) all reach the client
         raise InputNeeded(name, answers)
     related = ServerMessageMetadata(related_request_id=ctx.request_id)  # on the call's own stream
-    return await ctx.session.send_request(request, _RESULTS[request.method], metadata=related)
+    try:
+        return await ctx.session.send_request(
+            request, _RESULTS[request.method], request_read_timeout_seconds=answer_within, metadata=related
+        )
+    except MCPError as exc:
+        if exc.error.code != types.REQUEST_TIMEOUT:
+            raise
+    raise ToolError(
+        f"This tool needed to {what}, and the client gave no answer within {answer_within:g} seconds (the server's "
+        "question_timeout), so the call ended. Call it again when the question can be answered.",
+        code="INPUT_TIMEOUT",
+    )
 
 
 _RESULTS: Mapping[str, Any] = {

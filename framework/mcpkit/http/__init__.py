@@ -1,12 +1,15 @@
 """Serving over streamable HTTP: the Starlette app and its layers (host and body checks, the protocol-error
-mask, per-caller sessions, lazy SSE answers, resumable streams), and uvicorn with connection limits."""
+mask, per-caller sessions and requests in progress, lazy SSE answers, resumable streams), and uvicorn with
+connection limits."""
 
+from ._admission import DEFAULT_CALLS_PER_CALLER
 from ._connections import ConnectionLimits
 from ._http_app import DEFAULT_RETRY_MS, Serving, build_http_app
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._serving import listening_socket, serve_http
 
 __all__ = [
+    "DEFAULT_CALLS_PER_CALLER",
     "DEFAULT_RETRY_MS",
     "LONE_SURROGATES_SCOPE_KEY",
     "ConnectionLimits",

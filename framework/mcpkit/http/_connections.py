@@ -1,4 +1,5 @@
-"""Slow clients: a deadline for every request to arrive, and a connection cap nobody can fill by waiting.
+"""Slow clients: a deadline for every request to arrive and every response to be read, and a connection cap that
+nobody can fill, by waiting or by holding requests open.
 
 uvicorn 0.54 has neither. Its h11 protocol arms no timer until a first response is sent, so a
 connection that sends half a request line (or nothing) is held forever; ``limit_concurrency`` counts
@@ -11,27 +12,35 @@ easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol wi
 - ``max_connections``: at the cap, a new connection closes a connection that is waiting for its
   request (sending nothing or too little, or kept alive and idle): the longest-waiting one of the client
   holding the most connections, so one client (an IPv4 address or an IPv6 /64, ``_addresses``) cannot
-  take the slots of others by opening more. The new one is refused with 503 only when no connection
-  is waiting, or when its own client already holds more than any client with a waiting connection. A
-  caller whose request has arrived is never cut off for someone else's slowness. Behind a trusted proxy
-  a connection counts for the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
+  take the slots of others by opening more. When every connection is busy (its request arrived and is in
+  progress), the new one closes the longest-busy connection of the holder with the most busy connections, if
+  that holder has more than the new connection's client holds; a busy connection's holder is the caller its
+  request belongs to (admission says whose, ``CONNECTION_SCOPE_KEY``), else its client. Otherwise the new one is
+  refused: 429 when its own client holds the most, else 503. Behind a trusted proxy a connection counts for
+  the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
+- ``write_timeout``: a response the client stops reading (the server's send buffer stays full) for this many
+  seconds ends the connection, so a caller cannot hold a connection, and the call writing to it, by not reading.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import resource
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import h11
 from uvicorn.config import LOG_LEVELS
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..base import ConfigurationError, ForwardedClients, client_group, raw_response
+from ._admission import CONNECTION_SCOPE_KEY
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
+
+logger = logging.getLogger("mcpkit.connections")
 
 #: Connections the kernel queues for accepting, which is also how many asyncio accepts in one go.
 ACCEPT_BACKLOG = 128
@@ -57,6 +66,7 @@ class ConnectionLimits:
     read_timeout: float = 10.0
     keep_alive_timeout: float = 5.0
     log_level: str = "info"
+    write_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         if self.log_level not in LOG_LEVELS:
@@ -67,7 +77,12 @@ class ConnectionLimits:
             raise ConfigurationError(f"max_connections is a whole number of connections, not {self.max_connections!r}.")
         if self.max_connections is not None and self.max_connections < 16:
             raise ConfigurationError(f"max_connections={self.max_connections} is too few: use 16 or more.")
-        for name, seconds in (("read_timeout", self.read_timeout), ("keep_alive_timeout", self.keep_alive_timeout)):
+        timeouts = (
+            ("read_timeout", self.read_timeout),
+            ("keep_alive_timeout", self.keep_alive_timeout),
+            ("write_timeout", self.write_timeout),
+        )
+        for name, seconds in timeouts:
             if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
                 raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
 
@@ -116,6 +131,7 @@ def guarded_protocol(limits: ConnectionLimits, forwarded: ForwardedClients | Non
         "cap": limits.connection_cap(),
         "forwarded": forwarded or ForwardedClients(),
         "clients": {},
+        "holders": {},
     }
     return type("GuardedH11Protocol", (_GuardedH11Protocol,), namespace)
 
@@ -126,6 +142,8 @@ class _GuardedH11Protocol(H11Protocol):
     forwarded: ClassVar[ForwardedClients]
     #: Every client with a connection open, by ``client_group``.
     clients: ClassVar[dict[str, _Client]]
+    #: The busy connections (a request in progress) of each holder, longest-busy first, with when each began.
+    holders: ClassVar[dict[str, dict[_GuardedH11Protocol, float]]]
 
     _client: _Client
     _deadline: asyncio.TimerHandle | None = None
@@ -133,37 +151,118 @@ class _GuardedH11Protocol(H11Protocol):
     _proxied = False
     #: The request head this connection was last counted by (uvicorn's ``headers`` of its current request).
     _head: object = None
+    #: Whose busy connection this is while a request is in progress on it (None: not busy).
+    _holder: str | None = None
+    #: The request (uvicorn's ASGI scope) last counted busy, so one request is counted once.
+    _counted: object = None
+    #: The write deadline while the client reads nothing of a response.
+    _stalled: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         peer = self.client[0] if self.client else ""
         self._proxied = bool(peer) and self.forwarded.trusts(peer)
         self._join(client_group(peer))
-        if len(self.connections) > self.cap and not self._make_room():
-            if any(client.waiting for client in self.clients.values()):
-                self._answer(
-                    503,
-                    "The server is at its connection limit, and this client already holds more connections than "
-                    "any client with an idle one: use fewer connections at once, or retry.",
-                )
-            else:
-                self._answer(503, "The server is at its connection limit, with a request in progress on each. Retry.")
+        if len(self.connections) > self.cap and not self._make_room() and not self._evict_busy():
+            self._refuse()
             return
         self._wait()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
+        self._idle()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
         self._leave()
         super().connection_lost(exc)
+
+    def held_by(self, caller: str) -> None:
+        """Count this connection's request in progress against ``caller`` (admission knows whose it is)."""
+        holder = self._holder
+        if holder is None or holder == caller:
+            return
+        since = self.holders[holder].pop(self)
+        if not self.holders[holder]:
+            del self.holders[holder]
+        self.holders.setdefault(caller, {})[self] = since
+        self._holder = caller
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._stalled is None:
+            self._stalled = self.loop.call_later(self.limits.write_timeout, self._write_timed_out)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._stalled is not None:
+            self._stalled.cancel()
+            self._stalled = None
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         self._track()
 
     def on_response_complete(self) -> None:
+        self._idle()
         super().on_response_complete()
         self._served = True
         self._track()
+
+    def _busy(self) -> None:
+        """A request has arrived on this connection: it is busy, for its client until admission says whose."""
+        self._counted = self.scope
+        cast("dict[str, object]", self.scope)[CONNECTION_SCOPE_KEY] = self
+        self._holder = self._client.name
+        self.holders.setdefault(self._holder, {})[self] = self.loop.time()
+
+    def _idle(self) -> None:
+        holder = self._holder
+        if holder is None:
+            return
+        self._holder = None
+        busy = self.holders[holder]
+        del busy[self]
+        if not busy:
+            del self.holders[holder]
+
+    def _evict_busy(self) -> bool:
+        """At the cap with no connection waiting: close the longest-busy connection of the holder with the most
+        busy ones, if it has more than this connection's client holds (counting this one); False if none."""
+        fullest: dict[_GuardedH11Protocol, float] | None = None
+        for busy in self.holders.values():
+            if fullest is None or len(busy) > len(fullest):
+                fullest = busy
+        if fullest is None or len(fullest) <= self._client.held:
+            return False
+        victim = next(iter(fullest))
+        logger.warning(
+            "at the connection limit (%d): closed a busy connection of the holder of the most (%d) to admit another "
+            "client",
+            self.cap,
+            len(fullest),
+        )
+        victim._abort()
+        return True
+
+    def _refuse(self) -> None:
+        """Answer a connection the cap has no room for: 429 if its own client holds the most, else 503."""
+        held = self._client.held
+        if held > 1 and held >= max((len(busy) for busy in self.holders.values()), default=0):
+            self._answer(
+                429,
+                f"The server is at its connection limit, and this client already holds {held - 1} connections, "
+                "more than any other: use fewer connections at once, or retry.",
+            )
+        else:
+            self._answer(503, "The server is at its connection limit, with a request in progress on each. Retry.")
+
+    def _write_timed_out(self) -> None:
+        self._stalled = None
+        if not self.transport.is_closing():
+            timeout = f"{self.limits.write_timeout:g}"
+            logger.info("closed a connection whose client read none of its response for %s s (write_timeout)", timeout)
+            self._abort()
 
     def _make_room(self) -> bool:
         """At the cap: close the longest-waiting connection of the client holding the most, if that client
@@ -203,6 +302,8 @@ class _GuardedH11Protocol(H11Protocol):
                 self._wait()
         else:
             self._client.waiting.pop(self, None)
+            if self.scope is not self._counted:
+                self._busy()
             if state is not h11.SEND_BODY and self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
@@ -247,7 +348,7 @@ class _GuardedH11Protocol(H11Protocol):
 
     def _answer(self, status: int, message: str) -> None:
         """Write a whole response without h11 (no request was read), then close the connection."""
-        retry = [(b"retry-after", b"1")] if status == 503 else []
+        retry = [(b"retry-after", b"1")] if status in (429, 503) else []
         self.transport.write(raw_response(status, message, retry))
         self._close()
 
@@ -255,3 +356,8 @@ class _GuardedH11Protocol(H11Protocol):
         self._stop_waiting()
         if not self.transport.is_closing():
             self.transport.close()
+
+    def _abort(self) -> None:
+        """Close at once, dropping what is still to be written (to a client that reads nothing, or is cut off)."""
+        self._stop_waiting()
+        self.transport.abort()

@@ -1,11 +1,11 @@
 """``Server.http_app()``: the SDK's streamable HTTP app with mcpkit's layers in front and its lifespan around.
 
-In front of the SDK's routes, outermost first: the auth gate (who is calling; 401/403), the per-caller session
-limits, the mask that makes the SDK's refusals clear JSON, and, with ``json_response=True``, the router that
-sends 2026-07-28 requests asking for notifications to a session manager whose answers may become SSE. The
-served routes are the SDK's, with mcpkit's session manager (``_session_manager``: lazy SSE for 2025-11-25 sessions,
-and each session's own events when streams are resumable). The lifespan starts the plugins, then the session
-managers.
+In front of the SDK's routes, outermost first: the auth gate (who is calling; 401/403), admission (each caller's
+requests in progress; 429), the per-caller session limits, the mask that makes the SDK's refusals clear JSON, and,
+with ``json_response=True``, the router that sends 2026-07-28 requests asking for notifications to a session manager
+whose answers may become SSE. The served routes are the SDK's, with mcpkit's session manager (``_session_manager``:
+lazy SSE for 2025-11-25 sessions, and each session's own events when streams are resumable). The lifespan starts the
+plugins, then the session managers.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from starlette.routing import Route
 from ..auth import AuthGate, RequiredScopes, ResourceMetadata
 from ..base import Authenticator, Clock, ConfigurationError
 from ..core import Plugin
+from ._admission import DEFAULT_CALLS_PER_CALLER, CallAdmission, checked_calls
 from ._body_limit import body_limit
 from ._event_log import EventLog
 from ._host_check import host_check
@@ -68,6 +69,7 @@ def build_http_app(
     session_idle_timeout: float,
     resumable_streams: bool | None = None,
     stream_retry_ms: int = DEFAULT_RETRY_MS,
+    calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
 ) -> Starlette:
     """The app ``Server.http_app`` returns (its docstring says what each option does)."""
     if not server.authenticators and not server.allow_anonymous:
@@ -79,6 +81,7 @@ def build_http_app(
     both = bool(server.authenticators) and server.allow_anonymous  # anonymous callers get half the table
     sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
     limit = body_limit(max_body_bytes, server.plugins)
+    per_caller = checked_calls(calls_per_caller)
     resumable = _resumable(resumable_streams, json_response, stream_retry_ms)
     if not SessionManager.supported():
         raise ConfigurationError(
@@ -118,6 +121,9 @@ def build_http_app(
         sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
     sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
     sdk_app.add_middleware(SessionGuard, limits=sessions, clock=server.clock)
+    sdk_app.add_middleware(
+        CallAdmission, per_caller=per_caller, max_body_bytes=limit, monotonic=lambda: server.clock().monotonic()
+    )
     sdk_app.add_middleware(
         AuthGate,
         authenticators=server.authenticators,

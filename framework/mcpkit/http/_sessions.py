@@ -26,7 +26,7 @@ from typing import Any
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..base import IDENTITY_SCOPE_KEY, Clock, ConfigurationError, client_group, send_rpc_error
+from ..base import ANONYMOUS_PREFIX, Clock, ConfigurationError, caller_key, send_rpc_error
 
 __all__ = ["SessionGuard", "SessionLimits"]
 
@@ -37,8 +37,6 @@ _HANDSHAKE_VERSIONS = frozenset(version.encode() for version in HANDSHAKE_PROTOC
 _ENDED_PER_SWEEP = 256
 #: How often (monotonic seconds) the idle sessions are looked for; overdue handshakes are looked for always.
 _IDLE_SWEEP_SECONDS = 10.0
-#: The prefix of an anonymous caller's owner (mcpkit's own: no token may claim a user id starting so).
-_ANONYMOUS = "anon:"
 #: The largest body read to see whether it is ``notifications/initialized``.
 _NOTIFICATION_BYTES = 4096
 
@@ -139,8 +137,8 @@ class SessionGuard:
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
         now = self._clock().monotonic()
         await self._end_all(self._overdue(now))
-        owner = _owner(scope)
-        anonymous = owner.startswith(_ANONYMOUS)
+        owner = caller_key(scope)
+        anonymous = owner.startswith(ANONYMOUS_PREFIX)
         held = self._by_owner.get(owner, {})
         victim = None
         if len(held) + self._opening.get(owner, 0) >= self._limits.per_caller:
@@ -185,7 +183,7 @@ class SessionGuard:
         victim: _Session | None = None
         most = 0
         for owner, held in self._by_owner.items():
-            if owner.startswith(_ANONYMOUS) and len(held) > most:
+            if owner.startswith(ANONYMOUS_PREFIX) and len(held) > most:
                 idle = next((s for s in held.values() if not s.posts_in_flight), None)
                 if idle is not None:
                     victim, most = idle, len(held)
@@ -195,7 +193,7 @@ class SessionGuard:
         return victim
 
     def _release(self, owner: str) -> None:
-        self._anonymous -= owner.startswith(_ANONYMOUS)
+        self._anonymous -= owner.startswith(ANONYMOUS_PREFIX)
         left = self._opening[owner] - 1
         if left:
             self._opening[owner] = left
@@ -206,7 +204,7 @@ class SessionGuard:
         if not self._base:
             self._base = {key: scope[key] for key in ("asgi", "scheme", "root_path", "server", "app") if key in scope}
         host = _header(scope["headers"], b"host")
-        anonymous = owner.startswith(_ANONYMOUS)
+        anonymous = owner.startswith(ANONYMOUS_PREFIX)
         session = _Session(session_id, owner, anonymous, scope["path"], host, scope.get("user"), now, now)
         self._sessions[session_id] = session
         self._by_owner.setdefault(owner, {})[session_id] = session
@@ -336,16 +334,6 @@ class SessionGuard:
                 owner,
                 self._limits.per_caller,
             )
-
-
-def _owner(scope: Scope) -> str:
-    """Whose session this is: the signed-in identity, or the client's address (IPv6: its /64) for anonymous
-    callers."""
-    identity = scope.get(IDENTITY_SCOPE_KEY)
-    if identity is not None:
-        return str(identity.user_id)
-    client = scope.get("client")
-    return _ANONYMOUS + (client_group(client[0]) if client else "?")
 
 
 def _header(headers: Any, wanted: bytes) -> bytes | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..auth import StaticKeys
 from ..base import Authenticator, Clock, ConfigurationError, SystemClock
-from ..core import Plugin, PluginSetup, app_options, tool_options
+from ..core import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, app_options, tool_options
 from ..tools import BoundTool, SharedRateLimiter, ToolSpec, build_tool_spec, checked_rate_limit_store
 from ._catalog import AppFeatures
 
@@ -29,16 +29,29 @@ class Assembled:
 
 
 def assemble(
-    apps: Sequence[type[Any]], plugins: Sequence[Plugin], server_name: str, clock: Callable[[], Clock]
+    apps: Sequence[type[Any]],
+    plugins: Sequence[Plugin],
+    server_name: str,
+    clock: Callable[[], Clock],
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT,
 ) -> Assembled:
-    """Collect and check ``apps`` and the server's ``plugins`` (``clock``: the server's, read when a plugin asks)."""
-    return _Assembly(server_name, clock).collect(apps, plugins)
+    """Collect and check ``apps`` and the server's ``plugins`` (``clock``: the server's, read when a plugin asks;
+    ``turn_timeout``: what each plugin learns in its setup)."""
+    return _Assembly(server_name, clock, checked_turn_timeout(turn_timeout)).collect(apps, plugins)
+
+
+def checked_turn_timeout(seconds: object) -> float:
+    """``turn_timeout``, checked: a positive, finite number of seconds."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < float("inf"):
+        raise ConfigurationError(f"turn_timeout is a positive number of seconds, not {seconds!r:.40}.")
+    return float(seconds)
 
 
 class _Assembly:
-    def __init__(self, server_name: str, clock: Callable[[], Clock]) -> None:
+    def __init__(self, server_name: str, clock: Callable[[], Clock], turn_timeout: float) -> None:
         self.name = server_name
         self.clock = clock
+        self.turn_timeout = turn_timeout
         self.done = Assembled()
 
     def _adopt(self, plugin: Plugin, where: str) -> Plugin:
@@ -73,7 +86,8 @@ class _Assembly:
             specs = [self._spec(cls, options.id, where) for cls in tool_classes]
             for spec in specs:
                 _claim(owners, spec, f"{spec.cls.__qualname__} in {where}")
-            setup = PluginSetup(self.name, options.id, options.name, tuple(s.name for s in specs), self.clock, shared)
+            names = tuple(s.name for s in specs)
+            setup = PluginSetup(self.name, options.id, options.name, names, self.clock, shared, self.turn_timeout)
             for plugin in app_plugins:
                 _setup(plugin, setup, where)
             for spec in specs:
@@ -87,7 +101,7 @@ class _Assembly:
         for spec in contributed:
             _claim(owners, spec, f"{spec.cls.__qualname__} from {where}")
             bound[spec.name] = BoundTool.bind(spec, server_plugins)
-        everything = PluginSetup(self.name, "", self.name, tuple(bound), self.clock, shared)
+        everything = PluginSetup(self.name, "", self.name, tuple(bound), self.clock, shared, self.turn_timeout)
         for plugin in server_plugins:
             _setup(plugin, everything, where)
         resources = tuple(cls for plugin in server_plugins for cls in plugin.resources())

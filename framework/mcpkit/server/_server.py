@@ -27,9 +27,9 @@ from ..base import (
     checked_icons,
     local_connection,
 )
-from ..core import Plugin, caller_of
-from ..elicitation import request_state_boundary
-from ..http import DEFAULT_RETRY_MS, Serving, build_http_app
+from ..core import DEFAULT_TURN_TIMEOUT, Plugin, caller_of
+from ..elicitation import DEFAULT_QUESTION_TIMEOUT, checked_question_timeout, request_state_boundary
+from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, Serving, build_http_app
 from ..subscriptions import (
     Kind,
     ListChangingServer,
@@ -74,7 +74,10 @@ class Server:
     Tasks (``@tool(task=...)``, docs/tasks.md): each is kept ``task_ttl`` seconds after it starts (None: until
     the store forgets it), a caller keeps at most ``task_limit`` at once, and a task whose instance has not
     renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits`` bounds what 2025-11-25
-    sessions may watch (``SubscriptionLimits``, docs/resources.md). See docs/authorization.md.
+    sessions may watch (``SubscriptionLimits``, docs/resources.md). Every wait has a deadline: a question to the client
+    (``self.elicit``, ``self.sample``, ``self.roots`` on 2025-11-25) waits ``question_timeout`` seconds for its
+    answer, and a call queued behind the same caller's earlier ones (history's reads, updates of one value) waits
+    ``turn_timeout`` seconds for its turn (docs/reliability.md). See docs/authorization.md.
     """
 
     def __init__(
@@ -103,6 +106,8 @@ class Server:
         task_limit: int | None = DEFAULT_LIMIT,
         task_lease: float = DEFAULT_LEASE,
         subscription_limits: SubscriptionLimits | None = None,
+        question_timeout: float = DEFAULT_QUESTION_TIMEOUT,
+        turn_timeout: float = DEFAULT_TURN_TIMEOUT,
     ) -> None:
         self.name = name
         self.version = version
@@ -116,14 +121,17 @@ class Server:
         #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
         self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
         self._configured_authenticators = authenticators
-        assembled = assemble(apps, plugins, name, lambda: self.clock)
+        assembled = assemble(apps, plugins, name, lambda: self.clock, turn_timeout)
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
         if subscription_limits is not None and not isinstance(subscription_limits, SubscriptionLimits):
             raise ConfigurationError(f"subscription_limits is a SubscriptionLimits, not {subscription_limits!r:.60}.")
         # sessions' log levels and resource watchers, for every context
-        services = self._services = Services(subscriptions=Subscriptions(subscription_limits))
+        services = self._services = Services(
+            subscriptions=Subscriptions(subscription_limits),
+            question_timeout=checked_question_timeout(question_timeout),
+        )
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
         services.subscriptions.known = self.catalog.resources.serves
@@ -220,6 +228,7 @@ class Server:
         session_idle_timeout: float = 1800.0,
         resumable_streams: bool | None = None,
         stream_retry_ms: int = DEFAULT_RETRY_MS,
+        calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
     ) -> Starlette:
         """A new Starlette app serving MCP at ``/mcp``; its lifespan starts and stops the plugins.
 
@@ -229,7 +238,9 @@ class Server:
         (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
         in all and ``sessions_per_caller`` per identity (per address, or IPv6 /64, for anonymous
         callers, who hold at most half the table on a server that also signs callers in), ended
-        after ``session_idle_timeout`` seconds unused. Answers are plain JSON (``json_response=True``) until a
+        after ``session_idle_timeout`` seconds unused. Each caller (identity, or address for anonymous
+        callers) has at most ``calls_per_caller`` requests in progress at once; one more gets 429
+        (docs/reliability.md). Answers are plain JSON (``json_response=True``) until a
         call sends something besides its result (progress, a log message, a question to the client), and then
         an SSE stream for that call, in both eras; pass False for SSE answers to everything. A 2025-11-25
         stream can be made resumable (``resumable_streams``; on by default only with ``json_response=False``):
@@ -262,6 +273,7 @@ class Server:
             session_idle_timeout=session_idle_timeout,
             resumable_streams=resumable_streams,
             stream_retry_ms=stream_retry_ms,
+            calls_per_caller=calls_per_caller,
         )
 
     async def serve_stdio(self, user: str | None = None) -> None:
@@ -297,17 +309,20 @@ class Server:
         max_connections: int | None = None,
         read_timeout: float = 10.0,
         keep_alive_timeout: float = 5.0,
+        write_timeout: float = 30.0,
         json_response: bool = True,
         resumable_streams: bool | None = None,
+        calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
         on_ready: Callable[[str], object] | None = None,
     ) -> None:
         """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
 
         Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``), then the
         plugins start, then ``on_ready(url)`` runs (by default it prints the URL). The ``http_app``
-        options apply, and three for connections: at most ``max_connections`` at once (1000, or
+        options apply, and four for connections: at most ``max_connections`` at once (1000, or
         fewer if the open-files limit says so), ``read_timeout`` seconds for a request to arrive
-        whole, ``keep_alive_timeout`` seconds for an idle connection to be kept.
+        whole, ``keep_alive_timeout`` seconds for an idle connection to be kept, ``write_timeout``
+        seconds for a client to read again from a response it stopped reading.
         """
         if transport == "stdio":
             anyio.run(self.serve_stdio, user)
@@ -319,7 +334,7 @@ class Server:
         # uvicorn's server and h11 protocol take ~25 ms to import: only a server that serves HTTP pays for them.
         from ..http import ConnectionLimits, listening_socket, serve_http
 
-        limits = ConnectionLimits(max_connections, read_timeout, keep_alive_timeout, log_level)
+        limits = ConnectionLimits(max_connections, read_timeout, keep_alive_timeout, log_level, write_timeout)
         app = self.http_app(
             host=host,
             allowed_hosts=allowed_hosts,
@@ -330,6 +345,7 @@ class Server:
             session_idle_timeout=session_idle_timeout,
             json_response=json_response,
             resumable_streams=resumable_streams,
+            calls_per_caller=calls_per_caller,
         )
         sock = listening_socket(host, port)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)

@@ -20,6 +20,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 
 from ..base import IDENTITY_SCOPE_KEY, ConfigurationError, client_group
+from ..elicitation import DEFAULT_QUESTION_TIMEOUT
 from ..reporting import LogLevels, session_key
 from ._list_changes import ListChanges
 
@@ -235,11 +236,13 @@ def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Services:
-    """What every context of one server shares: the sessions' log levels, the resource watchers, the listers."""
+    """What every context of one server shares: the sessions' log levels, the resource watchers, the listers, and
+    how long a live question to the client may wait for its answer."""
 
     log_levels: LogLevels = field(default_factory=LogLevels)
     subscriptions: Subscriptions = field(default_factory=Subscriptions)  # with SubscriptionLimits' defaults
     list_changes: ListChanges = field(init=False)
+    question_timeout: float = DEFAULT_QUESTION_TIMEOUT
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "list_changes", ListChanges(self.subscriptions.bus))

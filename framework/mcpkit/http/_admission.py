@@ -1,0 +1,170 @@
+"""Admission by caller: each caller may have at most ``calls_per_caller`` requests in progress over HTTP at once.
+
+A caller is a signed-in user, or an anonymous client's address (``caller_key``). A request that would take its
+caller past the limit gets 429 with ``Retry-After``, so a caller who holds calls open (questions it never answers,
+reads queued behind its own) spends its own share and nobody else's. Only requests count: the client's answers to
+the server's questions and its notifications always pass (a caller at its limit must be able to answer, or its
+calls could never end), and so do ``subscriptions/listen`` streams, which have limits of their own. The request's
+connection is told whose it is (``CONNECTION_SCOPE_KEY``), so that the connection guard of ``Server.run`` counts a
+busy connection against its caller, not its address.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..base import ConfigurationError, caller_key, encode, send_json
+
+__all__ = ["CONNECTION_SCOPE_KEY", "DEFAULT_CALLS_PER_CALLER", "CallAdmission", "HeldConnection", "checked_calls"]
+
+logger = logging.getLogger("mcpkit.admission")
+
+#: Requests one caller may have in progress at once, unless ``calls_per_caller`` says otherwise.
+DEFAULT_CALLS_PER_CALLER = 32
+#: Where the connection guard leaves the connection a request came on, for the layer that knows its caller.
+CONNECTION_SCOPE_KEY = "mcpkit.connection"
+#: What a refused caller is asked to wait before it tries again, in seconds.
+RETRY_AFTER_SECONDS = 1
+#: How often (monotonic seconds) a refusal is logged for one caller at most.
+_LOG_EVERY = 60.0
+#: A refusal's ``error.data.code``, for programs.
+REFUSAL_CODE = "TOO_MANY_CALLS"
+
+
+class HeldConnection(Protocol):
+    """A connection that can be told which caller its request belongs to (the guard of ``Server.run``)."""
+
+    def held_by(self, caller: str) -> None: ...
+
+
+def checked_calls(value: object) -> int:
+    """``calls_per_caller``, checked: a whole number of requests, at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"calls_per_caller is a whole number of requests, at least 1; not {value!r:.40}.")
+    return value
+
+
+class CallAdmission:
+    """ASGI middleware behind the auth gate: counts each caller's requests in progress and refuses one too many."""
+
+    def __init__(self, app: ASGIApp, *, per_caller: int, max_body_bytes: int, monotonic: Callable[[], float]) -> None:
+        self._app = app
+        self._per_caller = per_caller
+        self._max_body_bytes = max_body_bytes
+        self._monotonic = monotonic
+        #: caller -> requests in progress (present only while it has some).
+        self._in_flight: dict[str, int] = {}
+        self._logged: dict[str, float] = {}
+
+    def in_flight(self, caller: str) -> int:
+        """How many requests ``caller`` has in progress now."""
+        return self._in_flight.get(caller, 0)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or _is_listen(scope):
+            await self._app(scope, receive, send)
+            return
+        caller = caller_key(scope)
+        held = self._in_flight.get(caller, 0)
+        if held >= self._per_caller:
+            body, receive = await _peeked(receive, self._max_body_bytes)
+            request_id = _request_id(body)
+            if request_id is not _NOT_A_REQUEST:
+                self._log(caller)
+                await _refuse(send, request_id, self._per_caller)
+                return
+            await self._app(scope, receive, send)  # an answer or a notification: never refused, never counted
+            return
+        self._in_flight[caller] = held + 1
+        connection: HeldConnection | None = scope.get(CONNECTION_SCOPE_KEY)
+        if connection is not None:
+            connection.held_by(caller)
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            left = self._in_flight[caller] - 1
+            if left:
+                self._in_flight[caller] = left
+            else:
+                del self._in_flight[caller]
+
+    def _log(self, caller: str) -> None:
+        now = self._monotonic()
+        if now - self._logged.get(caller, -_LOG_EVERY) < _LOG_EVERY:
+            return
+        if len(self._logged) > 4096:
+            self._logged.clear()
+        self._logged[caller] = now
+        shown = caller if caller.startswith("anon:") else f"user {caller[:48]!r}"
+        logger.warning(
+            "%s has %d requests in progress (calls_per_caller): refusing more with 429 until some end",
+            shown,
+            self._per_caller,
+        )
+
+
+_NOT_A_REQUEST = object()
+
+
+def _is_listen(scope: Scope) -> bool:
+    """A 2026-07-28 ``subscriptions/listen`` stream: held open by design, limited by ``SubscriptionLimits``."""
+    for name, value in scope["headers"]:
+        if name == b"mcp-method":
+            return bool(value == b"subscriptions/listen")
+    return False
+
+
+async def _peeked(receive: Receive, most: int) -> tuple[bytes, Receive]:
+    """The body (up to ``most`` bytes and a chunk), and a ``receive`` that gives it again, then the rest."""
+    chunks: list[bytes] = []
+    size = 0
+    more = True
+    kept: list[Message] = []  # a disconnect that came before the whole body
+    while more and size <= most:
+        message = await receive()
+        if message["type"] != "http.request":
+            kept.append(message)
+            break
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    replay: list[Message] = [*kept, {"type": "http.request", "body": body, "more_body": more}]  # popped from the end
+
+    async def replaying() -> Message:
+        return replay.pop() if replay else await receive()
+
+    return body, replaying
+
+
+def _request_id(body: bytes) -> Any:
+    """The id of the JSON-RPC request in ``body``, or ``_NOT_A_REQUEST`` (an answer, a notification, or not
+    JSON at all, which the layers behind refuse at once)."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return _NOT_A_REQUEST
+    if isinstance(message, dict) and "method" in message and "id" in message:
+        return message["id"]
+    return _NOT_A_REQUEST
+
+
+async def _refuse(send: Send, request_id: Any, limit: int) -> None:
+    message = (
+        f"Too many requests in progress: this caller already has {limit} requests in progress on this server "
+        "(calls_per_caller). Wait for one to finish (answer the questions your calls are waiting on, or cancel "
+        "some), then retry."
+    )
+    error = {"code": -32600, "message": message, "data": {"code": REFUSAL_CODE, "limit": limit}}
+    body = encode({"jsonrpc": "2.0", "id": request_id if _is_id(request_id) else None, "error": error})
+    await send_json(send, 429, body, [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
+
+
+def _is_id(value: object) -> bool:
+    return value is None or (isinstance(value, str | int) and not isinstance(value, bool))

@@ -1,0 +1,69 @@
+"""The server the admission tests call: in process (a gate a test opens) and as ``mcpkit run`` (live 2025-11-25
+questions, which need a real HTTP stream). ``QUESTION_TIMEOUT`` sets its ``question_timeout`` (seconds)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from typing_extensions import TypedDict
+
+from mcpkit import Server, StaticKeys, ToolContext, app, tool
+
+KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
+
+
+class Gate:
+    """What ``hold`` waits on, in process: the calls holding, and the event that lets them go."""
+
+    def __init__(self) -> None:
+        self.holding = 0
+        self.open = asyncio.Event()
+
+
+GATE = Gate()
+
+
+class Confirm(TypedDict):
+    confirm: bool
+
+
+@tool(name="hold", description="Waits until the test lets it go.")
+class Hold(ToolContext):
+    async def execute(self) -> dict[str, bool]:
+        GATE.holding += 1
+        try:
+            await GATE.open.wait()
+        finally:
+            GATE.holding -= 1
+        return {"held": True}
+
+
+@tool(name="quick", description="Answers at once.")
+class Quick(ToolContext):
+    async def execute(self) -> dict[str, str | None]:
+        return {"caller": self.caller.label}
+
+
+@tool(name="confirm_send", description="Asks the user to confirm, then sends.")
+class ConfirmSend(ToolContext):
+    async def execute(self) -> dict[str, bool]:
+        answer = await self.elicit("Send it?", Confirm, key="confirm")
+        return {"sent": bool(answer.accepted and answer.content and answer.content["confirm"])}
+
+
+@app(id="admission", tools=[Hold, Quick, ConfirmSend])
+class AdmissionApp: ...
+
+
+def make_server(question_timeout: float = 120.0) -> Server:
+    return Server(
+        [AdmissionApp],
+        auth=StaticKeys(KEYS),
+        allow_anonymous=True,
+        name="admission",
+        question_timeout=question_timeout,
+    )
+
+
+server = make_server(float(os.environ.get("QUESTION_TIMEOUT", "120")))
