@@ -28,7 +28,13 @@ SERVED_FILE = textwrap.dedent(
             return {"length": len(text)}
 
 
-    @app(id="served", tools=[Echo])
+    @tool(name="blob", description="Answers with as many x as asked for (a large response).")
+    class Blob(ToolContext):
+        async def execute(self, size: int) -> dict[str, str]:
+            return {"text": "x" * min(size, 16_000_000)}
+
+
+    @app(id="served", tools=[Echo, Blob])
     class ServedApp: ...
 
 

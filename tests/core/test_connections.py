@@ -9,13 +9,14 @@ Linux), or through a "proxy" on 127.0.0.1, which uvicorn trusts by default, nami
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
 import time
 from pathlib import Path
 
-from core._served import ANSWER_SECONDS, connect, exchange, mcpkit_run
+from core._served import ANSWER_SECONDS, connect, exchange, mcpkit_run, read_response
 
 CAP = 16  # the smallest max_connections a server accepts
 #: Connections kept long enough for the test: no timer of the server's may close one meanwhile.
@@ -144,3 +145,58 @@ def test_when_every_connection_is_busy_and_nobody_holds_more_than_one_a_newcomer
         assert not closed_by_the_server(fair, 1)
         for sock in [*fair, refused]:
             sock.close()
+
+
+def blob_request(port: int, size: int) -> bytes:
+    """A 2026-07-28 ``tools/call`` of ``blob``: its answer is about twice ``size`` bytes (text and structured)."""
+    params = {
+        "name": "blob",
+        "arguments": {"size": size},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+        f"Mcp-Method: tools/call\r\nMcp-Name: blob\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def test_a_client_that_stops_reading_its_response_is_cut_off_after_the_write_timeout(tmp_path: Path) -> None:
+    size = 4_000_000
+    with mcpkit_run(tmp_path, "--write-timeout", "1") as port:
+        stalled = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # so the server's buffer fills at once
+        stalled.bind(("127.0.0.2", 0))
+        stalled.connect(("127.0.0.1", port))
+        stalled.sendall(blob_request(port, size))
+        time.sleep(3)  # reads nothing for three times the write timeout (a real process has no clock to move)
+        got = read_all(stalled)
+        reader = connect(port, "127.0.0.3")
+        reader.sendall(blob_request(port, size))
+        whole = read_response(reader)
+
+    assert got.startswith(b"HTTP/1.1 200 ")
+    assert len(got) < size  # the answer was cut off: the server gave up on the stalled reader
+    assert whole.startswith(b"HTTP/1.1 200 ")
+    assert len(whole) > 2 * size  # one that reads gets it all
+    for sock in (stalled, reader):
+        sock.close()
+
+
+def read_all(sock: socket.socket) -> bytes:
+    """Whatever the server sent before it closed (or reset) the connection."""
+    received = b""
+    sock.settimeout(ANSWER_SECONDS)
+    while True:
+        try:
+            chunk = sock.recv(1 << 20)
+        except (ConnectionResetError, TimeoutError):
+            return received
+        if not chunk:
+            return received
+        received += chunk

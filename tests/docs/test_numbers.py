@@ -48,6 +48,7 @@ import mcpkit_context._tokens as context_tokens
 import mcpkit_history._history as history
 import mcpkit_history._pages as history_pages
 import mcpkit_history._plugin as history_plugin
+import mcpkit_history._policy as history_policy
 import mcpkit_remember._glob as glob
 import mcpkit_remember._plugin as plugin
 import mcpkit_remember._remember as remember
@@ -231,8 +232,8 @@ STATED = [
     Stated("context.md", "max_bytes={})` | Its own", mib(context_blocks.SEARCHABLE_MAX_BYTES)),
     Stated("context.md", "at most {} KiB of text each", context_module.MAX_ENTRY_BYTES // 1024),
     Stated("context.md", "each indexed word counting {} bytes beside", stores_base.INDEX_BYTES_PER_WORD),
-    Stated("history.md", "| `max_load_bytes` | {} | What one", mib(history.MAX_LOAD_BYTES)),
-    Stated("history.md", "| `max_search_bytes` | {} | What one", mib(history.MAX_SEARCH_BYTES)),
+    Stated("history.md", "| `max_load_bytes` | {} | What one", mib(history_policy.MAX_LOAD_BYTES)),
+    Stated("history.md", "| `max_search_bytes` | {} | What one", mib(history_policy.MAX_SEARCH_BYTES)),
     Stated("history.md", "read in batches of {},", history_pages.BATCH),
     Stated("errors.md", "an empty key, one over {} characters", values.MAX_KEY_LENGTH),
     Stated("remember.md", "nested at most {} levels deep", values.MAX_DEPTH),

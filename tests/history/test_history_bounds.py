@@ -146,3 +146,34 @@ async def test_one_callers_searches_sent_at_once_take_turns(monkeypatch: pytest.
         results = await asyncio.gather(*(call_as("nour").call("search_history", query) for _ in range(4)))
     assert [len(result["results"]) for result in results] == [8] * 4
     assert most[0] == 1
+
+
+async def test_a_read_queued_past_turn_timeout_behind_the_callers_own_ends_with_history_busy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    analysing, let_go, first = threading.Event(), threading.Event(), [True]
+    value_counts = Analyzer.value_counts
+
+    def first_one_stalls(self: Analyzer, *args: Any) -> Any:
+        if first[0]:  # Nour's first search: a heavy read that holds her turn until the test lets it go
+            first[0] = False
+            analysing.set()
+            let_go.wait(30)
+        return value_counts(self, *args)
+
+    query = {"query": "turn", "conversation": "long"}
+    async with running(desk(plugin(), turn_timeout=0.2)) as call_as:
+        await save_turns(call_as, "nour", "long", turns(2))
+        await save_turns(call_as, "sam", "long", turns(2))
+        monkeypatch.setattr(Analyzer, "value_counts", first_one_stalls)
+        heavy = asyncio.create_task(call_as("nour").call("search_history", query))
+        assert await asyncio.to_thread(analysing.wait, 30)
+        with pytest.raises(ToolCallError) as busy:
+            await call_as("nour").call("search_history", query)
+        sams = await call_as("sam").call("search_history", query)
+        let_go.set()
+        first_result = await heavy
+    assert busy.value.code == "HISTORY_BUSY"
+    assert "waited 0.2 seconds for its turn" in busy.value.message
+    assert len(sams["results"]) == 2  # another caller's reads never queue behind Nour's
+    assert len(first_result["results"]) == 2

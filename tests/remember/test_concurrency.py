@@ -1,4 +1,5 @@
-"""Atomic increments: 16 concurrent callers x 50 increments from one user lose nothing, on every store."""
+"""Atomic increments: 16 concurrent callers x 50 increments from one user lose nothing, on every store; an update
+queued too long behind the other writers of its value gives up with a conflict."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from mcpkit import ManualClock
-from mcpkit.testing import CallAs, CallerClient, running
+from mcpkit import ManualClock, Server, StaticKeys, ToolContext, app, tool
+from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
 from mcpkit_remember import RememberPlugin
-from remember.support import NEW, SECRET, build_server, mem
+from remember.support import KEYS, NEW, SECRET, build_server, mem
 
 CALLERS = 16
 TIMES = 50
@@ -57,3 +58,33 @@ async def test_two_servers_sharing_a_store_lose_no_increment(store_options: dict
         assert await mem(on_first("nour"), "get", key="counter", scope="user") == CALLERS * TIMES
         assert await mem(on_second("nour"), "get", key="counter", scope="user") == CALLERS * TIMES
     assert_nothing_lost(returned)
+
+
+async def test_an_update_queued_past_turn_timeout_behind_writers_of_its_value_is_a_conflict() -> None:
+    writing, let_go = asyncio.Event(), asyncio.Event()
+
+    @tool(name="slow_update", description="Updates a value with a function that waits for the test.")
+    class SlowUpdate(ToolContext):
+        async def execute(self, wait: bool) -> dict[str, int]:
+            async def slowly(current: int) -> int:
+                if wait:
+                    writing.set()
+                    await let_go.wait()
+                return current + 1
+
+            return {"counter": await self.remember.update("counter", slowly, default=0, scope="user")}
+
+    @app(id="slow", tools=[SlowUpdate], plugins=[RememberPlugin.init(type="memory")])
+    class Slow: ...
+
+    async with running(Server([Slow], auth=StaticKeys(KEYS), turn_timeout=0.2)) as call_as:
+        first = asyncio.create_task(call_as("nour").call("slow_update", {"wait": True}))
+        await writing.wait()
+        with pytest.raises(ToolCallError) as queued:
+            await call_as("nour").call("slow_update", {"wait": False})
+        sams = await call_as("sam").call("slow_update", {"wait": False})  # another caller's value: no queue
+        let_go.set()
+        assert await first == {"counter": 1}
+    assert queued.value.code == "REMEMBER_CONFLICT"
+    assert "waited 0.2 seconds for its turn behind other writers of it" in queued.value.message
+    assert sams == {"counter": 1}

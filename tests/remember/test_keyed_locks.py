@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from mcpkit_storage import KeyedLocks
+from mcpkit_storage import KeyedLocks, TurnTimeoutError
 
 
 async def _turn(locks: KeyedLocks, key: str, log: list[str], name: str, hold: asyncio.Event | None = None) -> None:
@@ -90,4 +90,20 @@ async def test_held_takes_the_turn_for_a_block_even_when_the_block_raises() -> N
         await first
     await second
     assert log == ["failing in", "after in"]
+    assert len(locks) == 0
+
+
+async def test_a_waiter_whose_turn_does_not_come_within_the_timeout_leaves_the_queue() -> None:
+    locks, log, release = KeyedLocks(0.05), [], asyncio.Event()
+    holder = asyncio.create_task(_turn(locks, "k", log, "a", release))
+    await asyncio.sleep(0)
+    late = asyncio.create_task(_turn(locks, "k", log, "b"))
+    with pytest.raises(TurnTimeoutError, match=r"waited 0.05 seconds for its turn") as raised:
+        await late
+    after = asyncio.create_task(_turn(locks, "k", log, "c"))
+    await asyncio.sleep(0)
+    release.set()
+    await asyncio.gather(holder, after)
+    assert raised.value.timeout == 0.05
+    assert log == ["a in", "a out", "c in", "c out"]  # b never held the key, and the queue went on without it
     assert len(locks) == 0
