@@ -1,7 +1,7 @@
 """``python -m bench.hardening``: what one caller who attacks does to the others, and what it can make a store keep.
 
-Prints one JSON document (and writes it to ``bench/results/hardening.json``). Two parts, issue 29's attacks at a
-size given by ``--megabytes``:
+Prints one JSON document (and writes the parts it ran into ``bench/results/hardening.json``). Issue 29's attacks at
+a size given by ``--megabytes``, and issue 35's:
 
 - ``history`` (per store, a real server process, ``bench.serve hardening``): the attacker saves one conversation
   of ``--megabytes`` MB (saves of three 60 KB messages), then sends four ``search_history`` limited to it at a time
@@ -12,6 +12,8 @@ size given by ``--megabytes``:
   store grew by (memory: this process's RSS; SQLite: the file and its WAL; Redis: ``used_memory`` of a private
   server; PostgreSQL: the schema's tables), the attacker's write p50/worst, and another caller's ``get`` p50/p99/
   worst on the same store meanwhile (on Redis, through a second plugin instance: another server).
+- ``admission`` (per store, the help desk as a real process with mcpkit's connection guard, ``hardening_admission``):
+  one agent holds 1,000 unanswered questions, or keeps 64 heavy reads queued, while another calls ``get_banner``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import bench.micro as micro
+from bench.hardening_admission import admission
 from bench.micro import Bench, PrivateRedis
 from bench.procs import ServerProcess
 from bench.search import WORDS
@@ -286,6 +289,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     out["history"] = await history(
                         [s for s in stores if s != "postgres"], tmp, args.megabytes, args.seconds
                     )
+                if "admission" in args.parts:
+                    desks = {"memory": "memory", "sqlite": f"sqlite:///{tmp / 'desk.db'}", "redis": micro.REDIS_URL}
+                    chosen = {store: desks[store] for store in stores if store in desks}
+                    out["admission"] = await admission(chosen, tmp, args.admission_seconds)
         finally:
             private.stop()
     return out
@@ -293,15 +300,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.hardening")
-    parser.add_argument("--parts", nargs="+", default=["quota", "history"], choices=["quota", "history"])
+    parts = ["quota", "history", "admission"]
+    parser.add_argument("--parts", nargs="+", default=parts, choices=parts)
     parser.add_argument("--stores", nargs="+", default=["memory", "sqlite", "redis", "postgres"])
     parser.add_argument("--megabytes", type=float, default=60.0, help="the attacker's conversation, in MB")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the history attack lasts")
     parser.add_argument("--limit", type=int, default=400, help="dense values tried at most (the quota stops them)")
+    parser.add_argument(
+        "--admission-seconds", type=float, default=10.0, help="how long the other caller calls, quiet and attacked"
+    )
     args = parser.parse_args(argv)
     out = asyncio.run(run(args))
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
+    kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    RESULTS.write_text(json.dumps({**kept, **out}, indent=2) + "\n")  # the parts not run this time stay
     print(json.dumps(out, indent=2))
     return 0
 
