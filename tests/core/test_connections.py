@@ -120,6 +120,19 @@ def test_a_newcomer_whose_own_client_holds_the_most_connections_gets_429(tmp_pat
             sock.close()
 
 
+def test_a_refused_client_that_sent_its_request_at_once_reads_the_refusal_not_a_reset(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS) as port:
+        flood = [busy(connect(port, "127.0.0.2")) for _ in range(CAP)]
+        refused = [connect(port, "127.0.0.2") for _ in range(3)]
+        for sock in refused:  # as HTTP clients do: the request goes out before anything is read
+            sock.sendall(b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" + b"x" * 4096)
+        answers = [read_response(sock) for sock in refused]
+
+    assert all(answer.startswith(b"HTTP/1.1 429 Too Many Requests\r\n") for answer in answers), answers
+    for sock in [*flood, *refused]:
+        sock.close()
+
+
 def test_when_every_connection_is_busy_the_client_holding_the_most_gives_up_its_longest_busy_one(
     tmp_path: Path,
 ) -> None:
