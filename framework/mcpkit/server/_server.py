@@ -39,7 +39,7 @@ from ..subscriptions import (
     Switchable,
     switch,
 )
-from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_TTL, Tasks
+from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
 from ._catalog import catalog
@@ -72,9 +72,11 @@ class Server:
     ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
     ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
     Tasks (``@tool(task=...)``, docs/tasks.md): each is kept ``task_ttl`` seconds after it starts (None: until
-    the store forgets it), a caller keeps at most ``task_limit`` at once, and a task whose instance has not
-    renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits`` bounds what 2025-11-25
-    sessions may watch (``SubscriptionLimits``, docs/resources.md). See docs/authorization.md.
+    the store forgets it), a caller (an anonymous one: per address) keeps at most ``task_limit`` at once and
+    ``task_max_bytes`` of task records (None: no limit; a durable task store's own quota bounds them too), and a
+    task whose instance has not renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits``
+    bounds what 2025-11-25 sessions may watch (``SubscriptionLimits``, docs/resources.md). See
+    docs/authorization.md.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class Server:
         task_ttl: float | None = DEFAULT_TTL,
         task_limit: int | None = DEFAULT_LIMIT,
         task_lease: float = DEFAULT_LEASE,
+        task_max_bytes: int | None = DEFAULT_MAX_BYTES,
         subscription_limits: SubscriptionLimits | None = None,
     ) -> None:
         self.name = name
@@ -145,7 +148,14 @@ class Server:
         # The tasks extension, served when a tool may run as a task (None: no tool may).
         self._tasks: Tasks | None = None
         if any(spec.task is not None for spec in self.tools.values()):
-            self._tasks = Tasks(self._dispatcher, lambda: self.clock, ttl=task_ttl, limit=task_limit, lease=task_lease)
+            self._tasks = Tasks(
+                self._dispatcher,
+                lambda: self.clock,
+                ttl=task_ttl,
+                limit=task_limit,
+                lease=task_lease,
+                max_bytes=task_max_bytes,
+            )
             self._dispatcher.tasks = self._tasks
         with warnings.catch_warnings():
             # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.

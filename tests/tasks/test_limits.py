@@ -1,0 +1,212 @@
+"""One caller can never lock the others out of tasks: anonymous callers count per address (IPv6: per /64), and every
+task record counts in bytes against the caller's byte limit and the store's own quota, on every store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import ConfigurationError, Server
+from mcpkit_remember import RememberPlugin
+from tasks.conftest import STORES, options_for
+from tasks.support import ALICE, BOB, SECRET, Caller, build, from_addresses, gate, saw, serving
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@pytest.fixture(params=STORES)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any] | None:
+    """``RememberPlugin.init`` options of one store (None: no plugin, the server's own memory)."""
+    return options_for(str(request.param), tmp_path, request)
+
+
+def plugin(options: dict[str, Any] | None, **more: Any) -> RememberPlugin | None:
+    return None if options is None else RememberPlugin.init(**options, secret=SECRET, **more)
+
+
+def code_of(reply: Any) -> str:
+    assert reply.result is not None, reply.error
+    assert reply.result["isError"] is True, reply.result
+    return str(reply.result["_meta"]["mcpkit/error"]["code"])
+
+
+async def kept_bytes(server: Server) -> int:
+    """What every task the server keeps takes in its store, as the store's quota counts it (the test's own store:
+    nothing else is in it)."""
+    remember = next((p for p in server._plugins if isinstance(p, RememberPlugin)), None)  # the server's copy
+    if remember is None:
+        task_store: Any = server._tasks.store  # type: ignore[union-attr]
+        return sum(len(json.dumps(kept[0])) for tasks in task_store._owners.values() for kept in tasks.values())
+    store = remember._started().vault.store
+    return sum([len(record.entry.data) async for record in store.scan()])
+
+
+# -- anonymous callers, per address ---------------------------------------------------------------------------
+
+
+async def test_anonymous_callers_count_their_tasks_per_address(store: dict[str, Any] | None) -> None:
+    server = build(plugin(store), task_limit=2)
+    addresses = ("203.0.113.7", "203.0.113.7", "203.0.113.8")
+    addresses += ("2001:db8:1:2::1", "2001:db8:1:2::beef", "2001:db8:1:3::1")  # two in one /64, one in another
+    async with from_addresses(server, *addresses) as (one, same, other, v6, same_64, other_64):
+        first = Caller(one, None)
+        await first.until(await first.start("required"), "completed")
+        await first.until(await first.start("required"), "completed")
+        assert code_of(await first.call("required")) == "TASK_LIMIT"
+        assert code_of(await Caller(same, None).call("required")) == "TASK_LIMIT"  # another connection, one address
+        assert await Caller(other, None).start("required")  # another address keeps its own count
+        await Caller(v6, None).start("required")
+        await Caller(v6, None).start("required")
+        assert code_of(await Caller(same_64, None).call("required")) == "TASK_LIMIT"  # one /64 is one client
+        assert await Caller(other_64, None).start("required")
+
+
+async def test_an_anonymous_task_is_found_only_from_the_address_that_started_it(store: dict[str, Any] | None) -> None:
+    server = build(plugin(store))
+    async with from_addresses(server, "203.0.113.7", "203.0.113.7", "203.0.113.8") as (one, same, moved):
+        release = gate("mine")
+        task_id = await Caller(one, None).start("held", {"gate": "mine"})
+        for stranger in (Caller(moved, None), Caller(one, ALICE)):  # another address; someone signed in from it
+            refused, never = await stranger.get(task_id), await stranger.get("no-such-task-anywhere")
+            assert refused.error is not None
+            assert never.error is not None
+            assert refused.error["message"].replace(task_id, "ID") == never.error["message"].replace(
+                "no-such-task-anywhere", "ID"
+            )
+            await stranger.cancel(task_id)
+        found = await Caller(same, None).get(task_id)  # the same address, another connection
+        assert found.result is not None
+        assert found.result["status"] == "working"
+        release.set()
+        assert (await Caller(one, None).until(task_id, "completed"))["status"] == "completed"
+
+
+# -- bytes ----------------------------------------------------------------------------------------------------
+
+
+async def test_a_task_whose_arguments_do_not_fit_is_refused_naming_the_limit_and_its_size(
+    store: dict[str, Any] | None,
+) -> None:
+    server = build(plugin(store), task_max_bytes=64 * KIB)
+    async with serving(server) as http:
+        alice, bob = Caller(http, ALICE), Caller(http, BOB)
+        gate("kept")
+        await alice.start("carrying", {"text": "a" * 40_000, "gate": "kept"})
+        refused = await alice.call("carrying", {"text": "b" * 40_000})
+        assert code_of(refused) == "TASK_BYTES"
+        assert "task_max_bytes=65,536 bytes" in refused.text
+        assert "with this caller's other tasks" in refused.text
+        assert "bytes as JSON" in refused.text
+        alone = await bob.call("carrying", {"text": "c" * 70_000})
+        assert code_of(alone) == "TASK_BYTES"
+        assert "more than this caller's tasks may keep in all" in alone.text
+        assert await bob.start("carrying", {"text": "d" * 40_000})  # bob's own bytes
+        assert await alice.start("carrying", {"text": "e" * 10_000})  # what is left of alice's
+
+
+@pytest.mark.parametrize("part", ["result", "progress", "question", "error", "answers"])
+async def test_a_task_whose_part_does_not_fit_ends_failed_saying_so_and_keeps_none_of_it(
+    store: dict[str, Any] | None, part: str
+) -> None:
+    server = build(plugin(store), task_max_bytes=64 * KIB)
+    async with serving(server) as http:
+        alice = Caller(http, ALICE)
+        if part == "answers":
+            task_id = await alice.start("asking", {"what": "report.pdf"})
+            [key] = (await alice.until(task_id, "input_required"))["inputRequests"]
+            await alice.update(task_id, {key: {"action": "accept", "content": {"why": "x" * 100_000}}})
+        else:
+            task_id = await alice.start("oversized", {"part": part, "size": 100_000})
+        failed = await alice.until(task_id, "failed", "completed", "input_required")
+        assert failed["status"] == "failed"
+        assert failed["error"]["code"] == -32603
+        assert failed["error"]["data"]["mcpkit/error"]["code"] == "TASK_BYTES"
+        named = {"progress": "progress message", "question": "questions"}.get(part, part)
+        assert f"The task's {named} made its record" in failed["error"]["message"]
+        assert failed["statusMessage"] == f"Its {named} did not fit in the task store."
+        assert "task_max_bytes=65,536 bytes" in failed["error"]["message"]
+        assert "result" not in failed
+        assert "xxxxxxxx" not in json.dumps(failed)
+        assert await kept_bytes(server) < 16 * KIB  # nothing half-written
+        if part == "progress":
+            await saw(("cancelled", "progress"))  # and its run was stopped
+
+
+async def test_a_caller_at_its_byte_limit_still_sees_every_task_end(store: dict[str, Any] | None) -> None:
+    server = build(plugin(store), task_max_bytes=32 * KIB)
+    async with serving(server) as http:
+        alice = Caller(http, ALICE)
+        release = gate("full")
+        started, size = [], 16 * KIB
+        while size:  # fill alice's bytes to within a few
+            reply = await alice.call("carrying", {"text": "f" * size, "gate": "full", "crash": len(started) == 1})
+            if reply.result is not None and reply.result.get("resultType") == "task":
+                started.append(reply.result["taskId"])
+            else:
+                assert code_of(reply) == "TASK_BYTES"
+                size //= 2
+        assert len(started) >= 3
+        cancelled, crashed, *completed = started
+        await alice.cancel(cancelled)
+        release.set()
+        assert (await alice.until(cancelled, "cancelled", "failed", "completed"))["status"] == "cancelled"
+        crash = await alice.until(crashed, "failed", "completed")
+        assert crash["status"] == "failed"
+        assert "error id" in crash["error"]["message"]
+        for task_id in completed:
+            assert (await alice.until(task_id, "completed", "failed"))["status"] == "completed"
+        assert await kept_bytes(server) <= 32 * KIB
+
+
+@pytest.mark.parametrize("kind", [kind for kind in STORES if kind != "server-memory"])
+async def test_the_store_own_quota_bounds_a_caller_task_bytes_too(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    remember = plugin(options_for(kind, tmp_path, request), max_bytes=128 * KIB)
+    async with serving(build(remember)) as http:  # task_max_bytes: the default, 16 MiB
+        alice = Caller(http, ALICE)
+        gate("kept")
+        await alice.start("carrying", {"text": "a" * 50_000, "gate": "kept"})
+        await alice.start("carrying", {"text": "b" * 50_000, "gate": "kept"})
+        refused = await alice.call("carrying", {"text": "c" * 50_000})
+        assert code_of(refused) == "TASK_BYTES"
+        assert "the task store's own quota of 131,072 bytes" in refused.text
+
+
+async def test_a_hundred_tasks_of_250_kb_keep_the_store_within_its_quota(store: dict[str, Any] | None) -> None:
+    server = build(plugin(store))  # the defaults: task_max_bytes and the remember plugin's max_bytes, 16 MiB each
+    async with serving(server) as http:
+        alice = Caller(http, ALICE)
+        release = gate("hundred")  # every task holds its arguments until all were asked for: the most kept at once
+        started, refused = [], []
+        for number in range(100):
+            arguments = {"text": f"{number:03d}" + "t" * 249_997, "back": number % 2 == 0, "gate": "hundred"}
+            reply = await alice.call("carrying", arguments)
+            assert reply.result is not None, reply.error
+            if reply.result.get("resultType") == "task":
+                started.append(reply.result["taskId"])
+            else:
+                refused.append(code_of(reply))
+        assert await kept_bytes(server) <= 16 * MIB
+        release.set()
+        for task_id in started:
+            assert (await alice.until(task_id, "completed", "failed"))["status"] == "completed"
+        kept = await kept_bytes(server)
+    assert 60 <= len(started) < 100
+    assert set(refused) == {"TASK_BYTES"}
+    assert kept <= 16 * MIB
+
+
+@pytest.mark.parametrize("value", [0, 4095, True, 1.5, "16MB"])
+def test_task_max_bytes_is_checked_when_the_server_is_built(value: object) -> None:
+    with pytest.raises(ConfigurationError, match="task_max_bytes"):
+        build(task_max_bytes=value)
+
+
+def test_task_max_bytes_none_means_no_byte_limit() -> None:
+    assert build(task_max_bytes=None)._tasks.ledger.max_bytes is None  # type: ignore[union-attr]
+    assert build()._tasks.ledger.max_bytes == 16 * MIB  # type: ignore[union-attr]
