@@ -4,18 +4,22 @@ task record counts in bytes against the caller's byte limit and the store's own 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from mcpkit import ConfigurationError, Server
 from mcpkit_remember import RememberPlugin
+from reliability.processes import serving as running
 from tasks.conftest import STORES, options_for
 from tasks.support import ALICE, BOB, SECRET, Caller, build, from_addresses, gate, saw, serving
 
 KIB = 1024
 MIB = 1024 * KIB
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(params=STORES)
@@ -83,6 +87,45 @@ async def test_an_anonymous_task_is_found_only_from_the_address_that_started_it(
         assert found.result["status"] == "working"
         release.set()
         assert (await Caller(one, None).until(task_id, "completed"))["status"] == "completed"
+
+
+@pytest.fixture
+def real_server(tmp_path: Path) -> Iterator[str]:
+    """A real ``mcpkit run`` server (one task a caller), whose trusted proxy is 127.0.0.1 (uvicorn's default)."""
+    with running(f"{HERE / 'per_address_server.py'}:server", cwd=tmp_path) as served:
+        yield f"http://127.0.0.1:{served.port}"
+
+
+async def start_from(http: httpx2.AsyncClient, forwarded_for: str) -> Any:
+    headers = {"X-Forwarded-For": forwarded_for}
+    return await Caller(http, None).request("tools/call", {"name": "required", "arguments": {}}, "required", headers)
+
+
+async def test_behind_a_trusted_proxy_the_client_it_names_is_the_owner_and_nobody_else_picks_one(
+    real_server: str,
+) -> None:
+    proxy = httpx2.AsyncHTTPTransport(local_address="127.0.0.1")
+    stranger = httpx2.AsyncHTTPTransport(local_address="127.0.0.2")  # not a trusted proxy
+    async with (
+        httpx2.AsyncClient(transport=proxy, base_url=real_server, timeout=30) as through_proxy,
+        httpx2.AsyncClient(transport=stranger, base_url=real_server, timeout=30) as direct,
+    ):
+        started = await start_from(through_proxy, "203.0.113.7")
+        assert started.result is not None
+        task_id = started.result["taskId"]
+        assert code_of(await start_from(through_proxy, "203.0.113.7")) == "TASK_LIMIT"
+        assert (await start_from(through_proxy, "203.0.113.8")).result["resultType"] == "task"  # type: ignore[index]
+        get = {"taskId": task_id}
+        found = await Caller(through_proxy, None).request("tasks/get", get, task_id, {"X-Forwarded-For": "203.0.113.7"})
+        assert found.result is not None
+        hidden = await Caller(through_proxy, None).request(
+            "tasks/get", get, task_id, {"X-Forwarded-For": "203.0.113.8"}
+        )
+        assert hidden.error is not None
+        assert hidden.error["code"] == -32602
+        # A client that is not a trusted proxy is its own address, whatever it names: no fresh owner per call.
+        assert (await start_from(direct, "203.0.113.20")).result["resultType"] == "task"  # type: ignore[index]
+        assert code_of(await start_from(direct, "203.0.113.21")) == "TASK_LIMIT"
 
 
 # -- bytes ----------------------------------------------------------------------------------------------------
