@@ -4,8 +4,9 @@ Each caller's tasks are values in their own bucket (``tasks``) under the caller'
 are kept under, so ``mcpkit remember purge --user`` takes them too; a task's deadline is its ttl, so every store
 expires it as it expires values; changes are the vault's compare-and-set, so instances sharing the store (one running
 a task, another cancelling it) never lose each other's writes; the number of tasks a caller keeps and their bytes are
-the bucket's quota (its bytes never more than the store's own ``max_bytes``). Whatever store the remember plugin uses
-(memory, SQLite, Redis, Redis Cluster, PostgreSQL), tasks use.
+the bucket's quota (its bytes never more than the store's own ``max_bytes``), and they are never indexed for search
+(not even with ``search=True``). Whatever store the remember plugin uses (memory, SQLite, Redis, Redis Cluster,
+PostgreSQL), tasks use.
 """
 
 from __future__ import annotations
@@ -61,11 +62,9 @@ class VaultTaskStore:
         observed = await vault.observe(place, task_id, now)
         if observed.found is not None:
             raise ValueError(f"a task {task_id!r} exists already")  # ids are 192 random bits: never in practice
-        text = json.dumps(record)
+        text, quoted = json.dumps(record), self._quota(quota.tasks, quota.bytes)
         try:
-            written = await vault.swap(
-                place, task_id, observed, text, expires_at, now, self._quota(quota.tasks, quota.bytes)
-            )
+            written = await vault.swap(place, task_id, observed, text, expires_at, now, quoted, indexed=False)
         except QuotaExceededError as exc:
             raise TaskQuotaError("tasks" if exc.limit == "values" else "bytes", exc.allowed, len(text)) from None
         if not written:
@@ -90,10 +89,10 @@ class VaultTaskStore:
         observed = seen.version
         if not isinstance(observed, Observed):
             raise TypeError(f"{seen!r} was not read from this store")
-        text = json.dumps(record)
+        text, quoted = json.dumps(record), self._quota(None, quota.bytes)
         try:
             return await self._vault().swap(
-                self._place(owner), task_id, observed, text, expires_at, now, self._quota(None, quota.bytes)
+                self._place(owner), task_id, observed, text, expires_at, now, quoted, indexed=False
             )
         except QuotaExceededError as exc:
             raise TaskQuotaError("bytes", exc.allowed, len(text)) from None

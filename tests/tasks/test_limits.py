@@ -220,6 +220,22 @@ async def test_the_store_own_quota_bounds_a_caller_task_bytes_too(
         assert "the task store's own quota of 131,072 bytes" in refused.text
 
 
+@pytest.mark.parametrize("kind", [kind for kind in STORES if kind != "server-memory"])
+async def test_tasks_are_never_indexed_for_search_even_where_every_value_is(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    server = build(plugin(options_for(kind, tmp_path, request), search=True))
+    async with serving(server) as http:
+        alice = Caller(http, ALICE)
+        await alice.until(
+            await alice.start("carrying", {"text": "quarterly revenue report for the board"}), "completed"
+        )
+        remember = next(p for p in server._plugins if isinstance(p, RememberPlugin))
+        kept = [record async for record in remember._started().vault.store.scan()]
+    assert kept
+    assert not any(record.indexed for record in kept)  # no postings: they would count in its bytes, for nothing
+
+
 async def test_a_hundred_tasks_of_250_kb_keep_the_store_within_its_quota(store: dict[str, Any] | None) -> None:
     server = build(plugin(store))  # the defaults: task_max_bytes and the remember plugin's max_bytes, 16 MiB each
     async with serving(server) as http:
