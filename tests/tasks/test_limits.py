@@ -11,7 +11,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcpkit import ConfigurationError, Server
+from mcpkit import ConfigurationError, ManualClock, Server
+from mcpkit.tasks import TaskRecord
 from mcpkit_remember import RememberPlugin
 from reliability.processes import serving as running
 from tasks.conftest import STORES, options_for
@@ -179,30 +180,56 @@ async def test_a_task_whose_part_does_not_fit_ends_failed_saying_so_and_keeps_no
             await saw(("cancelled", "progress"))  # and its run was stopped
 
 
+async def fill(alice: Caller, server: Server, limit: int) -> list[str]:
+    """Start held tasks (gate ``hold``) until the caller's tasks take exactly ``limit`` bytes: past ``NOTE_ROOM``, a
+    character more of a task's text is a byte more of its record (on a manual clock, every other field is alike)."""
+    before = await kept_bytes(server)
+    started = [await alice.start("carrying", {"text": "f" * 2048, "back": False, "gate": "hold"})]
+    each = await kept_bytes(server) - before
+    free = limit - await kept_bytes(server)
+    while free >= 2 * each:
+        started.append(await alice.start("carrying", {"text": "f" * 2048, "back": False, "gate": "hold"}))
+        free -= each
+    last = {"text": "f" * (2048 + free - each), "back": False, "gate": "hold"}
+    return [*started, await alice.start("carrying", last)]
+
+
 async def test_a_caller_at_its_byte_limit_still_sees_every_task_end(store: dict[str, Any] | None) -> None:
-    server = build(plugin(store), task_max_bytes=32 * KIB)
+    server = build(plugin(store), clock=ManualClock(), task_max_bytes=32 * KIB)
     async with serving(server) as http:
         alice = Caller(http, ALICE)
-        release = gate("full")
-        started, size = [], 16 * KIB
-        while size:  # fill alice's bytes to within a few
-            reply = await alice.call("carrying", {"text": "f" * size, "gate": "full", "crash": len(started) == 1})
-            if reply.result is not None and reply.result.get("resultType") == "task":
-                started.append(reply.result["taskId"])
-            else:
-                assert code_of(reply) == "TASK_BYTES"
-                size //= 2
-        assert len(started) >= 3
-        cancelled, crashed, *completed = started
+        hold, crash, big = gate("hold"), gate("crash"), gate("big")
+        cancelled = await alice.start("carrying", {"text": "c", "gate": "hold"})  # small: its ending needs its room
+        crashing = await alice.start("carrying", {"text": "x", "gate": "crash", "crash": True})
+        returning = await alice.start("carrying", {"text": "r" * 2048, "gate": "big"})  # its result: more than that
+        filled = await fill(alice, server, 32 * KIB)
+        assert await kept_bytes(server) == 32 * KIB  # full to the byte
+        assert code_of(await alice.call("carrying", {"text": "one more"})) == "TASK_BYTES"
+        kept = await kept_bytes(server)
+        big.set()
+        grew = await alice.until(returning, "failed", "completed")
+        assert grew["error"]["data"]["mcpkit/error"]["code"] == "TASK_BYTES"
+        assert grew["statusMessage"] == "Its result did not fit in the task store."
+        assert await kept_bytes(server) <= kept
+        kept = await kept_bytes(server)
         await alice.cancel(cancelled)
-        release.set()
         assert (await alice.until(cancelled, "cancelled", "failed", "completed"))["status"] == "cancelled"
-        crash = await alice.until(crashed, "failed", "completed")
-        assert crash["status"] == "failed"
-        assert "error id" in crash["error"]["message"]
-        for task_id in completed:
+        assert await kept_bytes(server) <= kept
+        kept = await kept_bytes(server)
+        crash.set()
+        crashed = await alice.until(crashing, "failed", "completed")
+        assert "error id" in crashed["error"]["message"]
+        assert await kept_bytes(server) <= kept
+        hold.set()
+        for task_id in filled:
             assert (await alice.until(task_id, "completed", "failed"))["status"] == "completed"
         assert await kept_bytes(server) <= 32 * KIB
+
+
+def test_a_lease_renewal_never_changes_the_size_of_a_record() -> None:
+    working = TaskRecord("t" * 32, "carrying", {"text": "a" * 5000}, "working", 1.7e9, 1.7e9, 3600.0, 1000)
+    sizes = {len(json.dumps(working.leased(until).kept())) for until in (1.7e9 + 30, 1.7e9 + 30.5, 1.7e9 + 30.123456)}
+    assert len(sizes) == 1  # so a renewal is never refused, even at a full quota
 
 
 @pytest.mark.parametrize("kind", [kind for kind in STORES if kind != "server-memory"])
