@@ -232,12 +232,13 @@ def test_a_lease_renewal_never_changes_the_size_of_a_record() -> None:
     assert len(sizes) == 1  # so a renewal is never refused, even at a full quota
 
 
+@pytest.mark.parametrize("task_max_bytes", [16 * MIB, None])
 @pytest.mark.parametrize("kind", [kind for kind in STORES if kind != "server-memory"])
 async def test_the_store_own_quota_bounds_a_caller_task_bytes_too(
-    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    kind: str, task_max_bytes: int | None, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     remember = plugin(options_for(kind, tmp_path, request), max_bytes=128 * KIB)
-    async with serving(build(remember)) as http:  # task_max_bytes: the default, 16 MiB
+    async with serving(build(remember, task_max_bytes=task_max_bytes)) as http:
         alice = Caller(http, ALICE)
         gate("kept")
         await alice.start("carrying", {"text": "a" * 50_000, "gate": "kept"})
@@ -293,6 +294,9 @@ def test_task_max_bytes_is_checked_when_the_server_is_built(value: object) -> No
         build(task_max_bytes=value)
 
 
-def test_task_max_bytes_none_means_no_byte_limit() -> None:
-    assert build(task_max_bytes=None)._tasks.ledger.max_bytes is None  # type: ignore[union-attr]
-    assert build()._tasks.ledger.max_bytes == 16 * MIB  # type: ignore[union-attr]
+async def test_task_max_bytes_none_lifts_the_byte_limit() -> None:
+    async with serving(build(task_max_bytes=None)) as http:  # the server's memory: no store quota either
+        alice = Caller(http, ALICE)
+        gate("held")
+        for number in range(70):  # 17.5 MB of arguments, all kept at once
+            assert await alice.start("carrying", {"text": f"{number:02d}" + "t" * 249_998, "gate": "held"})
