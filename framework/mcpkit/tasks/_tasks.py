@@ -4,8 +4,9 @@ A call of an ``@tool(task=...)`` tool from a client that declared the extension 
 with ``resultType: "task"``, once the task is kept (so a ``tasks/get`` on any instance finds it), and runs in the
 background (``Workers``). ``tasks/get`` reads it (the result or error inlined at the end), ``tasks/update`` brings
 answers to its questions (the call runs again with them once none is left), ``tasks/cancel`` ends it. Each method
-looks the task up under the caller's own identity, so another caller's task is not found, exactly as one that
-never existed. ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
+looks the task up under the caller's own identity (an anonymous caller's: its address), so another caller's task is
+not found, exactly as one that never existed; a caller's tasks are bounded in number and bytes (``TASK_LIMIT``,
+``TASK_BYTES``). ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ class Tasks:
     ) -> Any:
         now = self.ledger.now()
         record = TaskRecord(
-            id=secrets.token_urlsafe(24),  # 192 random bits: the id is all an anonymous caller's task has
+            id=secrets.token_urlsafe(24),  # 192 random bits: all that keeps a task to one of several behind an address
             tool=bound.spec.name,
             arguments=dict(arguments),
             status="working",
@@ -170,7 +171,7 @@ class Tasks:
         self.workers.launch(owner, record, bound, ctx)
         return {"resultType": "task", **record.task()}
 
-    def _refused(self, exc: TaskQuotaError) -> Any:
+    def _refused(self, exc: TaskQuotaError) -> types.CallToolResult:
         """The tool error of a task the caller has no room for: ``TASK_LIMIT`` (tasks) or ``TASK_BYTES``."""
         kept = f"a task counts until its ttl ({_seconds(self.ttl)}) after it started"
         if exc.limit == "tasks":
