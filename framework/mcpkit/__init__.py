@@ -21,7 +21,7 @@ from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Server
 from .subscriptions import SubscriptionLimits
-from .tasks import MemoryTaskStore, StoredTask, TaskQuotaError, TaskStore
+from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
 
 __all__ = [
     "AuthUnavailableError",
@@ -52,6 +52,7 @@ __all__ = [
     "StoredTask",
     "SubscriptionLimits",
     "SystemClock",
+    "TaskQuota",
     "TaskQuotaError",
     "TaskStore",
     "ToolContext",

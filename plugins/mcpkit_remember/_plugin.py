@@ -182,9 +182,10 @@ class RememberPlugin(BackedPlugin):
         return memory_tools(self) if self.tools_config.enabled else ()
 
     def task_store(self) -> VaultTaskStore:
-        """The server's tasks are kept in this plugin's store, sealed, per caller (docs/tasks.md)."""
+        """The server's tasks are kept in this plugin's store, sealed, per caller, within ``max_bytes`` per caller as
+        every scope is (docs/tasks.md)."""
         backing = self._backing
-        return VaultTaskStore(lambda: backing.vault)
+        return VaultTaskStore(lambda: backing.vault, None if self.quota is None else self.quota.bytes)
 
     async def startup(self) -> None:
         semantic = None if self.embedder is None else Semantic(self.embedder, keys=self.search_keys)

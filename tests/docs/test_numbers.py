@@ -40,6 +40,8 @@ import mcpkit.http._event_log as event_log
 import mcpkit.http._http_app as http_app
 import mcpkit.http._lazy_sse as lazy_sse
 import mcpkit.subscriptions._subscriptions as subscriptions
+import mcpkit.tasks._record as task_record
+import mcpkit.tasks._tasks as tasks_module
 import mcpkit.tasks._worker as task_worker
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
@@ -177,6 +179,12 @@ STATED = [
         "history.md", "leaves an empty record for a {} (so that", "minute" if history.CLEARED_SECONDS == 60 else "?"
     ),
     Stated("tasks.md", "written to the task store at most every {} seconds", task_worker.PROGRESS_EVERY),
+    Stated("tasks.md", "bytes in all: {} by default", mib(tasks_module.DEFAULT_MAX_BYTES)),
+    Stated("tasks.md", "(`None`: no limit; at least {:,} bytes)", tasks_module.LEAST_MAX_BYTES),
+    Stated("tasks.md", "keeps {} KiB of room for the note", task_record.NOTE_ROOM // 1024),
+    Stated("architecture.md", "keeps `NOTE_ROOM` ({} KiB) less its contents", task_record.NOTE_ROOM // 1024),
+    Stated("errors.md", "(`Server(task_limit=...)`, {} by default;", tasks_module.DEFAULT_LIMIT),
+    Stated("errors.md", "`Server(task_max_bytes=...)`, {} by default,", mib(tasks_module.DEFAULT_MAX_BYTES)),
     Stated("resources.md", "SubscriptionLimits(max_uri_chars={},", subscriptions.MAX_URI_CHARS),
     Stated("resources.md", "per_session={},", subscriptions.PER_SESSION),
     Stated("resources.md", "per_caller={},", subscriptions.PER_CALLER),
@@ -501,6 +509,7 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "architecture.md": [
+        "about 37 MiB in two seconds against its 16 MiB quota (issue 35)",  # the issue's measurement
         "a tool reporting 2,000 times in a loop made 2,000 compare-and-sets, and now makes two",  # a test's figures
         "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
         "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29
@@ -578,6 +587,7 @@ NOT_CONSTANTS = {
     ],
     "remember.md": ["(about 95 µs per set and get)"],  # a measurement of the TypeScript original
     "remembering.md": ["without waiting a day"],  # prose about the same draft
+    "tasks.md": ["(about 150 bytes more a task)"],  # measured: the sealing of one task record
     "tools.md": ["arrives as the one character it is"],  # prose
     "ttl.md": ["the count at 60 minutes would have been 5"],  # the page's worked example
 }

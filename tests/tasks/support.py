@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx2
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from mcpkit import Clock, Server, StaticKeys, ToolContext, ToolError, app, tool
 
@@ -110,7 +111,35 @@ class Plain(ToolContext):
         return text.upper()
 
 
-TOOLS = [Held, Reporting, Chatty, Asking, Failing, Crashing, Required, Plain]
+@tool(name="carrying", description="Gives back its text (or its length) once its gate, if any, opens.", task=True)
+class Carrying(ToolContext):
+    async def execute(self, text: str, back: bool = True, gate: str | None = None, crash: bool = False) -> str:
+        if gate is not None:
+            await GATES[gate].wait()
+        if crash:
+            raise RuntimeError("crashed on purpose")
+        return text if back else f"{len(text)} characters"
+
+
+@tool(name="oversized", description="Makes its result, progress, question or error `size` characters long.", task=True)
+class Oversized(ToolContext):
+    async def execute(self, part: str, size: int) -> str:
+        big = "x" * size
+        if part == "progress":
+            await self.progress(1, 2, big)
+            try:
+                await asyncio.Event().wait()  # until the run is stopped
+            except asyncio.CancelledError:
+                note(("cancelled", part))
+                raise
+        elif part == "question":
+            await self.elicit(big, {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+        elif part == "error":
+            raise MCPError(-32000, big)
+        return big
+
+
+TOOLS = [Held, Reporting, Chatty, Asking, Failing, Crashing, Required, Plain, Carrying, Oversized]
 
 
 def build(plugin: Any = None, *, clock: Clock | None = None, **options: Any) -> Server:
@@ -206,12 +235,23 @@ class Caller:
 @contextlib.asynccontextmanager
 async def serving(server: Server) -> AsyncIterator[httpx2.AsyncClient]:
     """``server``'s HTTP app with its lifespan running, and a raw client for it."""
-    asgi = server.http_app()
-    async with (
-        asgi.router.lifespan_context(asgi),
-        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=asgi), base_url="http://127.0.0.1:8000") as http,
-    ):
+    async with from_addresses(server, "127.0.0.1") as (http,):
         yield http
+
+
+@contextlib.asynccontextmanager
+async def from_addresses(server: Server, *addresses: str) -> AsyncIterator[tuple[httpx2.AsyncClient, ...]]:
+    """``server``'s HTTP app with its lifespan running, and a raw client for each of ``addresses``: where the server
+    sees its requests come from (the ASGI scope's ``client``)."""
+    asgi = server.http_app()
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(asgi.router.lifespan_context(asgi))
+        clients = []
+        for address in addresses:
+            transport = httpx2.ASGITransport(app=asgi, client=(address, 40000))
+            http = httpx2.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000")
+            clients.append(await stack.enter_async_context(http))
+        yield tuple(clients)
 
 
 def gate(name: str) -> asyncio.Event:

@@ -158,11 +158,11 @@ async def test_progress_in_a_tight_loop_is_written_at_most_every_half_second_and
 
 
 async def test_the_memory_task_store_keeps_nothing_for_callers_who_only_ask_or_whose_tasks_expired() -> None:
-    from mcpkit import MemoryTaskStore
+    from mcpkit import MemoryTaskStore, TaskQuota
 
     store = MemoryTaskStore()
     assert await store.load("mallory", "guessed-id", now=0.0) is None  # asking leaves no trace
-    await store.add("alice", "t1", {"status": "working"}, expires_at=10.0, now=0.0, limit=None)
+    await store.add("alice", "t1", {"status": "working"}, expires_at=10.0, now=0.0, quota=TaskQuota(None, None))
     assert await store.load("alice", "t1", now=5.0) is not None
     assert await store.load("alice", "t1", now=11.0) is None
     assert store._owners == {}  # neither mallory's question nor alice's expired task is kept

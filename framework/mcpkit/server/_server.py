@@ -39,7 +39,7 @@ from ..subscriptions import (
     Switchable,
     switch,
 )
-from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_TTL, Tasks
+from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
 from ._catalog import catalog
@@ -72,12 +72,14 @@ class Server:
     ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
     ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
     Tasks (``@tool(task=...)``, docs/tasks.md): each is kept ``task_ttl`` seconds after it starts (None: until
-    the store forgets it), a caller keeps at most ``task_limit`` at once, and a task whose instance has not
-    renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits`` bounds what 2025-11-25
-    sessions may watch (``SubscriptionLimits``, docs/resources.md). Every wait has a deadline: a question to the client
-    (``self.elicit``, ``self.sample``, ``self.roots`` on 2025-11-25) waits ``question_timeout`` seconds for its
-    answer, and a call queued behind the same caller's earlier ones (history's reads, updates of one value) waits
-    ``turn_timeout`` seconds for its turn (docs/reliability.md). See docs/authorization.md.
+    the store forgets it), a caller (an anonymous one: per address) keeps at most ``task_limit`` at once and
+    ``task_max_bytes`` of task records (None: no limit; a durable task store's own quota bounds them too), and a
+    task whose instance has not renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits``
+    bounds what 2025-11-25 sessions may watch (``SubscriptionLimits``, docs/resources.md). Every wait has a
+    deadline: a question to the client (``self.elicit``, ``self.sample``, ``self.roots`` on 2025-11-25) waits
+    ``question_timeout`` seconds for its answer, and a call queued behind the same caller's earlier ones (history's
+    reads, updates of one value) waits ``turn_timeout`` seconds for its turn (docs/reliability.md). See
+    docs/authorization.md.
     """
 
     def __init__(
@@ -105,6 +107,7 @@ class Server:
         task_ttl: float | None = DEFAULT_TTL,
         task_limit: int | None = DEFAULT_LIMIT,
         task_lease: float = DEFAULT_LEASE,
+        task_max_bytes: int | None = DEFAULT_MAX_BYTES,
         subscription_limits: SubscriptionLimits | None = None,
         question_timeout: float = DEFAULT_QUESTION_TIMEOUT,
         turn_timeout: float = DEFAULT_TURN_TIMEOUT,
@@ -153,7 +156,14 @@ class Server:
         # The tasks extension, served when a tool may run as a task (None: no tool may).
         self._tasks: Tasks | None = None
         if any(spec.task is not None for spec in self.tools.values()):
-            self._tasks = Tasks(self._dispatcher, lambda: self.clock, ttl=task_ttl, limit=task_limit, lease=task_lease)
+            self._tasks = Tasks(
+                self._dispatcher,
+                lambda: self.clock,
+                ttl=task_ttl,
+                limit=task_limit,
+                lease=task_lease,
+                max_bytes=task_max_bytes,
+            )
             self._dispatcher.tasks = self._tasks
         with warnings.catch_warnings():
             # logging/setLevel is gone in 2026-07-28 and the SDK says so; mcpkit serves 2025-11-25 sessions too.

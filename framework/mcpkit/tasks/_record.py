@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,6 +16,10 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 #: The layout of a kept record; a record of another layout is not read (it cannot be this server's).
 LAYOUT = 1
+#: The bytes a task that has not ended keeps free for the note that may end it (every note the server writes, the
+#: longest a crash or removal of a 128-character tool, is under 500 bytes): so ending a task never grows its record,
+#: and a caller at its byte limit still sees every task end.
+NOTE_ROOM = 1024
 
 
 def iso(seconds: float) -> str:
@@ -61,13 +66,17 @@ class TaskRecord:
         return dataclasses.replace(self, lease=until)
 
     def ended(self, now: float, status: TaskStatus, message: str | None = None, **changes: Any) -> TaskRecord:
-        """This record in a terminal ``status``: no worker, no questions left."""
-        return self.but(now, status=status, message=message, requests={}, lease=None, **changes)
+        """This record in a terminal ``status``: no worker, no questions left, and no call to run again (its
+        arguments and answers are not kept)."""
+        unrun: dict[str, Any] = {"arguments": {}, "answers": {}, "requests": {}, "lease": None}
+        return self.but(now, status=status, message=message, **unrun, **changes)
 
     # -- kept ------------------------------------------------------------------------
 
     def kept(self) -> dict[str, Any]:
-        return {
+        """The record as stored: the lease at a fixed width (a renewal never changes the record's size), and until it
+        ends, ``NOTE_ROOM`` bytes less its contents in spaces, the room of the note that may end it."""
+        kept = {
             "layout": LAYOUT,
             "id": self.id,
             "tool": self.tool,
@@ -82,8 +91,13 @@ class TaskRecord:
             "error": self.error,
             "requests": dict(self.requests),
             "answers": dict(self.answers),
-            "lease": self.lease,
+            "lease": None if self.lease is None else f"{self.lease:014.3f}",
+            "room": "",
         }
+        if not self.terminal:
+            contents = [kept[name] for name in ("arguments", "message", "result", "error", "requests", "answers")]
+            kept["room"] = " " * max(0, NOTE_ROOM - len(json.dumps(contents)))
+        return kept
 
     @classmethod
     def from_kept(cls, kept: Mapping[str, Any]) -> TaskRecord | None:

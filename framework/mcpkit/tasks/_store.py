@@ -3,16 +3,18 @@
 A store keeps JSON records at (owner, task id) with a deadline, and changes them only by compare-and-set, so two
 instances behind a load balancer (one running the task, one answering ``tasks/cancel``) never lose each other's
 writes. The owner is the caller's identity as the server established it, so a task is found only by the caller
-who started it: another caller asking for its id finds nothing, as for an id that never existed. The remember
-plugin's store keeps them durably and sealed (``mcpkit_storage.VaultTaskStore``, docs/tasks.md).
+who started it: another caller asking for its id finds nothing, as for an id that never existed. Each owner's tasks
+are bounded in number and in bytes (``TaskQuota``). The remember plugin's store keeps them durably and sealed
+(``mcpkit_storage.VaultTaskStore``, docs/tasks.md).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-__all__ = ["MemoryTaskStore", "StoredTask", "TaskQuotaError", "TaskStore"]
+__all__ = ["MemoryTaskStore", "StoredTask", "TaskQuota", "TaskQuotaError", "TaskStore", "size_of"]
 
 
 class StoredTask(NamedTuple):
@@ -22,18 +24,35 @@ class StoredTask(NamedTuple):
     version: object
 
 
-class TaskQuotaError(Exception):
-    """The owner keeps as many tasks as it may already; nothing was written."""
+class TaskQuota(NamedTuple):
+    """What one owner may keep: live tasks (ended ones count until their deadline) and the bytes of their records
+    (None: no limit)."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"the caller keeps {limit} tasks already")
-        self.limit = limit
+    tasks: int | None
+    bytes: int | None
+
+
+class TaskQuotaError(Exception):
+    """A write would take the owner past its ``TaskQuota``: ``limit`` says which (``"tasks"`` or ``"bytes"``),
+    ``allowed`` how many the owner may keep, ``size`` the bytes of the record refused (as JSON). Nothing was written."""
+
+    def __init__(self, limit: Literal["tasks", "bytes"], allowed: int, size: int) -> None:
+        super().__init__(f"the caller's tasks would pass their quota of {allowed:,} {limit} ({size:,}-byte record)")
+        self.limit: Literal["tasks", "bytes"] = limit
+        self.allowed = allowed
+        self.size = size
+
+
+def size_of(record: Mapping[str, Any]) -> int:
+    """The bytes a record counts against ``TaskQuota.bytes``: its JSON (``json.dumps`` as the stores write it)."""
+    return len(json.dumps(record))
 
 
 @runtime_checkable
 class TaskStore(Protocol):
     """What the tasks of a server are kept in. ``now`` is the server clock's wall time; every method skips records
-    past their deadline."""
+    past their deadline. A write that would take the owner past its ``quota`` raises ``TaskQuotaError`` and writes
+    nothing, except a replacement that does not grow the record: that one is always written."""
 
     async def add(
         self,
@@ -42,10 +61,9 @@ class TaskStore(Protocol):
         record: Mapping[str, Any],
         expires_at: float | None,
         now: float,
-        limit: int | None,
+        quota: TaskQuota,
     ) -> None:
-        """Keep a new task, readable by ``load`` as soon as this returns (on every instance); ``TaskQuotaError``
-        when the owner keeps ``limit`` live tasks already."""
+        """Keep a new task, readable by ``load`` as soon as this returns (on every instance)."""
         ...
 
     async def load(self, owner: str, task_id: str, now: float) -> StoredTask | None:
@@ -60,26 +78,35 @@ class TaskStore(Protocol):
         record: Mapping[str, Any],
         expires_at: float | None,
         now: float,
+        quota: TaskQuota,
     ) -> bool:
-        """Write ``record`` if the task is still as ``seen``; False (nothing written) when it changed meanwhile."""
+        """Write ``record`` if the task is still as ``seen``; False (nothing written) when it changed meanwhile
+        (``quota.tasks`` does not apply: the task is kept already)."""
         ...
+
+
+class _Kept(NamedTuple):
+    record: Mapping[str, Any]
+    version: int
+    expires_at: float | None
+    size: int
 
 
 class MemoryTaskStore:
     """Tasks in this process's memory: gone with it, and not shared with other instances (the default)."""
 
     def __init__(self) -> None:
-        self._owners: dict[str, dict[str, tuple[Mapping[str, Any], int, float | None]]] = {}
+        self._owners: dict[str, dict[str, _Kept]] = {}
         self._versions = 0
 
     def __repr__(self) -> str:
         return f"MemoryTaskStore({sum(len(tasks) for tasks in self._owners.values())} tasks)"
 
-    def _held(self, owner: str, now: float) -> dict[str, tuple[Mapping[str, Any], int, float | None]]:
+    def _held(self, owner: str, now: float) -> dict[str, _Kept]:
         """The owner's live tasks (the expired ones dropped; an owner left with none is forgotten, so callers
         asking about tasks they do not have leave nothing behind)."""
         tasks = self._owners.get(owner, {})
-        for task_id in [t for t, kept in tasks.items() if kept[2] is not None and kept[2] <= now]:
+        for task_id in [t for t, kept in tasks.items() if kept.expires_at is not None and kept.expires_at <= now]:
             del tasks[task_id]
         if not tasks:
             self._owners.pop(owner, None)
@@ -96,17 +123,19 @@ class MemoryTaskStore:
         record: Mapping[str, Any],
         expires_at: float | None,
         now: float,
-        limit: int | None,
+        quota: TaskQuota,
     ) -> None:
-        tasks = self._held(owner, now)
-        if limit is not None and len(tasks) >= limit:
-            raise TaskQuotaError(limit)
+        tasks, size = self._held(owner, now), size_of(record)
+        if quota.tasks is not None and len(tasks) >= quota.tasks:
+            raise TaskQuotaError("tasks", quota.tasks, size)
+        if quota.bytes is not None and sum(kept.size for kept in tasks.values()) + size > quota.bytes:
+            raise TaskQuotaError("bytes", quota.bytes, size)
         self._owners[owner] = tasks
-        tasks[task_id] = (dict(record), self._next(), expires_at)
+        tasks[task_id] = _Kept(dict(record), self._next(), expires_at, size)
 
     async def load(self, owner: str, task_id: str, now: float) -> StoredTask | None:
         kept = self._held(owner, now).get(task_id)
-        return None if kept is None else StoredTask(kept[0], kept[1])
+        return None if kept is None else StoredTask(kept.record, kept.version)
 
     async def replace(
         self,
@@ -116,10 +145,15 @@ class MemoryTaskStore:
         record: Mapping[str, Any],
         expires_at: float | None,
         now: float,
+        quota: TaskQuota,
     ) -> bool:
         tasks = self._held(owner, now)
         kept = tasks.get(task_id)
-        if kept is None or kept[1] != seen.version:
+        if kept is None or kept.version != seen.version:
             return False
-        tasks[task_id] = (dict(record), self._next(), expires_at)
+        size = size_of(record)
+        grown = size - kept.size
+        if quota.bytes is not None and grown > 0 and sum(other.size for other in tasks.values()) + grown > quota.bytes:
+            raise TaskQuotaError("bytes", quota.bytes, size)
+        tasks[task_id] = _Kept(dict(record), self._next(), expires_at, size)
         return True

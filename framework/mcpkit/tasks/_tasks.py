@@ -4,8 +4,9 @@ A call of an ``@tool(task=...)`` tool from a client that declared the extension 
 with ``resultType: "task"``, once the task is kept (so a ``tasks/get`` on any instance finds it), and runs in the
 background (``Workers``). ``tasks/get`` reads it (the result or error inlined at the end), ``tasks/update`` brings
 answers to its questions (the call runs again with them once none is left), ``tasks/cancel`` ends it. Each method
-looks the task up under the caller's own identity, so another caller's task is not found, exactly as one that
-never existed. ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
+looks the task up under the caller's own identity (an anonymous caller's: its address), so another caller's task is
+not found, exactly as one that never existed; a caller's tasks are bounded in number and bytes (``TASK_LIMIT``,
+``TASK_BYTES``). ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from ..base import Clock, ConfigurationError, error_result
-from ..core import BecomesTask, ToolContext, caller_of
+from ..core import BecomesTask, ToolContext
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
 from ._record import TaskRecord
@@ -37,7 +38,7 @@ from ._wire import (
 )
 from ._worker import Workers, crashed
 
-__all__ = ["DEFAULT_LEASE", "DEFAULT_LIMIT", "DEFAULT_POLL_MS", "DEFAULT_TTL", "Tasks"]
+__all__ = ["DEFAULT_LEASE", "DEFAULT_LIMIT", "DEFAULT_MAX_BYTES", "DEFAULT_POLL_MS", "DEFAULT_TTL", "Tasks"]
 
 logger = logging.getLogger("mcpkit")
 
@@ -45,6 +46,11 @@ logger = logging.getLogger("mcpkit")
 DEFAULT_TTL = 3600.0
 #: How many tasks one caller may keep at once (ended ones count until their ttl), unless ``task_limit`` says.
 DEFAULT_LIMIT = 100
+#: How many bytes one caller's task records may take in all, unless ``task_max_bytes`` says: as much as the remember
+#: plugin lets a caller keep in one scope, so a durable store's own quota and this one agree by default.
+DEFAULT_MAX_BYTES = 16 * 1024 * 1024
+#: The least ``task_max_bytes``: room for a task of a few arguments and the note that may end it.
+LEAST_MAX_BYTES = 4096
 #: How long a running task's instance may stay silent before the task is reported failed (renewed every third).
 DEFAULT_LEASE = 30.0
 #: How often clients are asked to poll.
@@ -62,18 +68,25 @@ class Tasks:
         ttl: float | None = DEFAULT_TTL,
         limit: int | None = DEFAULT_LIMIT,
         lease: float = DEFAULT_LEASE,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
         poll_ms: int = DEFAULT_POLL_MS,
     ) -> None:
         _check("task_ttl", ttl, allow_none=True)
         _check("task_lease", lease)
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ConfigurationError(f"task_limit is a whole number of tasks (1 or more) or None, not {limit!r:.40}.")
+        if max_bytes is not None and (
+            isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < LEAST_MAX_BYTES
+        ):
+            raise ConfigurationError(
+                f"task_max_bytes is a whole number of bytes ({LEAST_MAX_BYTES:,} or more: room for a small task) or "
+                f"None for no limit, not {max_bytes!r:.40}."
+            )
         self._dispatcher = dispatcher
         self._clock = clock
         self.ttl = ttl
-        self.limit = limit
         self.poll_ms = poll_ms
-        self.ledger = Ledger(MemoryTaskStore(), clock)
+        self.ledger = Ledger(MemoryTaskStore(), clock, limit=limit, max_bytes=max_bytes)
         self.workers = Workers(self.ledger, dispatcher, lease)
 
     def use(self, store: TaskStore) -> None:
@@ -125,19 +138,18 @@ class Tasks:
             except Exception:
                 error = crashed(spec.name)
                 return error_result("INTERNAL_ERROR", error["message"])
-        return await self._create(bound, instance, arguments, given, ctx)
+        return await self._create(bound, arguments, given, ctx)
 
     async def _create(
         self,
         bound: BoundTool,
-        instance: ToolContext,
         arguments: Mapping[str, Any],
         answers: Mapping[str, Any],
         ctx: ServerRequestContext[Any, Any],
     ) -> Any:
         now = self.ledger.now()
         record = TaskRecord(
-            id=secrets.token_urlsafe(24),  # 192 random bits: the id is all an anonymous caller's task has
+            id=secrets.token_urlsafe(24),  # 192 random bits: all that keeps a task to one of several behind an address
             tool=bound.spec.name,
             arguments=dict(arguments),
             status="working",
@@ -148,26 +160,45 @@ class Tasks:
             answers=dict(answers),
             lease=now + self.workers.lease,
         )
-        owner = owner_of(instance.caller)
+        owner = owner_of(ctx)
         try:
-            await self.ledger.add(owner, record, self.limit)
+            await self.ledger.add(owner, record)
         except TaskQuotaError as exc:
-            return error_result(
-                "TASK_LIMIT",
-                f"This caller keeps {exc.limit} tasks already, the most it may; a task is kept until its ttl "
-                f"({_seconds(self.ttl)}) after it started. Wait for older ones to expire, then call again.",
-            )
+            return self._refused(exc)
         except Exception:
             error = crashed(bound.spec.name)  # logged with the store's exception
             return error_result("TASKS_UNAVAILABLE", "The task could not be kept: " + error["message"])
         self.workers.launch(owner, record, bound, ctx)
         return {"resultType": "task", **record.task()}
 
+    def _refused(self, exc: TaskQuotaError) -> types.CallToolResult:
+        """The tool error of a task the caller has no room for: ``TASK_LIMIT`` (tasks) or ``TASK_BYTES``."""
+        kept = f"a task counts until its ttl ({_seconds(self.ttl)}) after it started"
+        if exc.limit == "tasks":
+            return error_result(
+                "TASK_LIMIT",
+                f"This caller keeps {exc.allowed} tasks already, the most it may; {kept}. Wait for older ones to "
+                "expire, then call again.",
+            )
+        record = f"This task's record would be {exc.size:,} bytes as JSON (its arguments, mostly)"
+        limit = self.ledger.bytes_named(exc.allowed)
+        if exc.size > exc.allowed:
+            return error_result(
+                "TASK_BYTES",
+                f"{record}, more than this caller's tasks may keep in all ({limit}). Send less: pass large inputs by "
+                "reference (a URL, a file name, a resource) rather than in the arguments.",
+            )
+        return error_result(
+            "TASK_BYTES",
+            f"{record}, and with this caller's other tasks that passes what they may keep ({limit}); {kept}. Wait "
+            "for older ones to expire, or send less (large inputs by reference).",
+        )
+
     # -- tasks/* ------------------------------------------------------------------------
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         admit(ctx, "tasks/get", params.task_id)
-        record = await self.ledger.change(owner_of(caller_of(ctx)), params.task_id, self._reap)
+        record = await self.ledger.change(owner_of(ctx), params.task_id, self._reap)
         if record is None:
             raise MCPError(
                 types.INVALID_PARAMS,
@@ -210,8 +241,12 @@ class Tasks:
             resumed[:] = [changed]
             return changed
 
-        owner = owner_of(caller_of(ctx))
-        record = await self.ledger.change(owner, params.task_id, answer)
+        owner = owner_of(ctx)
+        try:
+            record = await self.ledger.change(owner, params.task_id, answer)
+        except TaskQuotaError as exc:
+            await self.ledger.overflow(owner, params.task_id, "answers", exc)
+            return {}
         if resumed and record is resumed[0]:
             bound = self._dispatcher.bound(record.tool)
             if bound is None:
@@ -235,7 +270,7 @@ class Tasks:
         def cancel(record: TaskRecord, now: float) -> TaskRecord:
             return record if record.terminal else record.ended(now, "cancelled", "Cancelled at the client's request.")
 
-        record = await self.ledger.change(owner_of(caller_of(ctx)), params.task_id, cancel)
+        record = await self.ledger.change(owner_of(ctx), params.task_id, cancel)
         if record is not None:  # this caller's task: stop its run, if it is here (else its next beat stops it)
             self.workers.cancel(record.id)
         return {}  # the same empty acknowledgement for any id, as the extension says

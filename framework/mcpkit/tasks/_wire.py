@@ -13,8 +13,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import decode_header_value
 from pydantic import BaseModel, Field, ValidationError
 
-from ..base import validation_problems
-from ..core import Caller
+from ..base import client_group, validation_problems
+from ..core import caller_of
 
 __all__ = [
     "EXTENSION",
@@ -32,7 +32,6 @@ __all__ = [
 EXTENSION = "io.modelcontextprotocol/tasks"
 #: The protocol revision the extension belongs to: no task is made, nor served, on an older one.
 MODERN = "2026-07-28"
-_ANONYMOUS_OWNER = json.dumps(["anon"])
 
 
 class TaskParams(types.RequestParams):
@@ -92,12 +91,16 @@ def admit(ctx: ServerRequestContext[Any, Any], method: str, task_id: str) -> Non
             )
 
 
-def owner_of(caller: Caller) -> str:
-    """Whose tasks a caller sees: a signed-in user's own (the identity remembered values are kept under, so a purge
-    of the user takes them too); anonymous callers share one owner, where only a task's unguessable id finds it."""
-    if caller.user_id is None:
-        return _ANONYMOUS_OWNER
-    return json.dumps(["u", caller.user_id])
+def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
+    """Whose tasks the caller of ``ctx`` sees and is counted for: a signed-in user's own (the identity remembered
+    values are kept under, so a purge of the user takes them too); an anonymous caller's address (IPv6: its /64,
+    behind a trusted proxy the client it names), so one anonymous client never fills the others' quota."""
+    caller = caller_of(ctx)
+    if caller.user_id is not None:
+        return json.dumps(["u", caller.user_id])
+    scope = getattr(ctx.request, "scope", None)
+    client = scope.get("client") if isinstance(scope, dict) else None
+    return json.dumps(["anon", client_group(client[0]) if client else "local"])
 
 
 _ANSWERS: Mapping[str, type[BaseModel]] = {

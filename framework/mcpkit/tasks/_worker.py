@@ -28,6 +28,7 @@ from ..elicitation import Answers
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
 from ._record import TaskRecord
+from ._store import TaskQuotaError
 
 __all__ = ["Workers", "crashed"]
 
@@ -163,6 +164,8 @@ class Workers:
 
         try:
             await self._ledger.change(owner, task_id, end)
+        except TaskQuotaError as exc:
+            await self._ledger.overflow(owner, task_id, "result" if "result" in changes else "error", exc)
         except Exception:
             logger.exception("could not record the end (%s) of task %s", status, task_id)
 
@@ -183,6 +186,8 @@ class Workers:
 
         try:
             await self._ledger.change(owner, task_id, park)
+        except TaskQuotaError as exc:
+            await self._ledger.overflow(owner, task_id, "questions", exc)
         except Exception:
             logger.exception("could not record the questions of task %s", task_id)
 
@@ -214,6 +219,9 @@ class Workers:
 
         try:
             await self._ledger.change(owner, task_id, note)
+        except TaskQuotaError as exc:
+            await self._ledger.overflow(owner, task_id, "progress message", exc)
+            self.cancel(task_id)  # the task has ended: its run stops at its next await
         except Exception:
             if not quiet:
                 raise
