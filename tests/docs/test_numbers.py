@@ -185,6 +185,7 @@ STATED = [
     Stated("architecture.md", "keeps `NOTE_ROOM` ({} KiB) less its contents", task_record.NOTE_ROOM // 1024),
     Stated("errors.md", "(`Server(task_limit=...)`, {} by default;", tasks_module.DEFAULT_LIMIT),
     Stated("errors.md", "`Server(task_max_bytes=...)`, {} by default,", mib(tasks_module.DEFAULT_MAX_BYTES)),
+    Stated("reliability.md", "| `task_max_bytes` | {} of task records", mib(tasks_module.DEFAULT_MAX_BYTES)),
     Stated("resources.md", "SubscriptionLimits(max_uri_chars={},", subscriptions.MAX_URI_CHARS),
     Stated("resources.md", "per_session={},", subscriptions.PER_SESSION),
     Stated("resources.md", "per_caller={},", subscriptions.PER_CALLER),
