@@ -112,7 +112,9 @@ class LowerCaseHosts:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = scope["headers"]
-            if any(name in _HOST_HEADERS and value != value.lower() for name, value in headers):
-                lowered = [(name, value.lower() if name in _HOST_HEADERS else value) for name, value in headers]
-                scope = {**scope, "headers": lowered}
+            for name, value in headers:  # a loop, not any(): this runs on every request
+                if (name == b"host" or name == b"origin") and value != value.lower():
+                    lowered = [(name, value.lower() if name in _HOST_HEADERS else value) for name, value in headers]
+                    scope = {**scope, "headers": lowered}
+                    break
         await self._app(scope, receive, send)
