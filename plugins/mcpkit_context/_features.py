@@ -8,9 +8,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from mcpkit import PromptContext, ResourceContext, ToolContext, prompt, resource, tool
+from mcpkit import PromptContext, ResourceContext, ResourceNotFoundError, ToolContext, prompt, resource, tool
 
 from ._blocks import Block
+from ._errors import ContextNotFoundError
 
 __all__ = ["context_prompts", "context_resources", "context_tools"]
 
@@ -90,7 +91,10 @@ def context_resources(blocks: Mapping[str, Block]) -> list[type[Any]]:
     )
     class ContextBlock(ResourceContext):
         async def read(self, block: str) -> str:
-            return str(await self.context.render_block(block))
+            try:
+                return str(await self.context.render_block(block))
+            except ContextNotFoundError as exc:  # no such block: "not found", as for any URI (not an internal error)
+                raise ResourceNotFoundError(exc.message) from None
 
         async def complete_block(self, value: str) -> list[str]:
             return [name for name in blocks if name.startswith(value)]

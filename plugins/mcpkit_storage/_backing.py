@@ -3,7 +3,8 @@
 ``RememberPlugin`` and ``HistoryPlugin`` both keep per-caller data this way: the store and secret come from the
 plugin's arguments or from ``REMEMBER_STORE``/``REMEMBER_SECRET``; the memory store and its ephemeral key are one
 per server (``PluginSetup.shared``), so plugins of one server see one in-process store, as they would one SQLite
-file or Redis. Stores that do not expire values by themselves are purged every ``PURGE_INTERVAL`` seconds.
+file or Redis. Stores that do not expire values by themselves are purged every ``PURGE_INTERVAL`` seconds; a store
+others share is looked at every ``HELD_SECONDS`` (``SecretWatch``), calls or not.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock
 from ._config import StoreConfig, secret_from_env, store_config
 from ._keyring import Keyring
 from ._secret_check import check_secret
+from ._secret_watch import HELD_SECONDS
 from ._semantic import Semantic
 from ._vault import Vault
 from .stores import Store, secret_beside
@@ -50,6 +52,7 @@ class Backing:
         self._keyring: Keyring | None = None
         self._vault: Vault | None = None
         self._purger: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     def fresh(self) -> Backing:
         """An unstarted backing with the same configuration: each server a plugin is given to needs its own."""
@@ -96,17 +99,28 @@ class Backing:
                 config.describe(),
                 type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
             )
+        if config.type != "memory":  # a store no other process reaches is never rotated under this one
+            try:
+                await vault.watch.beat(self.clock().now())  # says at once if the store was rotated past this server
+            except Exception as exc:  # an outage: the calls will say so, and the next beat comes
+                logger.info("could not note in %s which secrets this server holds: %s", config.describe(), exc)
         if config.type not in ("redis", "redis-cluster"):
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
+        if config.type != "memory":
+            self._watcher = asyncio.get_running_loop().create_task(self._watch_forever(vault))
         self._vault = vault
         return vault
 
     async def stop(self) -> None:
-        if self._purger is not None:
-            self._purger.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._purger
-            self._purger = None
+        for task in (self._purger, self._watcher):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._purger = self._watcher = None
+        if self._vault is not None and self.config.type != "memory":
+            with contextlib.suppress(Exception):  # a store that is down keeps the note: it ages out
+                await self._vault.watch.stopped()
         self._vault = None
         if self._store is not None:
             await self._store.close()
@@ -128,6 +142,16 @@ class Backing:
         if self._vault is None:
             raise RuntimeError("the plugin has not started: the server's lifespan (startup) has not run.")
         return self._vault
+
+    async def _watch_forever(self, vault: Vault) -> None:
+        """Every ``HELD_SECONDS``, note the key ids this server holds (what ``mcpkit remember rotate`` checks) and
+        look whether the store was rotated past them, calls or not."""
+        while True:
+            await asyncio.sleep(HELD_SECONDS)
+            try:
+                await vault.watch.beat(self.clock().now())
+            except Exception as exc:  # an outage: the calls say so, and the next look comes
+                logger.debug("looking at the store's notes failed: %s", exc)
 
     async def _purge_forever(self) -> None:
         while True:

@@ -21,6 +21,8 @@ from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._migration import migrate
 from ._payload import Payload
 from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
+from ._rollout import SEEN_SECONDS, rollout, unlisted_rotation
+from ._secret_watch import ROTATED_TO
 from ._semantic import EmbedderFailedError, Semantic
 from ._shard import is_shard_key
 from ._vault import Vault
@@ -83,8 +85,10 @@ async def rotate(
     ``RememberPlugin(search_keys=False)``. The store is read a page at a
     time. Each move is one atomic compare-and-set that writes the newest copy at the primary address and
     deletes the others only if none of them changed meanwhile, so a value forgotten or purged while
-    ``rotate`` runs stays forgotten, and a newer write is never replaced.
+    ``rotate`` runs stays forgotten, and a newer write is never replaced. Before anything moves, the store notes
+    the first secret's key id, so a server that lacks it says so rather than read moved values as missing.
     """
+    await store.note(ROTATED_TO, keyring.primary_key_id)
     semantic = None if embedder is None else Semantic(embedder, keys=keys)
     vault = Vault(store, keyring, semantic=semantic)  # with an embedder, each value moved lands in its shard too
     vault.index.keys = keys
@@ -172,6 +176,14 @@ async def _load(embedder: object) -> None:
 
 
 _KEYS_HELP = "leave keys out of what is searched, as servers built with RememberPlugin.init(search_keys=False)"
+_FORCE_HELP = "run even when a server seen on the store lacks the new secret (one stopped for good)"
+_ROLLOUT = (
+    "Every running server must hold the new secret already (REMEMBER_SECRET=old,new, then new,old: "
+    "docs/stores.md#rotating-the-secret): a server that does not cannot read the values moved under it, and refuses "
+    "calls on the store (REMEMBER_STORE_UNAVAILABLE) until it is restarted with it. Before it moves anything the "
+    "command says so, and reads the secrets (key ids) each server notes in the store every minute: it refuses, with "
+    f"exit code 2, when a server seen in the last {SEEN_SECONDS / 60:g} minutes lacks the new one, unless --force."
+)
 _PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
 
 
@@ -188,18 +200,19 @@ def register(commands: Any) -> None:
         "rotate",
         help="rewrite every value under the first secret of REMEMBER_SECRET",
         description="With REMEMBER_SECRET=new,old set, rewrite every entry sealed under an older secret under "
-        "the new one, then report counts. Afterwards the old secrets can be removed.",
+        "the new one, then report counts. Afterwards the old secrets can be removed. " + _ROLLOUT,
     )
     rotate_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
     rotate_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     rotate_cmd.add_argument("--without-keys", action="store_true", help=_KEYS_HELP)
+    rotate_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
     rotate_cmd.set_defaults(handler=_rotate_command)
     reindex_cmd = actions.add_parser(
         "reindex",
         help="rewrite every value with its search postings (after turning search=True on)",
         description="Rewrite every live value, unchanged, with its search postings, so that values kept before "
         "RememberPlugin.init(search=True) was turned on can be found; entries under an older secret are rotated "
-        "on the way. Safe to run while servers serve.",
+        "on the way. Safe to run while servers serve. " + _ROLLOUT,
     )
     reindex_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
     reindex_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
@@ -209,6 +222,7 @@ def register(commands: Any) -> None:
         help="also give every value without one a vector of mcpkit[semantic]'s local model, for search by meaning",
     )
     reindex_cmd.add_argument("--without-keys", action="store_true", help=_KEYS_HELP)
+    reindex_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
     reindex_cmd.set_defaults(handler=_reindex_command)
     purge_cmd = actions.add_parser(
         "purge",
@@ -249,7 +263,7 @@ def _keyring(config: StoreConfig) -> Keyring:
 
 def _rotate_command(args: argparse.Namespace) -> int:
     keys = not args.without_keys
-    return _execute(args, lambda store, keyring: rotate(store, keyring, time.time(), keys=keys))
+    return _execute(args, lambda store, keyring: _rolled_out(store, keyring, args.force, keys=keys))
 
 
 def _reindex_command(args: argparse.Namespace) -> int:
@@ -260,8 +274,20 @@ def _reindex_command(args: argparse.Namespace) -> int:
         return 2
     keys = not args.without_keys
     return _execute(
-        args, lambda store, keyring: rotate(store, keyring, time.time(), reindex=True, embedder=embedder, keys=keys)
+        args,
+        lambda store, keyring: _rolled_out(store, keyring, args.force, reindex=True, embedder=embedder, keys=keys),
     )
+
+
+async def _rolled_out(store: Store, keyring: Keyring, force: bool, **options: Any) -> RotationReport:
+    """``rotate``, once it has said what every running server needs, and refused (ConfigurationError: exit code 2)
+    when the store's notes show a server without the new secret, unless ``force``."""
+    now = time.time()
+    said, refusal = rollout(await store.notes(), keyring, now)
+    print(said, flush=True)
+    if refusal is not None and not force:
+        raise ConfigurationError(f"Nothing was moved: {refusal}")
+    return await rotate(store, keyring, now, **options)
 
 
 def _purge_command(args: argparse.Namespace) -> int:
@@ -279,7 +305,13 @@ def _purge_command(args: argparse.Namespace) -> int:
         print(f"mcpkit remember: {config.describe()}: {nothing_purged(target)}", file=sys.stderr)
         return NOTHING_PURGED
 
-    return _execute(args, lambda store, keyring: purge_user(store, keyring, target.user_id), reported)
+    async def purge(store: Store, keyring: Keyring) -> PurgeReport:
+        unlisted = unlisted_rotation(await store.notes(), keyring)
+        if unlisted is not None:
+            print(f"mcpkit remember: warning: {unlisted}, and purge again.", file=sys.stderr)
+        return await purge_user(store, keyring, target.user_id)
+
+    return _execute(args, purge, reported)
 
 
 def _printed(config: StoreConfig, report: object) -> int:

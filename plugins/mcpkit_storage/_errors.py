@@ -30,6 +30,7 @@ class RememberIdentityError(RememberError):
         super().__init__(
             f"Cannot use {scope} scope: {why}. Authenticate the request (a bearer token or key){otherwise}.",
             code="REMEMBER_IDENTITY_REQUIRED",
+            refusal=True,
         )
         self.scope = scope
 

@@ -21,6 +21,7 @@ __all__ = ["read_many_in_thread"]
 
 async def read_many_in_thread(vault: Vault, place: Place, keys: Sequence[str], now: float) -> list[Found | None]:
     """As ``Vault.read_many`` (one address per key, one round trip), with the values opened in a worker thread."""
+    await vault.watched(now)
     if len(vault.keyring) != 1 or vault.store.legacy:  # a key may have copies: the vault's own careful read
         return await vault.read_many(place, keys, now)
     addresses = [vault.keyring.locate(place.identity, place.bucket, key)[0] for key in keys]

@@ -65,6 +65,7 @@ async def search(
     ``mode`` None: ``hybrid`` with an embedder, else ``lexical``; ``weight``: the semantic side's in ``hybrid``.
     ``quota``: the place's, which vector shards a search by meaning fills count against.
     """
+    await vault.watched(now)
     words = vault.index.words(query)
     chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
     note = None

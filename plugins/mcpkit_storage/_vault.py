@@ -25,6 +25,7 @@ from ._keyring import VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, peek, unpack, unpack_legacy
 from ._rollback import RollbackGuard
 from ._scope import INDEXED_NAMESPACES, Place
+from ._secret_watch import SecretWatch
 from ._semantic import Semantic
 from ._shard import is_shard_key
 from ._shards import Change, Shards
@@ -61,15 +62,22 @@ class Vault:
         self.shards = Shards(store, keyring)
         self._guard = RollbackGuard()
         self._where = repr(store)  # which store, in the causes of warnings (taken once: an in-memory one's changes)
+        self.watch = SecretWatch(store, keyring, self._where)  # was the store rotated past this keyring? (watched)
         # Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when
         # the store is open; a store whose 0.1 entries another process moves meanwhile keeps looking (correct,
         # one extra lookup per miss) until the next start.
         self._single = len(keyring) == 1 and not store.legacy
 
+    async def watched(self, now: float) -> None:
+        """Before a call on the store: RememberStoreUnavailableError while it was rotated past this keyring."""
+        if now >= self.watch.due:
+            await self.watch.look(now)
+
     # -- one key ------------------------------------------------------------------------
 
     async def read(self, place: Place, key: str, now: float) -> Found | None:
         """The live value at ``place``/``key``, or None."""
+        await self.watched(now)
         if not self._single:
             return (await self.observe(place, key, now)).found
         address = self.keyring.locate(place.identity, place.bucket, key)[0]
@@ -80,6 +88,7 @@ class Vault:
     async def read_many(self, place: Place, keys: Sequence[str], now: float) -> list[Found | None]:
         """The live value at each of ``keys`` of ``place`` (None where there is none): one round trip with one
         address per key, else one read per key."""
+        await self.watched(now)
         if not self._single:
             return [(await self.observe(place, key, now)).found for key in keys]
         addresses = [self.keyring.locate(place.identity, place.bucket, key)[0] for key in keys]
@@ -93,6 +102,7 @@ class Vault:
 
     async def observe(self, place: Place, key: str, now: float) -> Observed:
         """The value and the bytes at each of the key's addresses."""
+        await self.watched(now)
         if self._single:  # the fast path of every update: one address, its entry peeked rather than unpacked
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             began = self._guard.begin()
@@ -107,6 +117,7 @@ class Vault:
         self, place: Place, key: str, now: float, legacy: bool
     ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:
         """The newest live copy, the index of its address, and the bytes at every address (``legacy``: 0.1's too)."""
+        await self.watched(now)
         addresses = self._addresses(place, key, legacy)
         began = self._guard.begin()
         if len(addresses) == 1:
@@ -142,6 +153,7 @@ class Vault:
     ) -> None:
         """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there; ``shard=False``:
         its vector shard was changed already (``shard_batch``)."""
+        await self.watched(now)
         if self._single:
             address = self.keyring.locate(place.identity, place.bucket, key)[0]
             plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, now, vector)
@@ -188,6 +200,7 @@ class Vault:
         ``indexed`` says whether to write search postings (None: as this vault indexes the bucket), and with
         them the value's vector shard (first; a write that then fails takes it out again).
         """
+        await self.watched(now)
         (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
         data = self.keyring.seal(
@@ -217,6 +230,7 @@ class Vault:
         return True
 
     async def delete(self, place: Place, key: str, now: float) -> bool:
+        await self.watched(now)
         addresses = self._addresses(place, key, self.store.legacy)
         began = self._guard.begin()
         if len(addresses) == 1:
@@ -230,6 +244,7 @@ class Vault:
 
     async def delete_many(self, place: Place, keys: Sequence[str], now: float) -> int:
         """Remove the values at ``keys`` of ``place`` in one store call; how many live ones went."""
+        await self.watched(now)
         legacy = self.store.legacy
         addresses = [address for key in keys for address in self._addresses(place, key, legacy)]
         if not addresses:
@@ -267,6 +282,7 @@ class Vault:
 
     async def payloads(self, place: Place, now: float) -> dict[str, Payload]:
         """Every live value in the bucket by key (the newest copy of each); cost in proportion to the bucket."""
+        await self.watched(now)
         best: dict[str, Payload] = {}
         for owner, bucket in self.buckets(place):
             began = self._guard.begin()
@@ -283,6 +299,7 @@ class Vault:
 
     async def delete_bucket(self, place: Place, now: float) -> int:
         """Remove every value of the place (and its vector shards, which do not count); how many values went."""
+        await self.watched(now)
         shards = await self.shards.addresses(place, now) if self.searchable(place.bucket) else []
         if shards:
             await self.store.delete_many(shards, now)

@@ -76,7 +76,7 @@ async def test_the_metadata_and_the_401_name_the_address_the_client_used(host: s
     assert check_resource_allowed(requested_resource=used, configured_resource=metadata["resource"])
 
 
-@pytest.mark.parametrize("host", ["evil.example:8000", "localhost:9999", "localhost"])
+@pytest.mark.parametrize("host", ["evil.example:8000", "localhost:9999", "localhost", "localhost.:8000"])
 async def test_a_host_not_allowed_at_this_port_gets_the_configured_resource(host: str) -> None:
     async with serving(oauth_server().http_app()) as asgi, raw(asgi, host) as http:
         metadata = (await http.get(WELL_KNOWN)).json()
@@ -85,6 +85,34 @@ async def test_a_host_not_allowed_at_this_port_gets_the_configured_resource(host
     # never reflected: another port could be another server on this machine, and an unknown name is DNS rebinding
     assert metadata["resource"] == URL
     assert f'resource_metadata="http://127.0.0.1:8000{WELL_KNOWN}"' in refused.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize("era", [MODERN, LEGACY])
+@pytest.mark.parametrize("host", ["LOCALHOST:8000", "LocalHost:8000"])
+async def test_a_name_in_capitals_is_answered_as_its_lower_case_name(host: str, era: str) -> None:
+    as_sent = {"Host": host}  # httpx would lower-case a URL's host: the header is set as a client might send it
+    localhost_token, other_token = token_for("http://localhost:8000/mcp"), token_for(URL)
+    async with serving(oauth_server().http_app()) as asgi, raw(asgi, "127.0.0.1:8000") as http:
+        refused = await http.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers={**ACCEPT, **as_sent}
+        )
+        metadata = (await http.get(WELL_KNOWN, headers=as_sent)).json()
+        wrong_audience = await http.get("/mcp", headers={**ACCEPT, **as_sent, **bearer(other_token)})
+        signed_in = httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=asgi), headers={**as_sent, **bearer(localhost_token)}, timeout=30
+        )
+        mode = MODERN if era == MODERN else "legacy"
+        async with signed_in, Client(streamable_http_client(URL, http_client=signed_in), mode=mode) as client:
+            result = await client.call_tool("whoami", {})
+
+    assert metadata["resource"] == "http://localhost:8000/mcp"
+    assert f'resource_metadata="http://localhost:8000{WELL_KNOWN}"' in refused.headers["www-authenticate"]
+    assert wrong_audience.status_code == 401
+    assert wrong_audience.json()["error"]["data"]["error_description"].endswith(
+        "tokens here must be for http://localhost:8000/mcp"
+    )
+    assert result.structured_content is not None
+    assert result.structured_content["user_id"] == "nour"
 
 
 async def test_an_unknown_host_is_still_refused_even_with_a_good_token() -> None:
@@ -183,5 +211,7 @@ def test_the_names_reflected_are_the_allowed_hosts_at_the_configured_port(
     others = {host: m.resource for host, m in names.by_host.items() if m.resource != resource}
     assert others == expected
     assert names.at("evil.example") is names.configured
+    for host, named in names.by_host.items():
+        assert names.at(host.upper()) is named
     assert names.at(None) is names.configured
     assert names.resources[0] == resource

@@ -9,7 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
+from mcp import MCPError
 
 from mcpkit import ConfigurationError, Context, Server, StaticKeys, app
 from mcpkit.testing import ToolCallError, error_code, running
@@ -70,6 +72,39 @@ async def test_the_blocks_render_as_the_system_prompt_with_the_callers_own_text(
     assert isinstance(block, str)
     assert block.startswith("═")
     assert "Order 1142." in block
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_anonymous_caller_is_refused_the_users_blocks_as_a_tool_call_is_never_with_an_internal_error(
+    protocol: str,
+) -> None:
+    @app(id="desk", plugins=[ContextPlugin.init(BLOCKS, type="memory")])
+    class Desk: ...
+
+    async with running(Server([Desk], auth=StaticKeys(KEYS), allow_anonymous=True), protocol=protocol) as call_as:
+        anonymous = call_as(None)
+        with pytest.raises(ToolCallError) as by_tool:
+            await anonymous.call("set_context", {"block": "notes", "content": "Prefers email."})
+        refused = []
+        for uri in ("context://notes", "context://knowledge"):
+            with pytest.raises(MCPError) as read:
+                await anonymous.read(uri)
+            refused.append(read.value.error)
+        with pytest.raises(MCPError) as rendered:
+            await anonymous.get_prompt("system_prompt")
+        shared = await anonymous.read("context://runbooks")  # a block that is nobody's own: read by anyone
+        with pytest.raises(MCPError) as unknown:
+            await anonymous.read("context://nope")
+
+    assert by_tool.value.code == "REMEMBER_IDENTITY_REQUIRED"
+    for error in [*refused, rendered.value.error]:
+        assert error.code == types.INVALID_REQUEST  # -32600, as every refusal of the caller; never -32603
+        assert error.message == by_tool.value.message
+        assert error.data is not None
+        assert error.data["code"] == "REMEMBER_IDENTITY_REQUIRED"
+    assert "refunds: Refunds" in str(shared)
+    assert unknown.value.error.code == types.INVALID_PARAMS
+    assert unknown.value.error.message.startswith("Resource not found: context://nope: There is no context block")
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -144,6 +144,48 @@ async def test_allowed_origins_names_the_browser_pages_that_may_call() -> None:
     assert local_page.status_code == 403
 
 
+@pytest.mark.parametrize("listed", ["mcp.example.com", "MCP.Example.COM"])
+@pytest.mark.parametrize("sent", ["mcp.example.com", "Mcp.Example.com", "MCP.EXAMPLE.COM:443"])
+async def test_host_names_compare_whatever_their_case_as_dns_does(listed: str, sent: str) -> None:
+    asgi = open_server().http_app(host="0.0.0.0", allowed_hosts=[listed, "mcp.example.com:443"])
+    params = {"name": "whoami", "arguments": {}}
+    async with running(asgi) as http:
+        own_page = await post_modern(
+            http, "tools/call", params, name="whoami", headers={"Host": sent, "Origin": "HTTPS://Mcp.Example.COM"}
+        )
+        dotted = await post_modern(http, "tools/call", params, name="whoami", headers={"Host": "mcp.example.com."})
+
+    assert structured(own_page)["kind"] == "anonymous"
+    # a trailing dot names another host, for browsers (another origin) and OAuth clients (another resource) alike
+    assert dotted.status_code == 421
+    assert "does not answer to the Host 'mcp.example.com.'" in dotted.json()["error"]["message"]
+
+
+async def test_a_name_in_unicode_is_allowed_as_clients_send_it() -> None:
+    asgi = open_server().http_app(
+        host="0.0.0.0", allowed_hosts=["Bücher.example"], allowed_origins=["https://bücher.example"]
+    )
+    params = {"name": "whoami", "arguments": {}}
+    async with running(asgi) as http:
+        ascii_form = await post_modern(
+            http,
+            "tools/call",
+            params,
+            name="whoami",
+            headers={"Host": "xn--bcher-kva.example", "Origin": "https://xn--bcher-kva.example"},
+        )
+        official = await http.post(  # httpx, as the official client, writes the name in its IDNA form
+            "http://bücher.example/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"},
+        )
+
+    assert structured(ascii_form)["kind"] == "anonymous"
+    assert official.request.headers["host"] == "xn--bcher-kva.example"
+    assert official.status_code == 400  # past the Host check: told to initialize first
+    assert "initialize" in official.json()["error"]["message"]
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -151,6 +193,8 @@ async def test_allowed_origins_names_the_browser_pages_that_may_call() -> None:
         ({"allowed_hosts": []}, "allowed_hosts=[] would refuse every request"),
         ({"allowed_hosts": ["https://mcp.example.com"]}, "allowed_hosts entry 'https://mcp.example.com' is not a host"),
         ({"allowed_origins": ["app.example.com"]}, "allowed_origins entry 'app.example.com' is not an origin"),
+        ({"allowed_hosts": ["☃.example"]}, "allowed_hosts entry '☃.example' is not a host name"),
+        ({"allowed_origins": ["https://☃.example:*"]}, "allowed_origins entry '☃.example:*' is not a host name"),
     ],
 )
 def test_unusable_host_and_origin_lists_are_refused(options: dict[str, Any], message: str) -> None:

@@ -21,6 +21,7 @@ from mcpkit import (
     Server,
     StaticKeys,
     ToolContext,
+    ToolError,
     app,
     resource,
     tool,
@@ -47,6 +48,9 @@ class Note(ResourceContext):
         if text is None:
             raise ResourceNotFoundError(f"you have no note {key!r}")
         return str(text)
+
+    async def complete_key(self, value: str) -> list[str]:
+        return [key.removeprefix("note:") for key in await self.remember.list(scope="user", pattern=f"note:{value}*")]
 
 
 @resource(uri="tickets://{number}/history", name="ticket-history")
@@ -86,6 +90,16 @@ class NotesApp: ...
 
 def make_server() -> Server:
     return Server([NotesApp], auth=StaticKeys(KEYS))
+
+
+@resource(uri="desk://closed", name="closed")
+class Closed(ResourceContext):
+    async def read(self) -> str:
+        raise ToolError("The desk is closed on Sundays; read it again tomorrow.", code="DESK_CLOSED")
+
+
+@app(id="desk", resources=[Closed])
+class DeskApp: ...
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -144,6 +158,49 @@ async def test_not_found_is_minus_32602_with_the_uri(protocol: str, uri: str, wh
     assert refused.value.error.message.startswith(f"Resource not found: {uri}")
     assert why in refused.value.error.message
     assert refused.value.error.data == {"uri": uri}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_anonymous_read_of_a_users_data_is_refused_as_a_tool_call_is_never_as_an_internal_error(
+    protocol: str,
+) -> None:
+    server = Server([NotesApp, DeskApp], auth=StaticKeys(KEYS), allow_anonymous=True)
+    note_keys = types.ResourceTemplateReference(type="ref/resource", uri="notes://{key}")
+    async with running(server, protocol=protocol) as call_as:
+        anonymous = call_as(None)
+        by_tool = await anonymous.call_tool("save_note", {"key": "plan", "text": "mine"})
+        with pytest.raises(MCPError) as read:
+            await anonymous.read_resource("notes://plan")
+        with pytest.raises(MCPError) as completed:
+            await anonymous.complete(note_keys, "key", "pl")
+        with pytest.raises(MCPError) as closed:
+            await call_as("nour").read_resource("desk://closed")
+
+    assert by_tool.is_error
+    assert by_tool.meta is not None
+    refusal = by_tool.meta["mcpkit/error"]
+    assert refusal["code"] == "REMEMBER_IDENTITY_REQUIRED"
+    assert refusal["message"].startswith("Cannot use user scope: the caller is anonymous")
+    # the same refusal, as a JSON-RPC error: -32600 like every refusal of the caller (a missing scope too)
+    assert read.value.error.code == types.INVALID_REQUEST
+    assert read.value.error.message == refusal["message"]
+    assert read.value.error.data == {"code": "REMEMBER_IDENTITY_REQUIRED", "uri": "notes://plan"}
+    assert completed.value.error.code == types.INVALID_REQUEST
+    assert completed.value.error.data == {"code": "REMEMBER_IDENTITY_REQUIRED"}
+    # any other ToolError keeps -32603, with its message and code
+    assert closed.value.error.code == types.INTERNAL_ERROR
+    assert closed.value.error.message == "The desk is closed on Sundays; read it again tomorrow."
+    assert closed.value.error.data == {"code": "DESK_CLOSED", "uri": "desk://closed"}
+
+
+async def test_on_the_wire_2026_07_28_an_anonymous_read_of_a_users_data_is_http_400_with_minus_32600() -> None:
+    server = Server([NotesApp], auth=StaticKeys(KEYS), allow_anonymous=True)
+    async with serving(server.http_app()) as http:
+        response = await post_modern(http, "resources/read", {"uri": "notes://plan"}, name="notes://plan")
+    assert response.status_code == 400  # a request this caller cannot make, as the SDK maps -32600; never a 5xx
+    error = body_of(response)["error"]
+    assert error["code"] == -32600
+    assert error["data"] == {"code": "REMEMBER_IDENTITY_REQUIRED", "uri": "notes://plan"}
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -67,8 +67,10 @@ import mcpkit_storage._keyring as keyring
 import mcpkit_storage._payload as payload
 import mcpkit_storage._purge as purge
 import mcpkit_storage._rollback as rollback
+import mcpkit_storage._rollout as rollout
 import mcpkit_storage._search as search
 import mcpkit_storage._secret_check as secret_check
+import mcpkit_storage._secret_watch as secret_watch
 import mcpkit_storage._semantic as semantic
 import mcpkit_storage._shard as shard
 import mcpkit_storage._sharded as sharded
@@ -211,6 +213,15 @@ STATED = [
     Stated("progress-and-logging.md", "for at most {}, and", words(event_log.MAX_AGE, "minutes")),
     Stated("progress-and-logging.md", "`stream_retry_ms` ({} by default)", http_app.DEFAULT_RETRY_MS),
     Stated("stores.md", "deleted every {} by each instance", words(backing.PURGE_INTERVAL, "minutes")),
+    # a rotation and the servers it could leave behind
+    Stated("stores.md", "within {:g} seconds (it reads the store's notes", secret_watch.LOOK_SECONDS),
+    Stated("architecture.md", "read at most every {:g} seconds, and when", secret_watch.LOOK_SECONDS),
+    Stated("stores.md", "when it starts and every {}, and takes", "minute" if secret_watch.HELD_SECONDS == 60 else "?"),
+    Stated("architecture.md", "at start, every {} from a task", "minute" if secret_watch.HELD_SECONDS == 60 else "?"),
+    Stated("stores.md", "is forgotten after an {}).", "hour" if secret_watch.FORGET_SECONDS == 3600 else "?"),
+    Stated("architecture.md", "by others after an {})", "hour" if secret_watch.FORGET_SECONDS == 3600 else "?"),
+    Stated("stores.md", "seen in the last {:g} minutes lacks", rollout.SEEN_SECONDS / 60),
+    Stated("architecture.md", "seen in the last {:g} minutes lacks", rollout.SEEN_SECONDS / 60),
     Stated("stores.md", "every {} changes one write also merges", sqlite_index.MERGE_EVERY),
     Stated("stores.md", "has schema version {}: upgrade mcpkit and restart", sqlite_schema.SCHEMA_VERSION),
     Stated("search.md", "every {} changes one write also merges", sqlite_index.MERGE_EVERY),

@@ -31,7 +31,7 @@ async def test_a_draft_resource_is_the_agents_own(call_as: CallAs) -> None:
     assert "you have no draft for T-2" in refused.value.error.message
     with pytest.raises(MCPError) as anonymous:
         await call_as(None).read("helpdesk://drafts/T-2")  # drafts are per agent: an anonymous caller has none
-    assert anonymous.value.error.code == -32603
+    assert anonymous.value.error.code == -32600  # refused as a request this caller cannot make, not a crash
     assert anonymous.value.error.data["code"] == "REMEMBER_IDENTITY_REQUIRED"
     assert "anonymous" in anonymous.value.error.message
     await call_as("nour").call("send_reply", {"ticketId": "T-2"})

@@ -85,6 +85,8 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("framework/mcpkit/tasks/_worker.py", "Workers._work", "wait"): BACKGROUND,
     ("framework/mcpkit/tasks/_worker.py", "Workers.close", "wait"): SHUTDOWN,
     ("plugins/mcpkit_storage/_backing.py", "Backing._purge_forever", "sleep"): BACKGROUND,
+    ("plugins/mcpkit_storage/_backing.py", "Backing._watch_forever", "sleep"): BACKGROUND,
+    ("plugins/mcpkit_storage/_backing.py", "Backing.stop", "await task"): SHUTDOWN,  # cancelled first
     ("apps/helpdesk/_identity_provider.py", "IdentityProvider.stop", "wait"): SHUTDOWN,
     # mcpkit.testing: runs in the test's process, for the test's lifetime
     ("framework/mcpkit/testing/_holder.py", "Holder.open.hold", "wait"): TEST_ONLY,

@@ -41,6 +41,14 @@ def store_options(store_kind: str, tmp_path: Path, request: pytest.FixtureReques
 
 
 @pytest.fixture
+def store_url(store_options: dict[str, Any]) -> str:
+    """The store as `mcpkit remember --store` takes it."""
+    if store_options["type"] == "sqlite":
+        return f"sqlite:///{store_options['path']}"  # an absolute path: sqlite:////tmp/...
+    return str(store_options["url"])
+
+
+@pytest.fixture
 def mcpkit_server(store_options: dict[str, Any]) -> Server:
     return build_server(RememberPlugin.init(**store_options, secret=SECRET))
 

@@ -43,14 +43,6 @@ SCOPES = ("user", "session", "tool", "global")
 BOTH = pytest.mark.parametrize("store_kind", ["sqlite", "redis", "redis-cluster"])
 
 
-@pytest.fixture
-def store_url(store_options: dict[str, Any]) -> str:
-    """The store as `mcpkit remember --store` takes it."""
-    if store_options["type"] == "sqlite":
-        return f"sqlite:///{store_options['path']}"  # an absolute path: sqlite:////tmp/...
-    return str(store_options["url"])
-
-
 @asynccontextmanager
 async def opened_store(store_options: dict[str, Any]) -> AsyncIterator[Store]:
     """Another handle on the data under test (the same file, the same Redis prefix)."""

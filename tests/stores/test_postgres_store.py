@@ -15,6 +15,7 @@ from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import ToolCallError, error_code, running
 from mcpkit_history import HistoryPlugin
 from mcpkit_remember import RememberPlugin
+from mcpkit_storage.stores._postgres_schema import SCHEMA, SCHEMA_VERSION
 from mcpkit_storage.stores._postgres_store import PostgresStore
 from mcpkit_storage.stores._store import Entry, StoreUnavailableError
 
@@ -47,6 +48,30 @@ async def test_a_schema_newer_than_this_mcpkit_is_refused_with_what_to_do(postgr
 
     with pytest.raises(StoreUnavailableError, match="has schema version 99, newer than this mcpkit understands"):
         await PostgresStore(postgres_url).open()
+
+
+async def test_a_version_1_database_gains_the_notes_table_and_keeps_its_entries(postgres_url: str) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # what mcpkit's first PostgreSQL store made
+        conn.execute("CREATE TABLE remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), version INT)")
+        for statement in SCHEMA[1]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO remember_schema (one, version) VALUES (TRUE, 1)")
+        conn.execute(
+            "INSERT INTO remember_entries (owner, bucket, key, data) VALUES (%s, %s, 'k', 'v')", [OWNER, BUCKET]
+        )
+    store = PostgresStore(postgres_url)
+    await store.open()
+    try:
+        await store.note("rotated-to", "0a1b2c3d")
+        kept, notes = await store.get(OWNER, BUCKET, "k", time.time()), await store.notes()
+    finally:
+        await store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        version = conn.execute("SELECT version FROM remember_schema").fetchone()
+
+    assert kept == Entry(b"v", None)
+    assert notes == {"rotated-to": "0a1b2c3d"}
+    assert version == (SCHEMA_VERSION,) == (2,)
 
 
 async def test_an_outage_is_store_unavailable_and_the_store_recovers_without_a_restart(postgres_url: str) -> None:

@@ -248,3 +248,33 @@ async def test_reopening_keeps_the_data(make_store: MakeStore, now: float) -> No
         assert await second.get(OWNER, "user", "k", now) == Entry(b"kept", now + DAY)
     finally:
         await second.close()
+
+
+async def test_notes_are_kept_replaced_removed_and_seen_by_every_handle_on_the_store(
+    make_store: MakeStore, now: float
+) -> None:
+    first = make_store()
+    await first.open()
+    try:
+        assert await first.notes() == {}
+        await first.note("rotated-to", "0a1b2c3d")
+        await first.note("held:p1:0a1b2c3d,4e5f6a7b", "1700000000.0")
+        await first.note("held:p2:0a1b2c3d", "1690000000.0")
+        await first.note("rotated-to", "4e5f6a7b")
+        await first.note("held:p2:0a1b2c3d", None)
+        await first.note("held:never-kept", None)
+        await first.put(OWNER, "user", "k", b"v", None, now)
+        assert await records(first) == {(OWNER, "user", "k", b"v", None)}  # a note is no entry
+        assert await first.purge_expired(now + DAY) == 0
+        if not isinstance(first, MemoryStore):  # another handle: another server, or `mcpkit remember rotate`
+            second = make_store()
+            await second.open()
+            try:
+                seen = await second.notes()
+            finally:
+                await second.close()
+        else:
+            seen = await first.notes()
+    finally:
+        await first.close()
+    assert seen == {"rotated-to": "4e5f6a7b", "held:p1:0a1b2c3d,4e5f6a7b": "1700000000.0"}

@@ -30,8 +30,9 @@ class ResourceNames:
     by_host: Mapping[str, ResourceMetadata]
 
     def at(self, host: str | None) -> ResourceMetadata:
-        """The metadata for a request whose ``Host`` header is ``host`` (the configured one for an unknown host)."""
-        return self.configured if host is None else self.by_host.get(host, self.configured)
+        """The metadata for a request whose ``Host`` header is ``host`` (the configured one for an unknown host),
+        whatever its case, as DNS compares names."""
+        return self.configured if host is None else self.by_host.get(host.lower(), self.configured)
 
     @property
     def resources(self) -> tuple[str, ...]:

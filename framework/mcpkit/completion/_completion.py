@@ -105,7 +105,7 @@ class Completions:
                 values = await method(params.argument.value)
             candidates = [str(value) for value in values]
         except ToolError as exc:
-            raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code}) from None
+            raise MCPError(exc.rpc_code, exc.message, data={"code": exc.code}) from None
         except Exception:
             _log.exception("Completing %s of %s failed", params.argument.name, what)
             raise MCPError(types.INTERNAL_ERROR, f"Completing {params.argument.name!r} failed on the server.") from None

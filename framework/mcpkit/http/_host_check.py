@@ -4,17 +4,24 @@ The MCP specification says a server MUST validate ``Origin``. The SDK checks ``H
 (``TransportSecuritySettings``) and switches the check on by itself only for the three loopback names,
 so a server bound to ``0.0.0.0`` without a list would accept any browser page. Here a server that
 listens beyond loopback without ``allowed_hosts`` is refused when it is built, with what to pass.
+
+Names are compared as DNS compares them, whatever their case: the configured ones are written in lower case (a
+name in Unicode in the ASCII form clients send, ``xn--...``) when the server is built, and ``LowerCaseHosts``
+writes each request's ``Host`` and ``Origin`` in lower case before anything reads them. A trailing dot
+(``mcp.example.com.``) makes another name, as it does for browsers and OAuth clients.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import idna
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..base import ConfigurationError, is_loopback
 
-__all__ = ["host_check"]
+__all__ = ["LowerCaseHosts", "host_check"]
 
 #: What the SDK allows on loopback: any port of the three loopback names.
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
@@ -38,7 +45,7 @@ def host_check(
                 "(the names clients use, 'name:*' for any port; --allowed-host on `mcpkit run`), and "
                 "allowed_origins=['https://app.example.com'] for browser pages that call it."
             )
-        own = f"[{host.strip('[]')}]:*" if ":" in host else f"{host}:*"
+        own = f"[{host.strip('[]').lower()}]:*" if ":" in host else f"{_ascii(host, 'host')}:*"
         hosts = [*LOOPBACK_HOSTS, *([own] if own not in LOOPBACK_HOSTS else [])]
     else:
         hosts = [_checked_host(entry) for entry in _entries(allowed_hosts, "allowed_hosts")]
@@ -64,7 +71,7 @@ def _checked_host(entry: object) -> str:
             f"allowed_hosts entry {entry!r} is not a host: write 'mcp.example.com', 'mcp.example.com:8443' or "
             "'mcp.example.com:*' (no scheme, no path)."
         )
-    return entry.lower()
+    return _ascii(entry, "allowed_hosts entry")
 
 
 def _checked_origin(entry: object) -> str:
@@ -74,4 +81,40 @@ def _checked_origin(entry: object) -> str:
             f"allowed_origins entry {entry!r} is not an origin: write 'https://app.example.com' (a scheme and a host, "
             "an optional ':port' or ':*', no path)."
         )
-    return f"{scheme}://{rest.lower()}"
+    return f"{scheme}://{_ascii(rest, 'allowed_origins entry')}"
+
+
+def _ascii(host: str, what: str) -> str:
+    """``host`` (with an optional ``:port`` or ``:*``) as clients send it: in lower case, and a name in Unicode
+    in its IDNA form, as the official client (httpx) writes it."""
+    if host.isascii():
+        return host.lower()
+    name, colon, port = host.rpartition(":")
+    if not colon or not (port == "*" or port.isdigit()):
+        name, colon, port = host, "", ""
+    try:
+        return idna.encode(name.lower()).decode("ascii") + colon + port
+    except idna.IDNAError as exc:
+        raise ConfigurationError(f"{what} {host!r} is not a host name ({exc}): write it as clients reach it.") from None
+
+
+#: The request headers that name a host.
+_HOST_HEADERS = (b"host", b"origin")
+
+
+class LowerCaseHosts:
+    """ASGI middleware: a request's ``Host`` and ``Origin`` in lower case, so that every check after it (the Host
+    check, which name's metadata and audience apply) compares names as DNS does."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = scope["headers"]
+            for name, value in headers:  # a loop, not any(): this runs on every request
+                if (name == b"host" or name == b"origin") and value != value.lower():
+                    lowered = [(name, value.lower() if name in _HOST_HEADERS else value) for name, value in headers]
+                    scope = {**scope, "headers": lowered}
+                    break
+        await self._app(scope, receive, send)

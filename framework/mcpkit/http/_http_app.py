@@ -1,11 +1,11 @@
 """``Server.http_app()``: the SDK's streamable HTTP app with mcpkit's layers in front and its lifespan around.
 
-In front of the SDK's routes, outermost first: the auth gate (who is calling; 401/403), admission (each caller's
-requests in progress; 429), the per-caller session limits, the mask that makes the SDK's refusals clear JSON, and,
-with ``json_response=True``, the router that sends 2026-07-28 requests asking for notifications to a session manager
-whose answers may become SSE. The served routes are the SDK's, with mcpkit's session manager (``_session_manager``:
-lazy SSE for 2025-11-25 sessions, and each session's own events when streams are resumable). The lifespan starts the
-plugins, then the session managers.
+In front of the SDK's routes, outermost first: the Host and Origin headers in lower case (names compare as in DNS),
+the auth gate (who is calling; 401/403), admission (each caller's requests in progress; 429), the per-caller session
+limits, the mask that makes the SDK's refusals clear JSON, and, with ``json_response=True``, the router that sends
+2026-07-28 requests asking for notifications to a session manager whose answers may become SSE. The served routes
+are the SDK's, with mcpkit's session manager (``_session_manager``: lazy SSE for 2025-11-25 sessions, and each
+session's own events when streams are resumable). The lifespan starts the plugins, then the session managers.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ..core import Plugin
 from ._admission import DEFAULT_CALLS_PER_CALLER, CallAdmission, checked_calls
 from ._body_limit import body_limit
 from ._event_log import EventLog
-from ._host_check import host_check
+from ._host_check import LowerCaseHosts, host_check
 from ._notification_streams import StreamWhenAsked
 from ._protocol_errors import ProtocolErrorMask
 from ._session_manager import SessionManager
@@ -134,6 +134,7 @@ def build_http_app(
         allowed_hosts=security.allowed_hosts,
         authenticators_at=server.authenticators_at,
     )
+    sdk_app.add_middleware(LowerCaseHosts)  # outermost: every check after it compares names as DNS does
     sdk_lifespan = sdk_app.router.lifespan_context
 
     @contextlib.asynccontextmanager

@@ -190,7 +190,7 @@ class Prompts:
         except InputNeeded as needed:  # 2026-07-28: the client answers, then gets the prompt again
             return needed.result()
         except ToolError as exc:  # written for the client: sent as it is, with its code
-            raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code}) from None
+            raise MCPError(exc.rpc_code, exc.message, data={"code": exc.code}) from None
         except MCPError:
             raise
         except Exception:

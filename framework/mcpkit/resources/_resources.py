@@ -261,7 +261,7 @@ class Resources:
         except ResourceNotFoundError as exc:
             raise _not_found(uri, str(exc)) from None
         except ToolError as exc:  # written for the client (a remember error, say): sent as it is, with its code
-            raise MCPError(types.INTERNAL_ERROR, exc.message, data={"code": exc.code, "uri": uri}) from None
+            raise MCPError(exc.rpc_code, exc.message, data={"code": exc.code, "uri": uri}) from None
         except MCPError:
             raise
         except Exception:

@@ -327,12 +327,10 @@ class Server:
     ) -> None:
         """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
 
-        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``), then the
-        plugins start, then ``on_ready(url)`` runs (by default it prints the URL). The ``http_app``
-        options apply, and four for connections: at most ``max_connections`` at once (1000, or
-        fewer if the open-files limit says so), ``read_timeout`` seconds for a request to arrive
-        whole, ``keep_alive_timeout`` seconds for an idle connection to be kept, ``write_timeout``
-        seconds for a client to read again from a response it stopped reading.
+        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``), then the plugins start,
+        then ``on_ready(url)`` runs (by default it prints the URL). The ``http_app`` options apply, and four for
+        connections (docs/deployment.md): ``max_connections`` at once (1000, or what the open-files limit allows),
+        ``read_timeout`` for a request to arrive, ``keep_alive_timeout`` idle, ``write_timeout`` unread.
         """
         if transport == "stdio":
             anyio.run(self.serve_stdio, user)

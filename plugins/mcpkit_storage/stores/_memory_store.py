@@ -57,6 +57,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._owners: dict[str, dict[str, _Bucket]] = {}
+        self._notes: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore(owners={len(self._owners)})"
@@ -69,6 +70,15 @@ class MemoryStore:
 
     async def settle_legacy(self) -> None:
         """Nothing to record."""
+
+    async def notes(self) -> dict[str, str]:
+        return dict(self._notes)
+
+    async def note(self, name: str, value: str | None) -> None:
+        if value is None:
+            self._notes.pop(name, None)
+        else:
+            self._notes[name] = value
 
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         return self._live(owner, bucket, key, now)

@@ -1,4 +1,4 @@
-"""The PostgreSQL store's schema, version by version, created and migrated by the store itself.
+"""The PostgreSQL store's schema, version by version, and ``migrate``, which the store runs when it opens.
 
 ``remember_schema`` holds the version. A start takes a transaction-level advisory lock before it looks, so two
 instances starting at once migrate one after the other (the second finds the work done); a database whose version
@@ -9,9 +9,15 @@ statistics never count rows.
 
 from __future__ import annotations
 
-__all__ = ["MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION"]
+from typing import Any
 
-SCHEMA_VERSION = 1
+from psycopg import AsyncConnection
+
+from ._store import StoreUnavailableError
+
+__all__ = ["MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "migrate"]
+
+SCHEMA_VERSION = 2
 
 #: The advisory lock a start holds while it creates or migrates the schema (any 64-bit number of our own).
 MIGRATION_LOCK = 0x6D63706B6974  # "mcpkit"
@@ -99,4 +105,45 @@ SCHEMA: dict[int, tuple[str, ...]] = {
         """CREATE TRIGGER remember_docs_delete AFTER DELETE ON remember_docs
             FOR EACH ROW EXECUTE FUNCTION remember_doc_removed()""",
     ),
+    #: Version 2: the store's notes (``Store.note``): which secret values were rotated to, which key ids the
+    #: instances serving it hold.
+    2: ("""CREATE TABLE remember_notes (name TEXT PRIMARY KEY, value TEXT NOT NULL)""",),
 }
+
+#: Whether the database holds a remember store: NULL when no remember_entries table is on the search path.
+_HOLDS_STORE = "SELECT to_regclass('remember_entries')"
+
+
+async def migrate(conn: AsyncConnection[Any], store: str, where: str, *, create: bool) -> None:
+    """Create the schema or bring it to ``SCHEMA_VERSION``, in one transaction under ``MIGRATION_LOCK``;
+    ``create=False`` (the operator commands) only in a database that holds a remember store already. ``store``
+    and ``where`` name it in refusals."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
+        if not create:
+            row = await (await conn.execute(_HOLDS_STORE)).fetchone()
+            if row is None or row[0] is None:
+                raise StoreUnavailableError(
+                    f"There is no remember store in {where}: the database has no remember_entries table, "
+                    "and nothing was created in it. Is it the database the servers' RememberPlugin uses?"
+                )
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"
+            " version INTEGER NOT NULL)"
+        )
+        row = await (await conn.execute("SELECT version FROM remember_schema")).fetchone()
+        version = 0 if row is None else int(row[0])
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailableError(
+                f"The PostgreSQL remember store ({store}) has schema version {version}, newer than this mcpkit "
+                f"understands ({SCHEMA_VERSION}); upgrade mcpkit (every instance) before starting it."
+            )
+        for step in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in SCHEMA[step]:
+                await conn.execute(statement)
+        if version < SCHEMA_VERSION:
+            await conn.execute(
+                "INSERT INTO remember_schema (one, version) VALUES (TRUE, %s)"
+                " ON CONFLICT (one) DO UPDATE SET version = excluded.version",
+                [SCHEMA_VERSION],
+            )

@@ -12,9 +12,12 @@ __all__ = [
     "DELETE_BUCKET",
     "DELETE_OWNER",
     "ENTRIES",
+    "FORGET_NOTE",
     "GET",
     "GET_MANY",
     "LOCK_ROW",
+    "NOTE",
+    "NOTES",
     "PURGE",
     "PURGE_USAGE",
     "PUT",
@@ -56,6 +59,12 @@ SCAN_FIRST = f"{SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"
 SCAN_NEXT = f"""{SCANNED} WHERE (e.owner, e.bucket, e.key) > (%(owner)s, %(bucket)s, %(key)s)
     ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"""
 PURGE = "DELETE FROM remember_entries WHERE expires_at <= %(now)s"
+NOTES = "SELECT name, value FROM remember_notes"
+FORGET_NOTE = "DELETE FROM remember_notes WHERE name = %(name)s"
+NOTE = (
+    "INSERT INTO remember_notes (name, value) VALUES (%(name)s, %(value)s)"
+    " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+)
 PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0 AND documents <= 0"
 ADD_DOC = """INSERT INTO remember_docs (owner, bucket, key, length, expires_at)
     VALUES (%(owner)s, %(bucket)s, %(key)s, %(length)s, %(expires_at)s) RETURNING doc"""

@@ -26,7 +26,7 @@ from mcpkit_search import Stats
 
 from . import _postgres_ops as ops
 from . import _postgres_sql as sql
-from ._postgres_schema import MIGRATION_LOCK, SCHEMA, SCHEMA_VERSION
+from ._postgres_schema import migrate
 from ._redacted import without_password
 from ._store import (
     Address,
@@ -61,8 +61,6 @@ LOCK_TIMEOUT_MS = 10_000
 IDLE_IN_TRANSACTION_MS = 30_000
 #: TCP keepalives (libpq's), so a connection to a database that vanished is found dead in about 25 s.
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-#: Whether the database holds a remember store: NULL when no remember_entries table is on the search path.
-_HOLDS_STORE = "SELECT to_regclass('remember_entries')"
 #: What a broken or refusing database raises (a lost connection, a timeout, a read-only standby after a failover).
 _OUTAGE = (psycopg.OperationalError, psycopg.InternalError)
 
@@ -111,7 +109,7 @@ class PostgresStore:
         try:
             await pool.open(wait=True, timeout=self._timeout)
             async with pool.connection() as conn:
-                await self._migrate(conn)
+                await migrate(conn, repr(self), self._where(), create=self._create)
         except PoolTimeout as exc:
             await pool.close()
             raise StoreUnavailableError(f"Cannot reach the PostgreSQL remember store ({self!r}): {exc}") from exc
@@ -123,37 +121,6 @@ class PostgresStore:
             raise
         self._pool = pool
 
-    async def _migrate(self, conn: Connection) -> None:
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
-            if not self._create:
-                row = await (await conn.execute(_HOLDS_STORE)).fetchone()
-                if row is None or row[0] is None:
-                    raise StoreUnavailableError(
-                        f"There is no remember store in {self._where()}: the database has no remember_entries table, "
-                        "and nothing was created in it. Is it the database the servers' RememberPlugin uses?"
-                    )
-            await conn.execute(
-                "CREATE TABLE IF NOT EXISTS remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"
-                " version INTEGER NOT NULL)"
-            )
-            row = await (await conn.execute("SELECT version FROM remember_schema")).fetchone()
-            version = 0 if row is None else int(row[0])
-            if version > SCHEMA_VERSION:
-                raise StoreUnavailableError(
-                    f"The PostgreSQL remember store ({self!r}) has schema version {version}, newer than this mcpkit "
-                    f"understands ({SCHEMA_VERSION}); upgrade mcpkit (every instance) before starting it."
-                )
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in SCHEMA[step]:
-                    await conn.execute(statement)
-            if version < SCHEMA_VERSION:
-                await conn.execute(
-                    "INSERT INTO remember_schema (one, version) VALUES (TRUE, %s)"
-                    " ON CONFLICT (one) DO UPDATE SET version = excluded.version",
-                    [SCHEMA_VERSION],
-                )
-
     async def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
@@ -161,6 +128,13 @@ class PostgresStore:
 
     async def settle_legacy(self) -> None:
         self.legacy = False
+
+    async def notes(self) -> dict[str, str]:
+        return dict(await self._read(lambda conn: ops.rows(conn, sql.NOTES, {})))
+
+    async def note(self, name: str, value: str | None) -> None:
+        query = sql.FORGET_NOTE if value is None else sql.NOTE
+        await self._write((), lambda conn: conn.execute(query, {"name": name, "value": value}))
 
     # -- reads --------------------------------------------------------------------------
 

@@ -143,6 +143,15 @@ class RedisClusterStore(RedisStore):
         raws = await self._retrying(lambda: self._cluster_client.mget_nonatomic(names), writing=False)
         return [None if raw is None else _live_entry(raw, now) for raw in cast("list[bytes | None]", raws)]
 
+    async def notes(self) -> dict[str, str]:
+        raw = await self._retrying(lambda: self._cluster_client.hgetall(self._notes), writing=False)
+        return wire.texts(raw)
+
+    async def note(self, name: str, value: str | None) -> None:
+        cluster, notes = self._cluster_client, self._notes
+        change = (lambda: cluster.hdel(notes, name)) if value is None else (lambda: cluster.hset(notes, name, value))
+        await self._retrying(change, writing=True)
+
     async def _find_legacy(self, layout: bytes | None) -> bool:
         return False
 

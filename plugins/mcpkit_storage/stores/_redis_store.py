@@ -74,6 +74,7 @@ class RedisStore:
         self._url = url
         self._where = wire.redacted(url)
         self._prefix = prefix
+        self._notes = f"{prefix}notes"  # the hash of the store's notes: outside every owner's keys, never SCANned
         self._client: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self.legacy = False
@@ -128,6 +129,14 @@ class RedisStore:
         with self._reaching(writing=True):
             await self._redis.set(self._layout, _LAYOUT_CURRENT)
         self.legacy = False
+
+    async def notes(self) -> dict[str, str]:
+        with self._reaching():
+            return wire.texts(await self._redis.hgetall(self._notes))
+
+    async def note(self, name: str, value: str | None) -> None:
+        with self._reaching(writing=True):
+            await (self._redis.hdel(self._notes, name) if value is None else self._redis.hset(self._notes, name, value))
 
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         with self._reaching():

@@ -1,11 +1,11 @@
 """How the Redis stores write values and postings: the packed entry (a deadline before the sealed bytes), a blind
-term's name, a compare-and-set's arguments, the scripts' answers, and a URL fit for messages."""
+term's name, a compare-and-set's arguments, the scripts' answers, the store's notes, and a URL fit for messages."""
 
 from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
@@ -25,6 +25,7 @@ __all__ = [
     "reaching",
     "redacted",
     "term",
+    "texts",
     "unpack",
 ]
 
@@ -73,6 +74,15 @@ def unpack(raw: bytes) -> Entry | None:
         return None
     (deadline,) = HEADER.unpack_from(raw)
     return Entry(raw[HEADER.size :], None if deadline == math.inf else deadline)
+
+
+def texts(raw: Mapping[bytes | str, bytes | str]) -> dict[str, str]:
+    """A hash as Redis answers it (bytes), as text: the store's notes."""
+    return {_text(name): _text(value) for name, value in raw.items()}
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw
 
 
 def live(raw: bytes | None, now: float) -> Entry | None:

@@ -64,6 +64,10 @@ PURGE = "DELETE FROM remember_entries WHERE expires_at <= :now"
 PURGE_USAGE = "DELETE FROM remember_usage WHERE count <= 0"
 LEGACY = "SELECT 1 FROM remember_meta WHERE name = 'legacy'"
 SETTLE_LEGACY = "DELETE FROM remember_meta WHERE name = 'legacy'"
+#: The store's notes are rows of the table of store-wide facts, named ``note:NAME``.
+NOTES = "SELECT substr(name, 6), value FROM remember_meta WHERE substr(name, 1, 5) = 'note:'"
+NOTE = "INSERT OR REPLACE INTO remember_meta (name, value) VALUES ('note:' || :name, :value)"
+FORGET_NOTE = "DELETE FROM remember_meta WHERE name = 'note:' || :name"
 
 
 def check_quota(conn: sqlite3.Connection, params: dict[str, Any], quota: Quota, words: int) -> None:

@@ -110,6 +110,13 @@ class SQLiteStore:
         await self._run(self._rowcount, statements.SETTLE_LEGACY, {})
         self.legacy = False
 
+    async def notes(self) -> dict[str, str]:
+        return dict(await self._run(self._fetchall, statements.NOTES, {}))
+
+    async def note(self, name: str, value: str | None) -> None:
+        statement = statements.FORGET_NOTE if value is None else statements.NOTE
+        await self._run(self._rowcount, statement, {"name": name, "value": value})
+
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
         row = await self._run(self._fetchone, statements.GET, params)

@@ -228,3 +228,10 @@ class Store(Protocol):
 
     async def settle_legacy(self) -> None:
         """Record that no entry in mcpkit 0.1's layout is left, so ``legacy`` is False from now on."""
+
+    async def notes(self) -> dict[str, str]:
+        """Every note about the whole store (``note``), by name, in one round trip: a few short texts."""
+
+    async def note(self, name: str, value: str | None) -> None:
+        """Keep ``value`` as the store's note ``name``, replacing the one before (None: remove it). Notes say what
+        the instances of a store must agree on: which secret values were rotated to, which ones each holds."""
