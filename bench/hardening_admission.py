@@ -3,7 +3,7 @@
 Per store (memory, SQLite, Redis), a real ``python -m helpdesk``-like server (``helpdesk.create_server`` served by
 ``Server.run``, so with mcpkit's connection guard, at ``max_connections=64``) pinned to core 0, and two agents on other
 loopback addresses: Nour attacks from 127.0.0.2, Sam calls ``get_banner`` (a tool that touches no store) one call
-after another from 127.0.0.3 — before the attack, and during it. Two attacks:
+after another from 127.0.0.3, each on a new connection — before the attack, and during it. Two attacks:
 
 - ``held_questions``: on one 2025-11-25 session, Nour sends 1,000 ``send_reply`` calls and never answers the
   confirmation each one asks for (the streams stay open until the end).
@@ -131,28 +131,32 @@ def modern(tool: str, arguments: dict[str, Any], key: str, request_id: int) -> t
     return message, headers
 
 
-async def banners(http: httpx2.AsyncClient, url: str, seconds: float) -> dict[str, Any]:
-    """Sam's ``get_banner`` calls, one after another, for ``seconds``."""
+async def banners(url: str, seconds: float) -> dict[str, Any]:
+    """Sam's ``get_banner`` calls, one after another for ``seconds``, each on a new connection: an agent that arrives
+    while the server is under attack (a connection opened before it would be an idle one, which the guard keeps)."""
     samples: list[float] = []
     succeeded = 0
     ends = time.monotonic() + seconds
-    while time.monotonic() < ends:
-        message, headers = modern("get_banner", {}, SAM_KEY, len(samples))
-        began = time.monotonic()
-        try:
-            response = await http.post(url, json=message, headers=headers)
-            succeeded += response.status_code == 200 and "result" in response.json()
-        except httpx2.HTTPError:
-            pass
-        samples.append(time.monotonic() - began)
+    fresh = httpx2.Limits(max_connections=1, max_keepalive_connections=0)  # a new connection for every call
+    transport = httpx2.AsyncHTTPTransport(local_address="127.0.0.3", limits=fresh)
+    async with httpx2.AsyncClient(timeout=60, limits=fresh, transport=transport) as sam:
+        while time.monotonic() < ends:
+            message, headers = modern("get_banner", {}, SAM_KEY, len(samples))
+            began = time.monotonic()
+            try:
+                response = await sam.post(url, json=message, headers=headers)
+                succeeded += response.status_code == 200 and "result" in response.json()
+            except httpx2.HTTPError:
+                pass
+            samples.append(time.monotonic() - began)
     return latencies(samples, succeeded)
 
 
 async def held_questions(url: str, seconds: float) -> dict[str, Any]:
     outcomes: collections.Counter[str] = collections.Counter()
     let_go = asyncio.Event()
-    async with client("127.0.0.2", HELD + 10, timeout=300) as nour, client("127.0.0.3") as sam:
-        quiet = await banners(sam, url, seconds)
+    async with client("127.0.0.2", HELD + 10, timeout=300) as nour:
+        quiet = await banners(url, seconds)
         init = {
             "jsonrpc": "2.0",
             "id": 0,
@@ -199,7 +203,7 @@ async def held_questions(url: str, seconds: float) -> dict[str, Any]:
             if sum(outcomes.values()) >= HELD:
                 break
             await asyncio.sleep(0.05)
-        attacked = await banners(sam, url, seconds)
+        attacked = await banners(url, seconds)
         let_go.set()
         await asyncio.gather(*holding)
     return {"quiet": quiet, "attacked": attacked, "attacker": dict(outcomes)}
@@ -208,7 +212,7 @@ async def held_questions(url: str, seconds: float) -> dict[str, Any]:
 async def queued_reads(url: str, seconds: float) -> dict[str, Any]:
     rng = random.Random(35)
     outcomes: collections.Counter[str] = collections.Counter()
-    async with client("127.0.0.2", QUEUED + 10, timeout=300) as nour, client("127.0.0.3") as sam:
+    async with client("127.0.0.2", QUEUED + 10, timeout=300) as nour:
         saved = 0
         while saved < CONVERSATION_BYTES:
             text = " ".join(rng.choice(WORDS) for _ in range(MESSAGE_CHARS // 7))[:MESSAGE_CHARS]
@@ -219,7 +223,7 @@ async def queued_reads(url: str, seconds: float) -> dict[str, Any]:
                 outcomes["fill stopped"] += 1
                 break
             saved += 3 * MESSAGE_CHARS
-        quiet = await banners(sam, url, seconds)
+        quiet = await banners(url, seconds)
         done = asyncio.Event()
 
         async def reading(number: int) -> None:
@@ -241,7 +245,7 @@ async def queued_reads(url: str, seconds: float) -> dict[str, Any]:
 
         readers = [asyncio.create_task(reading(n)) for n in range(QUEUED)]
         await asyncio.sleep(2)  # the queue fills
-        attacked = await banners(sam, url, seconds)
+        attacked = await banners(url, seconds)
         done.set()
         await asyncio.gather(*readers)
     return {"conversation_mb": round(saved / 1e6, 1), "quiet": quiet, "attacked": attacked, "attacker": dict(outcomes)}
