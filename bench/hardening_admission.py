@@ -235,8 +235,8 @@ async def queued_reads(url: str, seconds: float) -> dict[str, Any]:
                 except httpx2.TransportError:
                     outcomes["refused at the connection cap"] += 1
                     continue
-                if response.status_code == 429:
-                    outcomes["refused 429"] += 1
+                if response.status_code != 200:
+                    outcomes[f"refused {response.status_code}"] += 1
                     await asyncio.sleep(float(response.headers.get("retry-after", "1")))
                     continue
                 result = response.json().get("result", {})
