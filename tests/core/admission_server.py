@@ -9,6 +9,7 @@ import os
 from typing_extensions import TypedDict
 
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
+from mcpkit_storage import KeyedLocks
 
 KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
 
@@ -22,6 +23,8 @@ class Gate:
 
 
 GATE = Gate()
+#: One caller's "heavy reads" take turns, as history's do.
+TURNS = KeyedLocks(60.0)
 
 
 class Confirm(TypedDict):
@@ -45,6 +48,14 @@ class Quick(ToolContext):
         return {"caller": self.caller.label}
 
 
+@tool(name="queued_read", description="A heavy read: a quarter of a second, one at a time per caller.")
+class QueuedRead(ToolContext):
+    async def execute(self) -> dict[str, bool]:
+        async with TURNS.held(self.caller.user_id or "anonymous"):
+            await asyncio.sleep(0.25)
+        return {"read": True}
+
+
 @tool(name="confirm_send", description="Asks the user to confirm, then sends.")
 class ConfirmSend(ToolContext):
     async def execute(self) -> dict[str, bool]:
@@ -52,7 +63,7 @@ class ConfirmSend(ToolContext):
         return {"sent": bool(answer.accepted and answer.content and answer.content["confirm"])}
 
 
-@app(id="admission", tools=[Hold, Quick, ConfirmSend])
+@app(id="admission", tools=[Hold, Quick, QueuedRead, ConfirmSend])
 class AdmissionApp: ...
 
 

@@ -3,8 +3,9 @@ on the call's own stream, which only a real HTTP server carries.
 
 - A caller at ``calls_per_caller`` can still answer the questions its calls wait on (answers are never refused).
 - A question nobody answers ends its call after ``question_timeout`` with ``INPUT_TIMEOUT``, freeing its slot.
-- The issue's attack: one agent holds hundreds of unanswered questions on one session, against a server capped at 64
-  connections; another agent, from another address, is served every time (before: 0 of 10).
+- The issue's attacks, against a server capped at 64 connections: one agent holds hundreds of unanswered questions on
+  one session, or keeps 64 reads queued behind its own; another agent, from another address, arriving on new
+  connections meanwhile, is served every time (before: 0 of 10 against the questions).
 """
 
 from __future__ import annotations
@@ -172,3 +173,50 @@ async def test_one_agent_holding_hundreds_of_unanswered_questions_does_not_lock_
     assert set(refusals) <= {"429", "ReadError", "RemoteProtocolError"}
     assert [answer.status_code for answer in answers] == [200] * 10
     assert all(answer.json()["result"]["structuredContent"] == {"caller": "sam"} for answer in answers)
+
+
+def modern_call(tool: str, key: str, request_id: int) -> tuple[dict[str, Any], dict[str, str]]:
+    params = {
+        "name": tool,
+        "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    }
+    headers = {
+        **HEADERS,
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": tool,
+        "Authorization": f"Bearer {key}",
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}, headers
+
+
+@pytest.mark.parametrize("server", [(["--max-connections", "64"], 120)], indirect=True)
+async def test_one_agent_keeping_64_reads_queued_does_not_lock_another_out(server: ServerProcess) -> None:
+    limits = httpx2.Limits(max_connections=80, max_keepalive_connections=80)
+    attacker = httpx2.AsyncClient(
+        timeout=60, limits=limits, transport=httpx2.AsyncHTTPTransport(local_address="127.0.0.2", limits=limits)
+    )
+    fresh = httpx2.Limits(max_connections=1, max_keepalive_connections=0)  # Sam arrives on a new connection each time
+    other = httpx2.AsyncClient(
+        timeout=10, limits=fresh, transport=httpx2.AsyncHTTPTransport(local_address="127.0.0.3", limits=fresh)
+    )
+    async with attacker, other:
+        reads = [
+            asyncio.create_task(attacker.post(server.url, json=m, headers=h))
+            for m, h in (modern_call("queued_read", NOUR, n) for n in range(64))
+        ]
+        await asyncio.sleep(1)  # the reads are queued, one a quarter of a second
+        answers = []
+        for n in range(10):
+            message, headers = modern_call("quick", SAM, n)
+            answers.append(await other.post(server.url, json=message, headers=headers))
+        done = await asyncio.gather(*reads)
+
+    assert [answer.status_code for answer in answers] == [200] * 10
+    statuses = collections.Counter(response.status_code for response in done)
+    assert statuses == {200: 32, 429: 32}  # calls_per_caller: the other 32 were refused at once
+    assert all(r.json()["error"]["data"]["code"] == "TOO_MANY_CALLS" for r in done if r.status_code == 429)
