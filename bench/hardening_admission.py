@@ -8,7 +8,8 @@ after another from 127.0.0.3, each on a new connection — before the attack, an
 - ``held_questions``: on one 2025-11-25 session, Nour sends 1,000 ``send_reply`` calls and never answers the
   confirmation each one asks for (the streams stay open until the end).
 - ``queued_reads``: on 2026-07-28, Nour keeps 64 ``search_history`` calls in flight on a 10 MB conversation (each
-  sent again when it ends; a refused one waits its ``Retry-After`` first, as a client should).
+  sent again at once when it ends or is cut off; one refused with 429, which says she holds too much, waits its
+  ``Retry-After`` first, as a client should, so the attack measures held calls, not a flood of refused ones).
 
 Reported: Sam's p50/p99/worst and how many of his calls succeeded, quiet and attacked; what Nour's calls came to
 (held, answered, refused with 429, refused at the connection cap, ended by a deadline).
@@ -237,7 +238,8 @@ async def queued_reads(url: str, seconds: float) -> dict[str, Any]:
                     continue
                 if response.status_code != 200:
                     outcomes[f"refused {response.status_code}"] += 1
-                    await asyncio.sleep(float(response.headers.get("retry-after", "1")))
+                    if response.status_code == 429:  # told it holds too much: it waits as told (not a flood)
+                        await asyncio.sleep(float(response.headers.get("retry-after", "1")))
                     continue
                 result = response.json().get("result", {})
                 code = (result.get("_meta") or {}).get("mcpkit/error", {}).get("code")
