@@ -578,6 +578,8 @@ NOT_CONSTANTS = {
     "plugins.md": ["a second server never sees", "a second copy would"],
     "reliability.md": [
         "got 503 or a reset 5 times out of 5 (0 of 10 at",  # issue 35's report
+        "every time, well under the 500 ms the issue",  # issue 35's target
+        "calls are slower (p50 8 to 15 ms)",  # bench.hardening --parts admission
         "conversation, in saves of three 60,000-character messages,",  # bench.hardening's attack
         "Nour keeps values of 60,000 characters of distinct",  # bench.hardening's attack
         "runs one Lua script of 5 to 9 ms on an idle",  # measured (SLOWLOG)
