@@ -13,7 +13,7 @@ from typing import Any
 import admission_server
 import httpx2
 import pytest
-from _support import ACCEPT, LEGACY, MODERN, bearer, body_of, call_modern, open_legacy_session
+from _support import ACCEPT, LEGACY, MODERN, bearer, body_of, call_modern, open_legacy_session, post_modern
 from admission_server import KEYS, Gate, make_server
 
 NOUR, SAM = KEYS["nour"], KEYS["sam"]
@@ -157,3 +157,40 @@ async def test_calls_per_caller_must_be_a_whole_number_of_requests() -> None:
     for wrong in (0, -1, 1.5, True, "8"):
         with pytest.raises(ConfigurationError, match="calls_per_caller is a whole number of requests"):
             make_server().http_app(calls_per_caller=wrong)  # type: ignore[arg-type]
+
+
+async def test_a_2025_11_25_request_naming_itself_a_listen_stream_in_a_header_is_still_counted(gate: Gate) -> None:
+    async with serving() as client_at:
+        http = client_at()
+        session = await open_legacy_session(http, token=NOUR)
+        hold = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "hold", "arguments": {}}}
+        headers = {**ACCEPT, **bearer(NOUR), "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+        held = [asyncio.create_task(http.post("/mcp", json={**hold, "id": n}, headers=headers)) for n in range(LIMIT)]
+        await until_holding(gate, LIMIT)
+        disguised = {**headers, "Mcp-Method": "subscriptions/listen"}  # the SDK reads no such header on 2025-11-25
+        refused = await http.post("/mcp", json={**hold, "id": 9}, headers=disguised)
+        gate.open.set()
+        await asyncio.gather(*held)
+
+    assert_refused(refused, 9)
+
+
+async def test_a_2026_07_28_call_claiming_to_be_a_listen_stream_is_refused_by_the_header_check(gate: Gate) -> None:
+    async with serving() as client_at:
+        http = client_at()
+        held = [asyncio.create_task(call_modern(http, "hold", token=NOUR)) for _ in range(LIMIT)]
+        await until_holding(gate, LIMIT)
+        disguised = await post_modern(
+            http,
+            "tools/call",
+            {"name": "hold", "arguments": {}},
+            token=NOUR,
+            headers={"Mcp-Method": "subscriptions/listen"},
+        )
+        holding_then = gate.holding
+        gate.open.set()
+        await asyncio.gather(*held)
+
+    assert disguised.status_code == 400, disguised.text  # answered at once: the tool never ran, nothing is held
+    assert body_of(disguised)["error"]["code"] == -32020  # HEADER_MISMATCH
+    assert holding_then == LIMIT

@@ -21,6 +21,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from admission_server import KEYS
+from listen_limits_server import KEYS as LISTEN_KEYS
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -237,3 +238,17 @@ async def test_one_agent_keeping_64_reads_queued_does_not_lock_another_out(serve
     assert answers == [200] * 10
     assert set(statuses) == {200, 429}  # the reads in turn, and the rest refused at once (calls_per_caller)...
     assert codes == {"TOO_MANY_CALLS"}  # ...saying which limit
+
+
+async def test_listen_streams_are_not_counted_as_requests_in_progress(tmp_path: Path) -> None:
+    target = f"{HERE / 'listen_limits_server.py'}:server"
+    with serving(target, cwd=tmp_path, args=["--calls-per-caller", "1"]) as started:
+        headers = {"Authorization": f"Bearer {LISTEN_KEYS['nour']}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(started.url, http_client=http), mode="2026-07-28") as nour,
+            nour.listen(resource_subscriptions=["notes://a"]),
+            nour.listen(resource_subscriptions=["notes://b"]),  # two streams open, with one request allowed
+        ):
+            told = await nour.call_tool("touch_note", {"key": "a"})  # and a call beside them
+    assert told.content == [types.TextContent(type="text", text="told")]

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..base import ConfigurationError, caller_key, encode, send_json
@@ -34,6 +35,7 @@ RETRY_AFTER_SECONDS = 1
 _LOG_EVERY = 60.0
 #: A refusal's ``error.data.code``, for programs.
 REFUSAL_CODE = "TOO_MANY_CALLS"
+_HANDSHAKE_VERSIONS = frozenset(version.encode() for version in HANDSHAKE_PROTOCOL_VERSIONS)
 
 
 class HeldConnection(Protocol):
@@ -112,11 +114,16 @@ _NOT_A_REQUEST = object()
 
 
 def _is_listen(scope: Scope) -> bool:
-    """A 2026-07-28 ``subscriptions/listen`` stream: held open by design, limited by ``SubscriptionLimits``."""
+    """A 2026-07-28 ``subscriptions/listen`` stream: held open by design, limited by ``SubscriptionLimits``. Only
+    2026-07-28 requests count: the SDK refuses one whose ``Mcp-Method`` is not its body's method, where it would let
+    a 2025-11-25 request with the header through as whatever its body says."""
+    method = version = None
     for name, value in scope["headers"]:
         if name == b"mcp-method":
-            return bool(value == b"subscriptions/listen")
-    return False
+            method = value
+        elif name == b"mcp-protocol-version":
+            version = value
+    return method == b"subscriptions/listen" and version is not None and version not in _HANDSHAKE_VERSIONS
 
 
 async def _peeked(receive: Receive, most: int) -> tuple[bytes, Receive]:
@@ -157,7 +164,8 @@ def _request_id(body: bytes) -> Any:
 
 async def _refuse(send: Send, request_id: Any, limit: int) -> None:
     message = (
-        f"Too many requests in progress: this caller already has {limit} requests in progress on this server "
+        f"Too many requests in progress: this caller already has {limit} request{'s' if limit != 1 else ''} in "
+        "progress on this server "
         "(calls_per_caller). Wait for one to finish (answer the questions your calls are waiting on, or cancel "
         "some), then retry."
     )
