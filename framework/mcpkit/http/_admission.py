@@ -36,6 +36,7 @@ _LOG_EVERY = 60.0
 #: A refusal's ``error.data.code``, for programs.
 REFUSAL_CODE = "TOO_MANY_CALLS"
 _HANDSHAKE_VERSIONS = frozenset(version.encode() for version in HANDSHAKE_PROTOCOL_VERSIONS)
+_LISTEN = (b"mcp-method", b"subscriptions/listen")
 
 
 class HeldConnection(Protocol):
@@ -117,13 +118,11 @@ def _is_listen(scope: Scope) -> bool:
     """A 2026-07-28 ``subscriptions/listen`` stream: held open by design, limited by ``SubscriptionLimits``. Only
     2026-07-28 requests count: the SDK refuses one whose ``Mcp-Method`` is not its body's method, where it would let
     a 2025-11-25 request with the header through as whatever its body says."""
-    method = version = None
-    for name, value in scope["headers"]:
-        if name == b"mcp-method":
-            method = value
-        elif name == b"mcp-protocol-version":
-            version = value
-    return method == b"subscriptions/listen" and version is not None and version not in _HANDSHAKE_VERSIONS
+    headers = scope["headers"]
+    if _LISTEN not in headers:  # a search in C, on every POST (a server giving lists, not tuples: counted)
+        return False
+    version = next((value for name, value in headers if name == b"mcp-protocol-version"), None)
+    return version is not None and version not in _HANDSHAKE_VERSIONS
 
 
 async def _peeked(receive: Receive, most: int) -> tuple[bytes, Receive]:
