@@ -1,7 +1,8 @@
 """``python -m bench.hardening``: what one caller who attacks does to the others, and what it can make a store keep.
 
-Prints one JSON document (and writes it to ``bench/results/hardening.json``). Two parts, issue 29's attacks at a
-size given by ``--megabytes``:
+Prints one JSON document (and merges it into ``bench/results/hardening.json``). Issue 29's attacks at a size given
+by ``--megabytes``, and issue 35's ``embedding`` (``bench/hardening_embedding.py``: another caller's search by meaning
+while one writes 60,000-character values):
 
 - ``history`` (per store, a real server process, ``bench.serve hardening``): the attacker saves one conversation
   of ``--megabytes`` MB (saves of three 60 KB messages), then sends four ``search_history`` limited to it at a time
@@ -35,6 +36,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 import bench.micro as micro
+from bench.hardening_embedding import embedding
 from bench.micro import Bench, PrivateRedis
 from bench.procs import ServerProcess
 from bench.search import WORDS
@@ -286,6 +288,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     out["history"] = await history(
                         [s for s in stores if s != "postgres"], tmp, args.megabytes, args.seconds
                     )
+                if "embedding" in args.parts:
+                    out["embedding"] = await embedding(args.writers, args.values)
         finally:
             private.stop()
     return out
@@ -293,14 +297,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.hardening")
-    parser.add_argument("--parts", nargs="+", default=["quota", "history"], choices=["quota", "history"])
+    parts = ["quota", "history", "embedding"]
+    parser.add_argument("--parts", nargs="+", default=parts, choices=parts)
     parser.add_argument("--stores", nargs="+", default=["memory", "sqlite", "redis", "postgres"])
     parser.add_argument("--megabytes", type=float, default=60.0, help="the attacker's conversation, in MB")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the history attack lasts")
     parser.add_argument("--limit", type=int, default=400, help="dense values tried at most (the quota stops them)")
+    parser.add_argument("--writers", type=int, default=3, help="embedding: the writer's write_memory calls at a time")
+    parser.add_argument("--values", type=int, default=4, help="embedding: 60,000-character values per writer")
     args = parser.parse_args(argv)
     out = asyncio.run(run(args))
     RESULTS.parent.mkdir(exist_ok=True)
+    kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}  # the parts not run this time stay
+    out = {**kept, **out}
     RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
     return 0
