@@ -28,6 +28,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+import mcpkit_storage._semantic as semantic_module
 from bench.data.quality import MEMORIES, QUERIES
 from bench.tokens import REMEMBER_SECRET, TOKENS
 from mcpkit_search import document_chunks
@@ -60,16 +61,6 @@ def conversation(rng: random.Random, chars: int = VALUE_CHARS) -> str:
         parts.append(sentence + ".")
         size += len(sentence) + 2
     return " ".join(parts)[:chars]
-
-
-def embedded_windows(key: str, value: str) -> int:
-    """The windows of a value the server embeds: every one before issue 35, the first ``MAX_WINDOWS`` since."""
-    windows = len(document_chunks(key, value))
-    try:
-        from mcpkit_storage._semantic import MAX_WINDOWS
-    except ImportError:  # measuring the code before the cap
-        return windows
-    return min(windows, MAX_WINDOWS)
 
 
 class MemoryServer:
@@ -186,7 +177,7 @@ async def attack(port: int, writers: int, values: int) -> dict[str, Any]:
         "values_per_writer": values,
         "value_chars": VALUE_CHARS,
         "value_windows_p50": int(statistics.median(windows)),
-        "value_windows_embedded_p50": int(statistics.median(embedded_windows("talk-0-0", t) for t in texts[0])),
+        "windows_embedded_per_value": getattr(semantic_module, "MAX_WINDOWS_PER_VALUE", None),  # None: all
         "attack_seconds": round(seconds, 1),
         "writer_seconds_per_value": {
             "p50": round(statistics.median(per_value), 2),

@@ -59,7 +59,7 @@ class Match(NamedTuple):
 
 class Matches(list[Match]):
     """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
-    is on (its model still loading, or failing), else it is None."""
+    is on (its model still loading, or failing, or busy with other callers' searches), else it is None."""
 
     def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
         super().__init__(matches)

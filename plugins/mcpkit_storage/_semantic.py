@@ -15,8 +15,9 @@ write (the value is kept without a vector) nor a search (it ranks by BM25
 alone); both are logged.
 
 Every call to the embedder takes a turn from the ``EmbedScheduler``, shared fairly by the callers (a search's
-query first), so one caller's long values cannot starve another caller's searches; a call whose turn does not come
-within ``EMBED_WAIT_SECONDS`` goes on without the embedder as if it had failed (a search's result says why).
+query beside the batches of values, never behind them), so one caller's long values cannot starve another caller's
+searches; a call whose turn does not come within ``EMBED_WAIT_SECONDS`` goes on without the embedder as if it had
+failed (a search's result says why).
 
 A server loads the embedder's model in the background (``start``), so it answers
 at once: until the model is ready, writes keep values without a vector and
@@ -101,7 +102,7 @@ LOAD_FAILED = (
 )
 QUERY_FAILED = "Searched by words only: search by meaning failed on this query (the server's log says why)."
 BUSY = (
-    "Searched by words only: search by meaning was busy with other callers' values. Search again shortly to find "
+    "Searched by words only: search by meaning was busy with other callers' searches. Search again shortly to find "
     "memories in other words too."
 )
 
