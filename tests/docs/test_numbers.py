@@ -335,6 +335,8 @@ STATED = [
     Stated("search.md", "(the index holds its first {:,} distinct terms", index.MAX_TERMS_PER_VALUE),
     Stated("search.md", "does not come within {} seconds", int(semantic.EMBED_WAIT_SECONDS)),
     Stated("architecture.md", "A value embeds its first {} windows", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("memory-server.md", "A memory's first {} windows of", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("memory-server.md", "windows of {} words are embedded", chunks.CHUNK_WORDS),
     Stated("architecture.md", "A call is at most {} texts", semantic.EMBED_BATCH),
     Stated("architecture.md", "texts and {} words, so a turn is short", semantic.EMBED_BATCH_WORDS),
     Stated("architecture.md", "Every wait has a deadline ({} s)", int(semantic.EMBED_WAIT_SECONDS)),
@@ -482,6 +484,10 @@ NOT_CONSTANTS = {
         "was 110 windows, some 3 seconds of `MiniLM` on two cores",  # bench.hardening's text, timed by hand
         "have 2 to 26 windows (median 16)",  # the sessions of bench.retrieval_data.longmemeval
         "(two windows of a long value, about 60 ms of `MiniLM` on two cores)",  # timed by hand
+    ],
+    "memory-server.md": [
+        "are embedded (about 17,000 characters of English)",  # as search.md says: 32 windows of English
+        "takes about a second of the model rather than three",  # as search.md says, timed by hand
     ],
     "stores.md": [
         "thousands of keys moves in well under a second",  # a measurement (the reliability tests)
