@@ -19,6 +19,7 @@ from mcpkit import ConfigurationError, Server
 from mcpkit.testing import CallAs, CallerClient, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_search import CHUNK_OVERLAP, CHUNK_WORDS, document_chunks, vectors_in
+from mcpkit_storage._scheduler import EmbedScheduler
 from mcpkit_storage._scope import Place
 from mcpkit_storage._semantic import BUSY, EMBED_BATCH_WORDS, MAX_WINDOWS_PER_VALUE, Semantic
 from remember.support import mem, plugin_of, static_user_id, user_identity
@@ -296,3 +297,30 @@ def test_an_embedders_concurrency_sets_the_turns_at_once() -> None:
     hosted = type("Hosted", (Concepts,), {"concurrency": 4})()
     assert Semantic(hosted).scheduler.slots == 4
     assert Semantic(Concepts()).scheduler.slots == 1
+
+
+async def test_a_turn_given_up_while_it_waits_holds_up_nobody() -> None:
+    scheduler = EmbedScheduler()
+    order: list[str] = []
+    held = anyio.Event()
+
+    async def take(caller: str, hold: bool = False) -> None:
+        async with scheduler.turn(caller, query=False, wait=60):
+            order.append(caller)
+            if hold:
+                await held.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(take, "nour", True)
+        await until(lambda: order == ["nour"])
+        async with anyio.create_task_group() as leaving:
+            leaving.start_soon(take, "sam")
+            await until(lambda: scheduler.waiting == 1)
+            leaving.cancel_scope.cancel()  # Sam's call ends (its client went away) while it waits
+        group.start_soon(take, "lea")
+        await until(lambda: scheduler.waiting == 1)
+        held.set()
+    assert order == ["nour", "lea"]
+    assert scheduler.waiting == 0
+    async with scheduler.turn("sam", query=False, wait=0):  # every slot free again: no wait at all
+        pass
