@@ -1,7 +1,8 @@
 """``python -m bench.hardening``: what one caller who attacks does to the others, and what it can make a store keep.
 
-Prints one JSON document (and writes the parts it ran into ``bench/results/hardening.json``). Issue 29's attacks at
-a size given by ``--megabytes``, and issue 35's:
+Prints one JSON document (and merges the parts it ran into ``bench/results/hardening.json``). Issue 29's attacks at
+a size given by ``--megabytes``, and issue 35's: ``embedding`` (``bench/hardening_embedding.py``: another caller's
+search by meaning while one writes 60,000-character values) and ``admission`` (below):
 
 - ``history`` (per store, a real server process, ``bench.serve hardening``): the attacker saves one conversation
   of ``--megabytes`` MB (saves of three 60 KB messages), then sends four ``search_history`` limited to it at a time
@@ -38,6 +39,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 import bench.micro as micro
 from bench.hardening_admission import admission
+from bench.hardening_embedding import embedding
 from bench.micro import Bench, PrivateRedis
 from bench.procs import ServerProcess
 from bench.search import WORDS
@@ -293,6 +295,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     desks = {"memory": "memory", "sqlite": f"sqlite:///{tmp / 'desk.db'}", "redis": micro.REDIS_URL}
                     chosen = {store: desks[store] for store in stores if store in desks}
                     out["admission"] = await admission(chosen, tmp, args.admission_seconds)
+                if "embedding" in args.parts:
+                    out["embedding"] = await embedding(args.writers, args.values)
         finally:
             private.stop()
     return out
@@ -300,7 +304,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.hardening")
-    parts = ["quota", "history", "admission"]
+    parts = ["quota", "history", "embedding", "admission"]
     parser.add_argument("--parts", nargs="+", default=parts, choices=parts)
     parser.add_argument("--stores", nargs="+", default=["memory", "sqlite", "redis", "postgres"])
     parser.add_argument("--megabytes", type=float, default=60.0, help="the attacker's conversation, in MB")
@@ -309,11 +313,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--admission-seconds", type=float, default=10.0, help="how long the other caller calls, quiet and attacked"
     )
+    parser.add_argument("--writers", type=int, default=3, help="embedding: the writer's write_memory calls at a time")
+    parser.add_argument("--values", type=int, default=4, help="embedding: 60,000-character values per writer")
     args = parser.parse_args(argv)
     out = asyncio.run(run(args))
     RESULTS.parent.mkdir(exist_ok=True)
-    kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    RESULTS.write_text(json.dumps({**kept, **out}, indent=2) + "\n")  # the parts not run this time stay
+    kept = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}  # the parts not run this time stay
+    out = {**kept, **out}
+    RESULTS.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
     return 0
 

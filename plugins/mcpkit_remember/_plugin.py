@@ -229,6 +229,12 @@ def _checked_embedder(embedder: object) -> Embedder | None:
             "the embedder's min_similarity is the cosine similarity above which a value matches a query by "
             f"meaning, a number from -1 up to (not including) 1; not {threshold!r:.60}."
         )
+    concurrency = getattr(embedder, "concurrency", 1)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigurationError(
+            "the embedder's concurrency is how many of its embed calls may run at once, a whole number from 1 "
+            f"(default 1: a local model uses every core for one); not {concurrency!r:.60}."
+        )
     if not isinstance(embedder.name, str) or not embedder.name:
         raise ConfigurationError(
             f"the embedder's name is a non-empty string naming its model, not {embedder.name!r:.60}."

@@ -96,6 +96,14 @@ class Remember:
             self._places[checked] = place
         return place
 
+    def _share(self, place: Place) -> str:
+        """Whose share of the embedder this call's embeddings take: the signed-in user's (whatever the scope or
+        session), else the session's, else the place owner's."""
+        caller = self._caller
+        if caller.user_id is not None:
+            return f"u {caller.user_id}"
+        return place.identity if caller.session_id is None else f"s {caller.session_id}"
+
     def _deadline(self, place: Place, ttl: object, now: float, kept: Found | None = None) -> float | None:
         """When a value written now expires: ``ttl``, else what ``kept`` had, else the default; capped for sessions."""
         seconds = check_ttl(ttl)
@@ -116,7 +124,7 @@ class Remember:
         check_key(key)
         text = encode_value(key, value, self._policy.max_value_bytes)
         vault = self._policy.vault
-        vector = b"" if vault.semantic is None else await vault.vector(place, key, text)
+        vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
         try:
             await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
@@ -144,7 +152,7 @@ class Remember:
         vault, quota = self._policy.vault, self._policy.quota
         vectors = [b""] * len(texts)
         if vault.semantic is not None and vault.searchable(place.bucket):
-            vectors = await vault.semantic.vectors(list(texts.items()))
+            vectors = await vault.semantic.vectors(list(texts.items()), caller=self._share(place))
         now = self._policy.clock().now()  # one deadline for the batch: its vectors' shards are written first
         deadline = self._deadline(place, deadline_ttl, now)
         try:
@@ -290,8 +298,10 @@ class Remember:
         self._check_mode(mode, weight)
         now = self._policy.clock().now()
         try:
-            vault, quota = self._policy.vault, self._policy.quota
-            return await search(vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota)
+            vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
+            return await search(
+                vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota, caller=caller
+            )
         except StoreUnavailableError as exc:
             raise _unavailable(exc) from None
 
@@ -367,7 +377,7 @@ class Remember:
                 text = encode_value(key, new, self._policy.max_value_bytes)
                 deadline = self._deadline(place, ttl, now, found)
                 if vault.semantic is not None and text not in vectors:
-                    vectors[text] = await vault.vector(place, key, text)
+                    vectors[text] = await vault.vector(place, key, text, self._share(place))
                 vector = vectors.get(text, b"")
                 if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
                     return new

@@ -61,8 +61,10 @@ class Embedder(Protocol):
     An embedder may also define ``async def load(self) -> None``, which the plugin runs in the background when
     the server starts (searches go by words alone until it returns); ``min_similarity``, the cosine
     similarity above which a value matches a query by meaning (default 0: what the model calls unrelated
-    depends on the model, so set it); and ``async def embed_query(self, texts)``, for models that embed a
-    query otherwise than a document (e5's "query: " prefix), else queries go through ``embed`` too.
+    depends on the model, so set it); ``async def embed_query(self, texts)``, for models that embed a
+    query otherwise than a document (e5's "query: " prefix), else queries go through ``embed`` too; and
+    ``concurrency``, how many embed calls may run at once (default 1: a local model uses every core for one; a
+    hosted API may take more).
     """
 
     @property

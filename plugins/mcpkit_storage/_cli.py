@@ -99,13 +99,14 @@ async def rotate(
     async def embed(best: Payload) -> bytes:
         if semantic is None or semantic.has_vector(best):
             return b""
-        vector = await semantic.vector(best.key, best.value_json, strict=True)
+        vector = await semantic.vector(best.key, best.value_json, caller=best.identity, strict=True)
         made.append(vector)
         return vector
 
     if semantic is not None:
         await _load(embedder)
-        await semantic.vector("probe", '"probe"', strict=True)  # fails now if it fails; learns the length
+        # Fails now if it fails; learns the length.
+        await semantic.vector("probe", '"probe"', caller="probe", strict=True)
         await _drop_shards(store, vault, now)  # built anew from the values below: none stale, none missing
     # Addresses this run wrote (as hashes: a collision only miscounts): met again later, they are not "current".
     written: set[int] = set()

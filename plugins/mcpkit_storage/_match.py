@@ -1,14 +1,15 @@
-"""What a search returns: its matches (``Match``, ``Matches``), why each ranked (``Explanation``), and its modes."""
+"""What a search returns: its matches (``Match``, ``Matches``), why each ranked (``Explanation``), and its modes; and
+a search by meaning as asked (``Asked``)."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from ._payload import Payload
 
-__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
+__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Asked", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
 
 _Doc = TypeVar("_Doc", bound=Hashable)
 
@@ -24,7 +25,11 @@ MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
 class Explanation(NamedTuple):
     """Why a match ranked where it did (``search(..., explain=True)``): each side's score and rank (1 is the
     best; None: that side did not find it, or was not asked), and the chunk of the value its meaning matched
-    best (0 is the first; None without an embedder)."""
+    best (0 is the first; None without an embedder).
+
+    ``windows_embedded``: for a value too long to embed whole, how many of its first windows were embedded (a match
+    past them was found by its words alone); None when every window was, or none.
+    """
 
     mode: SearchMode
     lexical: float | None
@@ -32,6 +37,7 @@ class Explanation(NamedTuple):
     semantic: float | None
     semantic_rank: int | None
     chunk: int | None
+    windows_embedded: int | None = None
 
 
 class Match(NamedTuple):
@@ -53,11 +59,23 @@ class Match(NamedTuple):
 
 class Matches(list[Match]):
     """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
-    is on (its model still loading, or failing), else it is None."""
+    is on (its model still loading, or failing, or busy with other callers' searches), else it is None."""
 
     def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
         super().__init__(matches)
         self.note = note
+
+
+class Asked(NamedTuple):
+    """A search by meaning as asked: the query's words and its vector, the mode, the semantic side's weight, whose
+    share of the embedder it takes, and whether each match says why."""
+
+    words: Sequence[str]
+    vector: bytes
+    mode: SearchMode
+    weight: float
+    caller: str
+    explain: bool
 
 
 def ranks(scores: Mapping[_Doc, float]) -> dict[_Doc, int]:
@@ -75,9 +93,12 @@ def explained(
     semantic: Mapping[_Doc, float],
     chunks: Mapping[_Doc, int],
     semantic_ranks: Mapping[_Doc, int] | None = None,
+    *,
+    windows: Callable[[Payload], int | None] | None = None,
 ) -> list[Match]:
     """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
-    ``semantic_ranks`` when worked out already (else from ``semantic``)."""
+    ``semantic_ranks`` when worked out already (else from ``semantic``); ``windows``: the ``windows_embedded`` of
+    a value the semantic side scored, when asked to explain (else left None)."""
     lexical_ranks = ranks(lexical)
     if semantic_ranks is None:
         semantic_ranks = ranks(semantic)
@@ -95,6 +116,7 @@ def explained(
                 semantic.get(doc),
                 semantic_ranks.get(doc),
                 chunks.get(doc),
+                None if windows is None or doc not in semantic else windows(opened[doc]),
             ),
         )
         for doc in best

@@ -6,7 +6,8 @@ rankings fused (``mcpkit_search.fuse``). Those two open every live value of the 
 (``_opened_all``). A value is found if its words match (``lexical``, ``hybrid``) or if its similarity to the
 query is above the embedder's ``min_similarity`` (``semantic``, ``hybrid``). Until the embedder's model is
 ready (or when it fails on the query) the search goes by words alone, and its result says why
-(``Matches.note``). Equal scores rank the newest value first (``updated_at``), then by key.
+(``Matches.note``), as when the embedder had no turn for it in time (``EmbedScheduler``). Equal scores rank the
+newest value first (``updated_at``), then by key.
 
 The store ranks (``Store.search``); with one address, that is one call. Every
 address the place's values may live at takes part: one bucket per secret
@@ -28,10 +29,11 @@ import pydantic_core
 from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, top
 
 from ._found import newer
-from ._match import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, explained
+from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._payload import Payload
+from ._scheduler import EmbedderBusyError
 from ._scope import Place
-from ._semantic import QUERY_FAILED
+from ._semantic import BUSY, QUERY_FAILED
 from ._shard import is_shard_key
 from ._sharded import by_shards, fill
 from ._vault import Vault
@@ -59,21 +61,30 @@ async def search(
     explain: bool = False,
     weight: float = WEIGHT,
     quota: Quota | None = None,
+    caller: str | None = None,
 ) -> Matches:
     """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
 
     ``mode`` None: ``hybrid`` with an embedder, else ``lexical``; ``weight``: the semantic side's in ``hybrid``.
-    ``quota``: the place's, which vector shards a search by meaning fills count against.
+    ``quota``: the place's, which vector shards a search by meaning fills count against. ``caller``: whose share of
+    the embedder the search takes (default: the place's owner's).
     """
     await vault.watched(now)
     words = vault.index.words(query)
     chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
     note = None
     if chosen != "lexical" and vault.semantic is not None and query.strip():
+        caller = caller or place.identity
         note = vault.semantic.unavailable
-        query_vector = None if note is not None else await vault.semantic.query(query)
+        query_vector = None
+        if note is None:
+            try:
+                query_vector = await vault.semantic.query(query, caller=caller)
+            except EmbedderBusyError:
+                note = BUSY
         if query_vector is not None:
-            found = await _by_meaning(vault, place, words, query_vector, now, limit, chosen, weight, quota)
+            asked = Asked(words, query_vector, chosen, weight, caller, explain)
+            found = await _by_meaning(vault, place, asked, now, limit, quota)
             return Matches(found if explain else [match._replace(why=None) for match in found])
         note = note or QUERY_FAILED
     matches = await _lexical(vault, place, words, now, limit)
@@ -126,15 +137,7 @@ async def _opened_all(
 
 
 async def _by_meaning(
-    vault: Vault,
-    place: Place,
-    words: Sequence[str],
-    query_vector: bytes,
-    now: float,
-    limit: int,
-    mode: SearchMode,
-    weight: float,
-    quota: Quota | None,
+    vault: Vault, place: Place, asked: Asked, now: float, limit: int, quota: Quota | None
 ) -> list[Match]:
     """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
 
@@ -145,7 +148,7 @@ async def _by_meaning(
     by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
     """
     assert vault.semantic is not None
-    sharded = await by_shards(vault, place, words, query_vector, now, limit, mode, weight)
+    sharded = await by_shards(vault, place, asked, now, limit)
     if sharded is not None:
         return sharded
     buckets = vault.buckets(place)
@@ -156,22 +159,24 @@ async def _by_meaning(
     if len(buckets) == 1:
         await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
     lexical: dict[_Doc, float] = {}
-    if words and mode == "hybrid":
-        ranked = await _ranked(vault, place, buckets, words, now, MAX_SEARCH_LIMIT, dict(opened))
+    if asked.words and asked.mode == "hybrid":
+        ranked = await _ranked(vault, place, buckets, asked.words, now, MAX_SEARCH_LIMIT, dict(opened))
         lexical = {doc: score for doc, score in ranked if doc in opened}
-    similarities = await vault.semantic.similarities(query_vector, [opened[doc] for doc in docs])
+    kept = [opened[doc] for doc in docs]
+    similarities = await vault.semantic.similarities(asked.vector, kept, caller=asked.caller)
     best_chunk = {docs[number]: chunk for number, (_, chunk) in similarities.items()}
     semantic = {docs[number]: score for number, (score, _) in similarities.items()}
     threshold = vault.semantic.min_similarity
     matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
-    scores = fuse(lexical, semantic, weight=weight) if mode == "hybrid" else semantic
+    scores = fuse(lexical, semantic, weight=asked.weight) if asked.mode == "hybrid" else semantic
 
     def order(doc: _Doc) -> tuple[float, float, str]:
         payload = opened[doc]
         return (-scores[doc], -(payload.written_at or 0.0), payload.key)
 
     best = sorted((doc for doc in matching if doc in scores), key=order)[:limit]
-    return explained(mode, best, opened, scores, lexical, semantic, best_chunk)
+    windows = vault.semantic.windows_embedded if asked.explain else None
+    return explained(asked.mode, best, opened, scores, lexical, semantic, best_chunk, windows=windows)
 
 
 async def _ranked(

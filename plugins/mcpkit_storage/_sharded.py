@@ -16,7 +16,7 @@ from typing import Any
 from mcpkit_search import dimensions_of, fuse_dense, unpack_vectors
 
 from ._errors import RememberConflictError
-from ._match import MAX_SEARCH_LIMIT, Match, SearchMode, explained
+from ._match import MAX_SEARCH_LIMIT, Asked, Match, explained
 from ._payload import Payload
 from ._scope import Place
 from ._semantic import MAX_EMBEDDED_PER_SEARCH
@@ -78,19 +78,11 @@ class _Columns:
         return numbers
 
 
-async def by_shards(
-    vault: Vault,
-    place: Place,
-    words: Sequence[str],
-    query: bytes,
-    now: float,
-    limit: int,
-    mode: SearchMode,
-    weight: float,
-) -> list[Match] | None:
+async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit: int) -> list[Match] | None:
     """``semantic`` or ``hybrid`` from the shards, as ``_by_meaning`` ranks them; None when they cannot answer."""
     import numpy
 
+    words, query, mode = asked.words, asked.vector, asked.mode
     semantic = vault.semantic
     buckets = vault.buckets(place)
     if semantic is None or len(buckets) != 1:
@@ -114,12 +106,13 @@ async def by_shards(
     # Values kept without a vector: opened and embedded now, within the budget (as when every value is opened).
     await _open(vault, owner, bucket, columns, columns.vectorless[:MAX_EMBEDDED_PER_SEARCH], opened, now, place)
     kept = [item for item in columns.vectorless if item in opened]
-    for position, (score, chunk) in (await semantic.similarities(query, [opened[item] for item in kept])).items():
+    made = await semantic.similarities(query, [opened[item] for item in kept], caller=asked.caller)
+    for position, (score, chunk) in made.items():
         columns.similarity[kept[position]], chunks[kept[position]] = score, chunk
     want = limit * CANDIDATES + SPARE
     for round_ in range(_ROUNDS + 1):
         similarity = columns.similarity
-        scores = fuse_dense(lexical, similarity, weight=weight) if mode == "hybrid" else similarity
+        scores = fuse_dense(lexical, similarity, weight=asked.weight) if mode == "hybrid" else similarity
         matching = numpy.zeros(len(scores), dtype=bool)
         matching[list(lexical)] = True
         matching |= similarity > semantic.min_similarity
@@ -131,7 +124,7 @@ async def by_shards(
         await _open(vault, owner, bucket, columns, fresh, opened, now, place)
         gone = [item for item in fresh if item not in opened]
         checked = [item for item in fresh if item in opened]
-        own = await semantic.similarities(query, [opened[item] for item in checked])
+        own = await semantic.similarities(query, [opened[item] for item in checked], caller=asked.caller)
         if gone:
             await _prune(vault, place, [columns.name(item) for item in gone], now)
         if not _verify(columns, checked, own, gone, lexical, chunks):
@@ -147,7 +140,8 @@ async def by_shards(
         item: 1 + int(numpy.count_nonzero(similarity[found] > score)) for item, score in semantic_scores.items()
     }
     fused = {item: float(scores[item]) for item in top}
-    return explained(mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks)
+    windows = semantic.windows_embedded if asked.explain else None
+    return explained(mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks, windows=windows)
 
 
 def _best(columns: _Columns, scores: Any, matching: Any, opened: dict[int, Payload], want: int) -> list[int]:

@@ -133,11 +133,11 @@ class Vault:
         seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
         return best, where, seen
 
-    async def vector(self, place: Place, key: str, value_json: str) -> bytes:
-        """The sealed-to-be vector of a value (its JSON text) written now at ``place`` (empty: none, or no embedder)."""
+    async def vector(self, place: Place, key: str, value_json: str, caller: str | None = None) -> bytes:
+        """The vector of a value (its JSON text) written at ``place`` (empty: none), on the caller's turn."""
         if self.semantic is None or not self.searchable(place.bucket):
             return b""
-        return await self.semantic.vector(key, value_json)
+        return await self.semantic.vector(key, value_json, caller=caller or place.identity)
 
     async def write(
         self,

@@ -351,7 +351,21 @@ STATED = [
     Stated("search.md", "so its `min_similarity` is {}, chosen", E5Small.min_similarity),
     Stated("architecture.md", "a side's missing value at its lowest, {} on meaning)", fusion.WEIGHT),
     Stated("architecture.md", "overlapping {}-word windows", chunks.CHUNK_WORDS),
-    Stated("search.md", "(in calls of {} windows)", semantic.EMBED_BATCH),
+    Stated("search.md", "(in calls of up to {} texts", semantic.EMBED_BATCH),
+    Stated("search.md", "texts and {} words), then", semantic.EMBED_BATCH_WORDS),
+    Stated("search.md", "A call is at most {} texts", semantic.EMBED_BATCH),
+    Stated("search.md", "texts and {} words (two windows", semantic.EMBED_BATCH_WORDS),
+    Stated("search.md", "A value's first {} windows are embedded", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("search.md", "a match past its first {} windows", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("search.md", "its `why.windows_embedded` is {} (None", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("search.md", "(the index holds its first {:,} distinct terms", index.MAX_TERMS_PER_VALUE),
+    Stated("search.md", "does not come within {} seconds", int(semantic.EMBED_WAIT_SECONDS)),
+    Stated("architecture.md", "A value embeds its first {} windows", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("memory-server.md", "A memory's first {} windows of", semantic.MAX_WINDOWS_PER_VALUE),
+    Stated("memory-server.md", "windows of {} words are embedded", chunks.CHUNK_WORDS),
+    Stated("architecture.md", "A call is at most {} texts", semantic.EMBED_BATCH),
+    Stated("architecture.md", "texts and {} words, so a turn is short", semantic.EMBED_BATCH_WORDS),
+    Stated("architecture.md", "Every wait has a deadline ({} s)", int(semantic.EMBED_WAIT_SECONDS)),
     Stated("search.md", "takes BM25's best {} from the index", search.MAX_SEARCH_LIMIT),
     Stated("search.md", "(a {}-byte tag naming the model", embedder.TAG_BYTES),
     Stated("search.md", "the model, a {}-byte scale", embedder._HEAD_BYTES - embedder.TAG_BYTES),
@@ -515,6 +529,20 @@ NOT_CONSTANTS = {
         "(up to about 200 KB with `MiniLM`)",  # a full leaf of short values
         "101 memories: 0.6 s against 1.5 s with `MiniLM` on one thread",  # timed by hand, set_many against set
         "and 335 seconds to index its 80 sessions on one thread against 203",  # bench.retrieval
+        "which `MiniLM` embeds in about half a second on two cores",  # 15 windows at 30 ms, timed by hand
+        "about 17,000 characters of English",  # 32 windows of 90 new words, at about 6 characters a word
+        "a 60,000-character conversation (the memory server's",  # its write_memory's max_length, inline there
+        "was 110 windows, some 3 seconds of `MiniLM` on two cores",  # bench.hardening's text, timed by hand
+        "have 2 to 26 windows (median 16)",  # the sessions of bench.retrieval_data.longmemeval
+        "(two windows of a long value, about 60 ms of `MiniLM` on two cores)",  # timed by hand
+        # python -m bench.hardening --parts embedding, before and after issue 35 (architecture.md has the table)
+        "one caller writing three 60,000-character values at a time and another searching",
+        "went from 140 to 40 ms at p50 and from 578 to 163 ms at p99",
+        "from 234 to 300 ms to 28 to 41 ms at p50",
+    ],
+    "memory-server.md": [
+        "are embedded (about 17,000 characters of English)",  # as search.md says: 32 windows of English
+        "takes about a second of the model rather than three",  # as search.md says, timed by hand
     ],
     "stores.md": [
         "thousands of keys moves in well under a second",  # a measurement (the reliability tests)
@@ -522,6 +550,19 @@ NOT_CONSTANTS = {
     ],
     "architecture.md": [
         "about 37 MiB in two seconds against its 16 MiB quota (issue 35)",  # the issue's measurement
+        # python -m bench.hardening --parts embedding, before and after issue 35 (and the designs measured beside)
+        "a 60,000-character memory was embedded whole",
+        "went from about 13 ms to 65 to 140 ms at p50 (234 to 300 ms with eight writes at once)",
+        "one caller writing three 60,000-character values at a time",
+        "| 140 / 578 / 679 ms | 19.0 s |",
+        "| 81 / 240 / 377 ms | 6.4 s |",
+        "| 120 / 1,348 / 1,399 ms | 6.9 s |",
+        "| 40 / 163 / 233 ms | 9.8 s |",
+        "| 43 / 133 / 240 ms | 10.8 s |",
+        "the search went from 234 to 300 ms at p50 (491 to 653 at p99) before, and 175 to 197 ms (301 to 388) with"
+        " the cap alone, to 28 to 41 ms (77 to 80)",
+        "(p50 95 to 115 ms in two runs, 390 ms with batches of 16 windows)",
+        "(about 24 against 30 ms per window, measured idle)",
         "a tool reporting 2,000 times in a loop made 2,000 compare-and-sets, and now makes two",  # a test's figures
         "but the interpreter hands it over every 5 ms, so the",  # CPython's switch interval (sys.getswitchinterval)
         "window of a racing save), not an hour; a searchable",  # prose: what the record lasted before issue 29

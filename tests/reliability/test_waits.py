@@ -23,6 +23,7 @@ WRITE = "write_timeout"
 TURN = "turn_timeout"
 THREADS = "the work ahead of it"
 EMBEDDER = "EMBED_TIMEOUT_SECONDS"
+EMBED_TURN = "EMBED_WAIT_SECONDS"
 TOKEN = "its `timeout`"
 STORE = "each store's own timeouts"
 RETRIES = "a fixed number of tries"
@@ -60,6 +61,7 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_context/_context.py", "ContextBlocks._guarded", "await operation"): THREADS,
     # the embedder
     ("plugins/mcpkit_search/_minilm.py", "MiniLM.embed", "run_sync"): EMBEDDER,
+    ("plugins/mcpkit_storage/_scheduler.py", "_Lane._wait", "await turn"): EMBED_TURN,
     ("plugins/mcpkit_search/_minilm.py", "MiniLM.load", "await done"): BACKGROUND,
     ("plugins/mcpkit_search/_e5.py", "E5Small._run", "run_sync"): EMBEDDER,
     ("plugins/mcpkit_search/_e5.py", "E5Small.load", "run_sync"): BACKGROUND,
