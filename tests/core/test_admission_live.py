@@ -252,3 +252,20 @@ async def test_listen_streams_are_not_counted_as_requests_in_progress(tmp_path: 
         ):
             told = await nour.call_tool("touch_note", {"key": "a"})  # and a call beside them
     assert told.content == [types.TextContent(type="text", text="told")]
+
+
+@pytest.mark.parametrize("server", [(["--calls-per-caller", "4"], 60)], indirect=True)
+async def test_a_call_whose_stream_the_client_closes_still_holds_its_slot(server: ServerProcess) -> None:
+    admitted = refused = 0
+    async with httpx2.AsyncClient(timeout=30) as http:
+        headers = await open_session(http, server.url, NOUR)
+        for number in range(20):  # each call asks, and the client closes its stream instead of answering
+            async with http.stream("POST", server.url, json=call(10 + number, "confirm_send"), headers=headers) as r:
+                if r.status_code == 429:
+                    refused += 1
+                    continue
+                async for line in r.aiter_lines():
+                    if "elicitation/create" in line:
+                        admitted += 1
+                        break
+    assert (admitted, refused) == (4, 16)  # the four calls go on in the session, waiting: they keep their slots

@@ -2,7 +2,7 @@
 mask, per-caller sessions and requests in progress, lazy SSE answers, resumable streams), and uvicorn with
 connection limits."""
 
-from ._admission import DEFAULT_CALLS_PER_CALLER
+from ._admission import DEFAULT_CALLS_PER_CALLER, held_while_running
 from ._connections import ConnectionLimits
 from ._http_app import DEFAULT_RETRY_MS, Serving, build_http_app
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
@@ -15,6 +15,7 @@ __all__ = [
     "ConnectionLimits",
     "Serving",
     "build_http_app",
+    "held_while_running",
     "listening_socket",
     "lone_surrogate_problems",
     "serve_http",

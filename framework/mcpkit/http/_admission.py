@@ -4,16 +4,18 @@ A caller is a signed-in user, or an anonymous client's address (``caller_key``).
 caller past the limit gets 429 with ``Retry-After``, so a caller who holds calls open (questions it never answers,
 reads queued behind its own) spends its own share and nobody else's. Only requests count: the client's answers to
 the server's questions and its notifications always pass (a caller at its limit must be able to answer, or its
-calls could never end), and so do ``subscriptions/listen`` streams, which have limits of their own. The request's
-connection is told whose it is (``CONNECTION_SCOPE_KEY``), so that the connection guard of ``Server.run`` counts a
-busy connection against its caller, not its address.
+calls could never end), and so do ``subscriptions/listen`` streams, which have limits of their own. A request's slot
+is given back once its POST and its work have both ended (``HOLD_SCOPE_KEY``, ``held_while_running``): a 2025-11-25
+call whose stream the client closes goes on in its session, and keeps its slot. The request's connection is told
+whose it is (``CONNECTION_SCOPE_KEY``), so that the connection guard of ``Server.run`` counts a busy connection
+against its caller, not its address.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -21,7 +23,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..base import ConfigurationError, caller_key, encode, send_json
 
-__all__ = ["CONNECTION_SCOPE_KEY", "DEFAULT_CALLS_PER_CALLER", "CallAdmission", "HeldConnection", "checked_calls"]
+__all__ = [
+    "CONNECTION_SCOPE_KEY",
+    "DEFAULT_CALLS_PER_CALLER",
+    "HOLD_SCOPE_KEY",
+    "CallAdmission",
+    "HeldConnection",
+    "checked_calls",
+    "held_while_running",
+]
 
 logger = logging.getLogger("mcpkit.admission")
 
@@ -29,6 +39,8 @@ logger = logging.getLogger("mcpkit.admission")
 DEFAULT_CALLS_PER_CALLER = 32
 #: Where the connection guard leaves the connection a request came on, for the layer that knows its caller.
 CONNECTION_SCOPE_KEY = "mcpkit.connection"
+#: Where admission leaves an admitted request's slot (``_Hold``), for the work the request starts to hold too.
+HOLD_SCOPE_KEY = "mcpkit.admission"
 #: What a refused caller is asked to wait before it tries again, in seconds.
 RETRY_AFTER_SECONDS = 1
 #: How often (monotonic seconds) a refusal is logged for one caller at most.
@@ -84,17 +96,14 @@ class CallAdmission:
             await self._app(scope, receive, send)  # an answer or a notification: never refused, never counted
             return
         self._in_flight[caller] = held + 1
+        slot = scope[HOLD_SCOPE_KEY] = _Hold(self._in_flight, caller)
         connection: HeldConnection | None = scope.get(CONNECTION_SCOPE_KEY)
         if connection is not None:
             connection.held_by(caller)
         try:
             await self._app(scope, receive, send)
         finally:
-            left = self._in_flight[caller] - 1
-            if left:
-                self._in_flight[caller] = left
-            else:
-                del self._in_flight[caller]
+            slot.release()
 
     def _log(self, caller: str) -> None:
         now = self._monotonic()
@@ -109,6 +118,44 @@ class CallAdmission:
             shown,
             self._per_caller,
         )
+
+
+class _Hold:
+    """One admitted request's slot, given back when the last of its holders (its POST, its work) lets go."""
+
+    __slots__ = ("_caller", "_counts", "_holders")
+
+    def __init__(self, counts: dict[str, int], caller: str) -> None:
+        self._counts = counts
+        self._caller = caller
+        self._holders = 1
+
+    def hold(self) -> None:
+        self._holders += 1
+
+    def release(self) -> None:
+        self._holders -= 1
+        if self._holders:
+            return
+        left = self._counts[self._caller] - 1
+        if left:
+            self._counts[self._caller] = left
+        else:
+            del self._counts[self._caller]
+
+
+async def held_while_running(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    """An SDK middleware: the work of an admitted request holds its slot too, so that closing the request's stream
+    (which ends its POST) while the work goes on in a 2025-11-25 session does not give the slot back."""
+    request = ctx.request
+    slot: _Hold | None = None if request is None else request.scope.get(HOLD_SCOPE_KEY)
+    if slot is None or ctx.request_id is None:
+        return await call_next(ctx)
+    slot.hold()
+    try:
+        return await call_next(ctx)
+    finally:
+        slot.release()
 
 
 _NOT_A_REQUEST = object()

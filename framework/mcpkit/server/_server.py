@@ -29,7 +29,7 @@ from ..base import (
 )
 from ..core import DEFAULT_TURN_TIMEOUT, Plugin, caller_of
 from ..elicitation import DEFAULT_QUESTION_TIMEOUT, checked_question_timeout, request_state_boundary
-from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, Serving, build_http_app
+from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, Serving, build_http_app, held_while_running
 from ..subscriptions import (
     Kind,
     ListChangingServer,
@@ -186,6 +186,7 @@ class Server:
             for method, params, handler in self._tasks.methods():
                 self._sdk.add_request_handler(method, params, handler)
             self._sdk.extensions.update(self._tasks.advertised())
+        self._sdk.middleware.append(held_while_running)  # an admitted request's work holds its caller's slot too
         # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
         self._sdk.middleware.append(request_state_boundary(state_secrets, name))
         self._sdk.middleware.extend(sdk_middleware(middleware, caller_of))  # around every method, outermost first
