@@ -15,7 +15,7 @@ from .base import (
     SystemClock,
     ToolError,
 )
-from .core import Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt, resource, tool
+from .core import DEFAULT_TURN_TIMEOUT, Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt, resource, tool
 from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
@@ -24,6 +24,7 @@ from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
 
 __all__ = [
+    "DEFAULT_TURN_TIMEOUT",
     "AuthUnavailableError",
     "Authenticator",
     "Caller",

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from mcpkit import Clock
+from mcpkit import DEFAULT_TURN_TIMEOUT, Clock
 from mcpkit_search import Analyzer
 from mcpkit_storage import CursorSeal, KeyedLocks, Quota, Scope, TurnTimeoutError, Vault
 
@@ -35,7 +35,7 @@ class HistoryPolicy:
     tree_quota: Quota | None = None  # a caller's conversations (a cleared one's empty tree too, while it lasts)
     max_load_bytes: int = MAX_LOAD_BYTES  # what one page (load_history) returns at most
     max_search_bytes: int = MAX_SEARCH_BYTES  # what one search in one conversation reads at most, newest first
-    turn_timeout: float = 30.0  # how long a heavy read waits for its turn behind the caller's others
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT  # how long a heavy read waits behind the caller's others
     turns: KeyedLocks = field(init=False)  # one caller's heavy reads, one at a time
     cursors: CursorSeal = field(init=False)  # load_history's cursors
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mcpkit import Clock
+from mcpkit import DEFAULT_TURN_TIMEOUT, Clock
 from mcpkit_storage import KeyedLocks, Quota, Vault
 
 from ._cursor import Cursors
@@ -28,7 +28,7 @@ class RememberPolicy:
         max_value_bytes: int,
         quota: Quota | None = None,
         session_ttl: float | None = None,
-        turn_timeout: float = 30.0,
+        turn_timeout: float = DEFAULT_TURN_TIMEOUT,
     ) -> None:
         self.vault = vault
         self.clock = clock

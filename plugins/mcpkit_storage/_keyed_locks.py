@@ -8,13 +8,15 @@ from collections import deque
 from collections.abc import AsyncIterator, Hashable
 from contextlib import asynccontextmanager
 
+from mcpkit import DEFAULT_TURN_TIMEOUT
+
 __all__ = ["KeyedLocks", "TurnTimeoutError"]
 
 
 class TurnTimeoutError(Exception):
     """A turn did not come within ``timeout`` seconds: the holders before it are still at work."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float = DEFAULT_TURN_TIMEOUT) -> None:
         super().__init__(f"waited {timeout:g} seconds for its turn")
         self.timeout = timeout
 
@@ -29,7 +31,7 @@ class KeyedLocks:
 
     __slots__ = ("_turns", "timeout")
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float = DEFAULT_TURN_TIMEOUT) -> None:
         # key -> None (held, nobody waiting) or the waiters' futures, first come first: present while held.
         self._turns: dict[Hashable, deque[asyncio.Future[None]] | None] = {}
         self.timeout = timeout

@@ -194,3 +194,17 @@ async def test_a_2026_07_28_call_claiming_to_be_a_listen_stream_is_refused_by_th
     assert disguised.status_code == 400, disguised.text  # answered at once: the tool never ran, nothing is held
     assert body_of(disguised)["error"]["code"] == -32020  # HEADER_MISMATCH
     assert holding_then == LIMIT
+
+
+async def test_a_caller_at_its_limit_sending_json_nested_too_deep_gets_the_parse_error_not_a_crash(gate: Gate) -> None:
+    async with serving() as client_at:
+        http = client_at()
+        held = [asyncio.create_task(call_modern(http, "hold", token=NOUR)) for _ in range(LIMIT)]
+        await until_holding(gate, LIMIT)
+        headers = {**ACCEPT, **bearer(NOUR), "Content-Type": "application/json", "MCP-Protocol-Version": MODERN}
+        nested = await http.post("/mcp", content=b"[" * 200_000, headers=headers)
+        gate.open.set()
+        await asyncio.gather(*held)
+
+    assert nested.status_code == 400, nested.text  # read at the limit to see whether it is a request: it is not JSON
+    assert body_of(nested)["error"]["code"] == -32700

@@ -147,6 +147,22 @@ def test_when_every_connection_is_busy_the_client_holding_the_most_gives_up_its_
             sock.close()
 
 
+def test_newcomers_arriving_one_after_another_at_a_full_server_never_cut_each_other_off(tmp_path: Path) -> None:
+    with mcpkit_run(tmp_path, *ARGS) as port:
+        flood = [busy(connect(port, "127.0.0.2")) for _ in range(CAP)]
+        newcomers = []
+        for number in range(8):  # each connects, and has not sent its request yet when the next one comes
+            newcomers.append(connect(port, f"127.0.0.{3 + number}"))
+            time.sleep(0.02)
+        served = [served_404(sock) for sock in newcomers]
+        cut = closed_by_the_server(flood, 8)
+
+    assert served == [True] * 8
+    assert set(cut) == set(flood[:8])  # the holder of the most gave up its eight longest-busy connections, nobody else
+    for sock in [*flood, *newcomers]:
+        sock.close()
+
+
 def test_when_every_connection_is_busy_and_nobody_holds_more_than_one_a_newcomer_gets_503(tmp_path: Path) -> None:
     with mcpkit_run(tmp_path, *ARGS) as port:
         fair = [busy(connect(port, f"127.0.0.{2 + n}")) for n in range(CAP)]  # one each: a full server, not a hog

@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from mcpkit import ConfigurationError, ManualClock, Server
+from mcpkit import ConfigurationError, ManualClock, Plugin, Server, ToolContext, app, tool
 from mcpkit.tasks import TaskRecord
 from mcpkit_remember import RememberPlugin
 from reliability.processes import serving as running
@@ -300,3 +300,33 @@ async def test_task_max_bytes_none_lifts_the_byte_limit() -> None:
         gate("held")
         for number in range(70):  # 17.5 MB of arguments, all kept at once
             assert await alice.start("carrying", {"text": f"{number:02d}" + "t" * 249_998, "gate": "held"})
+
+
+async def test_a_task_store_written_for_the_old_protocol_is_refused_when_the_server_starts_saying_what_changed() -> (
+    None
+):
+    class OldStore:  # add(..., limit) and replace(...) without a quota, as before task bytes were counted
+        async def add(self, owner: str, task_id: str, record: Any, expires_at: Any, now: float, limit: Any) -> None:
+            raise AssertionError("never called")
+
+        async def load(self, owner: str, task_id: str, now: float) -> Any:
+            return None
+
+        async def replace(self, owner: str, task_id: str, seen: Any, record: Any, expires_at: Any, now: float) -> bool:
+            raise AssertionError("never called")
+
+    class KeepsTasks(Plugin):
+        def task_store(self) -> object:
+            return OldStore()
+
+    @tool(name="slow", description="Runs as a task.", task=True)
+    class Slow(ToolContext):
+        async def execute(self) -> str:
+            return "done"
+
+    @app(id="old", tools=[Slow], plugins=[KeepsTasks()])
+    class Old: ...
+
+    with pytest.raises(ConfigurationError, match=r"OldStore.*add\(\) takes no 'quota'.*TaskQuota.*CHANGELOG"):
+        async with Server([Old], allow_anonymous=True).running():
+            pass

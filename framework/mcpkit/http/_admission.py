@@ -13,11 +13,11 @@ against its caller, not its address.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+import pydantic_core
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -200,8 +200,8 @@ def _request_id(body: bytes) -> Any:
     """The id of the JSON-RPC request in ``body``, or ``_NOT_A_REQUEST`` (an answer, a notification, or not
     JSON at all, which the layers behind refuse at once)."""
     try:
-        message = json.loads(body)
-    except ValueError:
+        message = pydantic_core.from_json(body)  # the SDK's own parser: the two never disagree on what is JSON
+    except ValueError:  # not JSON, or nested past the parser's limit
         return _NOT_A_REQUEST
     if isinstance(message, dict) and "method" in message and "id" in message:
         return message["id"]

@@ -9,15 +9,13 @@ easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol wi
 - ``read_timeout``: a request must arrive whole, head and body, within this many seconds of the
   connection opening (or of its first byte, on a kept-alive connection); otherwise it gets 408 and
   the connection is closed. An idle kept-alive connection is uvicorn's ``timeout_keep_alive``'s.
-- ``max_connections``: at the cap, a new connection closes a connection that is waiting for its
-  request (sending nothing or too little, or kept alive and idle): the longest-waiting one of the client
-  holding the most connections, so one client (an IPv4 address or an IPv6 /64, ``_addresses``) cannot
-  take the slots of others by opening more. When every connection is busy (its request arrived and is in
-  progress), the new one closes the longest-busy connection of the holder with the most busy connections, if
-  that holder has more than the new connection's client holds; a busy connection's holder is the caller its
-  request belongs to (admission says whose, ``CONNECTION_SCOPE_KEY``), else its client. Otherwise the new one is
-  refused: 429 when its own client holds the most, else 503. Behind a trusted proxy a connection counts for
-  the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
+- ``max_connections``: at the cap, a new connection closes one connection of the holder with the most, if that
+  holder has more than the new connection's client (``_make_room`` says which, cheapest first: an idle kept-alive
+  one, then one not used yet, then one with a request in progress), so one client (an IPv4 address or an IPv6
+  /64, ``_addresses``) or one caller cannot take the slots of others by opening more or holding them busy. A busy
+  connection's holder is the caller its request belongs to (admission says whose, ``CONNECTION_SCOPE_KEY``), else
+  its client. Otherwise the new one is refused: 429 when its own client holds the most, else 503. Behind a
+  trusted proxy a connection counts for the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
 - ``write_timeout``: a response the client stops reading (the server's send buffer stays full) for this many
   seconds ends the connection, so a caller cannot hold a connection, and the call writing to it, by not reading.
 """
@@ -35,7 +33,7 @@ import h11
 from uvicorn.config import LOG_LEVELS
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..base import ConfigurationError, ForwardedClients, client_group, raw_response
+from ..base import ANONYMOUS_PREFIX, ConfigurationError, ForwardedClients, client_group, raw_response
 from ._admission import CONNECTION_SCOPE_KEY
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
@@ -54,6 +52,8 @@ ACCEPT_BACKLOG = 128
 RESERVED_FILES = 64 + 3 * ACCEPT_BACKLOG
 #: Connections served at once unless told otherwise (fewer if the open-files limit cannot make room).
 DEFAULT_MAX_CONNECTIONS = 1000
+#: A busy connection is cut for a newcomer only from a holder of more than this fraction (1/16) of the cap.
+FAIR_SHARE = 16
 #: The most a request head may hold (h11's default, made explicit): a larger one gets 400.
 MAX_HEADER_BYTES = 16 * 1024
 
@@ -111,14 +111,10 @@ class _Client:
 
     name: str
     held: int = 0
-    #: Its connections waiting for a request, longest-waiting first, with the loop time each began to wait.
-    waiting: dict[_GuardedH11Protocol, float] = field(default_factory=dict)
-
-    def fuller_than(self, other: _Client) -> bool:
-        """Whether this client gives up a connection before ``other``: it holds more, or waited longer."""
-        if self.held != other.held:
-            return self.held > other.held
-        return next(iter(self.waiting.values())) < next(iter(other.waiting.values()))
+    #: Its connections waiting for a request, longest-waiting first: kept alive after an answer (``idle``), or not
+    #: used yet (``fresh``: a client that has just connected, or one sending too slowly).
+    idle: dict[_GuardedH11Protocol, None] = field(default_factory=dict)
+    fresh: dict[_GuardedH11Protocol, None] = field(default_factory=dict)
 
 
 def guarded_protocol(limits: ConnectionLimits, forwarded: ForwardedClients | None = None) -> type[H11Protocol]:
@@ -163,7 +159,7 @@ class _GuardedH11Protocol(H11Protocol):
         peer = self.client[0] if self.client else ""
         self._proxied = bool(peer) and self.forwarded.trusts(peer)
         self._join(client_group(peer))
-        if len(self.connections) > self.cap and not self._make_room() and not self._evict_busy():
+        if len(self.connections) > self.cap and not self._make_room():
             self._refuse()
             return
         self._wait()
@@ -213,7 +209,7 @@ class _GuardedH11Protocol(H11Protocol):
         """A request has arrived on this connection: it is busy, for its client until admission says whose."""
         self._counted = self.scope
         cast("dict[str, object]", self.scope)[CONNECTION_SCOPE_KEY] = self
-        self._holder = self._client.name
+        self._holder = ANONYMOUS_PREFIX + self._client.name  # as admission names an anonymous caller
         self.holders.setdefault(self._holder, {})[self] = self.loop.time()
 
     def _idle(self) -> None:
@@ -225,25 +221,6 @@ class _GuardedH11Protocol(H11Protocol):
         del busy[self]
         if not busy:
             del self.holders[holder]
-
-    def _evict_busy(self) -> bool:
-        """At the cap with no connection waiting: close the longest-busy connection of the holder with the most
-        busy ones, if it has more than this connection's client holds (counting this one); False if none."""
-        fullest: dict[_GuardedH11Protocol, float] | None = None
-        for busy in self.holders.values():
-            if fullest is None or len(busy) > len(fullest):
-                fullest = busy
-        if fullest is None or len(fullest) <= self._client.held:
-            return False
-        victim = next(iter(fullest))
-        logger.warning(
-            "at the connection limit (%d): closed a busy connection of the holder of the most (%d) to admit another "
-            "client",
-            self.cap,
-            len(fullest),
-        )
-        victim._abort()
-        return True
 
     def _refuse(self) -> None:
         """Answer a connection the cap has no room for: 429 if its own client holds the most, else 503."""
@@ -265,15 +242,38 @@ class _GuardedH11Protocol(H11Protocol):
             self._abort()
 
     def _make_room(self) -> bool:
-        """At the cap: close the longest-waiting connection of the client holding the most, if that client
-        holds at least as many as this connection's own (counting this one); False if none may be closed."""
-        fullest: _Client | None = None
+        """At the cap: close one connection of the holder with the most, if it holds more than this connection's
+        client (counting this one), cheapest first; False if none may be closed.
+
+        An idle kept-alive connection may go for a client holding as many (it reconnects when it needs to); a fresh
+        one only for a client holding more, or this one's own, so that newcomers never cut each other off; a busy
+        one (a request in progress) only for a holder of more than a fair share of the cap.
+        """
+        mine = self._client.held
+        victim: _GuardedH11Protocol | None = None
+        size = 0
         for client in self.clients.values():
-            if client.waiting and (fullest is None or client.fuller_than(fullest)):
-                fullest = client
-        if fullest is None or fullest.held < self._client.held:
+            if client.held <= size:
+                continue
+            if client.idle and client.held >= mine:
+                victim, size = next(iter(client.idle)), client.held
+            elif client.fresh and (client is self._client or client.held > mine):
+                victim, size = next(iter(client.fresh)), client.held
+        fullest = max(self.holders.values(), key=len, default=None)
+        if fullest is not None and len(fullest) > max(size, mine, self.cap // FAIR_SHARE):
+            busy = min(fullest, key=fullest.__getitem__)  # the longest-busy one
+            logger.warning(
+                "at the connection limit (%d): closed a busy connection of the holder of the most (%d) to admit "
+                "another client",
+                self.cap,
+                len(fullest),
+            )
+            busy._idle()
+            busy._abort()
+            return True
+        if victim is None:
             return False
-        next(iter(fullest.waiting))._close()
+        victim._close()
         return True
 
     def _join(self, name: str) -> None:
@@ -298,10 +298,11 @@ class _GuardedH11Protocol(H11Protocol):
         if state is h11.IDLE:
             # A kept-alive connection with nothing sent yet is uvicorn's (timeout_keep_alive); from its
             # first byte on, the request has read_timeout to arrive, like on a new connection.
-            if self not in self._client.waiting or (self._deadline is None and self.conn.trailing_data[0]):
+            waiting = self in self._client.idle or self in self._client.fresh
+            if not waiting or (self._deadline is None and self.conn.trailing_data[0]):
                 self._wait()
         else:
-            self._client.waiting.pop(self, None)
+            self._stop_waiting_only()
             if self.scope is not self._counted:
                 self._busy()
             if state is not h11.SEND_BODY and self._deadline is not None:
@@ -321,17 +322,21 @@ class _GuardedH11Protocol(H11Protocol):
             self._join(name)
 
     def _wait(self) -> None:
-        waiting = self._client.waiting
-        waiting.pop(self, None)
-        waiting[self] = self.loop.time()
+        self._stop_waiting_only()
+        (self._client.idle if self._served else self._client.fresh)[self] = None
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
         if not self._served or self.conn.trailing_data[0]:
             self._deadline = self.loop.call_later(self.limits.read_timeout, self._timed_out)
 
+    def _stop_waiting_only(self) -> None:
+        """Out of its client's waiting connections (its read deadline is another matter)."""
+        self._client.idle.pop(self, None)
+        self._client.fresh.pop(self, None)
+
     def _stop_waiting(self) -> None:
-        self._client.waiting.pop(self, None)
+        self._stop_waiting_only()
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None

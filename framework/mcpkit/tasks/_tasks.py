@@ -11,6 +11,7 @@ not found, exactly as one that never existed; a caller's tasks are bounded in nu
 
 from __future__ import annotations
 
+import inspect
 import logging
 import secrets
 from collections.abc import Callable, Mapping
@@ -93,6 +94,12 @@ class Tasks:
         """Keep tasks in ``store`` (a plugin's, once it has started) instead of this process's memory."""
         if not isinstance(store, TaskStore):
             raise ConfigurationError(f"{store!r} is not a task store: it needs add(), load() and replace().")
+        for method in ("add", "replace"):
+            if "quota" not in inspect.signature(getattr(store, method)).parameters:
+                raise ConfigurationError(
+                    f"{store!r}.{method}() takes no 'quota': task stores are now given a TaskQuota (tasks and bytes) "
+                    "in place of the old 'limit'; update it as the TaskStore protocol says (CHANGELOG.md)."
+                )
         self.ledger.store = store
 
     @property
