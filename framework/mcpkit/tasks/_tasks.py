@@ -95,7 +95,8 @@ class Tasks:
         if not isinstance(store, TaskStore):
             raise ConfigurationError(f"{store!r} is not a task store: it needs add(), load() and replace().")
         for method in ("add", "replace"):
-            if "quota" not in inspect.signature(getattr(store, method)).parameters:
+            parameters = inspect.signature(getattr(store, method)).parameters.values()
+            if not any(p.name == "quota" or p.kind is p.VAR_KEYWORD for p in parameters):
                 raise ConfigurationError(
                     f"{store!r}.{method}() takes no 'quota': task stores are now given a TaskQuota (tasks and bytes) "
                     "in place of the old 'limit'; update it as the TaskStore protocol says (CHANGELOG.md)."
