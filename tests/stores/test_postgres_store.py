@@ -50,7 +50,9 @@ async def test_a_schema_newer_than_this_mcpkit_is_refused_with_what_to_do(postgr
         await PostgresStore(postgres_url).open()
 
 
-async def test_a_version_1_database_gains_the_notes_table_and_keeps_its_entries(postgres_url: str) -> None:
+async def test_a_database_of_an_older_mcpkit_gains_the_notes_table_and_keeps_its_entries_and_version(
+    postgres_url: str,
+) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as conn:  # what mcpkit's first PostgreSQL store made
         conn.execute("CREATE TABLE remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one), version INT)")
         for statement in SCHEMA[1]:
@@ -71,7 +73,7 @@ async def test_a_version_1_database_gains_the_notes_table_and_keeps_its_entries(
 
     assert kept == Entry(b"v", None)
     assert notes == {"rotated-to": "0a1b2c3d"}
-    assert version == (SCHEMA_VERSION,) == (2,)
+    assert version == (SCHEMA_VERSION,) == (1,)  # an added table: an older mcpkit still starts on the database
 
 
 async def test_an_outage_is_store_unavailable_and_the_store_recovers_without_a_restart(postgres_url: str) -> None:

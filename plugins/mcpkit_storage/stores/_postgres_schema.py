@@ -15,9 +15,9 @@ from psycopg import AsyncConnection
 
 from ._store import StoreUnavailableError
 
-__all__ = ["MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "migrate"]
+__all__ = ["ADDED", "MIGRATION_LOCK", "SCHEMA", "SCHEMA_VERSION", "migrate"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
 
 #: The advisory lock a start holds while it creates or migrates the schema (any 64-bit number of our own).
 MIGRATION_LOCK = 0x6D63706B6974  # "mcpkit"
@@ -105,10 +105,12 @@ SCHEMA: dict[int, tuple[str, ...]] = {
         """CREATE TRIGGER remember_docs_delete AFTER DELETE ON remember_docs
             FOR EACH ROW EXECUTE FUNCTION remember_doc_removed()""",
     ),
-    #: Version 2: the store's notes (``Store.note``): which secret values were rotated to, which key ids the
-    #: instances serving it hold.
-    2: ("""CREATE TABLE remember_notes (name TEXT PRIMARY KEY, value TEXT NOT NULL)""",),
 }
+
+#: Tables added beside a version without changing it, so that instances of an older mcpkit, which do not know them,
+#: still start on the database during a rolling upgrade (or a rollback): the store's notes (``Store.note``), which
+#: secret the values were rotated to and which key ids the serving instances hold.
+ADDED = ("""CREATE TABLE IF NOT EXISTS remember_notes (name TEXT PRIMARY KEY, value TEXT NOT NULL)""",)
 
 #: Whether the database holds a remember store: NULL when no remember_entries table is on the search path.
 _HOLDS_STORE = "SELECT to_regclass('remember_entries')"
@@ -141,6 +143,8 @@ async def migrate(conn: AsyncConnection[Any], store: str, where: str, *, create:
         for step in range(version + 1, SCHEMA_VERSION + 1):
             for statement in SCHEMA[step]:
                 await conn.execute(statement)
+        for statement in ADDED:
+            await conn.execute(statement)
         if version < SCHEMA_VERSION:
             await conn.execute(
                 "INSERT INTO remember_schema (one, version) VALUES (TRUE, %s)"
