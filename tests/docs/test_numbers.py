@@ -45,6 +45,7 @@ import mcpkit.tasks._tasks as tasks_module
 import mcpkit.tasks._worker as task_worker
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
+import mcpkit.tools._threads as tool_threads
 import mcpkit_context._blocks as context_blocks
 import mcpkit_context._context as context_module
 import mcpkit_context._tokens as context_tokens
@@ -431,6 +432,12 @@ STATED = [
     Stated("architecture.md", "the client (IPv4 address or IPv6 /{}) holding", addresses.IPV6_CLIENT_PREFIX),
     Stated("errors.md", "this client (an IPv4 address or IPv6 /{}) holds more", addresses.IPV6_CLIENT_PREFIX),
     # issue 35: admission and deadlines
+    Stated("reliability.md", "| threads for synchronous tools | {} per caller,", tool_threads.PER_CALLER),
+    Stated("reliability.md", "per caller, {} in all | — | caller", tool_threads.TOTAL),
+    Stated("errors.md", "the caller already runs {} synchronous tools at once", tool_threads.PER_CALLER),
+    Stated("errors.md", "or the server's {} threads for them", tool_threads.TOTAL),
+    Stated("reliability.md", "a thread: at most {} per caller", tool_threads.PER_CALLER),
+    Stated("reliability.md", "per caller, {} in all, apart from anyio's pool", tool_threads.TOTAL),
     Stated("errors.md", '("waited {} seconds for its turn")', int(DEFAULT_TURN_TIMEOUT)),
     Stated("errors.md", "`calls_per_caller` requests in progress ({})", admission.DEFAULT_CALLS_PER_CALLER),
     Stated("errors.md", '"limit": {}}}`', admission.DEFAULT_CALLS_PER_CALLER),

@@ -14,7 +14,9 @@ SOURCES = (ROOT / "framework", ROOT / "plugins", ROOT / "apps")
 PAGE = ROOT / "docs" / "reliability.md"
 
 #: Calls that wait, by the name called.
-WAITING_CALLS = frozenset({"send_request", "wait", "wait_for", "run_sync", "run_in_executor", "sleep", "receive"})
+WAITING_CALLS = frozenset(
+    {"send_request", "wait", "wait_for", "run_sync", "run_in_executor", "sleep", "receive", "acquire"}
+)
 
 #: The deadlines, as the reliability page's table of waits names them.
 QUESTION = "question_timeout"
@@ -49,8 +51,9 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_storage/_keyed_locks.py", "KeyedLocks.wait", "await turn"): TURN,
     ("plugins/mcpkit_storage/_keyed_locks.py", "KeyedLocks.held", "wait"): TURN,
     ("plugins/mcpkit_remember/_remember.py", "Remember.update", "wait"): TURN,
-    # worker threads
-    ("framework/mcpkit/tools/_dispatch.py", "_execute", "run_sync"): THREADS,
+    # worker threads: a synchronous tool's, on its caller's share (TOOL_BUSY after turn_timeout), and bounded work
+    ("framework/mcpkit/tools/_threads.py", "ToolThreads._acquire", "acquire"): TURN,
+    ("framework/mcpkit/tools/_threads.py", "ToolThreads.run", "run_sync"): THREADS,  # the thread is its own
     ("plugins/mcpkit_history/_search.py", "search_one", "run_sync"): THREADS,
     ("plugins/mcpkit_remember/_remember.py", "Remember.list", "run_sync"): THREADS,
     ("plugins/mcpkit_storage/_index.py", "BlindIndex.postings_of", "run_sync"): THREADS,

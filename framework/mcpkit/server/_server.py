@@ -40,7 +40,7 @@ from ..subscriptions import (
     switch,
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
-from ..tools import Dispatcher, ToolSpec, parse_rate_limit
+from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
 from ._catalog import catalog
 from ._middleware import Middleware, sdk_middleware
@@ -130,7 +130,6 @@ class Server:
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
         if subscription_limits is not None and not isinstance(subscription_limits, SubscriptionLimits):
             raise ConfigurationError(f"subscription_limits is a SubscriptionLimits, not {subscription_limits!r:.60}.")
-        # sessions' log levels and resource watchers, for every context
         services = self._services = Services(
             subscriptions=Subscriptions(subscription_limits),
             question_timeout=checked_question_timeout(question_timeout),
@@ -152,6 +151,7 @@ class Server:
             rate_limit=parse_rate_limit("Server", rate_limit),
             shared_limits=shared_limits(rate_limit_store, name),
             services=services,
+            threads=ToolThreads(turn_timeout),
         )
         # The tasks extension, served when a tool may run as a task (None: no tool may).
         self._tasks: Tasks | None = None

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import anyio.to_thread
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from pydantic import ValidationError
@@ -22,12 +21,13 @@ from ..base import (
     Clock,
     Identity,
     ToolError,
+    caller_key,
     client_group,
     error_result,
     page,
     validation_problems,
 )
-from ..core import Context, Plugin, ToolContext, caller_of, providers_for
+from ..core import DEFAULT_TURN_TIMEOUT, Context, Plugin, ToolContext, caller_of, providers_for
 from ..elicitation import InputNeeded
 from ..http import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ..subscriptions import Services, switched
@@ -35,6 +35,7 @@ from ._capabilities import missing_capabilities
 from ._rate_limits import RateLimit, RateLimiter
 from ._schema_input import SchemaInputError
 from ._shared_rate_limits import SharedRateLimiter
+from ._threads import ToolThreads
 from ._tool_spec import ToolSpec
 
 __all__ = ["BoundTool", "Dispatcher", "TaskOffer"]
@@ -93,6 +94,7 @@ class Dispatcher:
         rate_limit: RateLimit | None = None,
         shared_limits: SharedRateLimiter | None = None,
         services: Services | None = None,
+        threads: ToolThreads | None = None,
     ) -> None:
         self._every = dict(tools)  # declared, in order; ``_tools`` holds the enabled ones
         self._tools = {name: bound for name, bound in tools.items() if bound.spec.enabled}
@@ -110,6 +112,7 @@ class Dispatcher:
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._every.values())
         #: Where calls of task tools go first (set by the server when it serves tasks).
         self.tasks: TaskOffer | None = None
+        self._threads = threads or ToolThreads(DEFAULT_TURN_TIMEOUT)
 
     def bound(self, name: str) -> BoundTool | None:
         """The tool called ``name``, declared and enabled, or None."""
@@ -200,7 +203,7 @@ class Dispatcher:
                 return offered  # type: ignore[no-any-return]  # a task's answer, in its wire form
         if not bound.hooked:
             try:
-                return spec.output.convert(await _execute(spec, instance, validated.__dict__))
+                return spec.output.convert(await self._execute(spec, instance, validated.__dict__))
             except ToolError as exc:
                 return error_result(exc.code, exc.message)
             except InputNeeded as needed:  # 2026-07-28: the client answers, then calls again
@@ -208,6 +211,14 @@ class Dispatcher:
             except Exception:
                 return _internal_error(spec.name)
         return await self._call_wrapped(bound, instance, arguments, validated.__dict__)
+
+    async def _execute(self, spec: ToolSpec, instance: ToolContext, kwargs: dict[str, Any]) -> Any:
+        if spec.is_async:
+            return await instance.execute(**kwargs)
+        ctx = instance.request_context
+        request = None if ctx is None else ctx.request
+        caller = "local" if request is None else caller_key(request.scope)
+        return await self._threads.run(caller, functools.partial(instance.execute, **kwargs))
 
     def instance(self, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> ToolContext:
         """A fresh instance of ``bound``'s class for a call served by ``ctx`` (a task's run)."""
@@ -275,7 +286,7 @@ class Dispatcher:
                 if bound.before[index]:
                     await plugin.before_call(instance, arguments)
                 inside = index + 1
-            value = await _execute(bound.spec, instance, kwargs)
+            value = await self._execute(bound.spec, instance, kwargs)
             for index in range(len(plugins) - 1, -1, -1):
                 inside = index
                 if bound.after[index]:
@@ -295,12 +306,6 @@ class Dispatcher:
             if crash:
                 raise
             return _internal_error(bound.spec.name)
-
-
-async def _execute(spec: ToolSpec, instance: ToolContext, kwargs: dict[str, Any]) -> Any:
-    if spec.is_async:
-        return await instance.execute(**kwargs)
-    return await anyio.to_thread.run_sync(functools.partial(instance.execute, **kwargs))
 
 
 def _internal_error(tool_name: str) -> types.CallToolResult:
