@@ -432,6 +432,7 @@ STATED = [
     Stated("architecture.md", "the client (IPv4 address or IPv6 /{}) holding", addresses.IPV6_CLIENT_PREFIX),
     Stated("errors.md", "this client (an IPv4 address or IPv6 /{}) holds more", addresses.IPV6_CLIENT_PREFIX),
     # issue 35: admission and deadlines
+    Stated("deployment.md", "and more than a {} of the cap", {16: "sixteenth"}[connections.FAIR_SHARE]),
     Stated("reliability.md", "| threads for synchronous tools | {} per caller,", tool_threads.PER_CALLER),
     Stated("reliability.md", "per caller, {} in all | — | caller", tool_threads.TOTAL),
     Stated("errors.md", "the caller already runs {} synchronous tools at once", tool_threads.PER_CALLER),
