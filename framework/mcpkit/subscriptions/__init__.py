@@ -3,7 +3,8 @@
 carry them."""
 
 from ._list_changes import Kind, ListChangingServer, Switchable, checked_enabled, switch, switched
-from ._subscriptions import Services, SubscriptionLimits, Subscriptions
+from ._services import Services
+from ._subscriptions import SubscriptionLimits, Subscriptions
 
 __all__ = [
     "Kind",

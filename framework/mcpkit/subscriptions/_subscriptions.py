@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -20,11 +20,9 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 
 from ..base import IDENTITY_SCOPE_KEY, ConfigurationError, client_group
-from ..elicitation import DEFAULT_QUESTION_TIMEOUT
-from ..reporting import LogLevels, session_key
-from ._list_changes import ListChanges
+from ..reporting import session_key
 
-__all__ = ["Services", "SubscriptionLimits", "Subscriptions"]
+__all__ = ["SubscriptionLimits", "Subscriptions"]
 
 _log = logging.getLogger("mcpkit.subscriptions")
 
@@ -232,17 +230,3 @@ def _owner(ctx: ServerRequestContext[Any, Any]) -> str:
 
 def _session_key(ctx: ServerRequestContext[Any, Any]) -> str:
     return session_key(ctx) or ""
-
-
-@dataclass(frozen=True, slots=True)
-class Services:
-    """What every context of one server shares: the sessions' log levels, the resource watchers, the listers, and
-    how long a live question to the client may wait for its answer."""
-
-    log_levels: LogLevels = field(default_factory=LogLevels)
-    subscriptions: Subscriptions = field(default_factory=Subscriptions)  # with SubscriptionLimits' defaults
-    list_changes: ListChanges = field(init=False)
-    question_timeout: float = DEFAULT_QUESTION_TIMEOUT
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "list_changes", ListChanges(self.subscriptions.bus))
