@@ -56,6 +56,13 @@ class QueuedRead(ToolContext):
         return {"read": True}
 
 
+@tool(name="progressive", description="Reports its progress, then answers (its answer becomes a stream).")
+class Progressive(ToolContext):
+    async def execute(self) -> dict[str, bool]:
+        await self.progress(1, 1)
+        return {"done": True}
+
+
 @tool(name="confirm_send", description="Asks the user to confirm, then sends.")
 class ConfirmSend(ToolContext):
     async def execute(self) -> dict[str, bool]:
@@ -63,7 +70,7 @@ class ConfirmSend(ToolContext):
         return {"sent": bool(answer.accepted and answer.content and answer.content["confirm"])}
 
 
-@app(id="admission", tools=[Hold, Quick, QueuedRead, ConfirmSend])
+@app(id="admission", tools=[Hold, Quick, QueuedRead, Progressive, ConfirmSend])
 class AdmissionApp: ...
 
 

@@ -269,3 +269,22 @@ async def test_a_call_whose_stream_the_client_closes_still_holds_its_slot(server
                         admitted += 1
                         break
     assert (admitted, refused) == (4, 16)  # the four calls go on in the session, waiting: they keep their slots
+
+
+@pytest.mark.parametrize("server", [(["--calls-per-caller", "1"], 20)], indirect=True)
+async def test_a_caller_at_its_limit_may_call_again_as_soon_as_an_answer_arrives(server: ServerProcess) -> None:
+    statuses: collections.Counter[int] = collections.Counter()
+    async with httpx2.AsyncClient(timeout=30) as http:
+        for era_headers in (await open_session(http, server.url, NOUR), None):
+            for number in range(150):  # one call at a time, each sent the moment the last answer is read
+                if era_headers is None:
+                    message, headers = modern_call("progressive", NOUR, number)
+                else:
+                    message, headers = call(number, "progressive"), era_headers
+                meta = message["params"].setdefault("_meta", {})
+                meta["progressToken"] = f"p{number}"  # its progress makes the answer a stream (lazy SSE)
+                async with http.stream("POST", server.url, json=message, headers=headers) as answer:
+                    body = b"".join([chunk async for chunk in answer.aiter_bytes()])
+                statuses[answer.status_code] += 1
+                assert answer.status_code == 429 or b'"done":true' in body.replace(b" ", b"")
+    assert statuses == {200: 300}  # the slot is given back before the answer's last bytes leave

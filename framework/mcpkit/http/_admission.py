@@ -100,10 +100,20 @@ class CallAdmission:
         connection: HeldConnection | None = scope.get(CONNECTION_SCOPE_KEY)
         if connection is not None:
             connection.held_by(caller)
+        ended = False
+
+        async def sending(message: Message) -> None:
+            nonlocal ended
+            if not ended and message["type"] == "http.response.body" and not message.get("more_body", False):
+                ended = True  # given back before the answer's last bytes go: a client may call again at once
+                slot.release()
+            await send(message)
+
         try:
-            await self._app(scope, receive, send)
+            await self._app(scope, receive, sending)
         finally:
-            slot.release()
+            if not ended:
+                slot.release()
 
     def _log(self, caller: str) -> None:
         now = self._monotonic()
