@@ -231,6 +231,20 @@ async def test_each_message_is_kept_ttl_seconds_and_clear_deletes_everything() -
     assert again["deleted"] == 0
 
 
+async def test_a_conversation_started_again_after_a_clear_is_created_when_its_first_message_is_saved() -> None:
+    clock = ManualClock(start=1_800_000_000)
+    async with running(desk(HistoryPlugin.init(type="memory", tools=True)), clock=clock) as call_as:
+        await save(call_as, "nour", "T-7", "The first conversation")
+        clock.advance(100)
+        await call_as("nour").call("clear_history", {"conversation": "T-7"})
+        clock.advance(20)  # within the 60 s the cleared conversation's empty record is kept
+        await save(call_as, "nour", "T-7", "A new conversation of the same name")
+        [listed] = (await call_as("nour").call("list_conversations"))["conversations"]
+
+    assert listed["created_at"] == listed["updated_at"] == 1_800_000_120
+    assert listed["messages"] == 1
+
+
 async def test_a_cleared_conversation_counts_against_the_quota_until_its_record_goes(tmp_path: Path) -> None:
     clock = ManualClock()
     plugin = HistoryPlugin.init(
