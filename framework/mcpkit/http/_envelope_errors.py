@@ -19,7 +19,6 @@ from mcp.shared.inbound import (
     MCP_PROTOCOL_VERSION_HEADER,
     NAME_BEARING_METHODS,
     encode_header_value,
-    unsupported_protocol_version_rejection,
 )
 from mcp_types import HEADER_MISMATCH, INVALID_PARAMS, PROTOCOL_VERSION_META_KEY, UNSUPPORTED_PROTOCOL_VERSION
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -52,7 +51,7 @@ _SPOKEN = (
 
 def envelope_error(headers: Mapping[bytes, str], body: bytes, error: Mapping[str, Any]) -> dict[str, Any] | None:
     """The JSON-RPC error to send instead of the SDK's ``error`` for a request with ``headers`` and ``body`` (its
-    first chunk: the whole body unless it is large), or None when ``error`` is none of the refusals above."""
+    first chunk: the whole body unless it is large), or None for any other error."""
     code, message = error.get("code"), error.get("message")
     if not isinstance(message, str):
         return None
@@ -61,8 +60,7 @@ def envelope_error(headers: Mapping[bytes, str], body: bytes, error: Mapping[str
         return None
     version = headers.get(MCP_PROTOCOL_VERSION_HEADER.encode())
     if version is not None and version not in MODERN_PROTOCOL_VERSIONS:  # every 400 it gets comes from that
-        rejection = unsupported_protocol_version_rejection(version)
-        data = rejection.data if rejection is not None else {"supported": list(MODERN_PROTOCOL_VERSIONS)}
+        data = {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version}  # the SDK's, for negotiating clients
         return {"code": UNSUPPORTED_PROTOCOL_VERSION, "message": _unsupported(version), "data": data}
     if refused:
         return None  # the envelope's own messages say what is missing
