@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from mcpkit import ConfigurationError, StartupError
-from mcpkit_remember import parse_store_url
+from mcpkit_remember import STORE_URLS, parse_store_url
 
 from ._drafts import SEND_SCOPE
 from ._identity_provider import DEMO_PASSWORDS, IdentityProvider, IdentityProviderUnavailable
@@ -47,9 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--store",
         default=os.environ.get("REMEMBER_STORE") or "memory",
         help=(
-            "where tools remember things: memory (lost on restart), sqlite:///relative.db, "
-            "sqlite:////absolute/path.db or redis://HOST:PORT/DB (needs REMEMBER_SECRET). "
-            "Default: $REMEMBER_STORE if set, else memory"
+            f"where tools remember things: memory (lost on restart), {', '.join(STORE_URLS[:-1])} or {STORE_URLS[-1]}; "
+            "Redis, Redis Cluster and PostgreSQL need REMEMBER_SECRET. Default: $REMEMBER_STORE if set, else memory"
         ),
     )
     parser.add_argument(

@@ -21,8 +21,8 @@ def create_server(
 ) -> Server:
     """A new help-desk server; nothing is opened or printed until it serves.
 
-    ``store`` is ``memory`` (the default, as in the tutorial), ``sqlite:///relative.db``,
-    ``sqlite:////absolute.db`` or ``redis://HOST:PORT/DB``; every app uses it (the third, "conversations", keeps
+    ``store`` is ``memory`` (the default, as in the tutorial) or any store URL of ``STORE_URLS`` (SQLite, Redis,
+    Redis Cluster, PostgreSQL); every app uses it (the third, "conversations", keeps
     each ticket's exchange with its customer and the agents' notes and runbooks). ``keys``
     maps agent labels to static keys (default: ``HELPDESK_KEYS``, else the demo keys).
     ``memory_prefix`` goes in front of the assistant's memory tool names, like ``memory_recall``.

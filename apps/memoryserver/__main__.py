@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from mcpkit import ConfigurationError, StartupError
-from mcpkit_remember import parse_store_url
+from mcpkit_remember import STORE_URLS, parse_store_url
 
 from ._server import create_server, semantic_on
 from ._signin import KEYS_VARIABLE, load_sign_in
@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--store",
         default=os.environ.get("REMEMBER_STORE") or "memory",
         help=(
-            "where memories are kept: memory (lost on restart), sqlite:///relative.db, sqlite:////absolute.db "
-            "or redis://HOST:PORT/DB (needs REMEMBER_SECRET). Default: $REMEMBER_STORE if set, else memory"
+            f"where memories are kept: memory (lost on restart), {', '.join(STORE_URLS[:-1])} or {STORE_URLS[-1]}; "
+            "Redis, Redis Cluster and PostgreSQL need REMEMBER_SECRET. Default: $REMEMBER_STORE if set, else memory"
         ),
     )
     parser.add_argument(

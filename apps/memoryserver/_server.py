@@ -26,8 +26,8 @@ def create_server(
 ) -> Server:
     """A new memory server; nothing is opened or printed until it serves.
 
-    ``store`` is a store URL (``memory``, the default; ``sqlite:///memories.db``; ``redis://HOST:PORT/DB``),
-    its secret ``REMEMBER_SECRET`` as everywhere. ``auth`` defaults to what ``MEMORY_KEYS`` and the
+    ``store`` is ``memory`` (the default) or any store URL of ``STORE_URLS`` (SQLite, Redis, Redis Cluster,
+    PostgreSQL), its secret ``REMEMBER_SECRET`` as everywhere. ``auth`` defaults to what ``MEMORY_KEYS`` and the
     ``MEMORY_JWT_*`` variables configure, else the demo keys. ``semantic`` (default: ``MEMORY_SEMANTIC``)
     makes ``search_memory`` hybrid, by words and by meaning, with the semantic extra's ``MiniLM``, whose model
     loads in the background once the server serves (until then ``search_memory`` goes by words, and says so).

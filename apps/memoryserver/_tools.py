@@ -7,13 +7,12 @@ deletes, from any client and any session. An anonymous caller is refused (``REME
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Annotated, Any, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from mcpkit import ToolContext, ToolError, tool
+from mcpkit import ToolContext, ToolError, iso_time, tool
 from mcpkit_remember import RememberInvalidError
 
 __all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "DeleteMemory", "ListMemoryKeys", "ReadMemory", "SearchMemory"]
@@ -40,10 +39,8 @@ Cursor = Annotated[str | None, Field(max_length=2400, description="nextCursor fr
 
 
 def _when(seconds: float | None) -> str | None:
-    """A time as ISO 8601 UTC, like 2026-12-01T09:30:00Z (None stays None)."""
-    if seconds is None:
-        return None
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    """A time as ISO 8601 UTC, like 2026-12-01T09:30:00.000Z (None stays None)."""
+    return None if seconds is None else iso_time(seconds)
 
 
 def _text(value: Any) -> str:

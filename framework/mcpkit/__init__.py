@@ -14,6 +14,7 @@ from .base import (
     StartupError,
     SystemClock,
     ToolError,
+    iso_time,
 )
 from .core import DEFAULT_TURN_TIMEOUT, Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt, resource, tool
 from .elicitation import Elicited
@@ -59,6 +60,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "app",
+    "iso_time",
     "prompt",
     "resource",
     "tool",

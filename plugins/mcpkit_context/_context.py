@@ -110,7 +110,8 @@ class ContextBlocks:
     async def set(
         self, name: str, content: str, *, mode: Literal["replace", "append"] = "replace", key: str | None = None
     ) -> dict[str, Any]:
-        """Write a writable block (``mode``) or one entry (``key``) of a searchable block."""
+        """Write a writable block or one entry (``key``) of a searchable block. ``mode="append"`` puts ``content`` on
+        a line of its own after the block's text (a line break between them, unless the text ends with one)."""
         block = self._block(name)
         if not isinstance(content, str):
             raise ContextInvalidError(f"content is text, not {content!r:.40}.")
@@ -126,7 +127,7 @@ class ContextBlocks:
         for attempt in range(_ATTEMPTS):
             observed = await self._guarded(vault.observe(place, block.name, now))
             current = "" if observed.found is None else str(observed.found.value)
-            text = content if mode == "replace" or not current else f"{current}\n{content}"
+            text = content if mode == "replace" else _appended(current, content)
             tokens = self._policy.count(text)
             if tokens > block.max_tokens:
                 raise ContextOverBudgetError(block.name, tokens, block.max_tokens, self._policy.count(current))
@@ -227,6 +228,12 @@ class ContextBlocks:
             return await operation
         except StoreUnavailableError as exc:
             raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
+
+
+def _appended(text: str, line: str) -> str:
+    """``line`` added to ``text`` as a line of its own: what a model appending a note expects (notes run together
+    otherwise), without a blank line when ``text`` already ends its last line."""
+    return f"{text}{line}" if not text or text.endswith("\n") else f"{text}\n{line}"
 
 
 def _section(heading: str, body: str) -> str:

@@ -29,9 +29,9 @@ def context_tools(blocks: Mapping[str, Block]) -> list[type[ToolContext]]:
         @tool(
             name="set_context",
             description=(
-                "Write a context block: a writable block's text (mode 'replace' or 'append', within its token "
-                "budget; the result says how many tokens are left), or one entry of a searchable block (give key). "
-                + _WHOSE
+                "Write a context block: a writable block's text (mode 'replace' sets it, 'append' adds content as a "
+                "new line after it; within its token budget, the result says how many tokens are left), or one entry "
+                "of a searchable block (give key). " + _WHOSE
             ),
         )
         class SetContext(ToolContext):
@@ -39,7 +39,10 @@ def context_tools(blocks: Mapping[str, Block]) -> list[type[ToolContext]]:
                 self,
                 block: BlockName,
                 content: Annotated[str, Field(max_length=65_536)],
-                mode: Literal["replace", "append"] = "replace",
+                mode: Annotated[
+                    Literal["replace", "append"],
+                    Field(description="'replace': content becomes the text; 'append': content goes on a new line."),
+                ] = "replace",
                 key: Annotated[str | None, Field(max_length=128)] = None,
             ) -> dict[str, Any]:
                 written: dict[str, Any] = await self.context.set(block, content, mode=mode, key=key)

@@ -1,5 +1,6 @@
 """The model-facing history tools: save_messages, load_history, search_history, list_conversations,
-compact_history and clear_history (opt-in: ``HistoryPlugin.init(tools=True)``)."""
+compact_history and clear_history (opt-in: ``HistoryPlugin.init(tools=True)``). Their times are ISO 8601 in UTC
+(``iso_time``), as every tool's; ``self.history`` gives seconds since the epoch, for code."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Annotated, Any
 import mcp_types as types
 from pydantic import Field
 
-from mcpkit import ToolContext, tool
+from mcpkit import ToolContext, iso_time, tool
 
 from ._errors import HistoryInvalidError
 from ._messages import MAX_MESSAGES_PER_SAVE, text_of
@@ -109,7 +110,7 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
             leaves = await self.history.leaves(conversation)
             return {
                 "conversation": conversation,
-                "messages": page.messages,
+                "messages": [_timed(message, "created_at") for message in page.messages],
                 "leaves": leaves,
                 "nextCursor": page.next_cursor,
             }
@@ -130,7 +131,11 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
             hits = await self.history.search(query, conversation=conversation, limit=limit)
             found: dict[str, Any] = {
                 "results": [
-                    {"conversation": hit.conversation, "message": hit.message, "score": round(hit.score, 4)}
+                    {
+                        "conversation": hit.conversation,
+                        "message": _timed(hit.message, "created_at"),
+                        "score": round(hit.score, 4),
+                    }
                     for hit in hits
                 ]
             }
@@ -145,7 +150,8 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
     )
     class ListConversations(ToolContext):
         async def execute(self) -> dict[str, Any]:
-            return {"conversations": await self.history.conversations()}
+            listed = await self.history.conversations()
+            return {"conversations": [_timed(item, "created_at", "updated_at") for item in listed]}
 
     @tool(
         name=names["compact_history"],
@@ -177,6 +183,11 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
             return {"conversation": conversation, "deleted": await self.history.clear(conversation)}
 
     return [SaveMessages, LoadHistory, SearchHistory, ListConversations, CompactHistory, ClearHistory]
+
+
+def _timed(item: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``item`` with its times ``names`` (seconds since the epoch, or None) as a model reads them."""
+    return {**item, **{name: None if item[name] is None else iso_time(item[name]) for name in names}}
 
 
 async def summarised(ctx: ToolContext, conversation: str, through_id: str) -> str:

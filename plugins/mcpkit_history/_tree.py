@@ -161,8 +161,10 @@ def grown(
     ttl: float | None,
     deadline: float | None,
 ) -> Tree:
-    """The tree with ``chain`` added, as of now (a concurrent save may have moved the head meanwhile)."""
-    tree = tree or Tree(created_at=now, updated_at=now)
+    """The tree with ``chain`` added, as of now (a concurrent save may have moved the head meanwhile). The empty
+    tree a clear leaves is no conversation: saving there starts a new one, created now."""
+    if tree is None or not tree.everything():
+        tree = Tree(created_at=now, updated_at=now)
     parents = tree.parents()
     if parent_id is not None and parent_id not in parents:  # the parent's conversation was cleared meanwhile
         raise HistoryNotFoundError(conversation, parent_id, "parent message")

@@ -3,6 +3,7 @@
 from mcpkit_storage import (
     MODES,
     SCOPES,
+    STORE_URLS,
     Explanation,
     Found,
     Match,
@@ -27,6 +28,7 @@ from ._tools_config import ToolsConfig
 __all__ = [
     "MODES",
     "SCOPES",
+    "STORE_URLS",
     "Explanation",
     "Found",
     "KeyPage",

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal, NotRequired, Protocol
 from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
 
-from mcpkit import ToolContext, tool
+from mcpkit import ToolContext, iso_time, tool
 from mcpkit_search import Embedder
 from mcpkit_storage import (
     MAX_KEY_LENGTH,
@@ -98,7 +98,8 @@ class Found(TypedDict):
     key: str
     value: JsonValue
     score: float
-    updated_at: float | None
+    #: When it was last written, ISO 8601 in UTC (None: written by mcpkit 0.1, which kept no time).
+    updated_at: str | None
 
 
 class Searched(TypedDict):
@@ -206,7 +207,12 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
             searched: Searched = {
                 "scope": chosen,
                 "results": [
-                    {"key": m.key, "value": m.value, "score": round(m.score, 4), "updated_at": m.updated_at}
+                    {
+                        "key": m.key,
+                        "value": m.value,
+                        "score": round(m.score, 4),
+                        "updated_at": None if m.updated_at is None else iso_time(m.updated_at),
+                    }
                     for m in matches
                 ],
             }

@@ -10,7 +10,7 @@ and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and 
 from ._backing import BackedPlugin, Backing, keyring_from, make_store
 from ._backoff import backoff
 from ._census import indexed_count
-from ._config import StoreConfig, parse_store_url, store_config
+from ._config import STORE_URLS, StoreConfig, parse_store_url, store_config
 from ._cursors import CursorSeal
 from ._errors import (
     RememberConflictError,
@@ -41,6 +41,7 @@ __all__ = [
     "MODES",
     "NOTES_NAMESPACE",
     "SCOPES",
+    "STORE_URLS",
     "TASKS_BUCKET",
     "BackedPlugin",
     "Backing",

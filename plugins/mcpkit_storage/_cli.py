@@ -16,7 +16,7 @@ from mcpkit import ConfigurationError
 from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
 from ._backing import keyring_from, make_store
-from ._config import StoreConfig, parse_store_url, secret_from_env
+from ._config import STORE_URLS, StoreConfig, parse_store_url, secret_from_env
 from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
 from ._migration import migrate
 from ._payload import Payload
@@ -188,6 +188,9 @@ _ROLLOUT = (
 _PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
 
 
+_STORE_HELP = f"the servers' store: {', '.join(STORE_URLS[:-1])} or {STORE_URLS[-1]}"
+
+
 def register(commands: Any) -> None:
     """Add ``mcpkit remember ...`` to the mcpkit command."""
     remember = commands.add_parser(
@@ -203,7 +206,7 @@ def register(commands: Any) -> None:
         description="With REMEMBER_SECRET=new,old set, rewrite every entry sealed under an older secret under "
         "the new one, then report counts. Afterwards the old secrets can be removed. " + _ROLLOUT,
     )
-    rotate_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    rotate_cmd.add_argument("--store", required=True, help=_STORE_HELP)
     rotate_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     rotate_cmd.add_argument("--without-keys", action="store_true", help=_KEYS_HELP)
     rotate_cmd.add_argument("--force", action="store_true", help=_FORCE_HELP)
@@ -215,7 +218,7 @@ def register(commands: Any) -> None:
         "RememberPlugin.init(search=True) was turned on can be found; entries under an older secret are rotated "
         "on the way. Safe to run while servers serve. " + _ROLLOUT,
     )
-    reindex_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    reindex_cmd.add_argument("--store", required=True, help=_STORE_HELP)
     reindex_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     reindex_cmd.add_argument(
         "--semantic",
@@ -232,7 +235,7 @@ def register(commands: Any) -> None:
         f"Exit code {NOTHING_PURGED} when nothing was kept under it (already purged, or not the id the servers "
         "use: a static key's id is static:<hash of the key>, never its label).",
     )
-    purge_cmd.add_argument("--store", required=True, help="redis://HOST:PORT/DB or sqlite:///file.db")
+    purge_cmd.add_argument("--store", required=True, help=_STORE_HELP)
     whose = purge_cmd.add_mutually_exclusive_group(required=True)
     whose.add_argument("--user", metavar="USER_ID", help="the user id: a JWT's sub, static:<hash> or local:NAME")
     whose.add_argument(

@@ -10,9 +10,18 @@ from mcpkit import ConfigurationError
 
 from .stores import without_password
 
-__all__ = ["StoreConfig", "parse_store_url", "secret_from_env", "store_config"]
+__all__ = ["STORE_URLS", "StoreConfig", "parse_store_url", "secret_from_env", "store_config"]
 
 StoreType = Literal["memory", "sqlite", "redis", "redis-cluster", "postgres"]
+
+#: One URL of each store that outlives a process, as commands' help lists them (``memory`` is the one other).
+STORE_URLS = (
+    "sqlite:///relative.db",
+    "sqlite:////absolute/path.db",
+    "redis://HOST:PORT/DB",
+    "redis+cluster://HOST:PORT,HOST:PORT",
+    "postgresql://USER@HOST:5432/DB",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,6 +107,27 @@ async def test_an_anonymous_caller_is_refused_the_users_blocks_as_a_tool_call_is
     assert unknown.value.error.message.startswith("Resource not found: context://nope: There is no context block")
 
 
+async def test_append_puts_content_on_a_line_of_its_own_and_the_tool_says_so() -> None:
+    async def after(nour: Any, *writes: tuple[str, str]) -> str:
+        for mode, content in writes:
+            await nour.call("set_context", {"block": "notes", "content": content, "mode": mode})
+        parts = str(await nour.read("context://notes")).split("\n", 3)  # a rule, the heading, a rule, the text
+        return parts[3] if len(parts) == 4 else ""
+
+    async with running(desk()) as call_as:
+        nour = call_as("nour")
+        [set_context] = [listed for listed in await nour.list_tools() if listed.name == "set_context"]
+        two_notes = await after(nour, ("replace", "Prefers email."), ("append", "Order 1142."))
+        ended_line = await after(nour, ("replace", "Prefers email.\n"), ("append", "Order 1142."))
+        from_empty = await after(nour, ("replace", ""), ("append", "Order 1142."))
+
+    # Never "Prefers email.Order 1142.", nor a blank line between the two.
+    assert two_notes == ended_line == "Prefers email.\nOrder 1142."
+    assert from_empty == "Order 1142."
+    assert "'append' adds content as a new line" in (set_context.description or "")
+    assert "'append': content goes on a new line" in set_context.input_schema["properties"]["mode"]["description"]
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 async def test_an_over_budget_write_is_refused_naming_the_budget_and_changes_nothing(protocol: str) -> None:
     async with running(desk(), protocol=protocol) as call_as:

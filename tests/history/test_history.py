@@ -5,6 +5,7 @@ callers or conversations, search isolation, compaction keeping the originals, re
 from __future__ import annotations
 
 import contextlib
+import re
 import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
@@ -80,7 +81,7 @@ async def test_the_codename_comes_back_after_the_server_restarts(tmp_path: Path,
     first, second = history["messages"]
     assert first["parent_id"] is None
     assert second["parent_id"] == first["id"]
-    assert isinstance(second["created_at"], float)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", second["created_at"])  # ISO 8601, UTC
     assert theirs["messages"] == []  # Sam has a conversation of that name too: his own, empty
 
 
@@ -229,6 +230,37 @@ async def test_each_message_is_kept_ttl_seconds_and_clear_deletes_everything() -
     assert gone["messages"] == []
     assert searched["results"] == []
     assert again["deleted"] == 0
+
+
+async def test_a_conversation_started_again_after_a_clear_is_created_when_its_first_message_is_saved() -> None:
+    clock = ManualClock(start=1_800_000_000)
+    async with running(desk(HistoryPlugin.init(type="memory", tools=True)), clock=clock) as call_as:
+        await save(call_as, "nour", "T-7", "The first conversation")
+        clock.advance(100)
+        await call_as("nour").call("clear_history", {"conversation": "T-7"})
+        clock.advance(20)  # within the 60 s the cleared conversation's empty record is kept
+        await save(call_as, "nour", "T-7", "A new conversation of the same name")
+        [listed] = (await call_as("nour").call("list_conversations"))["conversations"]
+
+    assert listed["created_at"] == listed["updated_at"] == "2027-01-15T08:02:00.000Z"  # 1_800_000_120
+    assert listed["messages"] == 1
+
+
+async def test_the_tools_give_times_in_iso_8601_utc_and_self_history_in_seconds() -> None:
+    clock = ManualClock(start=1_800_000_000.25)
+    async with running(desk(HistoryPlugin.init(type="memory", tools=True)), clock=clock) as call_as:
+        await save(call_as, "nour", "T-8", "The kettle leaks.")
+        clock.advance(60)
+        await save(call_as, "nour", "T-8", "Since Monday.")
+        loaded = await load(call_as, "nour", "T-8")
+        found = await call_as("nour").call("search_history", {"query": "kettle"})
+        [listed] = (await call_as("nour").call("list_conversations"))["conversations"]
+        in_code = (await call_as("nour").call("original", {"conversation": "T-8"}))["result"]
+
+    assert [m["created_at"] for m in loaded["messages"]] == ["2027-01-15T08:00:00.250Z", "2027-01-15T08:01:00.250Z"]
+    assert found["results"][0]["message"]["created_at"] == "2027-01-15T08:00:00.250Z"
+    assert (listed["created_at"], listed["updated_at"]) == ("2027-01-15T08:00:00.250Z", "2027-01-15T08:01:00.250Z")
+    assert [m["created_at"] for m in in_code] == [1_800_000_000.25, 1_800_000_060.25]
 
 
 async def test_a_cleared_conversation_counts_against_the_quota_until_its_record_goes(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from docs.test_examples import DOCS, blocks_of
-from mcpkit import ConfigurationError, ManualClock, StaticKeys
+from mcpkit import ConfigurationError, ManualClock, StaticKeys, iso_time
 from mcpkit.testing import CallAs, ToolCallError
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
 from schema_lint import lint_tool
@@ -76,8 +76,8 @@ async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_
     read = await alice.call("read_memory", {"key": "fact:city"})
     assert read["found"] is True
     assert read["value"] == "Lives in Lyon"
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", read["updated_at"])
-    assert read["expires_at"] > read["updated_at"]
+    assert (read["updated_at"], read["expires_at"]) == (iso_time(clock.now()), iso_time(clock.now() + 3600))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", read["updated_at"])  # ISO 8601, UTC
     assert await alice.call("read_memory", {"key": "nothing"}) == {
         "key": "nothing",
         "found": False,
@@ -89,6 +89,7 @@ async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_
     results = (await alice.call("search_memory", {"query": "preferred replies"}))["results"]
     assert results[0]["key"] == "pref:replies"
     assert results[0]["value"] == "Prefers short replies in French"
+    assert results[0]["updated_at"] == iso_time(clock.now())
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
 
     first = await alice.call("list_memory_keys", {"prefix": "pref:", "limit": 1})

@@ -127,7 +127,7 @@ class TestEnabled:
         assert [r["key"] for r in found["results"]] == ["style"]
         assert found["results"][0]["value"] == "Prefers short replies"
         assert found["results"][0]["score"] > 0
-        assert isinstance(found["results"][0]["updated_at"], float)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", found["results"][0]["updated_at"])
         assert (await nour.call("search_memories", {"query": "lyon", "scope": "user"}))["results"][0]["key"] == "city"
         assert (await nour.call("search_memories", {"query": "replies"}))["results"] == []  # session scope: none
 

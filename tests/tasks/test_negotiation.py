@@ -77,6 +77,49 @@ async def test_the_task_id_travels_in_mcp_name_and_removed_methods_are_not_found
             assert (await alice.request(removed, {"taskId": task_id}, task_id)).error["code"] == -32601  # type: ignore[index]
 
 
+NEEDS_ID = "params.taskId (the id the tools/call that started the task returned)"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("tasks/get", {}, f"tasks/get needs {NEEDS_ID}: taskId: Field required."),
+        ("tasks/cancel", {"taskId": 5}, f"tasks/cancel needs {NEEDS_ID}: taskId: Input should be a valid string."),
+        (
+            "tasks/update",
+            {"taskId": "t"},
+            f"tasks/update needs {NEEDS_ID} and params.inputResponses (an object of answers by the keys of the task's "
+            "inputRequests): inputResponses: Field required.",
+        ),
+    ],
+)
+async def test_tasks_params_that_are_wrong_say_what_is_wrong_and_what_to_send(
+    method: str, params: dict[str, object], message: str
+) -> None:
+    async with serving(build()) as http:
+        reply = await Caller(http, ALICE).request(method, params, "t")
+
+    assert reply.status == 400
+    assert reply.error == {"code": -32602, "message": message}  # no `data: ''`
+
+
+async def test_an_mcp_name_header_missing_or_not_the_task_id_says_what_to_send() -> None:
+    async with serving(build()) as http:
+        alice = Caller(http, ALICE)
+        missing = await alice.request("tasks/get", {"taskId": "t-1"})
+        wrong = await alice.request("tasks/cancel", {"taskId": "t-1"}, "t-2")
+
+    assert missing.error == {
+        "code": -32020,
+        "message": "This request has no Mcp-Name header, which on tasks/get repeats params.taskId (SEP-2663): "
+        "send 'Mcp-Name: t-1'.",
+    }
+    assert wrong.error == {
+        "code": -32020,
+        "message": "The Mcp-Name header says 't-2' but params.taskId is 't-1' (SEP-2663): send 'Mcp-Name: t-1'.",
+    }
+
+
 async def test_on_2025_11_25_a_task_tool_answers_in_the_request_and_tasks_methods_do_not_exist() -> None:
     asgi = build().http_app()
     async with (

@@ -2,7 +2,7 @@
 refusal bodies, parameter models, pages, icons and tool results. Nothing here knows an MCP feature or does I/O."""
 
 from ._addresses import ANONYMOUS_PREFIX, ForwardedClients, caller_key, client_group, connect_host, is_loopback
-from ._clock import Clock, ManualClock, SystemClock
+from ._clock import Clock, ManualClock, SystemClock, iso_time
 from ._credentials import (
     IDENTITY_SCOPE_KEY,
     RESERVED_PREFIXES,
@@ -47,6 +47,7 @@ __all__ = [
     "encode",
     "error_result",
     "is_loopback",
+    "iso_time",
     "issuer_namespace",
     "local_connection",
     "method_hints",

@@ -4,15 +4,16 @@ Two readings: ``now()`` is wall time (seconds since the Unix epoch), for deadlin
 process or are compared with other machines (a remembered value's ttl, a token's ``exp``);
 ``monotonic()`` only ever moves forward at the pace of real time, for durations inside the process (a
 session's idle time, a handshake's deadline), so a wall clock set back or forward by NTP or an operator
-neither ends every session at once nor keeps one forever.
+neither ends every session at once nor keeps one forever. A wall time a model reads is written by ``iso_time``.
 """
 
 from __future__ import annotations
 
+import datetime
 import time
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Clock", "ManualClock", "SystemClock"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "iso_time"]
 
 
 @runtime_checkable
@@ -69,3 +70,10 @@ class ManualClock:
 
     def __repr__(self) -> str:
         return f"ManualClock(now={self._now!r})"
+
+
+def iso_time(seconds: float) -> str:
+    """A wall time (seconds since the epoch) as a model reads it: ISO 8601 in UTC to the millisecond, like
+    ``2026-12-01T09:30:00.000Z``, the form of task times; every mcpkit tool and demo writes its times so."""
+    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

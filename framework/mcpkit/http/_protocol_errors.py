@@ -4,9 +4,10 @@ The SDK's 2025-11-25 transport answers a body it cannot parse or validate with H
 ``str(exc)`` of the pydantic error as the JSON-RPC message: the offending input echoed back,
 pydantic's type names and documentation links. Its other refusals are terse plain text ("Request
 body too large", "Invalid Host header") or send a newcomer the wrong way ("Missing session ID" for
-a 2026-07-28 request without its ``MCP-Protocol-Version`` header). This ASGI middleware replaces
-those bodies with fixed JSON-RPC errors that say what to do; the status, the id and every other
-response pass through unchanged. It also reads each POST body first, for the other difference
+a 2026-07-28 request without its ``MCP-Protocol-Version`` header), and its refusals of a 2026-07-28
+request's routing headers say "does not match" for a header never sent (``_envelope_errors``). This ASGI
+middleware replaces those bodies with JSON-RPC errors that say what to do; the status, the id and every
+other response pass through unchanged. It also reads each POST body first, for the other difference
 between the two eras' body parsers: lone surrogates (``_lone_surrogates``); a body over the server's
 limit is handed on unread (by its ``Content-Length``) or as soon as it is known to be too big, so the
 SDK refuses it at once and nothing here buffers or scans it.
@@ -20,6 +21,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..base import encode, rpc_error
+from ._envelope_errors import envelope_error
 from ._lone_surrogates import declared_length, guard_body, is_plain, replaying
 
 __all__ = ["FIRST_BODY_SCOPE_KEY", "ProtocolErrorMask"]
@@ -53,7 +55,7 @@ _MAX_HELD_BYTES = 1 << 20
 
 
 class ProtocolErrorMask:
-    """ASGI middleware: rewrites the SDK's parse, validation, size, Host, Origin and session refusals."""
+    """ASGI middleware: rewrites the SDK's parse, validation, size, Host, Origin, session and header refusals."""
 
     def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
         self._app = app
@@ -127,15 +129,19 @@ class ProtocolErrorMask:
                 f"Requests from the web page origin {_header(scope, b'origin')!r} are refused (DNS-rebinding "
                 "protection). (Operators: an origin whose pages may call this server belongs in allowed_origins.)"
             )
-        message = _message(body)
-        if message is None:
+        document = _document(body)
+        message = _message(document)
+        if document is None or message is None:
             return None
         if status == 503:
             full = message == "Too many open sessions"
             return (rpc_error(_TABLE_FULL), [(b"retry-after", b"5")], ()) if full else None
         if message == _MISSING_SESSION:  # the session the SDK made for this request is gone again: drop its id
             return rpc_error(_missing_session(scope)), [], (b"mcp-session-id",)
-        masked = _masked(body, message)
+        instead = envelope_error(_headers(scope), scope.get(FIRST_BODY_SCOPE_KEY, b""), document["error"])
+        if instead is not None:  # a 2026-07-28 request's routing headers or protocol version
+            return encode({**document, "error": instead}), [], ()
+        masked = _masked(document, message)
         return None if masked is None else (masked, [], ())
 
 
@@ -164,22 +170,35 @@ def _missing_session(scope: Scope) -> str:
     )
 
 
-def _message(body: bytes) -> str | None:
-    """The JSON-RPC error message in ``body``, if it is one."""
+def _headers(scope: Scope) -> dict[bytes, str]:
+    """The request's headers by lower-case name (the first of each), as text."""
+    headers: dict[bytes, str] = {}
+    for name, value in scope["headers"]:
+        headers.setdefault(name.lower(), value.decode("latin-1"))
+    return headers
+
+
+def _document(body: bytes) -> dict[str, Any] | None:
+    """``body`` as a JSON-RPC error response, if it is one."""
     try:
         document = json.loads(body)
     except ValueError:
         return None
-    error = document.get("error") if isinstance(document, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(document, dict) or not isinstance(document.get("error"), dict):
+        return None
+    return document
+
+
+def _message(document: dict[str, Any] | None) -> str | None:
+    """The JSON-RPC error message in ``document``."""
+    message = None if document is None else document["error"].get("message")
     return message if isinstance(message, str) else None
 
 
-def _masked(body: bytes, message: str) -> bytes | None:
-    """``body`` with the SDK's exception text replaced, or None when it holds none."""
+def _masked(document: dict[str, Any], message: str) -> bytes | None:
+    """``document`` with the SDK's exception text replaced, or None when it holds none."""
     for prefix, replacement in _MASKED.items():
         if message.startswith(prefix):
-            document: dict[str, Any] = json.loads(body)
             document["error"]["message"] = replacement
             document["error"].pop("data", None)
             return encode(document)

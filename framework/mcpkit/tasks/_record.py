@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["TERMINAL", "TaskRecord", "TaskStatus", "iso"]
+from ..base import iso_time
+
+__all__ = ["TERMINAL", "TaskRecord", "TaskStatus"]
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
@@ -20,12 +21,6 @@ LAYOUT = 1
 #: longest a crash or removal of a 128-character tool, is under 500 bytes): so ending a task never grows its record,
 #: and a caller at its byte limit still sees every task end.
 NOTE_ROOM = 1024
-
-
-def iso(seconds: float) -> str:
-    """ISO 8601 in UTC, to the millisecond: ``2026-11-30T10:30:00.000Z``."""
-    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +126,8 @@ class TaskRecord:
         wire: dict[str, Any] = {
             "taskId": self.id,
             "status": self.status,
-            "createdAt": iso(self.created),
-            "lastUpdatedAt": iso(self.updated),
+            "createdAt": iso_time(self.created),
+            "lastUpdatedAt": iso_time(self.updated),
             "ttlMs": None if self.ttl is None else round(self.ttl * 1000),
             "pollIntervalMs": self.poll_ms,
         }

@@ -29,9 +29,10 @@ from ._record import TaskRecord
 from ._store import MemoryTaskStore, TaskQuotaError, TaskStore
 from ._wire import (
     EXTENSION,
+    SentParams,
     TaskParams,
     UpdateTaskParams,
-    admit,
+    admitted,
     checked_answer,
     missing_extension,
     negotiated,
@@ -109,8 +110,8 @@ class Tasks:
 
     def methods(self) -> list[tuple[str, type[types.RequestParams], Any]]:
         """The requests this extension adds to the server: (method, params model, handler)."""
-        return [("tasks/get", TaskParams, self.get), ("tasks/update", UpdateTaskParams, self.update),
-                ("tasks/cancel", TaskParams, self.cancel)]  # fmt: skip
+        return [("tasks/get", SentParams, self.get), ("tasks/update", SentParams, self.update),
+                ("tasks/cancel", SentParams, self.cancel)]  # fmt: skip
 
     @staticmethod
     def advertised() -> dict[str, dict[str, Any]]:
@@ -204,8 +205,8 @@ class Tasks:
 
     # -- tasks/* ------------------------------------------------------------------------
 
-    async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        admit(ctx, "tasks/get", params.task_id)
+    async def get(self, ctx: ServerRequestContext[Any, Any], sent: SentParams) -> dict[str, Any]:
+        params = admitted(ctx, "tasks/get", sent, TaskParams)
         record = await self.ledger.change(owner_of(ctx), params.task_id, self._reap)
         if record is None:
             raise MCPError(
@@ -226,8 +227,8 @@ class Tasks:
         }
         return record.ended(now, "failed", "The instance running it stopped.", error=error)
 
-    async def update(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> dict[str, Any]:
-        admit(ctx, "tasks/update", params.task_id)
+    async def update(self, ctx: ServerRequestContext[Any, Any], sent: SentParams) -> dict[str, Any]:
+        params = admitted(ctx, "tasks/update", sent, UpdateTaskParams)
         resumed: list[TaskRecord] = []
 
         def answer(record: TaskRecord, now: float) -> TaskRecord:
@@ -272,8 +273,8 @@ class Tasks:
 
         await self.ledger.change(owner, record.id, end)
 
-    async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
-        admit(ctx, "tasks/cancel", params.task_id)
+    async def cancel(self, ctx: ServerRequestContext[Any, Any], sent: SentParams) -> dict[str, Any]:
+        params = admitted(ctx, "tasks/cancel", sent, TaskParams)
 
         def cancel(record: TaskRecord, now: float) -> TaskRecord:
             return record if record.terminal else record.ended(now, "cancelled", "Cancelled at the client's request.")

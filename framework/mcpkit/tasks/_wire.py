@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp.shared.inbound import decode_header_value
-from pydantic import BaseModel, Field, ValidationError
+from mcp.shared.inbound import decode_header_value, encode_header_value
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..base import client_group, validation_problems
 from ..core import caller_of
@@ -19,9 +19,10 @@ from ..core import caller_of
 __all__ = [
     "EXTENSION",
     "MODERN",
+    "SentParams",
     "TaskParams",
     "UpdateTaskParams",
-    "admit",
+    "admitted",
     "checked_answer",
     "missing_extension",
     "negotiated",
@@ -48,6 +49,23 @@ class UpdateTaskParams(TaskParams):
     input_responses: dict[str, Any] = Field(alias="inputResponses")
 
 
+class SentParams(types.RequestParams):
+    """A ``tasks/*`` request's params as sent, for ``admitted`` to check: the SDK's own check of a params model
+    refuses with 'Invalid request parameters' and no word of what is wrong."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+_Params = TypeVar("_Params", bound=TaskParams)
+
+#: What each model needs, said to a client that sent something else.
+_NEEDS = {
+    TaskParams: "params.taskId (the id the tools/call that started the task returned)",
+    UpdateTaskParams: "params.taskId (the id the tools/call that started the task returned) and "
+    "params.inputResponses (an object of answers by the keys of the task's inputRequests)",
+}
+
+
 def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     """Whether this request's client declared the tasks extension (2026-07-28 only: each request declares its own)."""
     if ctx.protocol_version != MODERN:
@@ -70,9 +88,10 @@ def missing_extension(what: str) -> MCPError:
     )
 
 
-def admit(ctx: ServerRequestContext[Any, Any], method: str, task_id: str) -> None:
-    """Refuse a tasks method that is not for this server to serve: another protocol era (-32601), a client that did
-    not declare the extension (-32021), or an HTTP ``Mcp-Name`` header that is not the task id (-32020)."""
+def admitted(ctx: ServerRequestContext[Any, Any], method: str, sent: SentParams, model: type[_Params]) -> _Params:
+    """``sent`` as ``model``, once ``method`` is for this server to serve. Refused, in this order: another protocol
+    era (-32601), a client that did not declare the extension (-32021), params that are not ``model``'s (-32602,
+    saying what is wrong), or an HTTP ``Mcp-Name`` header that is not the task id (-32020)."""
     if ctx.protocol_version != MODERN:
         raise MCPError(
             types.METHOD_NOT_FOUND,
@@ -81,14 +100,24 @@ def admit(ctx: ServerRequestContext[Any, Any], method: str, task_id: str) -> Non
         )
     if not negotiated(ctx):
         raise missing_extension(method)
+    try:
+        params = model.model_validate(sent.model_dump(by_alias=True, exclude_unset=True))
+    except ValidationError as exc:
+        raise MCPError(
+            types.INVALID_PARAMS, f"{method} needs {_NEEDS[model]}: {'; '.join(validation_problems(exc))}."
+        ) from None
     if ctx.request is not None:
         named = decode_header_value(ctx.request.headers.get("mcp-name"))
-        if named is None or named.strip() != task_id:
-            problem = "is missing" if named is None else "does not match the request body's 'taskId'"
-            raise MCPError(
-                types.HEADER_MISMATCH,
-                f"The Mcp-Name header {problem}: {method} carries the task id in Mcp-Name as well (SEP-2663).",
+        if named is None or named.strip() != params.task_id:
+            problem = (
+                f"This request has no Mcp-Name header, which on {method} repeats params.taskId"
+                if named is None
+                else f"The Mcp-Name header says {named[:100]!r} but params.taskId is {params.task_id!r}"
             )
+            raise MCPError(
+                types.HEADER_MISMATCH, f"{problem} (SEP-2663): send 'Mcp-Name: {encode_header_value(params.task_id)}'."
+            )
+    return params
 
 
 def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
