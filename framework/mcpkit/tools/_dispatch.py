@@ -65,7 +65,10 @@ class BoundTool:
 
 class TaskOffer(Protocol):
     """Where a call of a ``@tool(task=...)`` tool may become a task (``mcpkit.tasks``): the answer to send instead
-    of running the tool in the request, or None to run it here."""
+    of running the tool in the request, or None to run it here; and whether a request's client can run tasks at all
+    (a ``task="required"`` tool is listed only to those)."""
+
+    def negotiated(self, ctx: ServerRequestContext[Any, Any]) -> bool: ...
 
     async def offer(
         self,
@@ -105,7 +108,7 @@ class Dispatcher:
         self._limiter: RateLimiter | SharedRateLimiter | None = (
             None if not limited else shared_limits if shared_limits is not None else RateLimiter()
         )
-        self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
+        self._listing, self._untasked = _listings(self._tools)
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._every.values())
         #: Where calls of task tools go first (set by the server when it serves tasks).
@@ -128,7 +131,7 @@ class Dispatcher:
         if on is None:
             return False
         self._tools = {name: bound for name, bound in self._every.items() if name in on}
-        self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
+        self._listing, self._untasked = _listings(self._tools)
         return True
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -141,14 +144,20 @@ class Dispatcher:
         cursor = params.cursor if params is not None else None
         if self._services is not None:
             self._services.list_changes.listed("tools", ctx)
+        listing = self._listing
+        if self._untasked is not None and (self.tasks is None or not self.tasks.negotiated(ctx)):
+            listing = self._untasked  # a task="required" tool is offered only to a client that can run it
         if not self._scoped or ctx.request is None:  # stdio is not limited by scope
-            if cursor is None and len(self._listing.tools) <= PAGE_SIZE:
-                return self._listing  # built once: most servers list fewer tools than a page
-            listed = self._listing.tools
+            if cursor is None and len(listing.tools) <= PAGE_SIZE:
+                return listing  # built once: most servers list fewer tools than a page
+            listed = listing.tools
         else:
             identity = ctx.request.scope.get(IDENTITY_SCOPE_KEY)
+            offered = {tool.name for tool in listing.tools}
             listed = [
-                bound.spec.wire for bound in self._tools.values() if not missing_scopes(bound.spec.scopes, identity)
+                bound.spec.wire
+                for name, bound in self._tools.items()
+                if name in offered and not missing_scopes(bound.spec.scopes, identity)
             ]
         tools, next_cursor = page(listed, cursor, "tools")
         return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
@@ -295,6 +304,17 @@ class Dispatcher:
             if crash:
                 raise
             return _internal_error(bound.spec.name)
+
+
+def _listings(tools: Mapping[str, BoundTool]) -> tuple[types.ListToolsResult, types.ListToolsResult | None]:
+    """The ``tools/list`` answer, and the one for clients that cannot run tasks (None when every tool would be in
+    it: no enabled tool is ``task="required"``)."""
+    listing = types.ListToolsResult(tools=[bound.spec.wire for bound in tools.values()])
+    if all(bound.spec.task != "required" for bound in tools.values()):
+        return listing, None
+    return listing, types.ListToolsResult(
+        tools=[bound.spec.wire for bound in tools.values() if bound.spec.task != "required"]
+    )
 
 
 async def _execute(spec: ToolSpec, instance: ToolContext, kwargs: dict[str, Any]) -> Any:
