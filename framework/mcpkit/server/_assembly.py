@@ -5,6 +5,7 @@ naming the class or argument, raised while the server is built."""
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,13 +112,13 @@ class _Assembly:
         return self.done
 
     @staticmethod
-    def _spec(cls: type[Any], app_id: str, where: str) -> ToolSpec:
-        options = tool_options(cls) if isinstance(cls, type) else None
+    def _spec(target: Any, app_id: str, where: str) -> ToolSpec:
+        options = tool_options(target) if isinstance(target, type) or inspect.isfunction(target) else None
         if options is None:
             raise ConfigurationError(
-                f"{cls!r} in {where} is not a tool: decorate it with @tool(name=..., description=...)."
+                f"{target!r} in {where} is not a tool: decorate it with @tool(name=..., description=...)."
             )
-        return build_tool_spec(cls, options, app_id)
+        return build_tool_spec(target, options, app_id)
 
 
 def checked_clock(clock: Clock | None) -> Clock:
