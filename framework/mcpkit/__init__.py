@@ -19,7 +19,7 @@ from .core import Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt
 from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
-from .server import MethodCall, MethodRefused, Middleware, Server
+from .server import MethodCall, MethodRefused, Middleware, Mount, Server, mount
 from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
 
@@ -41,6 +41,7 @@ __all__ = [
     "MethodCall",
     "MethodRefused",
     "Middleware",
+    "Mount",
     "Plugin",
     "PluginSetup",
     "PromptContext",
@@ -58,6 +59,7 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "app",
+    "mount",
     "prompt",
     "resource",
     "tool",

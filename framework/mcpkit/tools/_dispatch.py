@@ -104,7 +104,9 @@ class Dispatcher:
         # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
         # Counted in this process, or in Redis for every instance (``shared_limits``).
         self._rate_limit = rate_limit
-        limited = rate_limit is not None or any(bound.spec.rate_limit for bound in self._every.values())
+        limited = rate_limit is not None or any(
+            bound.spec.rate_limit or bound.spec.mount_limits for bound in self._every.values()
+        )
         self._limiter: RateLimiter | SharedRateLimiter | None = (
             None if not limited else shared_limits if shared_limits is not None else RateLimiter()
         )
@@ -193,7 +195,7 @@ class Dispatcher:
             return error_result("INVALID_INPUT", _invalid(spec.name, lone_surrogate_problems(places)))
         try:
             validated = spec.input_model.model_validate(arguments)
-            instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+            instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
             instance.request_context = ctx
             instance._services = self._services
             instance._call_params = params  # for the answers of a 2026-07-28 round, read when a question is asked
@@ -221,7 +223,7 @@ class Dispatcher:
     def instance(self, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> ToolContext:
         """A fresh instance of ``bound``'s class for a call served by ``ctx`` (a task's run)."""
         spec = bound.spec
-        instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services
         return instance
@@ -249,6 +251,7 @@ class Dispatcher:
             else ("address", client_group(client.host if client else ""))
         )
         wanted = [((who, ""), self._rate_limit)] if self._rate_limit is not None else []
+        wanted.extend(((who, "mount:" + path), limit) for path, limit in spec.mount_limits)
         if spec.rate_limit is not None:
             wanted.append(((who, spec.name), spec.rate_limit))
         now = self._clock().monotonic()
@@ -260,6 +263,8 @@ class Dispatcher:
             return None
         (_, bucket), limit = wanted[refusing]
         what = repr(spec.name) if bucket else "calls to this server"
+        if bucket.startswith("mount:"):
+            what = f"calls to the tools mounted as {bucket[6:]!r}"
         seconds = math.ceil(wait * 10) / 10
         return error_result(
             "RATE_LIMITED",

@@ -32,7 +32,10 @@ class ToolSpec:
     """One tool: its wire description, its input model and how to turn results into MCP results."""
 
     cls: type[ToolContext]
+    #: What clients call it: the declared name, after a mount's prefix (``prefix_name``) when it is mounted.
     name: str
+    #: The name ``@tool`` gave it: what its instances see as ``self.tool_name`` (and keep ``tool``-scope data under).
+    declared_name: str
     app_id: str
     input_model: type[BaseModel] | SchemaInput
     params: tuple[str, ...]
@@ -46,14 +49,19 @@ class ToolSpec:
     #: How the tool runs as a task (docs/tasks.md): None (never), "optional" or "required".
     task: str | None = None
     ask_first: bool = False
+    #: The rate limits of the servers it was mounted from (``mount``), outermost first: (their prefix path, limit).
+    mount_limits: tuple[tuple[str, RateLimit], ...] = ()
 
     @property
     def input_schema(self) -> dict[str, Any]:
         return self.wire.input_schema
 
 
-def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: str) -> ToolSpec:
-    """Check a ``@tool`` class or function and derive its schemas; raise ``ConfigurationError`` naming it."""
+def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: str, prefix: str = "") -> ToolSpec:
+    """Check a ``@tool`` class or function and derive its schemas; raise ``ConfigurationError`` naming it.
+
+    ``prefix`` (a mount's, with its ``_``) goes in front of the name clients call it by.
+    """
     if inspect.isfunction(target):
         where = f"tool function {target.__module__}.{target.__qualname__}"
         hints = method_hints(target, where)
@@ -71,11 +79,17 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
             )
         execute = found
         hints = method_hints(execute, where)
-    if not _TOOL_NAME.match(options.name):
+    name = prefix + options.name if isinstance(options.name, str) else options.name
+    if not isinstance(name, str) or not _TOOL_NAME.match(name):
+        if prefix and _TOOL_NAME.match(options.name):
+            raise ConfigurationError(
+                f"{where}: tool name {name!r}, after the prefix of the mounts it sits in, has {len(name)} characters, "
+                "more than 128: mount it under a shorter prefix."
+            )
         raise ConfigurationError(
-            f"{where}: tool name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
+            f"{where}: tool name {name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
         )
-    named = f"{where} ({options.name!r})"
+    named = f"{where} ({name!r})"
     scopes = checked_scopes(named, options.scopes)
     rate_limit = parse_rate_limit(named, options.rate_limit)
     requires = checked_requires(named, options.requires)
@@ -117,7 +131,7 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
             open_world_hint=options.open_world,
         )
     wire = types.Tool(
-        name=options.name,
+        name=name,
         title=options.title,
         description=description,
         input_schema=input_schema,
@@ -127,7 +141,8 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
     )
     return ToolSpec(
         cls=cls,
-        name=options.name,
+        name=name,
+        declared_name=options.name,
         app_id=app_id,
         input_model=input_model,
         params=params,
