@@ -20,7 +20,7 @@ from .core import DEFAULT_TURN_TIMEOUT, Caller, Context, Plugin, PluginSetup, To
 from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
-from .server import MethodCall, MethodRefused, Middleware, Server
+from .server import MethodCall, MethodRefused, Middleware, Mount, Server, mount
 from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
 
@@ -43,6 +43,7 @@ __all__ = [
     "MethodCall",
     "MethodRefused",
     "Middleware",
+    "Mount",
     "Plugin",
     "PluginSetup",
     "PromptContext",
@@ -61,6 +62,7 @@ __all__ = [
     "ToolError",
     "app",
     "iso_time",
+    "mount",
     "prompt",
     "resource",
     "tool",

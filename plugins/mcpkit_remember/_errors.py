@@ -10,11 +10,10 @@ __all__ = ["RememberScopeNotAllowedError"]
 class RememberScopeNotAllowedError(RememberError):
     """A memory tool was asked for a scope its configuration does not allow (``REMEMBER_SCOPE_NOT_ALLOWED``)."""
 
-    def __init__(self, scope: str | None, allowed: tuple[str, ...], defaulted: bool) -> None:
-        asked = f"the default scope {scope!r}" if defaulted else f"scope {scope!r}"
+    def __init__(self, scope: str, allowed: tuple[str, ...]) -> None:
         names = ", ".join(repr(s) for s in allowed)
         super().__init__(
-            f"This server does not allow {asked} for memory tools. Allowed scopes: {names}. "
+            f"This server does not allow scope {scope!r} for memory tools. Allowed scopes: {names}. "
             f"Call again with scope set to one of them, for example scope={allowed[0]!r}.",
             code="REMEMBER_SCOPE_NOT_ALLOWED",
         )

@@ -1,6 +1,6 @@
 """The model-facing memory tools: remember_this, recall, forget, list_memories and search_memories."""
 
-from typing import Annotated, Any, Literal, NotRequired, Protocol
+from typing import Annotated, Any, NotRequired, Protocol
 
 from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict
@@ -10,6 +10,7 @@ from mcpkit_search import Embedder
 from mcpkit_storage import (
     MAX_KEY_LENGTH,
     MAX_SEARCH_LIMIT,
+    SCOPES,
     RememberIdentityError,
     Scope,
     usable,
@@ -48,10 +49,6 @@ Value = Annotated[
 Key = Annotated[
     str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="What to call the memory, like 'timezone'.")
 ]
-ScopeArg = Annotated[
-    Literal["user", "session", "tool", "global"] | None,
-    Field(description="Where to keep it; defaults to session."),
-]
 Ttl = Annotated[float | None, Field(gt=0, description="Forget it after this many seconds; omit to keep it.")]
 Pattern = Annotated[str, Field(min_length=1, max_length=MAX_KEY_LENGTH, description="Glob over keys: * any, ? one.")]
 Limit = Annotated[int, Field(ge=1, le=200, description="At most this many keys per page.")]
@@ -62,11 +59,16 @@ Query = Annotated[
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="At most this many matches.")]
 
-_SCOPES_2026 = (
-    "Scopes under MCP 2026-07-28: user keeps it for the signed-in user across sessions, conversations and clients; "
-    "session keeps it for the signed-in caller across their conversations (on older, session-based connections, "
-    "for the session); tool is like session but only these memory tools see it; global is shared with every caller."
-)
+#: What each scope keeps, under MCP 2026-07-28; a description names only the scopes its server allows.
+_SCOPE_MEANINGS: dict[Scope, str] = {
+    "user": "user keeps it for the signed-in user across sessions, conversations and clients",
+    "session": (
+        "session keeps it for the signed-in caller across their conversations (on older, session-based "
+        "connections, for the session)"
+    ),
+    "tool": "tool is like session but only these memory tools see it",
+    "global": "global is shared with every caller",
+}
 
 
 class Remembered(TypedDict):
@@ -109,39 +111,56 @@ class Searched(TypedDict):
     note: NotRequired[str]
 
 
-_ANONYMOUS = "An anonymous caller cannot use user scope, nor session or tool scope without a session."
+def _anonymous_rule(allowed: tuple[Scope, ...], anonymous_writes: bool) -> str:
+    """What an anonymous caller cannot do with the memory tools, naming only the allowed scopes."""
+    cannot = ["user scope"] if "user" in allowed else []
+    sessioned = [scope for scope in ("session", "tool") if scope in allowed]
+    if sessioned:
+        cannot.append(f"{' or '.join(sessioned)} scope without a session")
+    rule = f"An anonymous caller cannot use {', nor '.join(cannot)}." if cannot else ""
+    if not anonymous_writes:
+        rule += " Keeping or forgetting values needs a signed-in caller."
+    return rule.strip()
 
 
 def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
-    """Build the five tool classes for one plugin (their names carry its prefix)."""
+    """Build the five tool classes for one plugin (their names carry its prefix, their schemas its scopes)."""
     config = plugin.tools_config
     prefix = config.prefix
     names = {base: prefix + base for base in ("remember_this", "recall", "forget", "list_memories", "search_memories")}
-    allowed = config.allowed_scopes
-    scopes_note = "" if len(allowed) == 4 else f" This server allows only: {', '.join(allowed)}."
-
-    anonymous = _ANONYMOUS
-    if not config.anonymous_writes:
-        anonymous += " Keeping or forgetting values needs a signed-in caller."
+    allowed, default = config.allowed_scopes, config.default
+    meanings = "; ".join(_SCOPE_MEANINGS[scope] for scope in allowed)
+    scopes_note = f"Scopes under MCP 2026-07-28: {meanings}."
+    if len(allowed) < len(SCOPES):
+        scopes_note += f" This server allows only: {', '.join(allowed)}."
+    scopes_note += f" The scope defaults to {default}."
+    anonymous = _anonymous_rule(allowed, config.anonymous_writes)
+    # The scope argument lists only the allowed scopes, and defaults to one of them; null means the default too.
+    scope_schema = WithJsonSchema(
+        {"type": "string", "enum": list(allowed), "description": f"Where to keep it; defaults to {default}."}
+    )
+    ScopeArg = Annotated[Scope | None, scope_schema]
 
     def describe(base: str, what: str) -> str:
         see = ", ".join(name for other, name in names.items() if other != base)
-        return f"{what} {_SCOPES_2026}{scopes_note} Related tools: {see}. {anonymous}"
+        return f"{what} {scopes_note} Related tools: {see}. {anonymous}".rstrip()
 
     def open_scope(ctx: ToolContext, scope: Scope | None, *, writing: bool = False) -> tuple[Remember, Scope]:
-        chosen: Scope = scope or "session"
+        chosen: Scope = scope or default
+        caller = ctx.caller
+        if writing and caller.is_anonymous and not config.anonymous_writes:  # whatever the scope: sign in
+            reading = " (reading global values needs no sign-in)" if "global" in allowed else ""
+            why = f"this server lets only signed-in callers keep or forget values through the memory tools{reading}"
+            raise RememberIdentityError(chosen, why, instead=())
+        usable_here = [s for s in allowed if usable(s, caller)]  # never suggest a scope that would be refused
         if chosen not in allowed:
-            if not any(usable(s, ctx.caller) for s in allowed):  # another scope would not help: say what would
-                raise RememberIdentityError(
-                    allowed[0], f"the caller is anonymous, and these memory tools allow only {', '.join(allowed)}"
-                )
-            raise RememberScopeNotAllowedError(chosen, allowed, defaulted=scope is None)
-        if writing and ctx.caller.is_anonymous and not config.anonymous_writes:
-            raise RememberIdentityError(
-                chosen,
-                "this server lets only signed-in callers keep or forget values through the memory tools "
-                "(reading global values needs no sign-in)",
-            )
+            if usable_here:
+                raise RememberScopeNotAllowedError(chosen, allowed)
+            why = f"the caller is anonymous, and these memory tools allow only {', '.join(allowed)}"
+            raise RememberIdentityError(chosen, why, instead=())  # another scope would not help: say what would
+        if chosen not in usable_here:
+            why = "the caller is anonymous" + ("" if chosen == "user" else " and this request has no session")
+            raise RememberIdentityError(chosen, why, instead=usable_here)
         return plugin.notes_for(ctx), chosen
 
     @tool(
@@ -149,7 +168,7 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         description=describe("remember_this", f"Remember a value under a key; {names['recall']} reads it back."),
     )
     class RememberThis(ToolContext):
-        async def execute(self, key: Key, value: Value, scope: ScopeArg = None, ttl: Ttl = None) -> Remembered:
+        async def execute(self, key: Key, value: Value, scope: ScopeArg = default, ttl: Ttl = None) -> Remembered:
             remember, chosen = open_scope(self, scope, writing=True)
             await remember.set(key, value, scope=chosen, ttl=ttl)
             return {"key": key, "scope": chosen, "remembered": True}
@@ -159,7 +178,7 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         description=describe("recall", f"Recall the value remembered under a key with {names['remember_this']}."),
     )
     class Recall(ToolContext):
-        async def execute(self, key: Key, scope: ScopeArg = None) -> Recalled:
+        async def execute(self, key: Key, scope: ScopeArg = default) -> Recalled:
             remember, chosen = open_scope(self, scope)
             missing = object()
             value = await remember.get(key, scope=chosen, default=missing)
@@ -169,7 +188,7 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
 
     @tool(name=names["forget"], description=describe("forget", "Forget the value remembered under a key."))
     class Forget(ToolContext):
-        async def execute(self, key: Key, scope: ScopeArg = None) -> Forgotten:
+        async def execute(self, key: Key, scope: ScopeArg = default) -> Forgotten:
             remember, chosen = open_scope(self, scope, writing=True)
             return {"key": key, "scope": chosen, "forgotten": await remember.forget(key, scope=chosen)}
 
@@ -179,7 +198,7 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
     )
     class ListMemories(ToolContext):
         async def execute(
-            self, scope: ScopeArg = None, pattern: Pattern = "*", limit: Limit = 50, cursor: CursorArg = None
+            self, scope: ScopeArg = default, pattern: Pattern = "*", limit: Limit = 50, cursor: CursorArg = None
         ) -> Listed:
             remember, chosen = open_scope(self, scope)
             page = await remember.page(scope=chosen, pattern=pattern, limit=limit, cursor=cursor)
@@ -201,7 +220,7 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
         ),
     )
     class SearchMemories(ToolContext):
-        async def execute(self, query: Query, scope: ScopeArg = None, limit: SearchLimit = 10) -> Searched:
+        async def execute(self, query: Query, scope: ScopeArg = default, limit: SearchLimit = 10) -> Searched:
             remember, chosen = open_scope(self, scope)
             matches = await remember.search(query, scope=chosen, limit=limit)
             searched: Searched = {

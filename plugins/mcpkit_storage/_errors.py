@@ -4,6 +4,8 @@ its own package, so clients and ``except RememberQuotaError`` see one error whic
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mcpkit import ToolError
 
 from .stores import INDEX_BYTES_PER_WORD
@@ -18,15 +20,25 @@ __all__ = [
 ]
 
 
+_SHARED = " if the value really is shared by every caller"
+
+
 class RememberError(ToolError):
     """Base class of every remember error."""
 
 
 class RememberIdentityError(RememberError):
-    """The scope needs a caller identity this request does not have (code ``REMEMBER_IDENTITY_REQUIRED``)."""
+    """The scope needs a caller identity this request does not have (code ``REMEMBER_IDENTITY_REQUIRED``).
 
-    def __init__(self, scope: str, why: str) -> None:
-        otherwise = "" if scope == "global" else ", or use global scope if the value really is shared by every caller"
+    ``instead``: the scopes the message suggests besides signing in (by default global, for any other scope), so
+    that a caller is never sent to a scope it would be refused too.
+    """
+
+    def __init__(self, scope: str, why: str, *, instead: Sequence[str] | None = None) -> None:
+        if instead is None:
+            instead = () if scope == "global" else ("global",)
+        ways = [f"{other} scope" + (_SHARED if other == "global" else "") for other in instead]
+        otherwise = f", or use {' or '.join(ways)}" if ways else ""
         super().__init__(
             f"Cannot use {scope} scope: {why}. Authenticate the request (a bearer token or key){otherwise}.",
             code="REMEMBER_IDENTITY_REQUIRED",

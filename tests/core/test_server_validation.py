@@ -308,14 +308,6 @@ async def test_serve_stdio_refuses_an_invalid_local_user() -> None:
         await server.serve_stdio(user="nour:admin")
 
 
-def test_tool_decorates_only_classes() -> None:
-    def execute() -> str:
-        return ""
-
-    with pytest.raises(TypeError, match="decorates a class"):
-        tool(name="fn", description="A function.")(execute)  # type: ignore[type-var]
-
-
 def test_a_tool_error_code_must_be_upper_snake_case() -> None:
     with pytest.raises(ValueError, match="UPPER_SNAKE_CASE"):
         ToolError("nope", code="not found")

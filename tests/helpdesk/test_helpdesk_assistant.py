@@ -47,30 +47,59 @@ async def test_nour_lists_and_forgets_her_memories(call_as: CallAs) -> None:
     assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["found"] is False
 
 
-@pytest.mark.parametrize("scope", [None, "session", "tool", "global"], ids=lambda s: f"scope={s}")
-async def test_a_call_without_scope_or_with_another_scope_is_refused(call_as: CallAs, scope: str | None) -> None:
+async def test_the_memory_tools_offer_only_user_scope_and_default_to_it(call_as: CallAs) -> None:
+    tools = {t.name: t for t in await call_as("nour").list_tools()}
+    for name in MEMORY_TOOLS:
+        scope = tools[name].input_schema["properties"]["scope"]
+        assert scope["enum"] == ["user"], name
+        assert scope["default"] == "user", name
+
+
+async def test_a_call_without_a_scope_keeps_nours_time_zone_in_user_scope(call_as: CallAs) -> None:
     nour = call_as("nour")
-    arguments = {"key": "timezone", "value": "Europe/Amsterdam"} | ({} if scope is None else {"scope": scope})
+    remembered = await nour.call("remember_this", {"key": "timezone", "value": "Europe/Amsterdam"})
+    assert remembered == {"key": "timezone", "scope": "user", "remembered": True}
+    assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["value"] == "Europe/Amsterdam"
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "arguments", "answer"),
+    [
+        ("recall", {"key": "timezone"}, {"found": True, "value": "Europe/Amsterdam"}),
+        ("list_memories", {}, {"keys": ["timezone"], "nextCursor": None}),
+        ("forget", {"key": "timezone"}, {"key": "timezone", "forgotten": True}),
+    ],
+)
+async def test_every_memory_tool_works_without_a_scope(
+    call_as: CallAs, tool_name: str, arguments: dict[str, str], answer: dict[str, object]
+) -> None:
+    nour = call_as("nour")
+    await nour.call("remember_this", TIMEZONE)
+    got = await nour.call(tool_name, arguments)
+    assert {"scope": got.pop("scope"), **{key: got[key] for key in answer}} == {"scope": "user", **answer}
+
+
+@pytest.mark.parametrize("scope", ["session", "tool", "global"])
+async def test_another_scope_is_refused_naming_user(call_as: CallAs, scope: str) -> None:
+    nour = call_as("nour")
     with pytest.raises(ToolCallError) as refused:
-        await nour.call("remember_this", arguments)
+        await nour.call("remember_this", {"key": "timezone", "value": "Europe/Amsterdam", "scope": scope})
     assert refused.value.code == "REMEMBER_SCOPE_NOT_ALLOWED"
-    assert "'user'" in refused.value.message
+    assert "Allowed scopes: 'user'" in refused.value.message
     assert (await nour.call("recall", {"key": "timezone", "scope": "user"}))["found"] is False
 
 
-@pytest.mark.parametrize("tool_name", ["recall", "forget", "list_memories"])
-async def test_every_memory_tool_refuses_the_default_scope(call_as: CallAs, tool_name: str) -> None:
-    arguments = {} if tool_name == "list_memories" else {"key": "timezone"}
-    with pytest.raises(ToolCallError) as refused:
-        await call_as("nour").call(tool_name, arguments)
-    assert refused.value.code == "REMEMBER_SCOPE_NOT_ALLOWED"
-    assert "'user'" in refused.value.message
-
-
-async def test_an_anonymous_caller_has_no_user_memory(call_as: CallAs) -> None:
+async def test_an_anonymous_caller_has_no_user_memory_and_is_told_only_to_sign_in(call_as: CallAs) -> None:
     with pytest.raises(ToolCallError) as refused:
         await call_as(None).call("list_memories", {"scope": "user"})
     assert refused.value.code == "REMEMBER_IDENTITY_REQUIRED"
+    assert refused.value.message == (
+        "Cannot use user scope: the caller is anonymous. Authenticate the request (a bearer token or key)."
+    )
+    with pytest.raises(ToolCallError) as writing:
+        await call_as(None).call("remember_this", {"key": "timezone", "value": "Europe/Amsterdam"})
+    assert writing.value.code == "REMEMBER_IDENTITY_REQUIRED"
+    assert "global" not in writing.value.message
 
 
 async def test_the_memory_tools_are_listed_without_a_prefix_by_default(call_as: CallAs) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit import Server
+from mcpkit import ConfigurationError, Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from remember.support import (
@@ -232,9 +232,25 @@ class TestAllowedScopes:
     def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
         return memory_server(store_options, {"allowed_scopes": ["user", "global"]})
 
-    async def test_other_scopes_and_the_defaulted_one_are_refused_naming_the_allowed_ones(
-        self, call_as: CallAs
-    ) -> None:
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_the_schemas_offer_only_the_allowed_scopes_and_default_to_user(self, call_as: CallAs) -> None:
+        for tool in await call_as("nour").list_tools():
+            scope = tool.input_schema["properties"]["scope"]
+            assert scope["enum"] == ["user", "global"], tool.name
+            assert scope["default"] == "user", tool.name
+            assert "scope" not in tool.input_schema.get("required", []), tool.name
+
+    async def test_a_call_without_a_scope_keeps_and_reads_in_the_default_scope(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        assert (await nour.call("remember_this", {"key": "k", "value": 1}))["scope"] == "user"
+        assert (await nour.call("recall", {"key": "k"}))["value"] == 1
+        assert (await nour.call("recall", {"key": "k", "scope": "user"}))["value"] == 1
+        assert (await nour.call("recall", {"key": "k", "scope": None}))["value"] == 1  # null: the default too
+        assert (await nour.call("list_memories", {}))["keys"] == ["k"]
+        assert [found["key"] for found in (await nour.call("search_memories", {"query": "k"}))["results"]] == ["k"]
+        assert (await nour.call("forget", {"key": "k"}))["forgotten"] is True
+
+    async def test_other_scopes_are_refused_naming_the_allowed_ones(self, call_as: CallAs) -> None:
         nour = call_as("nour")
         for name, arguments in [
             ("remember_this", {"key": "k", "value": 1}),
@@ -243,19 +259,28 @@ class TestAllowedScopes:
             ("list_memories", {}),
             ("search_memories", {"query": "k"}),
         ]:
-            for scope in (None, "session", "tool"):
-                error = await refusal(nour, name, arguments if scope is None else {**arguments, "scope": scope})
+            for scope in ("session", "tool"):
+                error = await refusal(nour, name, {**arguments, "scope": scope})
                 assert error.code == "REMEMBER_SCOPE_NOT_ALLOWED"
-                assert "'user', 'global'" in error.message
-                assert ("default scope 'session'" in error.message) is (scope is None)
+                assert error.message == (
+                    f"This server does not allow scope {scope!r} for memory tools. Allowed scopes: 'user', 'global'. "
+                    "Call again with scope set to one of them, for example scope='user'."
+                )
         assert (await nour.call("remember_this", {"key": "k", "value": 1, "scope": "user"}))["remembered"]
         assert (await nour.call("recall", {"key": "k", "scope": "user"}))["value"] == 1
 
     @pytest.mark.parametrize("mcp_protocol", [NEW])
-    async def test_descriptions_name_the_allowed_scopes(self, call_as: CallAs) -> None:
+    async def test_descriptions_name_only_the_allowed_scopes_and_the_default(self, call_as: CallAs) -> None:
         for tool in await call_as("nour").list_tools():
-            assert "allows only: user, global" in (tool.description or "")
-            assert (tool.description or "").endswith(ENDING)
+            description = tool.description or ""
+            assert "allows only: user, global. The scope defaults to user." in description
+            assert "user keeps" in description
+            assert "global is shared" in description
+            assert "session keeps" not in description
+            assert "tool is like session" not in description
+            assert description.endswith(
+                "An anonymous caller cannot use user scope. Keeping or forgetting values needs a signed-in caller."
+            )
 
     async def test_an_anonymous_caller_may_read_global_values_but_not_change_them(self, call_as: CallAs) -> None:
         await call_as("nour").call("remember_this", {"key": "banner", "value": "Outage", "scope": "global"})
@@ -296,13 +321,85 @@ class TestUserOnly:
     def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
         return memory_server(store_options, {"allowed_scopes": ["user"]})
 
-    async def test_an_anonymous_caller_is_told_to_authenticate(self, call_as: CallAs) -> None:
+    async def test_an_anonymous_caller_is_told_to_authenticate_and_nothing_else(self, call_as: CallAs) -> None:
         for name in FIVE:
             arguments = {"key": "k", "value": 1} if name == "remember_this" else {"key": "k"}
             arguments = {"query": "k"} if name == "search_memories" else arguments
-            error = await refusal(call_as(None), name, {} if name == "list_memories" else arguments)
-            assert error.code == "REMEMBER_IDENTITY_REQUIRED"
-            assert "Authenticate" in error.message
+            for given in ({}, {"scope": "user"}, {"scope": "global"}):
+                error = await refusal(call_as(None), name, {**({} if name == "list_memories" else arguments), **given})
+                assert error.code == "REMEMBER_IDENTITY_REQUIRED"
+                assert "Authenticate the request (a bearer token or key)." in error.message, error.message
+                assert ", or use" not in error.message
+
+    async def test_the_message_of_an_anonymous_read_names_the_one_scope_allowed(self, call_as: CallAs) -> None:
+        error = await refusal(call_as(None), "recall", {"key": "k"})
+        assert error.message == (
+            "Cannot use user scope: the caller is anonymous. Authenticate the request (a bearer token or key)."
+        )
+
+    async def test_a_signed_in_caller_needs_no_scope(self, call_as: CallAs) -> None:
+        nour = call_as("nour")
+        assert await nour.call("remember_this", {"key": "k", "value": 1}) == {
+            "key": "k",
+            "scope": "user",
+            "remembered": True,
+        }
+        assert (await nour.call("recall", {"key": "k", "scope": "user"}))["value"] == 1
+
+    @pytest.mark.parametrize("mcp_protocol", [NEW])
+    async def test_the_schemas_offer_user_alone_as_the_default(self, call_as: CallAs) -> None:
+        for tool in await call_as("nour").list_tools():
+            scope = tool.input_schema["properties"]["scope"]
+            assert (scope["enum"], scope["default"]) == (["user"], "user"), tool.name
+            assert lint_tool(tool.input_schema, tool.output_schema) == [], tool.name
+            assert (tool.description or "").endswith(
+                "An anonymous caller cannot use user scope. Keeping or forgetting values needs a signed-in caller."
+            )
+
+
+class TestSessionAndGlobal:
+    """Anonymous callers on 2025-11-25 have a session: they are pointed at the scopes that would work for them."""
+
+    @pytest.fixture
+    def mcpkit_server(self, store_options: dict[str, Any]) -> Server:
+        return memory_server(store_options, {"allowed_scopes": ["user", "session"], "anonymous_writes": True})
+
+    async def test_an_anonymous_caller_is_pointed_only_at_allowed_scopes_that_work(
+        self, call_as: CallAs, mcp_protocol: str
+    ) -> None:
+        error = await refusal(call_as(None), "recall", {"key": "k", "scope": "user"})
+        assert error.code == "REMEMBER_IDENTITY_REQUIRED"
+        assert "global" not in error.message
+        assert error.message.endswith(
+            "Authenticate the request (a bearer token or key), or use session scope."
+            if mcp_protocol == OLD
+            else "Authenticate the request (a bearer token or key)."
+        )
+
+
+@pytest.mark.parametrize(
+    ("tools", "default"),
+    [
+        ({}, "session"),
+        ({"allowed_scopes": ["global", "tool"]}, "tool"),
+        ({"allowed_scopes": ["global"]}, "global"),
+        ({"allowed_scopes": ["user", "session"], "default_scope": "user"}, "user"),
+        ({"allowedScopes": ["user", "global"], "defaultScope": "global"}, "global"),
+    ],
+)
+def test_the_default_scope_is_an_allowed_one(tools: dict[str, Any], default: str) -> None:
+    server = memory_server({"type": "memory"}, tools)
+    for name in FIVE:
+        scope = server.tools[name].input_schema["properties"]["scope"]
+        assert scope["default"] == default, name
+        assert default in scope["enum"], name
+
+
+def test_a_default_scope_that_is_not_allowed_is_refused_when_the_plugin_is_built() -> None:
+    with pytest.raises(ConfigurationError, match=r"default_scope 'session' is not one of allowed_scopes \['user'\]"):
+        RememberPlugin.init(
+            type="memory", tools={"enabled": True, "allowed_scopes": ["user"], "default_scope": "session"}
+        )
 
 
 class TestPaging:

@@ -3,6 +3,9 @@ on the request, over 2026-07-28; headers name the task; configuration mistakes f
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+
 import httpx2
 import pytest
 from mcp import Client
@@ -11,7 +14,83 @@ from mcp.shared.exceptions import MCPError
 
 from core._support import ACCEPT, LEGACY, body_of, open_legacy_session
 from mcpkit import ConfigurationError, Server, StaticKeys, ToolContext, app, tool
-from tasks.support import ALICE, EXTENSION, KEYS, Caller, build, serving
+from tasks.support import ALICE, EXTENSION, KEYS, TOOLS, Caller, build, serving
+
+
+@contextlib.asynccontextmanager
+async def official_client(server: Server, mode: str) -> AsyncIterator[tuple[Client, httpx2.AsyncClient]]:
+    """The official ``mcp`` client, which declares no tasks extension, over ``server``'s HTTP app as Alice; and the
+    HTTP client under it, for raw requests beside."""
+    asgi = server.http_app()
+    async with (
+        asgi.router.lifespan_context(asgi),
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(app=asgi),
+            base_url="http://127.0.0.1:8000",
+            headers={"Authorization": f"Bearer {ALICE}"},
+        ) as http,
+        Client(streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http), mode=mode) as client,
+    ):
+        yield client, http
+
+
+async def offered(server: Server) -> tuple[list[str], list[str]]:
+    """The tools ``server`` lists to a 2026-07-28 request declaring the tasks extension, and to one that does not."""
+    async with serving(server) as http:
+        declaring = await Caller(http, ALICE).request("tools/list", {})
+        plain = await Caller(http, ALICE, tasks=False).request("tools/list", {})
+    assert declaring.result is not None
+    assert plain.result is not None
+    return [tool["name"] for tool in declaring.result["tools"]], [tool["name"] for tool in plain.result["tools"]]
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_a_required_task_tool_is_not_offered_to_a_client_that_cannot_run_tasks(mode: str) -> None:
+    async with official_client(build(), mode) as (client, _):
+        listed = [tool.name for tool in (await client.list_tools()).tools]
+    assert "required" not in listed
+    assert listed == [tool.__mcpkit_tool__.name for tool in TOOLS if tool.__mcpkit_tool__.task != "required"]
+
+
+async def test_a_required_task_tool_is_offered_to_a_client_that_declares_tasks() -> None:
+    declaring, plain = await offered(build())
+    assert declaring == [*plain[:6], "required", *plain[6:]]
+
+
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_an_optional_task_tool_runs_in_the_request_for_a_client_without_tasks(mode: str) -> None:
+    async with official_client(build(), mode) as (client, _):
+        result = await client.call_tool("carrying", {"text": "the whole report"})
+    assert result.is_error is False
+    assert [block.text for block in result.content] == ["the whole report"]  # type: ignore[union-attr]
+
+
+async def test_a_required_task_tool_switched_on_later_is_still_offered_only_where_it_can_run() -> None:
+    @tool(name="export", description="Exports everything, as a task.", task="required", enabled=False)
+    class Export(ToolContext):
+        async def execute(self) -> str:
+            return "exported"
+
+    server = Server([app(id="exports", tools=[*TOOLS, Export])(type("ExportsApp", (), {}))], auth=StaticKeys(KEYS))
+    assert "export" not in (await offered(server))[0]
+    await server.enable(tools=["export"])
+    declaring, plain = await offered(server)
+    assert {"required", "export"} <= set(declaring)
+    assert not {"required", "export"} & set(plain)
+
+
+async def test_a_server_listing_by_scope_hides_a_required_task_tool_from_a_client_without_tasks() -> None:
+    @tool(name="scoped", description="Needs a scope.", scopes=["reports:read"])
+    class Scoped(ToolContext):
+        async def execute(self) -> str:
+            return "scoped"
+
+    scoped_app = app(id="scoped", tools=[*TOOLS, Scoped])(type("ScopedApp", (), {}))
+    server = Server([scoped_app], auth=StaticKeys(KEYS), list_permitted_tools_only=True)
+    declaring, plain = await offered(server)
+    assert "required" in declaring
+    assert "required" not in plain
+    assert {"plain", "scoped"} <= set(plain)
 
 
 async def test_discover_advertises_the_extension_only_where_a_tool_may_run_as_a_task() -> None:
@@ -121,16 +200,7 @@ async def test_an_mcp_name_header_missing_or_not_the_task_id_says_what_to_send()
 
 
 async def test_on_2025_11_25_a_task_tool_answers_in_the_request_and_tasks_methods_do_not_exist() -> None:
-    asgi = build().http_app()
-    async with (
-        asgi.router.lifespan_context(asgi),
-        httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=asgi),
-            base_url="http://127.0.0.1:8000",
-            headers={"Authorization": f"Bearer {ALICE}"},
-        ) as http,
-        Client(streamable_http_client("http://127.0.0.1:8000/mcp", http_client=http), mode="legacy") as client,
-    ):
+    async with official_client(build(), "legacy") as (client, http):
         result = await client.call_tool("failing", {})
         assert result.is_error is True
         with pytest.raises(MCPError) as refused:

@@ -28,17 +28,24 @@ def method_hints(method: Callable[..., Any], where: str) -> dict[str, Any]:
 
 
 def parameters_model(
-    cls: type[Any], method: Callable[..., Any], hints: Mapping[str, Any], where: str, *, purpose: str
+    cls: type[Any],
+    method: Callable[..., Any],
+    hints: Mapping[str, Any],
+    where: str,
+    *,
+    purpose: str,
+    leading: int = 1,
 ) -> tuple[type[BaseModel], tuple[str, ...]]:
-    """The model of ``method``'s parameters after ``self`` (extra fields forbidden) and their names, in order.
+    """The model of ``method``'s parameters after the ``leading`` ones that are not inputs (``self``; a function
+    tool's context, or none), extra fields forbidden, and their names, in order.
 
     ``purpose`` ends the missing-annotation error: what the annotation becomes (say "the input schema").
     """
     name = f"{method.__name__}()"
     fields: dict[str, Any] = {}
     for index, param in enumerate(inspect.signature(method).parameters.values()):
-        if index == 0:
-            continue  # self
+        if index < leading:
+            continue  # self, or a function tool's context
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ConfigurationError(f"{where}: {name} cannot take *{param.name}; name each input parameter.")
         if param.kind is param.POSITIONAL_ONLY:

@@ -95,7 +95,7 @@ class Completions:
         method_name = spec.completers.get(params.argument.name)
         if method_name is None:
             return types.CompleteResult(completion=types.Completion(values=[], total=0, has_more=False))
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
         method = getattr(instance, method_name)
         arguments: Mapping[str, str] = (params.context.arguments or {}) if params.context else {}
         try:

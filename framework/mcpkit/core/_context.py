@@ -165,7 +165,8 @@ class ToolContext(Context):
     """Subclass it, decorate it with ``@tool``, and write ``async def execute(self, ...)``.
 
     Inside ``execute``: ``self.caller`` is who is calling, ``self.clock`` the
-    server's clock, ``self.tool_name`` and ``self.app_id`` where the call landed.
+    server's clock, ``self.tool_name`` and ``self.app_id`` where the call landed (as
+    declared: a mounted tool's clients call it with its mount's prefix).
     Plugins add attributes (``RememberPlugin`` adds ``self.remember``); each is
     built on first use, so a tool pays only for what it touches.
     """

@@ -1,4 +1,4 @@
-"""``@tool`` and ``@app``: inert markers that attach frozen options to a class.
+"""``@tool`` and ``@app``: inert markers that attach frozen options to a class (``@tool`` also to a function).
 
 Nothing is checked or registered here; :class:`mcpkit.Server` collects and
 validates everything when it is built, with errors that name the class.
@@ -6,6 +6,7 @@ validates everything when it is built, with errors that name the class.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 T = TypeVar("T", bound=type[Any])
+ToolT = TypeVar("ToolT", bound=Callable[..., Any])
 
 _TOOL_ATTR = "__mcpkit_tool__"
 _APP_ATTR = "__mcpkit_app__"
@@ -89,7 +91,7 @@ class AppOptions:
 
     id: str
     name: str
-    tools: tuple[type[Any], ...]
+    tools: tuple[Callable[..., Any], ...]
     plugins: tuple[Plugin, ...]
     resources: tuple[type[Any], ...] = ()
     prompts: tuple[type[Any], ...] = ()
@@ -112,10 +114,12 @@ def tool(
     enabled: bool = True,
     task: bool | Literal["required"] = False,
     ask_first: bool = False,
-) -> Callable[[T], T]:
-    """Mark a :class:`ToolContext` subclass as the tool ``name``.
+) -> Callable[[ToolT], ToolT]:
+    """Mark a :class:`ToolContext` subclass, or a plain function, as the tool ``name``.
 
-    ``description`` falls back to the class docstring; a tool with neither is
+    A function's parameters are its inputs, as ``execute``'s are; a first parameter annotated ``ToolContext`` is given
+    the call's context instead (``ctx.caller``, ``ctx.remember``, ...). The function is returned unchanged.
+    ``description`` falls back to the docstring; a tool with neither is
     refused when the server is built, since the model chooses tools by it.
     ``scopes``: the OAuth scopes a caller's token must grant to call it
     (docs/authorization.md); static keys and stdio are not limited by scope.
@@ -148,11 +152,14 @@ def tool(
         ask_first,
     )
 
-    def mark(cls: T) -> T:
-        if not isinstance(cls, type):
-            raise TypeError(f"@tool(name={name!r}) decorates a class (a ToolContext subclass), not {cls!r}")
-        setattr(cls, _TOOL_ATTR, options)
-        return cls
+    def mark(target: ToolT) -> ToolT:
+        if not (isinstance(target, type) or inspect.isfunction(target)):
+            raise TypeError(
+                f"@tool(name={name!r}) decorates a ToolContext subclass or a function (def or async def), "
+                f"not {target!r}"
+            )
+        setattr(target, _TOOL_ATTR, options)
+        return target
 
     return mark
 
@@ -211,12 +218,13 @@ def app(
     *,
     id: str,
     name: str | None = None,
-    tools: Sequence[type[Any]] = (),
+    tools: Sequence[Callable[..., Any]] = (),
     plugins: Sequence[Plugin] = (),
     resources: Sequence[type[Any]] = (),
     prompts: Sequence[type[Any]] = (),
 ) -> Callable[[T], T]:
-    """Group tools, resources and prompts (and the plugins they share) into an app a :class:`Server` hosts."""
+    """Group tools (classes or ``@tool`` functions), resources and prompts (and the plugins they share) into an app a
+    :class:`Server` hosts."""
 
     options = AppOptions(id, name or id, tuple(tools), tuple(plugins), tuple(resources), tuple(prompts))
 
@@ -229,9 +237,9 @@ def app(
     return mark
 
 
-def tool_options(cls: type[Any]) -> ToolOptions | None:
-    """The options ``@tool`` put on exactly this class (not inherited from a base)."""
-    found = cls.__dict__.get(_TOOL_ATTR)
+def tool_options(target: Callable[..., Any]) -> ToolOptions | None:
+    """The options ``@tool`` put on exactly this class (not inherited from a base) or function."""
+    found = getattr(target, "__dict__", {}).get(_TOOL_ATTR)
     return found if isinstance(found, ToolOptions) else None
 
 

@@ -56,7 +56,8 @@ class PromptContext(Context):
 @dataclass(frozen=True, slots=True)
 class PromptSpec:
     cls: type[PromptContext]
-    name: str
+    name: str  # as listed: after a mount's prefix
+    declared_name: str  # as ``@prompt`` gave it: what its instances see as ``self.name``
     app_id: str
     input_model: type[BaseModel]
     completers: Mapping[str, str]
@@ -71,14 +72,21 @@ class BoundPrompt:
     providers: Mapping[str, Callable[[Context], object]]
 
 
-def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptSpec:
-    """Check a ``@prompt`` class; raise ``ConfigurationError`` naming it."""
+def build_prompt(cls: type[Any], options: PromptOptions, app_id: str, prefix: str = "") -> PromptSpec:
+    """Check a ``@prompt`` class; raise ``ConfigurationError`` naming it. ``prefix`` (a mount's) goes in front of
+    its name."""
     where = f"prompt class {cls.__module__}.{cls.__qualname__}"
     if not (isinstance(cls, type) and issubclass(cls, PromptContext)):
         raise ConfigurationError(f"{where} must subclass mcpkit.PromptContext to be a prompt.")
-    if not isinstance(options.name, str) or not _NAME.match(options.name):
+    listed = prefix + options.name if isinstance(options.name, str) else options.name
+    if prefix and isinstance(listed, str) and _NAME.match(options.name) and not _NAME.match(listed):
         raise ConfigurationError(
-            f"{where}: prompt name {options.name!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
+            f"{where}: prompt name {listed!r}, after the prefix of the mounts it sits in, has {len(listed)} "
+            "characters, more than 128: mount it under a shorter prefix."
+        )
+    if not isinstance(listed, str) or not _NAME.match(listed):
+        raise ConfigurationError(
+            f"{where}: prompt name {listed!r} is not valid; use 1-128 letters, digits, '_', '-' or '.'."
         )
     render = getattr(cls, "render", None)
     if render is None or not inspect.iscoroutinefunction(render):
@@ -96,7 +104,7 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
     label = f"{where} ({options.name!r})"
     wire = types.Prompt(
-        name=options.name,
+        name=listed,
         title=options.title,
         description=description,
         arguments=arguments,
@@ -105,7 +113,7 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str) -> PromptS
     completers = completers_of(cls, params, where, wire_names)
     scopes = checked_scopes(label, options.scopes)
     return PromptSpec(
-        cls, options.name, app_id, model, completers, wire, scopes, checked_enabled(label, options.enabled)
+        cls, listed, options.name, app_id, model, completers, wire, scopes, checked_enabled(label, options.enabled)
     )
 
 
@@ -180,7 +188,7 @@ class Prompts:
         except ValidationError as exc:
             problems = "; ".join(validation_problems(exc))
             raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services
         instance._call_params = params  # a 2026-07-28 round's answers, read if it asks

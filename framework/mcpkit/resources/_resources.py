@@ -71,7 +71,8 @@ class ResourceSpec:
     """One resource or template: how to match a URI to it, its parameters, and its listing."""
 
     cls: type[ResourceContext]
-    name: str
+    name: str  # as listed: after a mount's prefix
+    declared_name: str  # as ``@resource`` gave it: what its instances see as ``self.name``
     app_id: str
     uri: str
     template: UriTemplate | None
@@ -89,8 +90,9 @@ class BoundResource:
     providers: Mapping[str, Callable[[Context], object]]
 
 
-def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> ResourceSpec:
-    """Check a ``@resource`` class; raise ``ConfigurationError`` naming it."""
+def build_resource(cls: type[Any], options: ResourceOptions, app_id: str, prefix: str = "") -> ResourceSpec:
+    """Check a ``@resource`` class; raise ``ConfigurationError`` naming it. ``prefix`` (a mount's) goes in front of
+    its name; its URI is kept."""
     where = f"resource class {cls.__module__}.{cls.__qualname__}"
     if not (isinstance(cls, type) and issubclass(cls, ResourceContext)):
         raise ConfigurationError(f"{where} must subclass mcpkit.ResourceContext to be a resource.")
@@ -131,7 +133,7 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> Res
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
     common: dict[str, Any] = {
-        "name": options.name,
+        "name": prefix + options.name,
         "title": options.title,
         "description": description,
         "mime_type": options.mime_type,
@@ -144,7 +146,8 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str) -> Res
     )
     return ResourceSpec(
         cls=cls,
-        name=options.name,
+        name=prefix + options.name,
+        declared_name=options.name,
         app_id=app_id,
         uri=options.uri,
         template=template,
@@ -249,7 +252,7 @@ class Resources:
         bound, arguments = self._match(uri)
         spec = bound.spec
         refuse_without_scopes(ctx, spec.scopes, f"Reading {uri[:200]}")
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services
         instance._call_params = params  # a 2026-07-28 round's answers, read if it asks

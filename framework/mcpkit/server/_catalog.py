@@ -21,16 +21,24 @@ from ..subscriptions import Services, Subscriptions
 
 __all__ = ["AppFeatures", "Catalog", "catalog"]
 
+#: Why two mounts of one app with resources cannot share a server (added to the refusal).
+_KEPT_URIS = (
+    " A mount keeps the URIs its app declares (its own code writes them, in results and notifications), so one app "
+    "with resources is mounted once per server."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class AppFeatures:
-    """One app's resource and prompt classes, where it was declared, and the plugins around it."""
+    """One app's resource and prompt classes, where it was declared, the plugins around it, and the prefix of the
+    mounts it sits in (``a_``; its resources and prompts are listed under ``a_name``, the URIs unchanged)."""
 
     app_id: str
     where: str
     resources: tuple[type[Any], ...]
     prompts: tuple[type[Any], ...]
     plugins: tuple[Plugin, ...]
+    prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +74,7 @@ def catalog(
     resources: list[BoundResource] = []
     prompts: list[BoundPrompt] = []
     uris: dict[str, str] = {}
+    mounted_uris: set[str] = set()
     resource_names: dict[str, str] = {}
     prompt_names: dict[str, str] = {}
     for app in apps:
@@ -75,9 +84,12 @@ def catalog(
                 raise ConfigurationError(
                     f"{cls!r} in {app.where} is not a resource: decorate it with @resource(uri=..., name=...)."
                 )
-            spec = build_resource(cls, options, app.app_id)
+            spec = build_resource(cls, options, app.app_id, app.prefix)
             label = f"{cls.__qualname__} in {app.where}"
-            _claim(uris, spec.uri, label, "Two resources have the URI")
+            mounted = bool(app.prefix) or spec.uri in mounted_uris
+            _claim(uris, spec.uri, label, "Two resources have the URI", _KEPT_URIS if mounted else "")
+            if app.prefix:
+                mounted_uris.add(spec.uri)
             _claim(resource_names, spec.name, label, "Two resources are named")
             what = f"resource {spec.name!r}"
             resources.append(BoundResource(spec, providers_for(spec.cls, app.plugins, what)))
@@ -85,7 +97,7 @@ def catalog(
             found = prompt_options(cls) if isinstance(cls, type) else None
             if found is None:
                 raise ConfigurationError(f"{cls!r} in {app.where} is not a prompt: decorate it with @prompt(name=...).")
-            prompt_spec = build_prompt(cls, found, app.app_id)
+            prompt_spec = build_prompt(cls, found, app.app_id, app.prefix)
             _claim(prompt_names, prompt_spec.name, f"{cls.__qualname__} in {app.where}", "Two prompts are named")
             what = f"prompt {prompt_spec.name!r}"
             prompts.append(BoundPrompt(prompt_spec, providers_for(prompt_spec.cls, app.plugins, what)))
@@ -94,7 +106,9 @@ def catalog(
     return Catalog(served_resources, served_prompts, Completions(served_resources, served_prompts, clock, caller))
 
 
-def _claim(owners: dict[str, str], key: str, label: str, problem: str) -> None:
+def _claim(owners: dict[str, str], key: str, label: str, problem: str, hint: str = "") -> None:
     if key in owners:
-        raise ConfigurationError(f"{problem} {key!r}: {owners[key]} and {label}; each must be unique in a server.")
+        raise ConfigurationError(
+            f"{problem} {key!r}: {owners[key]} and {label}; each must be unique in a server.{hint}"
+        )
     owners[key] = label

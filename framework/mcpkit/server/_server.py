@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import re
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -21,7 +20,6 @@ from ..base import (
     Authenticator,
     Clock,
     ConfigurationError,
-    Identity,
     LocalConnection,
     StartupError,
     checked_icons,
@@ -41,15 +39,14 @@ from ..subscriptions import (
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
-from ._assembly import assemble, checked_authenticators, checked_clock, shared_limits
+from ._assembly import assemble, checked_authenticators, checked_clock, checked_flag, local_identity, shared_limits
 from ._catalog import catalog
 from ._middleware import Middleware, sdk_middleware
+from ._mount import Mount, MountParts
 
 __all__ = ["Server"]
 
 logger = logging.getLogger("mcpkit")
-
-_LOCAL_USER = re.compile(r"^[A-Za-z0-9_.@\-]{1,64}$")
 
 
 class Server:
@@ -84,7 +81,7 @@ class Server:
 
     def __init__(
         self,
-        apps: Sequence[type[Any]],
+        apps: Sequence[type[Any] | Mount],
         *,
         auth: Authenticator | Sequence[Authenticator] | None = None,
         allow_anonymous: bool = False,
@@ -125,6 +122,7 @@ class Server:
         self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
         self._configured_authenticators = authenticators
         assembled = assemble(apps, plugins, name, lambda: self.clock, turn_timeout)
+        self._parts = MountParts(tuple(apps), tuple(plugins), rate_limit, tuple(middleware), f"server {name!r}")
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
         self.tools: dict[str, ToolSpec] = {name: b.spec for name, b in bound.items()}
@@ -140,14 +138,10 @@ class Server:
         if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
             scopes = sorted(self.required_scopes().every)
             self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
-        if not isinstance(list_permitted_tools_only, bool):
-            raise ConfigurationError(
-                f"list_permitted_tools_only is True or False, not {list_permitted_tools_only!r:.40}."
-            )
         self._dispatcher = Dispatcher(
             bound,
             lambda: self.clock,
-            list_permitted_only=list_permitted_tools_only,
+            list_permitted_only=checked_flag("list_permitted_tools_only", list_permitted_tools_only),
             rate_limit=parse_rate_limit("Server", rate_limit),
             shared_limits=shared_limits(rate_limit_store, name),
             services=services,
@@ -193,6 +187,10 @@ class Server:
 
     def __repr__(self) -> str:
         return f"Server(name={self.name!r}, tools={sorted(self.tools)!r})"
+
+    def mount_parts(self) -> MountParts:
+        """What ``mount(server, prefix=...)`` takes from this server into another: its apps, plugins and rate limit."""
+        return self._parts
 
     # -- serving ------------------------------------------------------------------
 
@@ -289,14 +287,7 @@ class Server:
 
     async def serve_stdio(self, user: str | None = None) -> None:
         """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""
-        identity = None
-        if user is not None:
-            if not _LOCAL_USER.match(user):
-                raise ConfigurationError(
-                    f"stdio user {user!r} is not valid: use 1-64 letters, digits, '_', '-', '.' or '@'."
-                )
-            identity = Identity(user_id=f"local:{user}", kind="local", label=user)
-        token = local_connection.set(LocalConnection(identity, uuid.uuid4().hex))
+        token = local_connection.set(LocalConnection(local_identity(user), uuid.uuid4().hex))
         try:
             async with self.running(), stdio_server() as (read, write):
                 await self._sdk.run(read, write, self._sdk.create_initialization_options())

@@ -118,7 +118,12 @@ class Tasks:
         """What goes under ``capabilities.extensions``."""
         return {EXTENSION: {}}
 
-    # -- tools/call ---------------------------------------------------------------------
+    # -- tools/list and tools/call -------------------------------------------------------
+
+    @staticmethod
+    def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether this request's client can be answered with a task (2026-07-28, the extension declared)."""
+        return negotiated(ctx)
 
     async def offer(
         self,

@@ -2,7 +2,7 @@
 dispatcher that serves ``tools/list`` and ``tools/call``."""
 
 from ._dispatch import BoundTool, Dispatcher, TaskOffer
-from ._rate_limits import parse_rate_limit
+from ._rate_limits import RateLimit, parse_rate_limit
 from ._shared_rate_limits import SharedRateLimiter, checked_rate_limit_store
 from ._threads import ToolThreads
 from ._tool_spec import ToolSpec, build_tool_spec
@@ -10,6 +10,7 @@ from ._tool_spec import ToolSpec, build_tool_spec
 __all__ = [
     "BoundTool",
     "Dispatcher",
+    "RateLimit",
     "SharedRateLimiter",
     "TaskOffer",
     "ToolSpec",

@@ -66,7 +66,10 @@ class BoundTool:
 
 class TaskOffer(Protocol):
     """Where a call of a ``@tool(task=...)`` tool may become a task (``mcpkit.tasks``): the answer to send instead
-    of running the tool in the request, or None to run it here."""
+    of running the tool in the request, or None to run it here; and whether a request's client can run tasks at all
+    (a ``task="required"`` tool is listed only to those)."""
+
+    def negotiated(self, ctx: ServerRequestContext[Any, Any]) -> bool: ...
 
     async def offer(
         self,
@@ -103,11 +106,13 @@ class Dispatcher:
         # Rate limits: the server's, over every tool, and each tool's own; None when there are none at all.
         # Counted in this process, or in Redis for every instance (``shared_limits``).
         self._rate_limit = rate_limit
-        limited = rate_limit is not None or any(bound.spec.rate_limit for bound in self._every.values())
+        limited = rate_limit is not None or any(
+            bound.spec.rate_limit or bound.spec.mount_limits for bound in self._every.values()
+        )
         self._limiter: RateLimiter | SharedRateLimiter | None = (
             None if not limited else shared_limits if shared_limits is not None else RateLimiter()
         )
-        self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
+        self._listing, self._untasked = _listings(self._tools)
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._every.values())
         #: Where calls of task tools go first (set by the server when it serves tasks).
@@ -131,7 +136,7 @@ class Dispatcher:
         if on is None:
             return False
         self._tools = {name: bound for name, bound in self._every.items() if name in on}
-        self._listing = types.ListToolsResult(tools=[bound.spec.wire for bound in self._tools.values()])
+        self._listing, self._untasked = _listings(self._tools)
         return True
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -144,14 +149,20 @@ class Dispatcher:
         cursor = params.cursor if params is not None else None
         if self._services is not None:
             self._services.list_changes.listed("tools", ctx)
+        listing = self._listing
+        if self._untasked is not None and (self.tasks is None or not self.tasks.negotiated(ctx)):
+            listing = self._untasked  # a task="required" tool is offered only to a client that can run it
         if not self._scoped or ctx.request is None:  # stdio is not limited by scope
-            if cursor is None and len(self._listing.tools) <= PAGE_SIZE:
-                return self._listing  # built once: most servers list fewer tools than a page
-            listed = self._listing.tools
+            if cursor is None and len(listing.tools) <= PAGE_SIZE:
+                return listing  # built once: most servers list fewer tools than a page
+            listed = listing.tools
         else:
             identity = ctx.request.scope.get(IDENTITY_SCOPE_KEY)
+            offered = {tool.name for tool in listing.tools}
             listed = [
-                bound.spec.wire for bound in self._tools.values() if not missing_scopes(bound.spec.scopes, identity)
+                bound.spec.wire
+                for name, bound in self._tools.items()
+                if name in offered and not missing_scopes(bound.spec.scopes, identity)
             ]
         tools, next_cursor = page(listed, cursor, "tools")
         return types.ListToolsResult(tools=tools, next_cursor=next_cursor)
@@ -187,7 +198,7 @@ class Dispatcher:
             return error_result("INVALID_INPUT", _invalid(spec.name, lone_surrogate_problems(places)))
         try:
             validated = spec.input_model.model_validate(arguments)
-            instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+            instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
             instance.request_context = ctx
             instance._services = self._services
             instance._call_params = params  # for the answers of a 2026-07-28 round, read when a question is asked
@@ -223,7 +234,7 @@ class Dispatcher:
     def instance(self, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> ToolContext:
         """A fresh instance of ``bound``'s class for a call served by ``ctx`` (a task's run)."""
         spec = bound.spec
-        instance = spec.cls(caller_of(ctx), self._clock(), spec.name, spec.app_id, bound.providers)
+        instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
         instance.request_context = ctx
         instance._services = self._services
         return instance
@@ -251,6 +262,7 @@ class Dispatcher:
             else ("address", client_group(client.host if client else ""))
         )
         wanted = [((who, ""), self._rate_limit)] if self._rate_limit is not None else []
+        wanted.extend(((who, "mount:" + path), limit) for path, limit in spec.mount_limits)
         if spec.rate_limit is not None:
             wanted.append(((who, spec.name), spec.rate_limit))
         now = self._clock().monotonic()
@@ -262,6 +274,8 @@ class Dispatcher:
             return None
         (_, bucket), limit = wanted[refusing]
         what = repr(spec.name) if bucket else "calls to this server"
+        if bucket.startswith("mount:"):
+            what = f"calls to the tools mounted as {bucket[6:]!r}"
         seconds = math.ceil(wait * 10) / 10
         return error_result(
             "RATE_LIMITED",
@@ -306,6 +320,17 @@ class Dispatcher:
             if crash:
                 raise
             return _internal_error(bound.spec.name)
+
+
+def _listings(tools: Mapping[str, BoundTool]) -> tuple[types.ListToolsResult, types.ListToolsResult | None]:
+    """The ``tools/list`` answer, and the one for clients that cannot run tasks (None when every tool would be in
+    it: no enabled tool is ``task="required"``)."""
+    listing = types.ListToolsResult(tools=[bound.spec.wire for bound in tools.values()])
+    if all(bound.spec.task != "required" for bound in tools.values()):
+        return listing, None
+    return listing, types.ListToolsResult(
+        tools=[bound.spec.wire for bound in tools.values() if bound.spec.task != "required"]
+    )
 
 
 def _internal_error(tool_name: str) -> types.CallToolResult:

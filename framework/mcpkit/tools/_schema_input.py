@@ -55,9 +55,10 @@ def _problem(error: Any) -> str:
 
 
 def schema_input(
-    schema: object, execute: Callable[..., Any], where: str
+    schema: object, execute: Callable[..., Any], where: str, *, leading: int = 1
 ) -> tuple[SchemaInput, tuple[str, ...], dict[str, Any]]:
-    """Check a hand-written schema and ``execute``'s parameters against it; raise ConfigurationError naming both.
+    """Check a hand-written schema and ``execute``'s parameters (after the ``leading`` ones that are not inputs)
+    against it; raise ConfigurationError naming both.
 
     Returns the input checker, the parameters ``execute`` names, and a copy of the schema to advertise.
     """
@@ -75,7 +76,7 @@ def schema_input(
         raise ConfigurationError(
             f"{where}: input_schema is not a valid JSON Schema 2020-12 document: {exc.message}"
         ) from exc
-    parameters = list(inspect.signature(execute).parameters.values())[1:]
+    parameters = list(inspect.signature(execute).parameters.values())[leading:]
     takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters)
     named = [p.name for p in parameters if p.kind is not p.VAR_KEYWORD]
     properties = schema.get("properties", {})
@@ -84,13 +85,13 @@ def schema_input(
     missing = [name for name in named if name not in properties]
     if missing:
         raise ConfigurationError(
-            f"{where}: execute() takes {', '.join(missing)}, which input_schema's properties do not name."
+            f"{where}: {execute.__name__}() takes {', '.join(missing)}, which input_schema's properties do not name."
         )
     unnamed = [name for name in properties if name not in named]
     if not takes_any and (unnamed or schema.get("additionalProperties", True) is not False):
         what = f"the properties {', '.join(unnamed)}" if unnamed else "properties it does not list"
         raise ConfigurationError(
-            f"{where}: input_schema allows {what}, which execute() could not receive: "
+            f"{where}: input_schema allows {what}, which {execute.__name__}() could not receive: "
             "take **arguments, or name every property and set additionalProperties to false."
         )
     return SchemaInput(schema), tuple(named), copy.deepcopy(dict(schema))
