@@ -1,12 +1,15 @@
 """``Server``: collects the apps, checks everything when it is built, and serves them over HTTP or stdio
-on the MCP SDK's low-level server; and ``Server(middleware=[...])``."""
+on the MCP SDK's low-level server; ``Server(middleware=[...])``; and ``listing``, what a client is shown."""
 
+from ._listing import LISTED_PROTOCOLS, listing
 from ._middleware import MethodCall, MethodRefused, Middleware
 from ._server import Server
 
 __all__ = [
+    "LISTED_PROTOCOLS",
     "MethodCall",
     "MethodRefused",
     "Middleware",
     "Server",
+    "listing",
 ]
