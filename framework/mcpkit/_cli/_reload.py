@@ -16,17 +16,27 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..http import ACCEPT_BACKLOG, listening_socket, url_of
 from ._target import CommandError, split_target
 
-__all__ = ["STOP_SECONDS", "Companion", "Supervisor", "add_reload_dirs", "stop_process", "watched_dirs"]
+__all__ = [
+    "GRACE_SECONDS",
+    "STOP_SECONDS",
+    "Companion",
+    "Supervisor",
+    "add_reload_dirs",
+    "stop_process",
+    "watched_dirs",
+]
 
-#: How long a process is given to stop after SIGTERM (a stream a client keeps open can hold uvicorn's graceful
-#: shutdown), before it is killed.
+#: How long a server gets to finish its requests after SIGTERM before SIGINT, on which uvicorn stops waiting for
+#: open connections (a client's listen or GET stream never ends by itself); the plugins still stop in order.
+GRACE_SECONDS = 2.0
+#: How long a process is given to stop after that, before it is killed.
 STOP_SECONDS = 10.0
 #: How often the watcher wakes with nothing changed, to notice a child or companion that ended.
 _WAKE_MS = 500
@@ -94,7 +104,7 @@ class Supervisor:
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
         child: subprocess.Popen[bytes] | None = None
         try:
-            sock.listen(ACCEPT_BACKLOG)  # from here connections queue, whether or not a child is serving
+            sock.listen(ACCEPT_BACKLOG)  # from here on connections queue, whether a child is serving or not
             os.set_inheritable(sock.fileno(), True)
             shown = ", ".join(str(folder) for folder in self._dirs)
             _say(f"mcpkit: watching {shown} for changes to .py files; each restarts the server (Ctrl+C stops)")
@@ -139,16 +149,23 @@ class Supervisor:
 
 
 def stop_process(process: subprocess.Popen[Any]) -> None:
-    """SIGTERM, then SIGKILL after ``STOP_SECONDS``; waits for the process either way."""
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(STOP_SECONDS)
-    except subprocess.TimeoutExpired:
-        _say(f"mcpkit: process {process.pid} did not stop within {STOP_SECONDS:g} s of SIGTERM; killing it")
-        process.kill()
-        process.wait()
+    """SIGTERM; SIGINT after ``GRACE_SECONDS`` (uvicorn's "force quit"); SIGKILL ``STOP_SECONDS`` later. Waits."""
+    for ask, wait in ((process.terminate, GRACE_SECONDS), (_interrupt(process), STOP_SECONDS)):
+        if process.poll() is not None:
+            return
+        ask()
+        try:
+            process.wait(wait)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    _say(f"mcpkit: process {process.pid} did not stop within {GRACE_SECONDS + STOP_SECONDS:g} s; killing it")
+    process.kill()
+    process.wait()
+
+
+def _interrupt(process: subprocess.Popen[Any]) -> Callable[[], None]:
+    return lambda: process.send_signal(signal.SIGINT)
 
 
 def _names(paths: Iterable[str]) -> str:
