@@ -161,7 +161,8 @@ def test_inspect_opens_no_store(tmp_path: Path) -> None:
                     return "pong"
 
 
-            remember = RememberPlugin.init(type="redis", url="redis://127.0.0.1:9/0", secret="a-long-enough-secret-0123")
+            url = "redis://127.0.0.1:9/0"
+            remember = RememberPlugin.init(type="redis", url=url, secret="a-long-enough-secret-0123")
 
 
             @app(id="stored", tools=[Ping], plugins=[remember])

@@ -62,10 +62,8 @@ def test_each_client_gets_its_exact_stdio_entry_in_its_own_file(project: Path, h
     typed = client in ("claude-code", "vscode")
     assert json.loads(path.read_text()) == {key: {"notes": stdio_entry(project, typed=typed)}}
     assert path.read_text().startswith('{\n  "')  # two-space indents, as the clients write them
-    assert (
-        out
-        == f"Added 'notes' to {CLIENTS[client].title}'s servers in {path}. Restart {CLIENTS[client].title} to load it.\n"
-    )
+    title = CLIENTS[client].title
+    assert out == f"Added 'notes' to {title}'s servers in {path}. Restart {title} to load it.\n"
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # nothing to back up
 
 

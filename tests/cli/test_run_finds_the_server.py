@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import mcpkit
-from cli._commands import APP, KEY, call_tool, environment, mcpkit as run_mcpkit, running
+from cli._commands import APP, KEY, call_tool, environment, running
+from cli._commands import mcpkit as run_mcpkit
 from mcpkit import Server
 from mcpkit._cli import HTTP_OPTIONS
 
@@ -79,7 +80,8 @@ async def test_run_app_py_serves_the_one_server_it_holds(tmp_path: Path) -> None
             "one there (server = Server([...])), or name what makes it: none.py:NAME.\n",
         ),
         (
-            "def public() -> Server:\n    return Server([Pinged])\n\n\ndef admin() -> Server:\n    return Server([Pinged])\n",
+            "def public() -> Server:\n    return Server([Pinged])\n\n\n"
+            "def admin() -> Server:\n    return Server([Pinged])\n",
             "factories.py",
             "mcpkit: factories.py has 2 functions returning a Server (admin, public): name the one to use, like "
             "factories.py:admin.\n",
