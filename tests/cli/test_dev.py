@@ -20,7 +20,7 @@ import pytest
 
 from ci import missing
 from cli._commands import APP, KEY, call_tool, environment, mcpkit, running
-from mcpkit._cli._inspector import INSPECTOR, Inspector, cache_dir, ensure_inspector
+from mcpkit._cli._inspector import INSPECTOR, NODE_MINIMUM, Inspector, cache_dir, ensure_inspector
 from mcpkit.base import StartupError
 
 
@@ -217,3 +217,10 @@ def test_the_inspector_connects_from_the_deep_link_in_a_real_browser(tmp_path: P
 
     assert 'data-deeplink="parsed"' in page.stdout
     assert 'data-status="connected"' in page.stdout
+
+
+def test_the_help_desk_banner_names_the_inspector_dev_installs() -> None:
+    import helpdesk._startup as banner
+
+    assert banner.INSPECTOR == INSPECTOR
+    assert ".".join(map(str, NODE_MINIMUM)) == banner.INSPECTOR_NODE
