@@ -51,7 +51,8 @@ def folder(tmp_path: Path) -> Path:
 def page_environment(folder: Path) -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if name != "XDG_CONFIG_HOME"}
     scripts = str(Path(sys.executable).parent)  # where `mcpkit` is, as after `pip install mcpkit`
-    return env | {"HOME": str(folder / "home"), "PATH": scripts + os.pathsep + env["PATH"]}
+    home = {"HOME": str(folder / "home"), "MCPKIT_INSPECTOR_CACHE": str(cache_dir())}  # the Inspector installed once
+    return env | home | {"PATH": scripts + os.pathsep + env["PATH"]}
 
 
 def free_port() -> int:

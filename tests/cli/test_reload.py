@@ -107,13 +107,15 @@ def test_stopping_the_watch_stops_the_server_it_runs(tmp_path: Path, sig: int) -
         (["--reload-dir", "."], "mcpkit: --reload-dir says what --reload watches; add --reload."),
         (["--reload", "--reload-dir", "nowhere"], "mcpkit: --reload-dir nowhere: no such folder."),
         (["--reload", "--port", "70000"], "mcpkit: port 70000 is not a port number: use 1-65535"),
+        (["--reload"], "mcpkit: No such file: missing.py"),
     ],
-    ids=["stdio", "dir-without-reload", "missing-dir", "bad-port"],
+    ids=["stdio", "dir-without-reload", "missing-dir", "bad-port", "missing-target"],
 )
 def test_a_reload_mistake_is_one_line_and_exit_code_2(tmp_path: Path, args: list[str], said: str) -> None:
     (tmp_path / "app.py").write_text(APP)
+    target = "missing.py" if said.endswith("missing.py") else "app.py"
 
-    done = mcpkit(tmp_path, "run", "app.py", *args, env=environment())
+    done = mcpkit(tmp_path, "run", target, *args, env=environment())
 
     assert done.returncode == 2
     assert done.stderr.startswith(said)

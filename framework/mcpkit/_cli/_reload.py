@@ -72,6 +72,8 @@ def watched_dirs(target: str, given: Sequence[Path]) -> list[Path]:
         return [folder.resolve() for folder in given]
     location, _ = split_target(target)
     if location.endswith(".py") or os.sep in location or "/" in location:
+        if not Path(location).is_file():
+            raise CommandError(f"No such file: {location}")
         return [Path(location).resolve().parent]
     return [Path.cwd()]
 
@@ -97,6 +99,11 @@ class Supervisor:
 
     def serve(self) -> int:
         """Serve until Ctrl+C or SIGTERM (0), or until the companion ends (its exit code, at least 1)."""
+        if sys.platform == "win32":
+            raise CommandError(
+                "--reload hands the bound socket to each new server process, which mcpkit does on Linux and macOS "
+                "only: on Windows, restart `mcpkit run` yourself (or run it under WSL)."
+            )
         import watchfiles  # only --reload pays for the watcher
 
         sock = listening_socket(self._host, self._port)
