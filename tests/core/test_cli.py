@@ -105,7 +105,7 @@ def test_mcpkit_run_help_explains_target_host_port_stdio_and_user(capsys: pytest
 
     out = capsys.readouterr().out
     assert exited.value.code == 0
-    for word in ("package.module:attr", "path/to/file.py:attr", "--host", "--port", "--stdio", "--user", "127.0.0.1"):
+    for word in ("package.module:NAME", "app.py:NAME", "--host", "--port", "--stdio", "--user", "127.0.0.1"):
         assert word in out
 
 
@@ -118,8 +118,8 @@ def test_mcpkit_without_a_command_prints_help_and_fails(capsys: pytest.CaptureFi
 @pytest.mark.parametrize(
     ("target", "expected"),
     [
-        ("no_colon_here", "must look like package.module:server or path/to/file.py:server"),
-        ("{file}:", "must look like"),
+        ("no_colon_here", "Cannot import module 'no_colon_here'"),
+        ("{file}:", "must look like app.py, app.py:server, package.module or package.module:server"),
         ("missing_dir/nowhere.py:server", "No such file: missing_dir/nowhere.py"),
         ("{file}:nothing", "has no attribute 'nothing'"),
         ("{file}:not_a_server", "is int, not a mcpkit Server"),
@@ -190,7 +190,7 @@ def uvicorn_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     path.write_text(SERVER_FILE)
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit._cli", "run", f"{path}:server", "--port", str(port), "--log-level", "warning"],
+        [sys.executable, "-m", "mcpkit", "run", f"{path}:server", "--port", str(port), "--log-level", "warning"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -233,7 +233,7 @@ async def test_mcpkit_run_over_http_refuses_a_request_without_a_key(uvicorn_url:
 
 def stdio_params(server_file: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "mcpkit._cli", "run", f"{server_file}:server", "--stdio", *extra]
+        command=sys.executable, args=["-m", "mcpkit", "run", f"{server_file}:server", "--stdio", *extra]
     )
 
 

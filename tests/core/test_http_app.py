@@ -11,7 +11,7 @@ import pytest
 
 from core._support import IdentityApp, call_modern, post_modern, running, structured
 from mcpkit import ConfigurationError, Server
-from mcpkit._cli import _parser
+from mcpkit._cli import parser
 
 
 def open_server() -> Server:
@@ -74,7 +74,7 @@ async def test_each_http_app_call_builds_a_new_app_that_runs_on_its_own() -> Non
 def test_serving_defaults_to_loopback() -> None:
     assert inspect.signature(Server.run).parameters["host"].default == "127.0.0.1"
     assert inspect.signature(Server.http_app).parameters["host"].default == "127.0.0.1"
-    args = _parser().parse_args(["run", "x.py:server"])
+    args = parser().parse_args(["run", "x.py:server"])
     assert (args.host, args.port, args.stdio) == ("127.0.0.1", 8000, False)
 
 

@@ -142,7 +142,7 @@ server = Server([ExportApp], allow_anonymous=True)  # what the stdio test serves
 async def test_over_stdio_the_level_holds_for_the_connection_and_progress_arrives() -> None:
     heard = Heard()
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "mcpkit._cli", "run", f"{STDIO_SERVER}:server", "--stdio"]
+        command=sys.executable, args=["-m", "mcpkit", "run", f"{STDIO_SERVER}:server", "--stdio"]
     )
     async with Client(params, mode="legacy", logging_callback=heard.log) as c:
         await c.set_logging_level("warning")

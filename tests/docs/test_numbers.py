@@ -25,6 +25,8 @@ from sse_starlette import EventSourceResponse
 import conformance.run as conformance
 import helpdesk._drafts as helpdesk_drafts
 import helpdesk._startup as helpdesk_startup
+import mcpkit._cli._inspector as inspector
+import mcpkit._cli._reload as reload
 import mcpkit.auth._gate as gate
 import mcpkit.auth._jwt_auth as jwt_auth
 import mcpkit.auth._jwt_config as jwt_config
@@ -475,6 +477,10 @@ STATED = [
     Stated("README.md", "which needs Node.js {} or newer", helpdesk_startup.INSPECTOR_NODE),
     Stated("quickstart.md", "It needs **Node.js {} or newer**", helpdesk_startup.INSPECTOR_NODE),
     Stated("README.md", "npx -y {} --cli", helpdesk_startup.INSPECTOR),
+    Stated("cli.md", "The Inspector is `{}`, installed with npm", inspector.INSPECTOR),
+    Stated("cli.md", "It needs Node.js {} or newer", ".".join(map(str, inspector.NODE_MINIMUM))),
+    Stated("cli.md", "a stopping server gets {} seconds to finish its requests", int(reload.GRACE_SECONDS)),
+    Stated("cli.md", "it is killed if it has not ended {} seconds after that", int(reload.STOP_SECONDS)),
     Stated("quickstart.md", "npx -y {} --cli", helpdesk_startup.INSPECTOR),
     Stated(
         "reliability.md",

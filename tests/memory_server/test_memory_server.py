@@ -29,8 +29,8 @@ from mcp.client.streamable_http import streamable_http_client
 from docs.test_examples import DOCS, blocks_of
 from mcpkit import ConfigurationError, ManualClock, StaticKeys, iso_time
 from mcpkit.testing import CallAs, ToolCallError
+from mcpkit.tools import lint_tool
 from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
-from schema_lint import lint_tool
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
 #: The line python -m memoryserver --semantic prints once its model has loaded.

@@ -32,6 +32,7 @@ RETRIES = "a fixed number of tries"
 SHUTDOWN = "`STOP_SECONDS`"
 BACKGROUND = "not a caller's"
 TEST_ONLY = "the test's own"
+COMMAND = "the command's own bounds"
 
 #: (module path, function, what waits) -> its deadline (one entry for however many such waits the function has).
 WAITS: dict[tuple[str, str, str], str] = {
@@ -93,6 +94,9 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_storage/_backing.py", "Backing._watch_forever", "sleep"): BACKGROUND,
     ("plugins/mcpkit_storage/_backing.py", "Backing.stop", "await task"): SHUTDOWN,  # cancelled first
     ("apps/helpdesk/_identity_provider.py", "IdentityProvider.stop", "wait"): SHUTDOWN,
+    # the mcpkit command: processes it started, on the developer's machine
+    ("framework/mcpkit/_cli/_reload.py", "stop_process", "wait"): COMMAND,
+    ("framework/mcpkit/_cli/_dev.py", "_listening", "sleep"): COMMAND,
     # mcpkit.testing: runs in the test's process, for the test's lifetime
     ("framework/mcpkit/testing/_holder.py", "Holder.open.hold", "wait"): TEST_ONLY,
     ("framework/mcpkit/testing/_holder.py", "Holder.open", "await ready"): TEST_ONLY,

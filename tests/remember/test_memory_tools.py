@@ -10,6 +10,7 @@ import pytest
 
 from mcpkit import ConfigurationError, Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
+from mcpkit.tools import Finding, lint_tool
 from mcpkit_remember import RememberPlugin
 from remember.support import (
     NEW,
@@ -23,7 +24,6 @@ from remember.support import (
     user_identity,
 )
 from remember.tools import MISSING, TOOLS
-from schema_lint import Finding, lint_tool
 
 FIVE = ("remember_this", "recall", "forget", "list_memories", "search_memories")
 APP_TOOLS = ("mem", "mem_twin", "set_unjsonable", "whoami", "ping")

@@ -3,12 +3,13 @@ mask, per-caller sessions and requests in progress, lazy SSE answers, resumable 
 connection limits."""
 
 from ._admission import DEFAULT_CALLS_PER_CALLER, held_while_running
-from ._connections import ConnectionLimits
+from ._connections import ACCEPT_BACKLOG, ConnectionLimits
 from ._http_app import DEFAULT_RETRY_MS, Serving, build_http_app
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
-from ._serving import listening_socket, serve_http
+from ._serving import listening_socket, serve_http, url_of
 
 __all__ = [
+    "ACCEPT_BACKLOG",
     "DEFAULT_CALLS_PER_CALLER",
     "DEFAULT_RETRY_MS",
     "LONE_SURROGATES_SCOPE_KEY",
@@ -19,4 +20,5 @@ __all__ = [
     "listening_socket",
     "lone_surrogate_problems",
     "serve_http",
+    "url_of",
 ]

@@ -89,8 +89,11 @@ class _Uvicorn(uvicorn.Server):
             _log.info("Application shutdown complete.")
 
 
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (port 0: any free one), or a ConfigurationError saying why not."""
+def listening_socket(host: str, port: int, fd: int | None = None) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: any free one), or the bound one a supervisor passed as ``fd``;
+    a ConfigurationError saying why not."""
+    if fd is not None:
+        return _inherited_socket(fd)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigurationError(f"port {port!r} is not a port number: use 1-65535 (or 0 for any free port).")
     try:
@@ -109,6 +112,20 @@ def listening_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise ConfigurationError(_bind_failure(host, port, exc)) from None
+    return sock
+
+
+def _inherited_socket(fd: int) -> socket.socket:
+    """The listening TCP socket at file descriptor ``fd`` (``mcpkit run --reload`` binds once; each child inherits)."""
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"File descriptor {fd} is not a socket of this process ({exc.strerror or exc}): pass a bound TCP socket."
+        ) from None
+    if sock.type != socket.SOCK_STREAM or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        sock.detach()
+        raise ConfigurationError(f"File descriptor {fd} is not a TCP socket: pass a bound TCP socket.")
     return sock
 
 

@@ -316,13 +316,14 @@ class Server:
         resumable_streams: bool | None = None,
         calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
         on_ready: Callable[[str], object] | None = None,
+        fd: int | None = None,
     ) -> None:
         """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
 
-        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``), then the plugins start,
-        then ``on_ready(url)`` runs (by default it prints the URL). The ``http_app`` options apply, and four for
-        connections (docs/deployment.md): ``max_connections`` at once (1000, or what the open-files limit allows),
-        ``read_timeout`` for a request to arrive, ``keep_alive_timeout`` idle, ``write_timeout`` unread.
+        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``; ``fd``: one bound on ``host``
+        by a supervisor), then the plugins start, then ``on_ready(url)`` runs (by default it prints the URL). The
+        ``http_app`` options apply, and four for connections (docs/deployment.md): ``max_connections`` at once (1000,
+        or what the open-files limit allows), ``read_timeout`` to arrive, ``keep_alive_timeout``, ``write_timeout``.
         """
         if transport == "stdio":
             anyio.run(self.serve_stdio, user)
@@ -347,7 +348,7 @@ class Server:
             resumable_streams=resumable_streams,
             calls_per_caller=calls_per_caller,
         )
-        sock = listening_socket(host, port)
+        sock = listening_socket(host, port, fd)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
 
     async def enable(

@@ -1,6 +1,7 @@
 """The MCP Inspector's ``--strict`` schema lint, in Python: what a strict client says of a tool's JSON schemas.
 
-A port of ``core/json/schemaLint.ts`` of @modelcontextprotocol/inspector 2.12.0 (``npx
+``mcpkit inspect`` reports these findings (an error fails it), and the tests hold mcpkit's own tools to them. A
+port of ``core/json/schemaLint.ts`` of @modelcontextprotocol/inspector 2.12.0 (``npx
 @modelcontextprotocol/inspector@2.12.0 --cli URL --method tools/list --strict``), its four rules as written
 there: a bare ``true``/``false`` where a schema object is expected (error), ``type`` as an array (warning: split
 it into ``anyOf`` branches), a ``$ref`` outside the document (warning), and a schema with no validation keyword
@@ -49,6 +50,22 @@ class Finding(NamedTuple):
     rule: str
     severity: str
     path: str
+
+    @property
+    def advice(self) -> str:
+        """What is wrong, for a reader, and what to write instead."""
+        return _ADVICE[self.rule]
+
+
+_ADVICE = {
+    "boolean-schema": "is a bare true/false where a schema object is expected, which strict clients refuse: write "
+    'an object ({} accepts anything, {"not": {}} nothing)',
+    "type-union": "gives `type` as a list, which some clients cannot show or fill in: use anyOf with one type per "
+    "branch (pydantic writes that for `str | None`)",
+    "remote-ref": "points `$ref` outside the document, which clients do not fetch: put the definition under $defs",
+    "untyped-schema": "accepts any value (no type or other rule), so a model is told nothing about it: annotate the "
+    "parameter with a type other than Any, or give the schema a type",
+}
 
 
 def lint_tool(input_schema: Mapping[str, Any] | None, output_schema: Mapping[str, Any] | None) -> list[Finding]:

@@ -1,0 +1,87 @@
+"""``mcpkit inspect TARGET``: what a client is shown (tools, resources, templates, prompts) as JSON, schemas checked."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import anyio
+
+from ..server import LISTED_PROTOCOLS, listing
+from ..tools import Finding, lint_tool
+from ._target import add_target, load_server
+
+__all__ = ["EXIT_LINT_ERRORS", "add_inspect", "inspected"]
+
+#: Exit code when a tool's schema has an error a strict client refuses (or, with --strict, any finding).
+EXIT_LINT_ERRORS = 3
+
+_EXAMPLES = """\
+The JSON holds what a 2026-07-28 client is shown: serverInfo, capabilities, instructions, tools, resources,
+resourceTemplates and prompts (every page), then "protocolVersions", the eras shown the same, and "lint", the
+schema findings. An era shown something else gets its own object under its version ("2025-11-25": {...}).
+Nothing is served and no plugin starts: no store is opened.
+
+The lint is the MCP Inspector's --strict one: a bare true/false where a schema object belongs is an error;
+`type` as a list, a $ref outside the document and a schema that accepts anything are warnings.
+
+exit codes: 0 listed (warnings on stderr), 2 TARGET cannot be loaded, 3 a schema error (with --strict: any finding)
+
+examples:
+  mcpkit inspect app.py                          everything, both eras
+  mcpkit inspect app.py | jq '.tools[].name'     the tool names
+  mcpkit inspect app.py --protocol 2025-11-25    what a 2025-11-25 client is shown
+  mcpkit inspect app.py --strict > /dev/null     in CI: fail on any schema finding
+"""
+
+
+def add_inspect(commands: Any) -> None:
+    inspect = commands.add_parser(
+        "inspect",
+        help="print what clients are shown (tools, resources, prompts) as JSON, with the schema lint",
+        description="Print TARGET's tools, resources, resource templates and prompts exactly as a client lists "
+        "them, as JSON on stdout; schema findings also go to stderr, one line each.",
+        epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_target(inspect)
+    inspect.add_argument(
+        "--protocol", choices=LISTED_PROTOCOLS, help="only what a client of this protocol era is shown (default: both)"
+    )
+    inspect.add_argument("--strict", action="store_true", help="exit with 3 on warnings too, not only on errors")
+    inspect.set_defaults(handler=_inspect)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    server = load_server(args.target)
+    eras = [args.protocol] if args.protocol else list(LISTED_PROTOCOLS)
+    shown = {era: anyio.run(listing, server, era) for era in eras}
+    document, findings = inspected(shown)
+    print(json.dumps(document, indent=2, ensure_ascii=False))
+    for tool, finding in findings:
+        print(f"mcpkit inspect: {finding.severity}: tool {tool!r} {finding.path} {finding.advice}", file=sys.stderr)
+    failing = [finding for _, finding in findings if args.strict or finding.severity == "error"]
+    return EXIT_LINT_ERRORS if failing else 0
+
+
+def inspected(shown: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[tuple[str, Finding]]]:
+    """The document ``inspect`` prints for each era's listing (the first era's at the top), and the lint's findings."""
+    first, *others = shown
+    document = dict(shown[first])
+    document["protocolVersions"] = [era for era in shown if shown[era] == shown[first]]
+    for era in others:
+        if shown[era] != shown[first]:
+            document[era] = shown[era]
+    findings: list[tuple[str, Finding]] = []
+    for era in shown:
+        for tool in shown[era]["tools"]:
+            for finding in lint_tool(tool.get("inputSchema"), tool.get("outputSchema")):
+                if (tool["name"], finding) not in findings:
+                    findings.append((tool["name"], finding))
+    document["lint"] = [
+        {"tool": tool, "rule": f.rule, "severity": f.severity, "path": f.path, "advice": f.advice}
+        for tool, f in findings
+    ]
+    return document, findings

@@ -1,0 +1,188 @@
+"""``mcpkit inspect``: exactly what the official client is shown over real HTTP, in both eras, with the schema lint."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from cli._commands import APP, KEY, environment, mcpkit, running
+from mcpkit._cli._inspect import inspected
+
+
+def wire(models: list[Any]) -> list[dict[str, Any]]:
+    return [model.model_dump(by_alias=True, exclude_none=True, mode="json") for model in models]
+
+
+async def listed_over_http(url: str, mode: str) -> dict[str, Any]:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
+        return {
+            "serverInfo": client.server_info.model_dump(by_alias=True, exclude_none=True, mode="json")
+            if client.server_info
+            else None,
+            "capabilities": client.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json"),
+            "tools": wire((await client.list_tools()).tools),
+            "resources": wire((await client.list_resources()).resources),
+            "resourceTemplates": wire((await client.list_resource_templates()).resource_templates),
+            "prompts": wire((await client.list_prompts()).prompts),
+        }
+
+
+@pytest.mark.parametrize(("era", "mode"), [("2026-07-28", "auto"), ("2025-11-25", "legacy")])
+async def test_inspect_prints_what_the_official_client_lists_over_http(tmp_path: Path, era: str, mode: str) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    with running(tmp_path, "run", "app.py", "--port", "0", "--log-level", "warning", env=environment()) as served:
+        over_http = await listed_over_http(served.url(), mode)
+
+    done = mcpkit(tmp_path, "inspect", "app.py", "--protocol", era, env=environment())
+
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert {key: printed[key] for key in over_http} == over_http
+    assert printed["protocolVersions"] == [era]
+    assert [tool["name"] for tool in printed["tools"]] == ["greet"]
+    assert printed["resourceTemplates"][0]["uriTemplate"] == "notes://{topic}"
+    assert printed["prompts"][0]["name"] == "summarise"
+    assert printed["lint"] == []
+    assert done.stderr == ""
+
+
+def test_inspect_without_protocol_shows_both_eras_once_when_they_agree(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(APP)
+
+    done = mcpkit(tmp_path, "inspect", "app.py", env=environment())
+
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["protocolVersions"] == ["2026-07-28", "2025-11-25"]
+    assert "2025-11-25" not in printed
+    assert printed["serverInfo"] == {"name": "notes", "version": "0.1.0"}
+
+
+def test_an_era_shown_something_else_gets_its_own_object() -> None:
+    newer = {"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}
+    older = {"tools": [{"name": "a", "inputSchema": {"type": "object"}}, {"name": "b", "inputSchema": {}}]}
+
+    document, findings = inspected({"2026-07-28": newer, "2025-11-25": older})
+
+    assert document["protocolVersions"] == ["2026-07-28"]
+    assert document["2025-11-25"] == older
+    assert [(tool, finding.rule) for tool, finding in findings] == [("b", "untyped-schema")]
+
+
+#: Hand-written schemas with each finding of the Inspector's lint.
+LINTED = textwrap.dedent(
+    """
+    from mcpkit import Server, ToolContext, app, tool
+
+    SCHEMA = {{
+        "type": "object",
+        "properties": {{"value": {value}, "tags": {{"type": "array", "items": {{"type": "string"}}}}}},
+        "additionalProperties": False,
+    }}
+
+
+    @tool(name="store", description="Store a value.", input_schema=SCHEMA)
+    class Store(ToolContext):
+        async def execute(self, **arguments: object) -> str:
+            return "stored"
+
+
+    @app(id="linted", tools=[Store])
+    class Linted: ...
+
+
+    server = Server([Linted], allow_anonymous=True)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "strict", "code", "line"),
+    [
+        ("True", False, 3, "mcpkit inspect: error: tool 'store' inputSchema.properties.value is a bare true/false"),
+        (
+            '{"type": ["string", "null"]}',
+            False,
+            0,
+            "mcpkit inspect: warning: tool 'store' inputSchema.properties.value ",
+        ),
+        (
+            '{"type": ["string", "null"]}',
+            True,
+            3,
+            "mcpkit inspect: warning: tool 'store' inputSchema.properties.value ",
+        ),
+        ("{}", False, 0, "mcpkit inspect: warning: tool 'store' inputSchema.properties.value accepts any value"),
+        ('{"type": "string"}', True, 0, None),
+    ],
+    ids=["boolean-schema-fails", "type-union-warns", "strict-fails-on-warnings", "untyped-warns", "clean"],
+)
+def test_the_schema_lint_is_reported_and_an_error_exits_3(
+    tmp_path: Path, value: str, strict: bool, code: int, line: str | None
+) -> None:
+    (tmp_path / "linted.py").write_text(LINTED.format(value=value))
+
+    done = mcpkit(tmp_path, "inspect", "linted.py", *(["--strict"] if strict else []), env=environment())
+
+    assert done.returncode == code, done.stderr
+    said = done.stderr.splitlines()
+    printed = json.loads(done.stdout)  # printed whatever the lint found
+    if line is None:
+        assert said == []
+        assert printed["lint"] == []
+    else:
+        assert len(said) == 1, said
+        assert said[0].startswith(line)
+        assert printed["lint"][0]["path"] == "inputSchema.properties.value"
+
+
+def test_inspect_opens_no_store(tmp_path: Path) -> None:
+    """Nothing is served and no plugin starts: a store that cannot be reached is not asked."""
+    (tmp_path / "stored.py").write_text(
+        textwrap.dedent(
+            """
+            from mcpkit import Server, ToolContext, app, tool
+            from mcpkit_remember import RememberPlugin
+
+
+            @tool(name="ping", description="Ping.")
+            class Ping(ToolContext):
+                async def execute(self) -> str:
+                    return "pong"
+
+
+            url = "redis://127.0.0.1:9/0"
+            remember = RememberPlugin.init(type="redis", url=url, secret="a-long-enough-secret-0123")
+
+
+            @app(id="stored", tools=[Ping], plugins=[remember])
+            class Stored: ...
+
+
+            server = Server([Stored], allow_anonymous=True)
+            """
+        )
+    )
+
+    done = mcpkit(tmp_path, "inspect", "stored.py", env=environment())
+
+    assert done.returncode == 0, done.stderr
+    assert "ping" in [tool["name"] for tool in json.loads(done.stdout)["tools"]]
+
+
+def test_inspect_of_a_target_that_does_not_load_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "inspect", "missing.py", env=environment())
+
+    assert done.returncode == 2
+    assert done.stderr == "mcpkit: No such file: missing.py\n"
+    assert done.stdout == ""
