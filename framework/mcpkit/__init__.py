@@ -15,7 +15,7 @@ from .base import (
     SystemClock,
     ToolError,
 )
-from .core import Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt, resource, tool
+from .core import Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt, resource, store_under_test, tool
 from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
@@ -60,6 +60,7 @@ __all__ = [
     "app",
     "prompt",
     "resource",
+    "store_under_test",
     "tool",
 ]
 
