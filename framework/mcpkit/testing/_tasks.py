@@ -99,12 +99,19 @@ class ToolTask:
         return await self._session.send_request(_GetTask(params=_TaskParams(task_id=self.id)), TaskStatus)
 
     async def wait(self, *statuses: str) -> TaskStatus:
-        """Poll until the task is in one of ``statuses`` (by default: one it ends in), and return it there."""
+        """Poll until the task is in one of ``statuses`` (by default: one it ends in), and return it there; an
+        ``AssertionError`` if it ends in another (it never leaves an end)."""
         wanted = statuses or ENDED
         while True:
             status = await self.get()
             if status.status in wanted:
                 return status
+            if status.status in ENDED:
+                outcome = status.error or status.result or {}
+                waited = " or ".join(wanted)
+                raise AssertionError(
+                    f"Task {self.id} ended {status.status!r} while waited for as {waited}: {outcome!r:.300}"
+                )
             await asyncio.sleep(self.poll_interval)
 
     async def answer(self, responses: Mapping[str, Any] | None = None) -> None:
