@@ -16,7 +16,19 @@ from .base import (
     ToolError,
     iso_time,
 )
-from .core import DEFAULT_TURN_TIMEOUT, Caller, Context, Plugin, PluginSetup, ToolContext, app, prompt, resource, tool
+from .core import (
+    DEFAULT_TURN_TIMEOUT,
+    Caller,
+    Context,
+    Plugin,
+    PluginSetup,
+    ToolContext,
+    app,
+    prompt,
+    resource,
+    store_under_test,
+    tool,
+)
 from .elicitation import Elicited
 from .prompts import PromptContext
 from .resources import ResourceContext, ResourceNotFoundError
@@ -65,6 +77,7 @@ __all__ = [
     "mount",
     "prompt",
     "resource",
+    "store_under_test",
     "tool",
 ]
 

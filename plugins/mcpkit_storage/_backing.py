@@ -4,21 +4,25 @@
 plugin's arguments or from ``REMEMBER_STORE``/``REMEMBER_SECRET``; the memory store and its ephemeral key are one
 per server (``PluginSetup.shared``), so plugins of one server see one in-process store, as they would one SQLite
 file or Redis. Stores that do not expire values by themselves are purged every ``PURGE_INTERVAL`` seconds; a store
-others share is looked at every ``HELD_SECONDS`` (``SecretWatch``), calls or not.
+others share is looked at every ``HELD_SECONDS`` (``SecretWatch``), calls or not. Under test (``mcpkit.testing``'s
+fixtures and ``running()``), a plugin given no store keeps its data in the test's (``store_under_test()``), read when
+the server is built and again when it starts, and never reads ``REMEMBER_STORE`` or ``REMEMBER_SECRET``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import secrets as secret_maker
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Self
 
-from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock
+from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, store_under_test
 
-from ._config import StoreConfig, secret_from_env, store_config
+from ._config import StoreConfig, parse_store_url, secret_from_env, store_config
 from ._keyring import Keyring
 from ._secret_check import check_secret
 from ._secret_watch import HELD_SECONDS
@@ -44,9 +48,12 @@ class Backing:
     """Set up with the server (``setup``), started and stopped with it (``start``, ``stop``)."""
 
     def __init__(self, config: StoreConfig | None, secrets: Sequence[str] | None, redis_prefix: str) -> None:
+        self._given = config  # None: the store comes from the environment, or from the test under way
         self._config = config
         self._secrets = list(secrets) if secrets is not None else None
         self._redis_prefix = redis_prefix
+        self._setup: PluginSetup | None = None
+        self._under_test: str | None = None  # the test's store this backing was set up on, if any
         self.clock: Callable[[], Clock] = SystemClock
         self._store: Store | None = None
         self._keyring: Keyring | None = None
@@ -56,16 +63,24 @@ class Backing:
 
     def fresh(self) -> Backing:
         """An unstarted backing with the same configuration: each server a plugin is given to needs its own."""
-        return Backing(self._config, self._secrets, self._redis_prefix)
+        return Backing(self._given, self._secrets, self._redis_prefix)
 
     @property
     def config(self) -> StoreConfig:
         return self._config or store_config(None, None, None)
 
     def setup(self, setup: PluginSetup) -> None:
-        self._config = config = self.config
+        self._setup = setup
+        self._under_test = under_test = None if self._given is not None else store_under_test()
+        if under_test is not None:  # the test's store, and no secret from the environment
+            self._config = config = parse_store_url(under_test)
+            shared = config.type in ("redis", "redis-cluster", "postgres")
+            secrets = self._secrets or ([_test_secret()] if shared else [])
+        else:
+            self._config = config = self._given or store_config(None, None, None)
+            secrets = self._secrets or _split(secret_from_env())
         self.clock = setup.clock
-        secrets = self._secrets or _split(secret_from_env())
+        self._keyring = None
         if secrets:
             self._keyring = keyring_from(secrets, placed=config.type == "redis-cluster")
         elif config.type in ("redis", "redis-cluster", "postgres"):
@@ -83,8 +98,10 @@ class Backing:
             self._store = make_store(config, self._redis_prefix)
 
     async def start(self, *, search_all: bool = False, semantic: Semantic | None = None) -> Vault:
-        if self._store is None:
+        if self._store is None or self._setup is None:
             raise RuntimeError("the plugin started before the server was built")
+        if self._given is None and store_under_test() != self._under_test:
+            self.setup(self._setup)  # built outside the test that starts it (or inside another): the test's store
         config = self.config
         if self._keyring is None:  # sqlite without a configured secret
             self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
@@ -207,6 +224,12 @@ def keyring_from(secrets: Sequence[str], *, placed: bool = False) -> Keyring:
         return Keyring(secrets, placed=placed)
     except ValueError as exc:
         raise ConfigurationError(f"REMEMBER_SECRET: {exc}") from None
+
+
+@functools.cache
+def _test_secret() -> str:
+    """What seals a test's Redis or PostgreSQL store: one secret per process, made for it, never the environment's."""
+    return secret_maker.token_urlsafe(32)
 
 
 def _split(value: str | None) -> list[str]:

@@ -103,6 +103,23 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("framework/mcpkit/testing/_holder.py", "Holder.close", "await task"): TEST_ONLY,
     ("framework/mcpkit/testing/_client.py", "CallerClient._connect", "async with http"): TEST_ONLY,
     ("framework/mcpkit/testing/_client.py", "CallerClient._session", "async with self._lock"): TEST_ONLY,
+    ("framework/mcpkit/testing/_client.py", "CallerClient._connect", "async with client"): TEST_ONLY,
+    ("framework/mcpkit/testing/_answers.py", "Answers._answer", "await answer"): TEST_ONLY,  # the test's handler
+    ("framework/mcpkit/testing/_answers.py", "Answers._on_roots", "await listed"): TEST_ONLY,
+    ("framework/mcpkit/testing/_transport.py", "StreamingASGITransport.aclose", "wait"): TEST_ONLY,
+    ("framework/mcpkit/testing/_transport.py", "StreamingASGITransport.aclose", "await task"): TEST_ONLY,
+    ("framework/mcpkit/testing/_transport.py", "StreamingASGITransport.handle_async_request", "await started"): (
+        TEST_ONLY
+    ),
+    ("framework/mcpkit/testing/_transport.py", "StreamingASGITransport.handle_async_request.receive", "wait"): (
+        TEST_ONLY
+    ),
+    # the tasks client: in a test, or in a client whose caller bounds it (docs/tasks.md: asyncio.timeout)
+    ("framework/mcpkit/testing/_tasks.py", "ToolTask.get", "send_request"): TEST_ONLY,
+    ("framework/mcpkit/testing/_tasks.py", "ToolTask.answer", "send_request"): TEST_ONLY,
+    ("framework/mcpkit/testing/_tasks.py", "ToolTask.cancel", "send_request"): TEST_ONLY,
+    ("framework/mcpkit/testing/_tasks.py", "ToolTask.wait", "sleep"): TEST_ONLY,
+    ("framework/mcpkit/testing/_tasks.py", "ToolTask.result", "sleep"): TEST_ONLY,
 }
 
 

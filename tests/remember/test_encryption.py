@@ -293,7 +293,7 @@ async def test_remember_store_env_picks_an_absolute_sqlite_file(
     monkeypatch.setenv("REMEMBER_STORE", f"sqlite:///{database}")  # sqlite:////abs/path
     monkeypatch.setenv("REMEMBER_SECRET", SECRET)
     clock = ManualClock()
-    async with running(build_server(RememberPlugin.init()), clock=clock) as callers:
+    async with running(build_server(RememberPlugin.init()), clock=clock, store=None) as callers:
         await mem(callers("nour"), "set", key="k", value="in the file", scope="user")
     assert database.is_file()
     async with running(build_server(RememberPlugin.init(type="sqlite", path=database)), clock=clock) as callers:
@@ -303,7 +303,7 @@ async def test_remember_store_env_picks_an_absolute_sqlite_file(
 async def test_remember_store_env_picks_a_relative_sqlite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("REMEMBER_STORE", "sqlite:///relative.db")
-    async with running(build_server(RememberPlugin.init()), clock=ManualClock()) as callers:
+    async with running(build_server(RememberPlugin.init()), clock=ManualClock(), store=None) as callers:
         await mem(callers("nour"), "set", key="k", value=1, scope="user")
     assert (tmp_path / "relative.db").is_file()
     assert (tmp_path / "relative.db.secret").is_file()  # no REMEMBER_SECRET: the secret file
@@ -315,7 +315,9 @@ async def test_remember_store_env_picks_redis_with_the_env_secret(
     monkeypatch.setenv("REMEMBER_STORE", redis_url)
     monkeypatch.setenv("REMEMBER_SECRET", SECRET)
     clock = ManualClock()
-    async with running(build_server(RememberPlugin.init(redis_prefix=redis_prefix)), clock=clock) as callers:
+    async with running(
+        build_server(RememberPlugin.init(redis_prefix=redis_prefix)), clock=clock, store=None
+    ) as callers:
         await mem(callers("nour"), "set", key="k", value="in redis", scope="user")
     monkeypatch.delenv("REMEMBER_STORE")
     monkeypatch.delenv("REMEMBER_SECRET")
@@ -330,7 +332,7 @@ async def test_remember_store_env_memory_and_unset_mean_memory(monkeypatch: pyte
             monkeypatch.setenv("REMEMBER_STORE", value)
         plugin = RememberPlugin.init()
         assert plugin.store_config.type == "memory"
-        async with running(build_server(plugin), clock=ManualClock()) as callers:
+        async with running(build_server(plugin), clock=ManualClock(), store=None) as callers:
             await mem(callers("nour"), "set", key="k", value=1, scope="user")
             assert await mem(callers("nour"), "get", key="k", scope="user") == 1
 

@@ -1,5 +1,5 @@
 """What a tool, resource or prompt is and sees: the inert decorators (``@tool``, ``@app``, ...), ``Context``
-and ``ToolContext``, the ``Caller``, and the ``Plugin`` interface."""
+and ``ToolContext``, the ``Caller``, the ``Plugin`` interface, and the store a test puts plugins on."""
 
 from ._caller import Caller, caller_of
 from ._context import BecomesTask, Context, ToolContext
@@ -17,6 +17,7 @@ from ._decorators import (
     tool_options,
 )
 from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, providers_for
+from ._under_test import store_under_test, under_test
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
@@ -37,6 +38,8 @@ __all__ = [
     "providers_for",
     "resource",
     "resource_options",
+    "store_under_test",
     "tool",
     "tool_options",
+    "under_test",
 ]

@@ -15,7 +15,11 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp
 
 from ..base import ERROR_META_KEY
+from ._answers import Answers, Question
+from ._heard import Heard, LogMessage, Progress
 from ._holder import Holder
+from ._tasks import TasksExtension, TaskStarted, ToolTask
+from ._transport import StreamingASGITransport
 
 __all__ = ["PROTOCOLS", "CallerClient", "HTTPRefusedError", "ToolCallError", "error_code"]
 
@@ -23,6 +27,8 @@ __all__ = ["PROTOCOLS", "CallerClient", "HTTPRefusedError", "ToolCallError", "er
 PROTOCOLS = ("2026-07-28", "2025-11-25")
 
 _URL = "http://127.0.0.1:8000/mcp"
+#: How often a test client polls a task: the server runs in-process, on the same loop, and answers at once.
+_TASK_POLL_SECONDS = 0.005
 #: The code the ``mcp`` client gives a refusal whose body is not a JSON-RPC error ("Server returned an error response").
 _NO_JSON_RPC_CODE = types.INTERNAL_ERROR
 
@@ -65,16 +71,30 @@ class CallerClient:
     """Calls tools as one caller, through the real ASGI app with a real ``Authorization`` header.
 
     On 2025-11-25 the connection (and so the MCP session) lasts until the fixture
-    ends; on 2026-07-28 every call is its own request, as with any client.
+    ends; on 2026-07-28 every call is its own request, as with any client. It answers
+    the server's questions with its ``answers`` (declaring only those capabilities),
+    declares the tasks extension when ``tasks`` is set, and keeps what it heard.
     """
 
-    def __init__(self, app: ASGIApp, token: str | None, protocol: str, name: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None,
+        protocol: str,
+        name: str,
+        answers: Answers | None = None,
+        *,
+        tasks: bool = False,
+    ) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
         self.name = name
         self.protocol = protocol
+        self.tasks = tasks
         self._app = app
         self._token = token
+        self._answers = answers or Answers(None, None, None, name)
+        self._heard = Heard()
         self._holder: Holder[Client] | None = None
         self._client: Client | None = None
         self._lock = asyncio.Lock()
@@ -84,18 +104,59 @@ class CallerClient:
     def __repr__(self) -> str:
         return f"<CallerClient {self.name} on {self.protocol}>"
 
+    def answer_with(self, answers: Answers) -> None:
+        """Answer the server's questions with ``answers`` from now on (of the kinds this client declared)."""
+        if answers.kinds != self._answers.kinds:
+            raise ValueError(f"{self.name} declared {self._answers.kinds}; these answers are {answers.kinds}")
+        self._answers.take(answers)
+
+    @property
+    def asked(self) -> list[Question]:
+        """Every question the server asked this client (``self.elicit``, ``self.sample``, ``self.roots``), in order."""
+        return self._answers.asked
+
+    @property
+    def progress(self) -> list[Progress]:
+        """Every progress notification of this client's calls, in order: ``(progress, total, message)``."""
+        return self._heard.progress
+
+    @property
+    def logs(self) -> list[LogMessage]:
+        """Every log message the server sent this client (all levels, in both eras): ``(level, data, logger)``."""
+        return self._heard.logs
+
+    @property
+    def notifications(self) -> list[types.ServerNotification]:
+        """Every notification the server sent this client (log messages, list changes, resource updates, ...)."""
+        return self._heard.notifications
+
     @contextlib.asynccontextmanager
     async def _connect(self) -> AsyncIterator[Client]:
         headers = {"Authorization": f"Bearer {self._token}"} if self._token is not None else {}
-        mode = "2026-07-28" if self.protocol == "2026-07-28" else "legacy"
+        modern = self.protocol == "2026-07-28"
         http = httpx2.AsyncClient(
-            transport=httpx2.ASGITransport(app=self._app),
+            transport=StreamingASGITransport(self._app),
             headers=headers,
             timeout=30,
             event_hooks={"response": [self._note_refusal]},
         )
-        async with http, Client(streamable_http_client(_URL, http_client=http), mode=mode) as client:
+        client = Client(
+            streamable_http_client(_URL, http_client=http),
+            mode="2026-07-28" if modern else "legacy",
+            log_level="debug" if modern else None,  # 2026-07-28 asks per request; 2025-11-25 hears every level
+            logging_callback=self._heard.on_log,
+            message_handler=self._heard.on_message,
+            extensions=[TasksExtension(poll_interval=_TASK_POLL_SECONDS)] if self.tasks else None,
+            **self._answers.callbacks(),
+        )
+        async with http, client:
             yield client
+
+    def _reported(self, seen: int) -> None:
+        """Raise what the client's answers could not answer during the call that just ended (the test's mistake)."""
+        problems = self._answers.problems[seen:]
+        if problems:
+            raise AssertionError("; ".join(problems))
 
     async def _note_refusal(self, response: httpx2.Response) -> None:
         """Keep the last HTTP refusal: the ``mcp`` client's exception does not carry its status."""
@@ -130,7 +191,33 @@ class CallerClient:
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> types.CallToolResult:
         """The raw MCP result of calling ``name``; ``HTTPRefusedError`` if the HTTP layer refused the request."""
         client = await self._session()
-        return await self._refused_as_http(lambda: client.call_tool(name, dict(arguments or {})))
+        seen = len(self._answers.problems)
+        try:
+            return await self._refused_as_http(
+                lambda: client.call_tool(name, dict(arguments or {}), progress_callback=self._heard.on_progress)
+            )
+        finally:
+            self._reported(seen)
+
+    async def start_task(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolTask:
+        """Call ``name`` as a task and return it, to poll, answer and cancel by hand (``call_as(..., tasks=True)``,
+        2026-07-28); an ``AssertionError`` if the call answered in the request instead."""
+        if not self.tasks:
+            raise ValueError(
+                f"start_task() needs a client that declares the tasks extension: call_as({self.name!r}, tasks=True)."
+            )
+        client = await self._session()
+        started = await self._refused_as_http(
+            lambda: client.session.call_tool(
+                name, dict(arguments or {}), progress_callback=self._heard.on_progress, allow_claimed=True
+            )
+        )
+        if not isinstance(started, TaskStarted):
+            raise AssertionError(
+                f"{name} answered in the request ({self.protocol}), not with a task: {started!r:.300}. Tasks need "
+                "protocol 2026-07-28 and a tool with @tool(task=True) or task='required'."
+            )
+        return ToolTask(client.session, started, _TASK_POLL_SECONDS)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """The tool's structured result (or its text); raises ``ToolCallError`` for an error result."""
