@@ -1,7 +1,7 @@
 """Issue 35's admission attacks on the help desk (``python -m bench.hardening --parts admission``).
 
-Per store (memory, SQLite, Redis), a real ``python -m helpdesk``-like server (``helpdesk.create_server`` served by
-``Server.run``, so with mcpkit's connection guard, at ``max_connections=64``) pinned to core 0, and two agents on other
+Per store (memory, SQLite, Redis), a real help desk (``mcpkit_helpdesk.create_server`` served by ``Server.run``, so
+with mcpkit's connection guard, at ``max_connections=64``) pinned to core 0, and two agents on other
 loopback addresses: Nour attacks from 127.0.0.2, Sam calls ``get_banner`` (a tool that touches no store) one call
 after another from 127.0.0.3, each on a new connection — before the attack, and during it. Two attacks:
 
@@ -47,7 +47,7 @@ MESSAGE_CHARS = 60_000
 
 SERVE = """
 import json, sys
-from helpdesk import create_server
+from mcpkit_helpdesk import create_server
 options = json.loads(sys.argv[1])
 server = create_server(options["store"])
 server.run(

@@ -1,7 +1,7 @@
 """``python -m bench.hardening --parts embedding``: what one caller's long values do to another caller's search by
 meaning (issue 35).
 
-A real memory server process (``python -m memoryserver --semantic``, the memory store, the semantic extra's
+A real memory server process (``python -m mcpkit_memoryserver --semantic``, the memory store, the semantic extra's
 ``MiniLM`` on every core, as a user runs it) serves two signed-in callers. The other caller keeps the labelled
 set's memories and searches them one query after another: first alone (``quiet``), then while the writer sends
 ``writers`` ``write_memory`` calls at a time, each a 60,000-character value (the tool's largest) of English
@@ -64,7 +64,7 @@ def conversation(rng: random.Random, chars: int = VALUE_CHARS) -> str:
 
 
 class MemoryServer:
-    """``python -m memoryserver --semantic`` on a free loopback port; ``stop`` ends it by its PID."""
+    """``python -m mcpkit_memoryserver --semantic`` on a free loopback port; ``stop`` ends it by its PID."""
 
     def __init__(self) -> None:
         self.port = _free_port()
@@ -78,7 +78,16 @@ class MemoryServer:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(ROOT / "apps")]))
         env["MEMORY_KEYS"] = f"{WRITER}={TOKENS[WRITER]},{SEARCHER}={TOKENS[SEARCHER]}"
         env["REMEMBER_SECRET"] = REMEMBER_SECRET
-        command = [sys.executable, "-m", "memoryserver", "--semantic", "--store", "memory", "--port", str(self.port)]
+        command = [
+            sys.executable,
+            "-m",
+            "mcpkit_memoryserver",
+            "--semantic",
+            "--store",
+            "memory",
+            "--port",
+            str(self.port),
+        ]
         self.process = await asyncio.create_subprocess_exec(
             *command, cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
         )

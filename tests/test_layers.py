@@ -44,8 +44,8 @@ TOP_RANKS = {
     "mcpkit_remember": 3,
     "mcpkit_history": 3,
     "mcpkit_context": 3,
-    "helpdesk": 4,
-    "memoryserver": 4,
+    "mcpkit_helpdesk": 4,
+    "mcpkit_memoryserver": 4,
 }
 
 

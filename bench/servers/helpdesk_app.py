@@ -7,7 +7,7 @@ from typing import Any
 from starlette.applications import Starlette
 
 from bench.tokens import TOKENS
-from helpdesk import create_server
+from mcpkit_helpdesk import create_server
 
 __all__ = ["build"]
 

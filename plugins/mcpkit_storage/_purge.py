@@ -78,7 +78,7 @@ def _labelled(label: str, variable: str | None) -> PurgeTarget:
     if variable is None:
         raise ConfigurationError(
             f"--key-label {label!r} needs --keys-from VARIABLE: the environment variable that holds the servers' "
-            "static keys as label=key pairs (MEMORY_KEYS for python -m memoryserver, HELPDESK_KEYS for the help "
+            "static keys as label=key pairs (MEMORY_KEYS for the memory server, HELPDESK_KEYS for the help "
             "desk); the user id is worked out from the key, never the label."
         )
     text = os.environ.get(variable, "").strip()

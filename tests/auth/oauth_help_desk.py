@@ -1,4 +1,4 @@
-"""``python -m helpdesk --oauth`` as the sign-in tests meet it: the help desk beside the demo identity provider."""
+"""``python -m mcpkit_helpdesk --oauth`` as the sign-in tests meet it: the help desk beside the identity provider."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ci import missing
-from helpdesk import IdentityProviderUnavailable, install_identity_provider
+from mcpkit_helpdesk import IdentityProviderUnavailable, install_identity_provider
 from reliability.processes import free_port
 
 START_SECONDS = 60.0
@@ -35,7 +35,7 @@ class HelpDesk:
 
 @contextmanager
 def oauth_help_desk(folder: Path) -> Iterator[HelpDesk]:
-    """``python -m helpdesk --oauth`` on spare loopback ports, stopped by its PID (it stops the provider); skips
+    """``python -m mcpkit_helpdesk --oauth`` on spare loopback ports, stopped by its PID (it stops the provider); skips
     (fails under ``CI=true``) when the provider cannot be installed."""
     try:
         install_identity_provider()
@@ -43,14 +43,23 @@ def oauth_help_desk(folder: Path) -> Iterator[HelpDesk]:
         missing(f"the demo identity provider cannot be installed: {exc}")
     port, identity_port = free_port(), free_port()
     output = folder / "helpdesk.log"
-    command = [sys.executable, "-m", "helpdesk", "--oauth", "--port", str(port), "--identity-port", str(identity_port)]
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit_helpdesk",
+        "--oauth",
+        "--port",
+        str(port),
+        "--identity-port",
+        str(identity_port),
+    ]
     with output.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, "CI": ""})
     try:
         deadline = time.monotonic() + START_SECONDS
         while "Stop with Ctrl+C." not in output.read_text(errors="replace"):
             if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"python -m helpdesk --oauth did not start:\n{output.read_text(errors='replace')}")
+                pytest.fail(f"python -m mcpkit_helpdesk --oauth did not start:\n{output.read_text(errors='replace')}")
             time.sleep(0.1)
         yield HelpDesk(f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{identity_port}", output)
     finally:

@@ -1,6 +1,6 @@
 """Sign-in as real MCP clients do it, with parts nobody here wrote (issue 11).
 
-``python -m helpdesk --oauth`` runs the help desk beside oidc-provider (the certified OpenID Connect
+``python -m mcpkit_helpdesk --oauth`` runs the help desk beside oidc-provider (the certified OpenID Connect
 server, from the npm registry, under Node 22); the official ``mcp`` client's ``OAuthClientProvider``,
 unmodified, finds the metadata from the 401, registers, runs the authorization code flow with PKCE and
 a resource indicator, and calls tools as Nour and as Sam. The only stand-in is the person at the
@@ -28,7 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from oauth_help_desk import HelpDesk, oauth_help_desk
 
-from helpdesk import DEMO_PASSWORDS
+from mcpkit_helpdesk import DEMO_PASSWORDS
 from reliability.processes import free_port
 
 ERAS = ("2026-07-28", "legacy")
@@ -185,7 +185,7 @@ async def test_without_a_token_the_server_points_at_its_metadata(help_desk: Help
 def test_without_npm_the_oauth_mode_says_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from helpdesk.__main__ import main
+    from mcpkit_helpdesk.__main__ import main
 
     monkeypatch.setenv("MCPKIT_IDENTITY_PROVIDER_CACHE", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("PATH", str(tmp_path))  # no npm on it
@@ -330,7 +330,7 @@ async def test_an_authorization_request_that_is_not_a_form_is_refused_saying_so(
 def test_a_first_start_says_it_is_installing_the_provider(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], help_desk: HelpDesk
 ) -> None:
-    from helpdesk.__main__ import main
+    from mcpkit_helpdesk.__main__ import main
 
     monkeypatch.setenv("MCPKIT_IDENTITY_PROVIDER_CACHE", str(tmp_path / "empty-cache"))
     monkeypatch.setenv("PATH", str(tmp_path))  # no npm on it: the install is announced, then fails saying why
@@ -345,7 +345,7 @@ def test_a_first_start_says_it_is_installing_the_provider(
 def test_the_provider_and_the_help_desk_on_one_port_is_refused_before_anything_starts(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from helpdesk.__main__ import main
+    from mcpkit_helpdesk.__main__ import main
 
     port = free_port()
     assert main(["--oauth", "--port", str(port), "--identity-port", str(port)]) == 2

@@ -1,4 +1,4 @@
-"""The TypeScript SDK v1's own OAuth client signs in to ``python -m helpdesk --oauth`` (issue 27).
+"""The TypeScript SDK v1's own OAuth client signs in to ``python -m mcpkit_helpdesk --oauth`` (issue 27).
 
 The issue's client stopped with "Protected resource http://127.0.0.1:8000/mcp does not match expected
 http://localhost:8000/mcp". Here the SDK (1.32.2, pinned with the conformance toolchain), with its own
@@ -21,7 +21,7 @@ import pytest
 from headless_user import REDIRECT_URI, HeadlessUser
 from oauth_help_desk import HelpDesk, oauth_help_desk
 
-from helpdesk import DEMO_PASSWORDS
+from mcpkit_helpdesk import DEMO_PASSWORDS
 from node_toolchain import node_script
 
 HERE = Path(__file__).resolve().parent

@@ -220,7 +220,7 @@ def test_the_inspector_connects_from_the_deep_link_in_a_real_browser(tmp_path: P
 
 
 def test_the_help_desk_banner_names_the_inspector_dev_installs() -> None:
-    import helpdesk._startup as banner
+    import mcpkit_helpdesk._startup as banner
 
     assert banner.INSPECTOR == INSPECTOR
     assert ".".join(map(str, NODE_MINIMUM)) == banner.INSPECTOR_NODE

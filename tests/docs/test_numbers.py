@@ -23,8 +23,6 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from sse_starlette import EventSourceResponse
 
 import conformance.run as conformance
-import helpdesk._drafts as helpdesk_drafts
-import helpdesk._startup as helpdesk_startup
 import mcpkit._cli._inspector as inspector
 import mcpkit._cli._reload as reload
 import mcpkit.auth._gate as gate
@@ -51,6 +49,8 @@ import mcpkit.tools._threads as tool_threads
 import mcpkit_context._blocks as context_blocks
 import mcpkit_context._context as context_module
 import mcpkit_context._tokens as context_tokens
+import mcpkit_helpdesk._drafts as helpdesk_drafts
+import mcpkit_helpdesk._startup as helpdesk_startup
 import mcpkit_history._history as history
 import mcpkit_history._pages as history_pages
 import mcpkit_history._plugin as history_plugin
@@ -526,7 +526,7 @@ NOT_CONSTANTS = {
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search
-        "loading `MiniLM` took 4 to 6 seconds",  # python -m memoryserver --semantic, timed (memory-server.md)
+        "loading `MiniLM` took 4 to 6 seconds",  # python -m mcpkit_memoryserver --semantic, timed (memory-server.md)
         "45 ms at 10,000 values and 160 ms at 100,000",  # measured by hand (a merge with its commit)
         "about 1.4 µs more per 100-character value",  # bench texts, timeit: the Python twin against the compiled
         "nothing links two owners or two scopes",  # prose

@@ -8,16 +8,16 @@ from contextlib import AbstractAsyncContextManager
 
 import pytest
 
-from helpdesk import DEMO_KEYS, create_server
 from mcpkit import Server
 from mcpkit.testing import CallAs, running
+from mcpkit_helpdesk import DEMO_KEYS, create_server
 
 Serve = Callable[[Server], AbstractAsyncContextManager[CallAs]]
 
 
 @pytest.fixture
 def mcpkit_server() -> Server:
-    """The help desk as ``python -m helpdesk`` serves it (memory store), with the demo keys."""
+    """The help desk as ``python -m mcpkit_helpdesk`` serves it (memory store), with the demo keys."""
     return create_server(keys=DEMO_KEYS)
 
 

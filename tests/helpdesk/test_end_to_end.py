@@ -1,4 +1,4 @@
-"""`python -m helpdesk` for real: a subprocess on a free port with a SQLite store, driven by the `mcp` client.
+"""`python -m mcpkit_helpdesk` for real: a subprocess on a free port with a SQLite store, driven by the `mcp` client.
 
 Nour's signature outlives a restart of the server; Sam still gets the default.
 """
@@ -22,7 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from helpdesk import DEFAULT_SIGNATURE, client_snippet
+from mcpkit_helpdesk import DEFAULT_SIGNATURE, client_snippet
 
 ERAS = ("2026-07-28", "legacy")  # the Client's modes: the newest protocol, and 2025-11-25's handshake
 STARTUP_SECONDS = 15.0
@@ -53,18 +53,20 @@ def wait_until_listening(running: Running, port: int) -> None:
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if running.process.poll() is not None:
-            pytest.fail(f"python -m helpdesk exited with {running.process.returncode}:\n{running.output.read_text()}")
+            pytest.fail(
+                f"python -m mcpkit_helpdesk exited with {running.process.returncode}:\n{running.output.read_text()}"
+            )
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
         except OSError:
             time.sleep(0.05)
-    pytest.fail(f"python -m helpdesk did not listen on port {port} within {STARTUP_SECONDS}s")
+    pytest.fail(f"python -m mcpkit_helpdesk did not listen on port {port} within {STARTUP_SECONDS}s")
 
 
 @pytest.fixture
 def start_helpdesk(tmp_path: Path) -> Iterator[Callable[[], Running]]:
-    """Starts `python -m helpdesk` in tmp_path with the demo keys; every process is stopped at teardown."""
+    """Starts `python -m mcpkit_helpdesk` in tmp_path with the demo keys; every process is stopped at teardown."""
     env = {k: v for k, v in os.environ.items() if k not in {"HELPDESK_KEYS", "REMEMBER_SECRET", "REMEMBER_STORE"}}
     started: list[Running] = []
 
@@ -73,7 +75,7 @@ def start_helpdesk(tmp_path: Path) -> Iterator[Callable[[], Running]]:
         output = tmp_path / f"run-{len(started) + 1}.out"
         with output.open("wb") as sink:
             process = subprocess.Popen(
-                [sys.executable, "-m", "helpdesk", "--port", str(port), "--store", "sqlite:///helpdesk.db"],
+                [sys.executable, "-m", "mcpkit_helpdesk", "--port", str(port), "--store", "sqlite:///helpdesk.db"],
                 cwd=tmp_path,
                 env=env,
                 stdout=sink,
@@ -143,7 +145,7 @@ def test_a_taken_port_is_one_line_and_no_banner(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "helpdesk", "--port", str(port)],
+            [sys.executable, "-m", "mcpkit_helpdesk", "--port", str(port)],
             cwd=tmp_path,
             env=env,
             capture_output=True,

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from helpdesk import DEMO_KEYS, create_server
 from mcpkit.testing import CallAs, ToolCallError
+from mcpkit_helpdesk import DEMO_KEYS, create_server
 
 MEMORY_TOOLS = ("remember_this", "recall", "forget", "list_memories")
 TIMEZONE = {"key": "timezone", "value": "Europe/Amsterdam", "scope": "user"}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from helpdesk import DEMO_KEYS, create_server
 from mcpkit.testing import CallAs
+from mcpkit_helpdesk import DEMO_KEYS, create_server
 
 OUTAGE = "Email is down; we are on it."
 

@@ -16,12 +16,12 @@ import pytest
 from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from helpdesk import DEMO_KEYS
+from mcpkit_helpdesk import DEMO_KEYS
 from node_toolchain import node_script
 from reliability.processes import ServerProcess, serving
 
 HERE = Path(__file__).resolve().parent
-DESK = "helpdesk:create_server"  # the demo's own factory: memory store, the demo keys
+DESK = "mcpkit_helpdesk:create_server"  # the demo's own factory: memory store, the demo keys
 DRAFT = "Your refund is on its way."
 NODE_SECONDS = 60
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
-from helpdesk import DEMO_KEYS, NOTES_TOKENS, RUNBOOKS, create_server
 from mcpkit import Server
 from mcpkit.testing import CallAs, ToolCallError, error_code
+from mcpkit_helpdesk import DEMO_KEYS, NOTES_TOKENS, RUNBOOKS, create_server
 
 Serve = Callable[[Server], AbstractAsyncContextManager[CallAs]]
 

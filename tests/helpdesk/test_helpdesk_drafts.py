@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from helpdesk import DRAFT_TTL
 from mcpkit import ManualClock
 from mcpkit.testing import CallAs
+from mcpkit_helpdesk import DRAFT_TTL
 
 HOUR = 60 * 60
 DRAFT = {"ticketId": "T-1", "text": "We have reset your password."}

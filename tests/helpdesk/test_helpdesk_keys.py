@@ -1,14 +1,14 @@
-"""HELPDESK_KEYS, the demo keys, what `python -m helpdesk` says on start, and `helpdesk.server`."""
+"""HELPDESK_KEYS, the demo keys, what `python -m mcpkit_helpdesk` says on start, and `mcpkit_helpdesk.server`."""
 
 from __future__ import annotations
 
 import pytest
 
-import helpdesk
-from helpdesk import DEMO_KEYS, AgentKeys, client_snippet, connect_url, create_server, load_keys, parse_keys
-from helpdesk.__main__ import main
+import mcpkit_helpdesk
 from mcpkit import ConfigurationError, Server, StaticKeys
 from mcpkit._cli import load_server
+from mcpkit_helpdesk import DEMO_KEYS, AgentKeys, client_snippet, connect_url, create_server, load_keys, parse_keys
+from mcpkit_helpdesk.__main__ import main
 from mcpkit_remember import StoreConfig
 
 FORM = "nour=KEY,sam=KEY"
@@ -92,14 +92,14 @@ def test_module_level_server_is_built_on_first_use_quietly(
 ) -> None:
     monkeypatch.setenv("HELPDESK_KEYS", "ana=ana-s3cret-1")
     monkeypatch.delenv("REMEMBER_STORE", raising=False)
-    vars(helpdesk).pop("server", None)
+    vars(mcpkit_helpdesk).pop("server", None)
     try:
-        server = load_server("helpdesk:server")  # what `mcpkit run helpdesk:server` does
+        server = load_server("mcpkit_helpdesk:server")  # what `mcpkit run mcpkit_helpdesk:server` does
         assert isinstance(server, Server)
         assert labels(server) == ("ana",)
-        assert helpdesk.server is server
+        assert mcpkit_helpdesk.server is server
     finally:
-        vars(helpdesk).pop("server", None)
+        vars(mcpkit_helpdesk).pop("server", None)
     assert capsys.readouterr() == ("", "")
 
 
@@ -120,7 +120,7 @@ def test_python_m_helpdesk_refuses_an_unknown_store(capsys: pytest.CaptureFixtur
 
 
 def test_startup_message_with_the_demo_keys_says_so_and_how_to_connect() -> None:
-    message = helpdesk.startup_message("127.0.0.1", 8000, StoreConfig("memory"), AgentKeys(DEMO_KEYS, demo=True))
+    message = mcpkit_helpdesk.startup_message("127.0.0.1", 8000, StoreConfig("memory"), AgentKeys(DEMO_KEYS, demo=True))
     assert "http://127.0.0.1:8000/mcp" in message
     assert "HELPDESK_KEYS is not set, so the demo keys are in use" in message
     assert "nour-demo-key" in message
@@ -138,7 +138,7 @@ def test_startup_message_with_the_demo_keys_says_so_and_how_to_connect() -> None
 
 def test_startup_message_with_real_keys_does_not_print_them() -> None:
     keys = AgentKeys({"ana": "ana-s3cret-1"}, demo=False)
-    message = helpdesk.startup_message("127.0.0.1", 8000, StoreConfig("sqlite", path="hd.db"), keys)
+    message = mcpkit_helpdesk.startup_message("127.0.0.1", 8000, StoreConfig("sqlite", path="hd.db"), keys)
     assert "s3cret" not in message
     assert "Keys: from HELPDESK_KEYS, for ana." in message
     assert "SQLite at hd.db" in message

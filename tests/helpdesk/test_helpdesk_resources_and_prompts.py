@@ -8,8 +8,8 @@ import mcp_types as types
 import pytest
 from mcp import MCPError
 
-from helpdesk import HELP_DESK_TOOLS
 from mcpkit.testing import CallAs
+from mcpkit_helpdesk import HELP_DESK_TOOLS
 
 REPLY = types.PromptReference(type="ref/prompt", name="reply_to_ticket")
 DRAFTS = types.ResourceTemplateReference(type="ref/resource", uri="helpdesk://drafts/{ticket_id}")

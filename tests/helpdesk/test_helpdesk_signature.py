@@ -7,9 +7,9 @@ from typing import Annotated
 import pytest
 from pydantic import Field
 
-from helpdesk import DEFAULT_SIGNATURE, DEMO_KEYS, DraftReply, SetSignature
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, ToolCallError
+from mcpkit_helpdesk import DEFAULT_SIGNATURE, DEMO_KEYS, DraftReply, SetSignature
 from mcpkit_remember import RememberPlugin
 
 REPLY = {"ticketId": "T-1", "text": "Your printer is fixed."}

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from helpdesk import QUEUE
 from mcpkit.testing import CallAs, ToolCallError
+from mcpkit_helpdesk import QUEUE
 
 NEWEST = pytest.mark.parametrize("mcp_protocol", ["2026-07-28"])
 SESSIONS = pytest.mark.parametrize("mcp_protocol", ["2025-11-25"])

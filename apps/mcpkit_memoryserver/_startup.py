@@ -1,4 +1,4 @@
-"""What ``python -m memoryserver`` prints on start: where it listens, what it keeps, how to connect."""
+"""What ``python -m mcpkit_memoryserver`` prints on start: where it listens, what it keeps, how to connect."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The help-desk demo: the "Remembering Across Calls" tutorial as an mcpkit server.
 
-Run it with ``python -m helpdesk`` or ``mcpkit run helpdesk:server``; build one in
+Run it with ``python -m mcpkit_helpdesk`` or ``mcpkit run mcpkit_helpdesk:server``; build one in
 code (or in tests) with ``create_server()``.
 """
 
@@ -71,7 +71,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Server:
-    """``helpdesk.server`` (for ``mcpkit run helpdesk:server``), built on first use, not at import.
+    """``helpdesk.server`` (for ``mcpkit run mcpkit_helpdesk:server``), built on first use, not at import.
 
     It reads ``HELPDESK_KEYS`` and ``REMEMBER_STORE`` then, prints nothing, and opens
     nothing until it serves; importing ``helpdesk`` stays cheap and cannot fail on them.

@@ -1,6 +1,6 @@
 """mcpkit's memory server: the five memory tools agents detect by name, on each signed-in user's memory.
 
-Run it with ``python -m memoryserver`` or ``mcpkit run memoryserver:server``; build one in code (or in
+Run it with ``python -m mcpkit_memoryserver`` or ``mcpkit run mcpkit_memoryserver:server``; build one in code (or in
 tests) with ``create_server()``.
 """
 
@@ -31,7 +31,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Server:
-    """``memoryserver.server`` (for ``mcpkit run memoryserver:server``), built on first use, not at import."""
+    """``memoryserver.server`` (for ``mcpkit run mcpkit_memoryserver:server``), built on first use, not at import."""
     if name != "server":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     built = create_server(os.environ.get("REMEMBER_STORE") or None)

@@ -1,4 +1,4 @@
-"""``python -m memoryserver``: serve the memory server over streamable HTTP and say how to connect."""
+"""``python -m mcpkit_memoryserver``: serve the memory server over streamable HTTP and say how to connect."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _port(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m memoryserver",
+        prog="python -m mcpkit_memoryserver",
         description=(
             "Serve mcpkit's memory server (write_memory, read_memory, search_memory, list_memory_keys, "
             "delete_memory) over MCP streamable HTTP at http://HOST:PORT/mcp. Users sign in with static keys "

@@ -1,4 +1,4 @@
-"""What ``python -m helpdesk`` prints on start: where it listens, what it uses, how to connect."""
+"""What ``python -m mcpkit_helpdesk`` prints on start: where it listens, what it uses, how to connect."""
 
 from __future__ import annotations
 
@@ -129,7 +129,7 @@ def oauth_startup_message(
     scopes: Sequence[str],
     resources: Sequence[str] = (),
 ) -> str:
-    """The lines ``python -m helpdesk --oauth`` prints before serving; ``resources``: the other URLs it answers at."""
+    """The lines ``python -m mcpkit_helpdesk --oauth`` prints before serving; ``resources``: its other URLs."""
     url = connect_url(host, port)
     others = [resource for resource in resources if resource != url]
     accounts = ", ".join(f"{login} / {password}" for login, password in passwords.items())
