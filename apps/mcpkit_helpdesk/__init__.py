@@ -71,10 +71,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Server:
-    """``helpdesk.server`` (for ``mcpkit run mcpkit_helpdesk:server``), built on first use, not at import.
+    """``mcpkit_helpdesk.server`` (for ``mcpkit run mcpkit_helpdesk:server``), built on first use, not at import.
 
     It reads ``HELPDESK_KEYS`` and ``REMEMBER_STORE`` then, prints nothing, and opens
-    nothing until it serves; importing ``helpdesk`` stays cheap and cannot fail on them.
+    nothing until it serves; importing ``mcpkit_helpdesk`` stays cheap and cannot fail on them.
     """
     if name != "server":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -101,7 +101,7 @@ def _serve_oauth(args: argparse.Namespace) -> None:
 
 
 def _say(message: str) -> None:
-    print(f"helpdesk: {message}", file=sys.stderr, flush=True)
+    print(f"mcpkit-helpdesk: {message}", file=sys.stderr, flush=True)
 
 
 def _exit_on_sigterm(_signal: int, _frame: object) -> None:
@@ -123,13 +123,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
     except ConfigurationError as exc:
-        print(f"helpdesk: {exc}", file=sys.stderr)
+        print(f"mcpkit-helpdesk: {exc}", file=sys.stderr)
         return 2
     except StartupError as exc:  # the store named by --store cannot be opened (Redis down, say)
-        print(f"helpdesk: {exc}", file=sys.stderr)
+        print(f"mcpkit-helpdesk: {exc}", file=sys.stderr)
         return 1
     except IdentityProviderUnavailable as exc:
-        print(f"helpdesk: the demo identity provider cannot run: {exc}", file=sys.stderr)
+        print(f"mcpkit-helpdesk: the demo identity provider cannot run: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -1,5 +1,5 @@
 // The help desk's demo identity provider: oidc-provider (the certified OpenID Connect server, from the
-// npm registry) configured for MCP sign-in. Started by helpdesk/_identity_provider.py, never by hand:
+// npm registry) configured for MCP sign-in. Started by mcpkit_helpdesk/_identity_provider.py, never by hand:
 //
 //   node identity_provider.mjs   (configuration as JSON on stdin, see below)
 //

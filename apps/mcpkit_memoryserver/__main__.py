@@ -82,10 +82,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         server.run(transport="http", host=args.host, port=args.port, on_ready=serving)
     except ConfigurationError as exc:
-        print(f"memoryserver: {exc}", file=sys.stderr)
+        print(f"mcpkit-memoryserver: {exc}", file=sys.stderr)
         return 2
     except StartupError as exc:  # the store cannot be opened (Redis down, say)
-        print(f"memoryserver: {exc}", file=sys.stderr)
+        print(f"mcpkit-memoryserver: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -336,7 +336,7 @@ def test_a_first_start_says_it_is_installing_the_provider(
     monkeypatch.setenv("PATH", str(tmp_path))  # no npm on it: the install is announced, then fails saying why
     assert main(["--oauth", "--port", str(free_port())]) == 1
     error = capsys.readouterr().err
-    assert error.startswith("helpdesk: Installing the demo identity provider, once: oidc-provider 9.13.3")
+    assert error.startswith("mcpkit-helpdesk: Installing the demo identity provider, once: oidc-provider 9.13.3")
     assert str(tmp_path / "empty-cache") in error
     assert "npm is not on PATH" in error
     assert "Installing" not in help_desk.output.read_text()  # an installed provider starts without a word of it
@@ -351,6 +351,6 @@ def test_the_provider_and_the_help_desk_on_one_port_is_refused_before_anything_s
     assert main(["--oauth", "--port", str(port), "--identity-port", str(port)]) == 2
     error = capsys.readouterr().err
     assert error == (
-        f"helpdesk: --identity-port {port} is the help desk's own --port: the identity provider needs a port of its "
-        "own (by default 9400).\n"
+        f"mcpkit-helpdesk: --identity-port {port} is the help desk's own --port: the identity provider needs a port "
+        "of its own (by default 9400).\n"
     )

@@ -156,7 +156,8 @@ def test_a_taken_port_is_one_line_and_no_banner(tmp_path: Path) -> None:
 
     assert done.returncode == 2
     assert done.stderr == (
-        f"helpdesk: Port {port} on 127.0.0.1 is already in use by another program: stop it, or choose another port.\n"
+        f"mcpkit-helpdesk: Port {port} on 127.0.0.1 is already in use by another program: stop it, or choose "
+        "another port.\n"
     )
     assert done.stdout == ""
 
