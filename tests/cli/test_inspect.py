@@ -14,6 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from cli._commands import APP, KEY, environment, mcpkit, running
 from mcpkit._cli._inspect import inspected
+from mcpkit.testing import TasksExtension
 
 
 def wire(models: list[Any]) -> list[dict[str, Any]]:
@@ -186,3 +187,38 @@ def test_inspect_of_a_target_that_does_not_load_is_one_line_and_exit_2(tmp_path:
     assert done.returncode == 2
     assert done.stderr == "mcpkit: No such file: missing.py\n"
     assert done.stdout == ""
+
+
+TASK_ONLY = APP.replace(
+    '@app(id="notes", tools=[Greet]',
+    textwrap.dedent(
+        """
+        @tool(name="export", description="Exports every note, as a task.", task="required")
+        class Export(ToolContext):
+            async def execute(self) -> str:
+                return "exported"
+
+
+        @app(id="notes", tools=[Greet, Export]"""
+    ),
+)
+
+
+async def test_a_task_only_tool_is_listed_as_a_client_with_tasks_sees_it_and_named_task_only(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(TASK_ONLY)
+    with running(tmp_path, "run", "app.py", "--port", "0", "--log-level", "warning", env=environment()) as served:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=30) as http,
+            Client(streamable_http_client(served.url(), http_client=http), extensions=[TasksExtension()]) as client,
+        ):
+            with_tasks = wire((await client.list_tools()).tools)
+
+    done = mcpkit(tmp_path, "inspect", "app.py", env=environment())
+
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["tools"] == with_tasks
+    assert [tool["name"] for tool in printed["tools"]] == ["greet", "export"]
+    assert printed["taskOnly"] == ["export"]
+    assert [tool["name"] for tool in printed["2025-11-25"]["tools"]] == ["greet"]
+    assert "taskOnly" not in printed["2025-11-25"]

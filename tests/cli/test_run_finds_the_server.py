@@ -101,6 +101,21 @@ def test_when_it_cannot_choose_it_names_what_it_found_and_how_to_pick(
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize("target", ["made.py:make", "made.py"], ids=["named", "found"])
+def test_a_factory_that_needs_arguments_is_one_line_saying_what_to_do(tmp_path: Path, target: str) -> None:
+    (tmp_path / "made.py").write_text(
+        HEADER + "def make(name: str, *more: str, debug: bool = False) -> Server:\n    return Server([Pinged])\n"
+    )
+
+    done = run_mcpkit(tmp_path, "run", target, env=environment())
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "mcpkit: made.py:make takes arguments (name), and mcpkit calls it with none: give them defaults, name a "
+        "function that takes none, or create the Server at module level (server = make(...)) and name that.\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("body", "target"),
     [

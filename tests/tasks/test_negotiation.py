@@ -206,6 +206,11 @@ async def test_on_2025_11_25_a_task_tool_answers_in_the_request_and_tasks_method
         with pytest.raises(MCPError) as refused:
             await client.call_tool("required", {})
         assert refused.value.code == -32021
+        assert str(refused.value) == (
+            "Calling 'required' runs only as a task, which needs a client speaking protocol 2026-07-28 with the "
+            "tasks extension (io.modelcontextprotocol/tasks); this session speaks 2025-11-25: connect with a client "
+            "that does."
+        )
         session_id = await open_legacy_session(http, token=ALICE)
         absent = await http.post(
             "/mcp",

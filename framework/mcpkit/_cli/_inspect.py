@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from ..server import LISTED_PROTOCOLS, listing
+from ..server import LISTED_PROTOCOLS, Server, listing
 from ..tools import Finding, lint_tool
 from ._target import add_target, load_server
 
@@ -22,7 +22,8 @@ _EXAMPLES = """\
 The JSON holds what a 2026-07-28 client is shown: serverInfo, capabilities, instructions, tools, resources,
 resourceTemplates and prompts (every page), then "protocolVersions", the eras shown the same, and "lint", the
 schema findings. An era shown something else gets its own object under its version ("2025-11-25": {...}).
-Nothing is served and no plugin starts: no store is opened.
+Tools declared task="required" are listed as to a client that declares the tasks extension, and named in
+"taskOnly" (other clients are not shown them). Nothing is served and no plugin starts: no store is opened.
 
 The lint is the MCP Inspector's --strict one: a bare true/false where a schema object belongs is an error;
 `type` as a list, a $ref outside the document and a schema that accepts anything are warnings.
@@ -57,13 +58,21 @@ def add_inspect(commands: Any) -> None:
 def _inspect(args: argparse.Namespace) -> int:
     server = load_server(args.target)
     eras = [args.protocol] if args.protocol else list(LISTED_PROTOCOLS)
-    shown = {era: anyio.run(listing, server, era) for era in eras}
+    shown = {era: _shown(server, era) for era in eras}
     document, findings = inspected(shown)
     print(json.dumps(document, indent=2, ensure_ascii=False))
     for tool, finding in findings:
         print(f"mcpkit inspect: {finding.severity}: tool {tool!r} {finding.path} {finding.advice}", file=sys.stderr)
     failing = [finding for _, finding in findings if args.strict or finding.severity == "error"]
     return EXIT_LINT_ERRORS if failing else 0
+
+
+def _shown(server: Server, era: str) -> dict[str, Any]:
+    """What ``era`` lists to a client that declares tasks, ``taskOnly`` naming the tools only such a client sees."""
+    declaring = anyio.run(lambda: listing(server, era, tasks=True))
+    plain = {tool["name"] for tool in anyio.run(listing, server, era)["tools"]}
+    task_only = [tool["name"] for tool in declaring["tools"] if tool["name"] not in plain]
+    return declaring | ({"taskOnly": task_only} if task_only else {})
 
 
 def inspected(shown: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[tuple[str, Finding]]]:

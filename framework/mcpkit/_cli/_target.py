@@ -61,7 +61,7 @@ def load_server(target: str) -> Server:
     except AttributeError:
         raise CommandError(f"{location} has no attribute {attr!r}.") from None
     if not isinstance(found, Server) and callable(found):
-        found = found()
+        found = _called(found, target)
     if not isinstance(found, Server):
         raise CommandError(f"{target} is {type(found).__name__}, not a mcpkit Server (or a function returning one).")
     return found
@@ -82,7 +82,7 @@ def _found_in(module: ModuleType, location: str) -> Server:
         )
     factories = sorted(name for name, value in vars(module).items() if _makes_server(value, module))
     if len(factories) == 1:
-        made = getattr(module, factories[0])()
+        made = _called(getattr(module, factories[0]), f"{location}:{factories[0]}")
         if not isinstance(made, Server):
             raise CommandError(f"{location}:{factories[0]}() returned {type(made).__name__}, not a mcpkit Server.")
         return made
@@ -95,6 +95,26 @@ def _found_in(module: ModuleType, location: str) -> Server:
         f"{location} holds no mcpkit Server at module level (nor a function annotated `-> Server`): create one "
         f"there (server = Server([...])), or name what makes it: {location}:NAME."
     )
+
+
+def _called(factory: Any, target: str) -> Any:
+    """``factory()``, or CommandError when it needs arguments mcpkit cannot know (rather than a TypeError)."""
+    try:
+        needed = [
+            p.name
+            for p in inspect.signature(factory).parameters.values()
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+    except (TypeError, ValueError):  # no signature to read (a builtin): call it and let it say
+        needed = []
+    if needed:
+        name = getattr(factory, "__name__", "make")
+        raise CommandError(
+            f"{target} takes arguments ({', '.join(needed)}), and mcpkit calls it with none: give them defaults, "
+            f"name a function that takes none, or create the Server at module level (server = {name}(...)) "
+            "and name that."
+        )
+    return factory()
 
 
 def _makes_server(value: object, module: ModuleType) -> bool:

@@ -11,9 +11,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp import Client
+from mcp.client.extension import advertise
 from pydantic import BaseModel
 
 from ..base import LocalConnection, local_connection
+from ..tasks import EXTENSION
 from ._server import Server
 
 __all__ = ["LISTED_PROTOCOLS", "listing"]
@@ -26,13 +28,15 @@ _MODES = {"2026-07-28": "auto", "2025-11-25": "legacy"}
 _MAX_PAGES = 1000
 
 
-async def listing(server: Server, protocol: str) -> dict[str, Any]:
-    """The server's info, capabilities, tools, resources, resource templates and prompts as ``protocol`` shows them."""
+async def listing(server: Server, protocol: str, *, tasks: bool = False) -> dict[str, Any]:
+    """The server's info, capabilities, tools, resources, resource templates and prompts as ``protocol`` shows them
+    (with ``tasks``, to a client that declares the tasks extension: ``task="required"`` tools included)."""
     if protocol not in _MODES:
         raise ValueError(f"protocol must be one of {LISTED_PROTOCOLS}, not {protocol!r}")
     token = local_connection.set(LocalConnection(None, uuid.uuid4().hex))
+    extensions = [advertise(EXTENSION)] if tasks else []
     try:
-        async with Client(server._sdk, mode=_MODES[protocol]) as client:
+        async with Client(server._sdk, mode=_MODES[protocol], extensions=extensions) as client:
             if client.protocol_version != protocol:
                 raise RuntimeError(f"the client spoke {client.protocol_version}, not {protocol}")
             capabilities = client.server_capabilities

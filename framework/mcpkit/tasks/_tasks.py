@@ -29,6 +29,7 @@ from ._record import TaskRecord
 from ._store import MemoryTaskStore, TaskQuotaError, TaskStore
 from ._wire import (
     EXTENSION,
+    MODERN,
     SentParams,
     TaskParams,
     UpdateTaskParams,
@@ -137,7 +138,7 @@ class Tasks:
         spec = bound.spec
         if not negotiated(ctx):
             if spec.task == "required":
-                raise missing_extension(f"Calling {spec.name!r}")
+                raise missing_extension(f"Calling {spec.name!r}", ctx.protocol_version or MODERN)
             return None
         given: Mapping[str, Any] = {}
         if spec.ask_first:  # the questions first, answered in the request (multi-round), then the task

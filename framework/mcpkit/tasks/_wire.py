@@ -75,17 +75,20 @@ def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(extensions) and EXTENSION in extensions  # type: ignore[operator]  # checked non-empty
 
 
-def missing_extension(what: str) -> MCPError:
-    """``-32021``: ``what`` needs the tasks extension, which the client did not declare on this request."""
+def missing_extension(what: str, spoken: str = MODERN) -> MCPError:
+    """``-32021``: ``what`` needs the tasks extension, which the client did not declare on this request (or, on an
+    older protocol ``spoken``, cannot: it needs a client speaking 2026-07-28)."""
     data = types.MissingRequiredClientCapabilityErrorData(
         required_capabilities=types.ClientCapabilities(extensions={EXTENSION: {}})
     ).model_dump(by_alias=True, exclude_none=True)
-    return MCPError(
-        types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+    message = (
         f"{what} needs the client capability extensions[{EXTENSION!r}] (the tasks extension), which this request "
-        "did not declare in _meta['io.modelcontextprotocol/clientCapabilities'].",
-        data=data,
+        "did not declare in _meta['io.modelcontextprotocol/clientCapabilities']."
+        if spoken == MODERN
+        else f"{what} runs only as a task, which needs a client speaking protocol {MODERN} with the tasks extension "
+        f"({EXTENSION}); this session speaks {spoken}: connect with a client that does."
     )
+    return MCPError(types.MISSING_REQUIRED_CLIENT_CAPABILITY, message, data=data)
 
 
 def admitted(ctx: ServerRequestContext[Any, Any], method: str, sent: SentParams, model: type[_Params]) -> _Params:
