@@ -8,12 +8,14 @@ import os
 import signal
 import socket
 import textwrap
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from cli._commands import APP, call_tool, environment, mcpkit, running
+from mcpkit._cli._reload import GRACE_SECONDS, STOP_SECONDS
 
 
 def children(pid: int) -> list[int]:
@@ -84,6 +86,42 @@ def test_a_broken_change_leaves_the_watch_running_and_a_fix_serves_again(tmp_pat
     assert stopped == "mcpkit: the server stopped (exit code 1); a change starts it again"
     assert answer == "fixed Nour"
     assert url
+
+
+def test_a_first_start_that_fails_keeps_the_watch_and_a_fix_serves(tmp_path: Path) -> None:
+    """As uvicorn --reload does: the user's import error is shown, and the next change starts the server."""
+    (tmp_path / "app.py").write_text("import no_such_module_here\n" + APP)
+    with running(
+        tmp_path, "run", "app.py", "--reload", "--port", "0", "--log-level", "warning", env=environment()
+    ) as s:
+        error = s.line_starting("ModuleNotFoundError")
+        stopped = s.line_starting("mcpkit: the server stopped")
+        (tmp_path / "app.py").write_text(APP)
+        s.line_starting("mcpkit: restarting the server")
+        answer = call_tool(s.url(), "greet", {"name": "Nour"})
+
+    assert error == "ModuleNotFoundError: No module named 'no_such_module_here'"
+    assert stopped == "mcpkit: the server stopped (exit code 1); a change starts it again"
+    assert answer == "hello Nour"
+
+
+def test_a_watch_killed_outright_leaves_no_server_behind_on_its_port(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    with running(
+        tmp_path, "run", "app.py", "--reload", "--port", "0", "--log-level", "warning", env=environment()
+    ) as s:
+        url = urlsplit(s.url())
+        (server,) = children(s.process.pid)
+        s.process.kill()  # SIGKILL: the supervisor cannot stop its child itself
+        s.process.wait()
+        deadline = time.monotonic() + GRACE_SECONDS + STOP_SECONDS + 10
+        while alive(server) and time.monotonic() < deadline:  # a real process: a bounded poll, no clock to move
+            time.sleep(0.1)
+        orphaned = alive(server)
+
+    assert not orphaned
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((url.hostname, url.port), timeout=5)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -3,7 +3,9 @@
 The supervisor never imports the server's code: a child (``python -m mcpkit._cli._child``) does, and serves on
 the socket it inherits. Connections that arrive while one child stops and the next starts wait in the socket's
 queue instead of being refused, and the port stays the same, so a client (the Inspector) carries on. A child that
-fails (a syntax error) leaves the supervisor waiting for the next change. Watching is ``watchfiles``'s (inotify,
+fails (a syntax error, an import error, the first one included) leaves the supervisor waiting for the next change. A
+child holds the read end of a pipe the supervisor never writes to, and stops when it ends: a supervisor killed
+outright leaves no server behind on its port. Watching is ``watchfiles``'s (inotify,
 FSEvents, ReadDirectoryChangesW), as uvicorn's reload uses.
 """
 
@@ -96,6 +98,7 @@ class Supervisor:
         self._options = options
         self._dirs = list(dirs)
         self._companion = companion
+        self._pipe: tuple[int, int] | None = None  # (read, write): each child's lifeline to this process
 
     def serve(self) -> int:
         """Serve until Ctrl+C or SIGTERM (0), or until the companion ends (its exit code, at least 1)."""
@@ -147,12 +150,18 @@ class Supervisor:
             if self._companion is not None:
                 self._companion.stop()
             sock.close()
+            if self._pipe is not None:
+                for end in self._pipe:
+                    os.close(end)
         return 0
 
     def _start(self, fd: int) -> subprocess.Popen[bytes]:
-        order = {"target": self._target, "host": self._host, "fd": fd, "options": self._options}
+        if self._pipe is None:
+            self._pipe = os.pipe()  # never written: its end (this process's end) is what the child waits for
+        lifeline = self._pipe[0]
+        order = {"target": self._target, "host": self._host, "fd": fd, "supervisor": lifeline, "options": self._options}
         command = [sys.executable, "-m", "mcpkit._cli._child", json.dumps(order)]
-        return subprocess.Popen(command, pass_fds=(fd,))
+        return subprocess.Popen(command, pass_fds=(fd, lifeline))
 
 
 def stop_process(process: subprocess.Popen[Any]) -> None:
