@@ -116,10 +116,13 @@ class Running:
 
 
 @contextlib.contextmanager
-def running(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Running]:
-    """``mcpkit ARGS`` as a real process, stopped by its PID when the block ends (killed if it will not stop)."""
+def running(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, python: tuple[str, ...] = ()
+) -> Iterator[Running]:
+    """``mcpkit ARGS`` as a real process (``python`` options before ``-m``, such as ``-P``, the way the ``mcpkit``
+    script runs), stopped by its PID when the block ends (killed if it will not stop)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", *args],
+        [sys.executable, *python, "-m", "mcpkit", *args],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,

@@ -45,9 +45,11 @@ def install(project: Path, home: Path, *args: str) -> tuple[int, str, str]:
 
 
 def stdio_entry(project: Path, *, typed: bool) -> dict[str, object]:
-    args = ["-m", "mcpkit", "run", str(project / "app.py"), "--stdio", "--user", "nour"]
+    """The entry for ``app.py --user nour --env REMEMBER_STORE=sqlite:///notes.db``: every path absolute."""
+    args = ["-P", "-m", "mcpkit", "run", str(project / "app.py"), "--stdio", "--user", "nour"]
     entry: dict[str, object] = {"type": "stdio"} if typed else {}
-    return entry | {"command": sys.executable, "args": args, "env": {"REMEMBER_STORE": "sqlite:///notes.db"}}
+    env = {"REMEMBER_STORE": f"sqlite:///{project / 'notes.db'}"}
+    return entry | {"command": sys.executable, "args": args, "env": env}
 
 
 @pytest.mark.parametrize("client", sorted(CLIENTS))
@@ -272,8 +274,17 @@ def test_a_module_target_brings_the_folder_it_was_found_in(tmp_path: Path, home:
 
     entry = json.loads((home / USER_FILES["cursor"]).read_text())["mcpServers"]["notes"]
     assert code == 0, err
-    assert entry["args"] == ["-m", "mcpkit", "run", "notes.served", "--stdio"]
-    assert entry["env"] == {"PYTHONPATH": str(tmp_path / "project")}
+    assert entry["args"] == [
+        "-P",
+        "-m",
+        "mcpkit",
+        "run",
+        "notes.served",
+        "--stdio",
+        "--app-dir",
+        str(tmp_path / "project"),
+    ]
+    assert "env" not in entry
 
 
 @pytest.mark.parametrize(
@@ -305,3 +316,69 @@ def test_vscodes_user_file_is_in_its_user_folder(system: str, expected: str) -> 
     path = CLIENTS["vscode"].path("user", system=system, home=Path("/Users/nour"), env={}, cwd=Path("/p"))
 
     assert path == Path(expected)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("REMEMBER_SECRET", "a-long-enough-secret-0123"),
+        ("HELPDESK_KEYS", "nour=nour-key-0123456789"),
+        ("REMEMBER_STORE", "postgresql://nour:hunter2@db.example.com/notes"),
+    ],
+    ids=["secret", "keys", "password-in-url"],
+)
+def test_a_secret_is_not_written_into_a_projects_file(project: Path, home: Path, variable: str, value: str) -> None:
+    args = ("app.py", "--client", "claude-code", "--scope", "project", "--env", f"{variable}={value}")
+
+    code, _, err = install(project, home, *args)
+
+    assert code == 2
+    assert err == (
+        f"mcpkit: --env {variable} would write a secret into the project's file, which is shared (committed): "
+        "install for yourself (--scope user), or give a reference the client expands instead of the value (Claude "
+        f"Code: {variable}=${{{variable}}}, Cursor and VS Code: {variable}=${{env:{variable}}}).\n"
+    )
+    assert sorted(p.name for p in project.iterdir()) == ["app.py"]
+
+
+def test_a_reference_the_client_expands_goes_into_a_projects_file(project: Path, home: Path) -> None:
+    args = ("app.py", "--client", "claude-code", "--scope", "project", "--env", "REMEMBER_SECRET=${REMEMBER_SECRET}")
+
+    code, _, err = install(project, home, *args)
+
+    assert code == 0, err
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["notes"]
+    assert entry["env"] == {"REMEMBER_SECRET": "${REMEMBER_SECRET}"}
+    assert stat.S_IMODE((project / ".mcp.json").stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize(("env", "mode"), [("REMEMBER_SECRET=a-long-enough-secret-0123", 0o600), ("DEBUG=1", 0o644)])
+def test_a_new_file_holding_a_secret_is_readable_by_you_only(project: Path, home: Path, env: str, mode: int) -> None:
+    code, _, err = install(project, home, "app.py", "--client", "cursor", "--env", env)
+
+    assert code == 0, err
+    assert stat.S_IMODE((home / USER_FILES["cursor"]).stat().st_mode) == mode
+
+
+async def test_a_file_of_the_project_named_like_a_module_mcpkit_imports_does_not_shadow_it(
+    project: Path, home: Path
+) -> None:
+    """The client may start the server in the project's folder: its json.py is the project's, not the one mcpkit
+    imports, and the project's own imports still work."""
+    (project / "json.py").write_text(
+        '"""The project\'s own JSON helpers."""\n\n\ndef pretty(value):\n    return value\n'
+    )
+    (project / "wording.py").write_text('GREETING = "hello "\n')
+    (project / "app.py").write_text(
+        "from wording import GREETING\n" + APP.replace('"hello " + name', "GREETING + name")
+    )
+    code, _, err = install(project.parent, home, "project/app.py", "--client", "cursor")
+    entry = json.loads((home / USER_FILES["cursor"]).read_text())["mcpServers"]["notes"]
+    env = {"PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # this worktree's mcpkit
+
+    parameters = StdioServerParameters(command=entry["command"], args=entry["args"], env=env, cwd=str(project))
+    async with Client(stdio_client(parameters)) as client:
+        called = await client.call_tool("greet", {"name": "Nour"})
+
+    assert code == 0, err
+    assert called.content[0].text == "hello Nour"  # type: ignore[union-attr]

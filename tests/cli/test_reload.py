@@ -105,6 +105,18 @@ def test_a_first_start_that_fails_keeps_the_watch_and_a_fix_serves(tmp_path: Pat
     assert answer == "hello Nour"
 
 
+def test_a_file_of_the_project_named_like_a_module_mcpkit_imports_does_not_shadow_it(tmp_path: Path) -> None:
+    """Started in the project's folder (``-P``: as the ``mcpkit`` script, which does not put it first on sys.path),
+    the server is the project's app.py, and json is the standard library's, not the project's json.py."""
+    (tmp_path / "json.py").write_text('"""The project\'s JSON helpers."""\n\n\ndef pretty(value):\n    return value\n')
+    (tmp_path / "app.py").write_text(APP)
+    args = ("run", "app.py", "--reload", "--port", "0", "--log-level", "warning")
+    with running(tmp_path, *args, env=environment(), python=("-P",)) as s:
+        answer = call_tool(s.url(), "greet", {"name": "Nour"})
+
+    assert answer == "hello Nour"
+
+
 def test_a_watch_killed_outright_leaves_no_server_behind_on_its_port(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(APP)
     with running(

@@ -184,3 +184,29 @@ def test_a_module_file_named_after_its_folder_still_loads(tmp_path: Path) -> Non
     done = run_mcpkit(tmp_path, "inspect", "project/app.py", env=environment())
 
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("reload", [False, True], ids=["run", "reload"])
+async def test_a_package_in_a_src_layout_is_found_in_src(tmp_path: Path, reload: bool) -> None:
+    (tmp_path / "src" / "notes").mkdir(parents=True)
+    (tmp_path / "src" / "notes" / "__init__.py").write_text(APP)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "notes"\nversion = "0.1.0"\n')
+
+    inspected = run_mcpkit(tmp_path, "inspect", "notes:server", env=environment())
+    args = ("run", "notes:server", "--port", "0", "--log-level", "warning", *(["--reload"] if reload else []))
+    with running(tmp_path, *args, env=environment()) as served:
+        answer = call_tool(served.url(), "greet", {"name": "Sam"}, key=KEY)
+
+    assert inspected.returncode == 0, inspected.stderr
+    assert answer == "hello Sam"
+
+
+def test_app_dir_names_the_folder_a_module_is_imported_from(tmp_path: Path) -> None:
+    (tmp_path / "lib" / "notes").mkdir(parents=True)
+    (tmp_path / "lib" / "notes" / "__init__.py").write_text(APP)
+
+    found = run_mcpkit(tmp_path, "inspect", "notes", "--app-dir", "lib", env=environment())
+    missing = run_mcpkit(tmp_path, "inspect", "notes", "--app-dir", "nowhere", env=environment())
+
+    assert found.returncode == 0, found.stderr
+    assert (missing.returncode, missing.stderr) == (2, "mcpkit: --app-dir nowhere: no such folder.\n")

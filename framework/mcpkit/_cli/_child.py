@@ -1,9 +1,10 @@
 """One server process under ``--reload``: import TARGET and serve it on the socket the supervisor bound.
 
-Started as ``python -m mcpkit._cli._child ORDER`` (ORDER: JSON with the target, host, socket descriptor, the read
-end of a pipe only the supervisor writes to, and the ``Server.run`` options), with the same one-line errors and
-exit codes as ``mcpkit run``. The pipe ends when the supervisor does, however it ends (SIGKILL included): the
-child then stops as the supervisor would have stopped it, rather than live on as an orphan holding the port.
+Started as ``python -P -m mcpkit._cli._child ORDER`` (ORDER: JSON with the target, its ``--app-dir``, host, socket
+descriptor, the read end of a pipe only the supervisor writes to, and the ``Server.run`` options), with the same
+one-line errors and exit codes as ``mcpkit run``. The pipe ends when the supervisor does, however it ends (SIGKILL
+included): the child then stops as the supervisor would have stopped it, rather than live on as an orphan holding
+the port.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ def serve_child(order: str) -> int:
     threading.Thread(target=_end_with_supervisor, args=(given["supervisor"],), daemon=True).start()
 
     def serve() -> int:
-        load_server(given["target"]).run("http", host=given["host"], fd=given["fd"], **given["options"])
+        load_server(given["target"], given["app_dir"]).run(
+            "http", host=given["host"], fd=given["fd"], **given["options"]
+        )
         return 0
 
     return handled(serve)

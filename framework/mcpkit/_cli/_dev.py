@@ -66,11 +66,11 @@ def add_dev(commands: Any) -> None:
 
 
 def _dev(args: argparse.Namespace) -> int:
-    dirs = watched_dirs(args.target, [Path(folder) for folder in args.reload_dirs or ()])
+    dirs = watched_dirs(args.target, args.app_dir, [Path(folder) for folder in args.reload_dirs or ()])
     _check_free(args.inspector_port)
     inspector = ensure_inspector(cache_dir(), _say)
     companion = _InspectorBeside(inspector, args.key, args.inspector_port, browser=not args.no_browser)
-    return Supervisor(args.target, "127.0.0.1", args.port, {"log_level": "info"}, dirs, companion).serve()
+    return Supervisor(args.target, args.app_dir, "127.0.0.1", args.port, {"log_level": "info"}, dirs, companion).serve()
 
 
 class _InspectorBeside:

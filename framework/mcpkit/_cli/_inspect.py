@@ -56,7 +56,7 @@ def add_inspect(commands: Any) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    server = load_server(args.target)
+    server = load_server(args.target, args.app_dir)
     eras = [args.protocol] if args.protocol else list(LISTED_PROTOCOLS)
     shown = {era: _shown(server, era) for era in eras}
     document, findings = inspected(shown)

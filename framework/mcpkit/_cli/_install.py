@@ -21,13 +21,17 @@ from urllib.parse import urlsplit
 
 from ..base import StartupError
 from ._clients import CLIENTS, Client, Remote, Stdio
-from ._target import CommandError, add_target, load_server, split_target
+from ._target import CommandError, add_target, is_file_target, load_server, module_folder, split_target
 
 __all__ = ["add_install"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INDENT = re.compile(r"\n([ \t]+)\S")
+#: A variable whose value is a secret by its name (REMEMBER_SECRET, HELPDESK_KEYS, API_TOKEN, DB_PASSWORD, ...).
+_SECRET_NAME = re.compile(r"(^|_)(SECRETS?|KEYS?|TOKENS?|PASSWORDS?|PASSWD|CREDENTIALS?)(_|$)", re.IGNORECASE)
+#: A URL with a password in it (postgresql://user:password@host/db).
+_PASSWORD_IN_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@:]*:[^/@]+@")
 
 _EXAMPLES = """\
 clients and the file each reads (--scope user / --scope project):
@@ -36,8 +40,11 @@ clients and the file each reads (--scope user / --scope project):
   cursor          ~/.cursor/mcp.json                  / .cursor/mcp.json
   vscode          mcp.json in VS Code's User folder   / .vscode/mcp.json
 
-With --stdio (the default) the client starts `python -m mcpkit run --stdio TARGET` with the Python running this
-command; with --url it connects to a server already running there, sending --key as a bearer token.
+With --stdio (the default) the client starts `python -P -m mcpkit run --stdio TARGET` with the Python running this
+command, TARGET's file (or --app-dir for a module) and a SQLite file in --env as absolute paths; with --url it
+connects to a server already running there, sending --key as a bearer token. A project's file is meant to be
+committed: a secret (--key, an --env variable named like REMEMBER_SECRET or *_KEYS, a URL with a password) is
+refused there; write a reference the client expands instead (Claude Code: ${NAME}, Cursor and VS Code: ${env:NAME}).
 
 exit codes: 0 written (or already there, or --dry-run), 1 the config file is not JSON or cannot be written,
 2 a mistake in the command (the message says which)
@@ -45,6 +52,7 @@ exit codes: 0 written (or already there, or --dry-run), 1 the config file is not
 examples:
   mcpkit install app.py --client claude-desktop
   mcpkit install app.py --client cursor --user nour --env REMEMBER_STORE=sqlite:///notes.db
+  mcpkit install app.py --client claude-code --scope project --env 'REMEMBER_SECRET=${REMEMBER_SECRET}'
   mcpkit install --client vscode --url https://mcp.example.com/mcp --key "$MCP_KEY" --name notes
   mcpkit install app.py --client claude-code --scope project --dry-run
 """
@@ -102,7 +110,7 @@ def _install(args: argparse.Namespace) -> int:
         print(text, end="")
         print(f"mcpkit: dry run: {path} is unchanged.", file=sys.stderr)
         return 0
-    backup = _write(path, before is not None, text, private=args.key is not None)
+    backup = _write(path, before is not None, text, private=args.key is not None or bool(_secrets(args.env)))
     kept = f" (the old file is {backup})" if backup else ""
     print(f"Added {name!r} to {client.title}'s servers in {path}{kept}. Restart {client.title} to load it.")
     return 0
@@ -113,15 +121,27 @@ def _stdio(args: argparse.Namespace) -> tuple[str, Stdio]:
         raise CommandError("Name the server to install: mcpkit install TARGET --client ... (or --url URL --name NAME).")
     if args.key is not None:
         raise CommandError("--key is sent to a server at a --url; a stdio server's caller is the local person: --user.")
-    server = load_server(args.target)
+    secrets = _secrets(args.env)
+    if secrets and args.scope == "project":
+        raise CommandError(
+            f"--env {secrets[0]} would write a secret into the project's file, which is shared (committed): install "
+            "for yourself (--scope user), or give a reference the client expands instead of the value (Claude Code: "
+            f"{secrets[0]}=${{{secrets[0]}}}, Cursor and VS Code: {secrets[0]}=${{env:{secrets[0]}}})."
+        )
+    server = load_server(args.target, args.app_dir)
     location, attr = split_target(args.target)
-    env = dict(_variables(args.env))
-    if location.endswith(".py") or os.sep in location or "/" in location:
+    env = {name: _absolute_sqlite(value) for name, value in _variables(args.env)}
+    app_dir: list[str] = []
+    if is_file_target(location):
         location = str(Path(location).resolve())  # the client starts it from a folder of its own
-    elif _found_in_cwd(location):
-        env = {"PYTHONPATH": os.getcwd(), **env}  # as `mcpkit run` puts the current folder on sys.path
+    else:
+        folder = module_folder(location, args.app_dir)
+        if _imported_from(location, folder):
+            app_dir = ["--app-dir", str(folder)]
     target = location if attr is None else f"{location}:{attr}"
-    command = ["-m", "mcpkit", "run", target, "--stdio", *(["--user", args.user] if args.user else [])]
+    # -P: the folder the client starts it in is not put first on sys.path (a file there named like a module
+    # mcpkit imports would shadow it); the user's own folder comes from TARGET's path or --app-dir.
+    command = ["-P", "-m", "mcpkit", "run", target, "--stdio", *app_dir, *(["--user", args.user] if args.user else [])]
     return args.name or server.name, Stdio(os.path.abspath(sys.executable), command, env)
 
 
@@ -159,11 +179,29 @@ def _variables(pairs: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def _found_in_cwd(module: str) -> bool:
-    """Whether ``module`` was imported from the current folder (so the client, started elsewhere, needs it)."""
+def _secrets(pairs: list[str]) -> list[str]:
+    """The ``--env`` variables whose value is a secret: named like one, or a URL with a password; not a reference
+    (``${NAME}``, ``${env:NAME}``) the client expands."""
+    return [
+        variable
+        for variable, value in _variables(pairs)
+        if "${" not in value and (_SECRET_NAME.search(variable) or _PASSWORD_IN_URL.match(value))
+    ]
+
+
+def _absolute_sqlite(value: str) -> str:
+    """A relative ``sqlite:///file.db`` made absolute against the current folder: the client starts elsewhere."""
+    path = value[len("sqlite:///") :] if value.startswith("sqlite:///") else ""
+    if not path or path == ":memory:" or Path(path).is_absolute():
+        return value
+    return "sqlite:///" + str((Path.cwd() / path).resolve())
+
+
+def _imported_from(module: str, folder: Path) -> bool:
+    """Whether ``module`` was imported from ``folder`` (so the client, started elsewhere, needs it on sys.path)."""
     loaded = sys.modules.get(module.split(".")[0])
     origin = getattr(loaded, "__file__", None)
-    return origin is not None and Path(origin).resolve().is_relative_to(Path.cwd().resolve())
+    return origin is not None and Path(origin).resolve().is_relative_to(folder)
 
 
 def _read(path: Path, client: Client, name: str) -> tuple[dict[str, Any], str | None]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..http import ACCEPT_BACKLOG, listening_socket, url_of
-from ._target import CommandError, split_target
+from ._target import CommandError, is_file_target, module_folder, split_target
 
 __all__ = [
     "GRACE_SECONDS",
@@ -65,19 +65,20 @@ def add_reload_dirs(command: argparse.ArgumentParser) -> None:
     )
 
 
-def watched_dirs(target: str, given: Sequence[Path]) -> list[Path]:
-    """The folders ``--reload`` watches: those given, else TARGET's folder (a file) or the current one (a module)."""
+def watched_dirs(target: str, app_dir: str | None, given: Sequence[Path]) -> list[Path]:
+    """The folders ``--reload`` watches: those given, else TARGET's folder (a file) or the one its module is
+    imported from (``--app-dir``, the current folder, or its ``src``)."""
     for folder in given:
         if not folder.is_dir():
             raise CommandError(f"--reload-dir {folder}: no such folder.")
     if given:
         return [folder.resolve() for folder in given]
     location, _ = split_target(target)
-    if location.endswith(".py") or os.sep in location or "/" in location:
+    if is_file_target(location):
         if not Path(location).is_file():
             raise CommandError(f"No such file: {location}")
         return [Path(location).resolve().parent]
-    return [Path.cwd()]
+    return [module_folder(location, app_dir)]
 
 
 class Supervisor:
@@ -86,6 +87,7 @@ class Supervisor:
     def __init__(
         self,
         target: str,
+        app_dir: str | None,
         host: str,
         port: int,
         options: dict[str, Any],
@@ -93,6 +95,7 @@ class Supervisor:
         companion: Companion | None = None,
     ) -> None:
         self._target = target
+        self._app_dir = None if app_dir is None else str(Path(app_dir).resolve())
         self._host = host
         self._port = port
         self._options = options
@@ -159,8 +162,17 @@ class Supervisor:
         if self._pipe is None:
             self._pipe = os.pipe()  # never written: its end (this process's end) is what the child waits for
         lifeline = self._pipe[0]
-        order = {"target": self._target, "host": self._host, "fd": fd, "supervisor": lifeline, "options": self._options}
-        command = [sys.executable, "-m", "mcpkit._cli._child", json.dumps(order)]
+        order = {
+            "target": self._target,
+            "app_dir": self._app_dir,
+            "host": self._host,
+            "fd": fd,
+            "supervisor": lifeline,
+            "options": self._options,
+        }
+        # -P: the current folder is not put first on sys.path, where a file of the user's named like a module
+        # mcpkit imports (json.py, types.py) would shadow it; the user's folder goes there once mcpkit is loaded.
+        command = [sys.executable, "-P", "-m", "mcpkit._cli._child", json.dumps(order)]
         return subprocess.Popen(command, pass_fds=(fd, lifeline))
 
 

@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
                 "--reload restarts an HTTP server; a stdio client owns the pipe and would lose its session at each "
                 "restart. Use --reload without --stdio (mcpkit dev adds the Inspector), or restart the client."
             )
-        load_server(args.target).run("stdio", user=args.user)
+        load_server(args.target, args.app_dir).run("stdio", user=args.user)
         return 0
     if args.user:
         raise CommandError("--user signs in the stdio caller; use it with --stdio.")
@@ -139,10 +139,10 @@ def _run(args: argparse.Namespace) -> int:
         raise CommandError("--reload-dir says what --reload watches; add --reload.")
     options = serve_http_options(args)
     if not args.reload:
-        load_server(args.target).run("http", host=args.host, port=args.port, **options)
+        load_server(args.target, args.app_dir).run("http", host=args.host, port=args.port, **options)
         return 0
-    dirs = watched_dirs(args.target, [Path(folder) for folder in args.reload_dirs or ()])
-    return Supervisor(args.target, args.host, args.port, options, dirs).serve()
+    dirs = watched_dirs(args.target, args.app_dir, [Path(folder) for folder in args.reload_dirs or ()])
+    return Supervisor(args.target, args.app_dir, args.host, args.port, options, dirs).serve()
 
 
 def serve_http_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """TARGET, the server a command works on: ``app.py``, ``app.py:name``, ``package.module`` or ``package.module:name``.
 
 Without ``:name`` the module's one ``Server`` is found by itself (or, when it holds none, its one function
-annotated ``-> Server``); several, or none, are named in the error with the way to pick one.
+annotated ``-> Server``); several, or none, are named in the error with the way to pick one. A module is imported
+from ``--app-dir``, else the current folder, else its ``src`` folder when the package is there (a src layout).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..server import Server
 
-__all__ = ["CommandError", "add_target", "load_server", "split_target"]
+__all__ = ["CommandError", "add_target", "is_file_target", "load_server", "module_folder", "split_target"]
 
 
 class CommandError(Exception):
@@ -33,6 +34,12 @@ def add_target(command: argparse.ArgumentParser, *, optional: bool = False) -> N
         metavar="TARGET",
         nargs="?" if optional else None,
         help="app.py, app.py:NAME, package.module or package.module:NAME",
+    )
+    command.add_argument(
+        "--app-dir",
+        metavar="DIR",
+        help="the folder a module TARGET is imported from (default: the current folder, or its src folder when the "
+        "package is there)",
     )
 
 
@@ -50,10 +57,35 @@ def split_target(target: str) -> tuple[str, str | None]:
     return location, attr
 
 
-def load_server(target: str) -> Server:
-    """Import TARGET and return the Server it names or holds (calling a function that returns one)."""
+def is_file_target(location: str) -> bool:
+    """Whether TARGET's location is a file (``app.py``, ``src/app.py``) rather than a module."""
+    return location.endswith(".py") or os.sep in location or "/" in location
+
+
+def module_folder(location: str, app_dir: str | None) -> Path:
+    """The folder a module TARGET is imported from: ``app_dir``; else the current folder, or its ``src`` folder
+    when the top package is there and not here (a src layout)."""
+    if app_dir is not None:
+        folder = Path(app_dir).resolve()
+        if not folder.is_dir():
+            raise CommandError(f"--app-dir {app_dir}: no such folder.")
+        return folder
+    here = Path.cwd().resolve()
+    top = location.split(".")[0]
+    if not _holds(here, top) and _holds(here / "src", top):
+        return here / "src"
+    return here
+
+
+def _holds(folder: Path, top: str) -> bool:
+    return (folder / top).is_dir() or (folder / f"{top}.py").is_file()
+
+
+def load_server(target: str, app_dir: str | None = None) -> Server:
+    """Import TARGET (a module from ``module_folder``) and return the Server it names or holds (calling a function
+    that returns one)."""
     location, attr = split_target(target)
-    module = _import(location)
+    module = _import(location, app_dir)
     if attr is None:
         return _found_in(module, location)
     try:
@@ -130,10 +162,10 @@ def _makes_server(value: object, module: ModuleType) -> bool:
     return hints.get("return") is Server
 
 
-def _import(location: str) -> ModuleType:
-    if location.endswith(".py") or os.sep in location or "/" in location:
+def _import(location: str, app_dir: str | None) -> ModuleType:
+    if is_file_target(location):
         return _import_file(location)
-    sys.path.insert(0, os.getcwd())
+    _put_first(module_folder(location, app_dir))
     try:
         return importlib.import_module(location)
     except ModuleNotFoundError as exc:
@@ -157,6 +189,13 @@ def _import_file(location: str) -> ModuleType:
         )
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module
-    sys.path.insert(0, str(path.parent))
+    _put_first(path.parent)
     spec.loader.exec_module(module)
     return module
+
+
+def _put_first(folder: Path) -> None:
+    """The user's folder first on sys.path for the user's imports (as ``python app.py`` puts it), once."""
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+    sys.path.insert(0, str(folder))
