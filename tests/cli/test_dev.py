@@ -135,7 +135,7 @@ def test_dev_serves_the_target_and_starts_the_inspector_connected_to_it(tmp_path
     ("key", "said"),
     [
         (None, "mcpkit: the server refuses callers without a key, so the Inspector cannot connect: run mcpkit dev "),
-        ("not-the-key-000", "mcpkit: the server refused the key given with --key (401), so the Inspector cannot "),
+        ("not-the-key-000", "mcpkit: the server refused the key it was given (401), so the Inspector cannot connect"),
     ],
     ids=["no-key", "wrong-key"],
 )
@@ -150,6 +150,44 @@ def test_dev_says_when_the_server_will_refuse_the_inspector(
 
     assert told.startswith(said)
     assert not (tmp_path / "opened.txt").exists()  # --no-browser
+
+
+@pytest.mark.parametrize("source", ["key-file", "environment"])
+def test_the_key_can_come_from_a_file_or_the_environment_out_of_sight_of_ps(
+    tmp_path: Path, inspector: Inspector, source: str
+) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / ".dev-key").write_text(KEY + "\n")
+    given = ["--key-file", ".dev-key"] if source == "key-file" else []
+    env = dev_environment(tmp_path, **({"MCPKIT_DEV_KEY": KEY} if source == "environment" else {}))
+    args = ["dev", "app.py", *given, "--port", "0", "--inspector-port", str(free_port()), "--no-browser"]
+    with running(tmp_path, *args, env=env) as dev:
+        dev.line_starting("mcpkit: open the MCP Inspector at ")
+        (inspector_pid,) = [pid for pid in children(dev.process.pid) if "node" in command_line(pid)[0]]
+        session = json.loads(Path(command_line(inspector_pid)[-1]).read_text())
+        seen = command_line(dev.process.pid)
+
+    assert session["mcpServers"]["deep-link"]["headers"] == {"Authorization": f"Bearer {KEY}"}
+    assert not any(KEY in part for part in seen)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--key-file", "missing"], "mcpkit: --key-file missing: cannot read it (No such file or directory).\n"),
+        (["--key-file", "empty"], "mcpkit: --key-file empty is empty: write the key on its first line.\n"),
+    ],
+    ids=["missing", "empty"],
+)
+def test_a_key_file_it_cannot_use_is_one_line_before_anything_starts(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "empty").write_text("\n")
+
+    done = mcpkit(tmp_path, "dev", "app.py", *args, "--inspector-port", str(free_port()), env=environment())
+
+    assert (done.returncode, done.stderr) == (2, said)
 
 
 def test_a_taken_inspector_port_is_one_line_before_anything_starts(tmp_path: Path) -> None:

@@ -32,6 +32,8 @@ from ._target import CommandError, add_target
 
 __all__ = ["add_dev"]
 
+#: Where ``mcpkit dev`` finds the key when neither --key nor --key-file gives it.
+KEY_ENV = "MCPKIT_DEV_KEY"
 #: How long the Inspector may take to listen, and the server to answer the key check (it may be starting).
 _READY_SECONDS = 60.0
 
@@ -39,12 +41,14 @@ _EXAMPLES = f"""\
 The server runs as `mcpkit run TARGET --reload` on 127.0.0.1 (it restarts when a .py file changes, on the same
 port). The MCP Inspector ({INSPECTOR}, installed with npm into a cache the first time; it needs Node.js 22.19+,
 which is installed beside it on Linux when PATH has none) opens in the browser, connected to the server with
---key as its bearer token. Ctrl+C stops both.
+the key as its bearer token. Ctrl+C stops both. The key comes from --key-file (its first line) or --key, else
+$MCPKIT_DEV_KEY; other local users can read --key in `ps`, so prefer the other two.
 
 examples:
-  mcpkit dev app.py                    a server that allows anonymous callers
-  mcpkit dev app.py --key "$DEV_KEY"   a server with StaticKeys: the Inspector signs in with this key
-  mcpkit dev app.py --no-browser       print the Inspector's link instead of opening it
+  mcpkit dev app.py                              a server that allows anonymous callers
+  mcpkit dev app.py --key-file .dev-key          a server with StaticKeys: the Inspector signs in with this key
+  MCPKIT_DEV_KEY="$DEV_KEY" mcpkit dev app.py    the same, the key from the environment
+  mcpkit dev app.py --no-browser                 print the Inspector's link instead of opening it
 """
 
 
@@ -57,7 +61,14 @@ def add_dev(commands: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_target(dev)
-    dev.add_argument("--key", help="the bearer token the Inspector sends (a StaticKeys key, a JWT); default: none")
+    given = dev.add_mutually_exclusive_group()
+    given.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help=f"read the bearer token the Inspector sends (a StaticKeys key, a JWT) from FILE's first line; "
+        f"default: ${KEY_ENV}, else none",
+    )
+    given.add_argument("--key", help="the bearer token itself (visible in `ps`: prefer --key-file or $" + KEY_ENV + ")")
     dev.add_argument("--port", type=int, default=8000, help="the server's port on 127.0.0.1 (default: 8000)")
     dev.add_argument("--inspector-port", type=int, default=6274, help="the Inspector's port (default: 6274)")
     dev.add_argument("--no-browser", action="store_true", help="print the Inspector's link; open no browser")
@@ -67,9 +78,10 @@ def add_dev(commands: Any) -> None:
 
 def _dev(args: argparse.Namespace) -> int:
     dirs = watched_dirs(args.target, args.app_dir, [Path(folder) for folder in args.reload_dirs or ()])
+    key = _key(args.key, args.key_file)
     _check_free(args.inspector_port)
     inspector = ensure_inspector(cache_dir(), _say)
-    companion = _InspectorBeside(inspector, args.key, args.inspector_port, browser=not args.no_browser)
+    companion = _InspectorBeside(inspector, key, args.inspector_port, browser=not args.no_browser)
     return Supervisor(args.target, args.app_dir, "127.0.0.1", args.port, {"log_level": "info"}, dirs, companion).serve()
 
 
@@ -108,6 +120,22 @@ class _InspectorBeside:
         else:
             _say(f"mcpkit: opened the MCP Inspector at {link}")
         _check_key(url, self._key)
+
+
+def _key(given: str | None, file: str | None) -> str | None:
+    """The key from --key, or --key-file's first line, else $MCPKIT_DEV_KEY; None without any."""
+    if given is not None:
+        return given
+    if file is None:
+        return os.environ.get(KEY_ENV) or None
+    try:
+        lines = Path(file).read_text(encoding="utf-8").strip().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise CommandError(f"--key-file {file}: cannot read it ({reason}).") from None
+    if not lines or not lines[0].strip():
+        raise CommandError(f"--key-file {file} is empty: write the key on its first line.")
+    return lines[0].strip()
 
 
 def _check_free(port: int) -> None:
@@ -155,12 +183,12 @@ def _check_key(url: str, key: str | None) -> None:
     if status == 401 and key is None:
         _say(
             "mcpkit: the server refuses callers without a key, so the Inspector cannot connect: run mcpkit dev "
-            "again with --key KEY (a key its auth accepts)"
+            f"again with --key-file FILE or ${KEY_ENV} (a key its auth accepts)"
         )
     elif status == 401:
         _say(
-            "mcpkit: the server refused the key given with --key (401), so the Inspector cannot connect: pass a "
-            "key its auth accepts"
+            "mcpkit: the server refused the key it was given (401), so the Inspector cannot connect: pass a key "
+            "its auth accepts"
         )
 
 
