@@ -15,6 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 from cli._commands import APP, KEY, environment, mcpkit, running
 from mcpkit._cli._inspect import inspected
 from mcpkit.testing import TasksExtension
+from mcpkit.tools import lint_tool
 
 
 def wire(models: list[Any]) -> list[dict[str, Any]]:
@@ -222,3 +223,50 @@ async def test_a_task_only_tool_is_listed_as_a_client_with_tasks_sees_it_and_nam
     assert printed["taskOnly"] == ["export"]
     assert [tool["name"] for tool in printed["2025-11-25"]["tools"]] == ["greet"]
     assert "taskOnly" not in printed["2025-11-25"]
+
+
+def nested(depth: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        inner = {"type": "object", "properties": {"x": inner}}
+    return inner
+
+
+ID = "https://example.com/notes.json"
+
+
+@pytest.mark.parametrize(
+    ("value", "defs", "verdict"),
+    [
+        (nested(60), {}, None),
+        (nested(100), {}, "deep-schema"),
+        ({"$ref": "other.json"}, {}, "remote-ref"),
+        ({"$ref": f"{ID}#/$defs/word"}, {"word": {"type": "string"}}, None),  # inside: the document's $id names it
+        ({"$ref": "#/$defs/word"}, {"word": {"type": "string"}}, None),
+    ],
+    ids=["nested-60", "nested-100", "outside-ref", "ref-by-id", "ref-by-pointer"],
+)
+def test_the_server_and_the_lint_give_the_same_verdict_on_a_schema(
+    tmp_path: Path, value: dict[str, Any], defs: dict[str, Any], verdict: str | None
+) -> None:
+    """One walk for both: what the Server refuses to build with, inspect reports as the server's one-line refusal,
+    and the lint alone calls an error or warning; what the Server accepts, the lint finds nothing in."""
+    schema = {"$id": ID, "type": "object", "properties": {"value": value}, "additionalProperties": False}
+    schema |= {"$defs": defs} if defs else {}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))  # too deep for a Python literal
+    loaded = 'SCHEMA = json.loads(Path(__file__).with_name("schema.json").read_text())\n_ = {'
+    module = LINTED.format(value="{}").replace("SCHEMA = {", loaded)
+    (tmp_path / "linted.py").write_text("import json\nfrom pathlib import Path\n" + module)
+
+    done = mcpkit(tmp_path, "inspect", "linted.py", env=environment())
+    linted = {finding.rule for finding in lint_tool(schema, None)}
+
+    if verdict is None:
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["lint"] == []
+        assert linted == set()
+    else:
+        assert done.returncode == 2
+        assert done.stderr.startswith("mcpkit: tool class linted.Store ('store'): input_schema")
+        assert len(done.stderr.splitlines()) == 1
+        assert linted == {verdict}

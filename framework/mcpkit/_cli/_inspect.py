@@ -26,7 +26,9 @@ Tools declared task="required" are listed as to a client that declares the tasks
 "taskOnly" (other clients are not shown them). Nothing is served and no plugin starts: no store is opened.
 
 The lint is the MCP Inspector's --strict one: a bare true/false where a schema object belongs is an error;
-`type` as a list, a $ref outside the document and a schema that accepts anything are warnings.
+`type` as a list, a $ref outside the document and a schema that accepts anything are warnings. It walks schemas
+as the Server checks them when it is built: more than 64 levels deep is an error, and a $ref to a URI that a $id
+of the document names is inside it.
 
 exit codes: 0 listed (warnings on stderr), 2 TARGET cannot be loaded, 3 a schema error (with --strict: any finding)
 

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..base import ConfigurationError
+from ._schema_shape import MAX_SCHEMA_DEPTH, outside_refs, too_deep
 
 __all__ = ["SchemaInput", "SchemaInputError", "schema_input"]
 
@@ -67,6 +68,7 @@ def schema_input(
             f'{where}: input_schema is a JSON Schema object with "type": "object" (MCP tool inputs are objects), '
             f"not {schema!r:.60}."
         )
+    _check_shape(schema, where)
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -95,3 +97,22 @@ def schema_input(
             "take **arguments, or name every property and set additionalProperties to false."
         )
     return SchemaInput(schema), tuple(named), copy.deepcopy(dict(schema))
+
+
+def _check_shape(schema: Mapping[str, Any], where: str) -> None:
+    """Refuse what ``jsonschema`` would fail on later: nesting past its stack, a ``$ref`` it cannot resolve."""
+    deep = too_deep(schema, "input_schema")
+    if deep is not None:
+        shown = deep if len(deep) <= 100 else f"{deep[:48]}...{deep[-48:]}"
+        raise ConfigurationError(
+            f"{where}: input_schema nests deeper than {MAX_SCHEMA_DEPTH} levels (at {shown}): move repeated parts "
+            "under $defs and $ref them."
+        )
+    outside = outside_refs(schema, "input_schema")
+    if outside:
+        first = outside[0]
+        raise ConfigurationError(
+            f"{where}: input_schema's $ref {first.node['$ref']!r} at {first.path} points outside the document, "
+            "which neither mcpkit (every call would fail) nor clients fetch: put the definition under $defs and "
+            "$ref it as '#/$defs/NAME'."
+        )

@@ -5,7 +5,9 @@ port of ``core/json/schemaLint.ts`` of @modelcontextprotocol/inspector 2.12.0 (`
 @modelcontextprotocol/inspector@2.12.0 --cli URL --method tools/list --strict``), its four rules as written
 there: a bare ``true``/``false`` where a schema object is expected (error), ``type`` as an array (warning: split
 it into ``anyOf`` branches), a ``$ref`` outside the document (warning), and a schema with no validation keyword
-at all, which accepts any value (warning, "untyped-schema"). It walks every subschema, ``$defs`` included.
+at all, which accepts any value (warning, "untyped-schema"). It walks every subschema, ``$defs`` included, with
+the walk the server checks hand-written schemas with (``_schema_shape``): a ``$ref`` that a ``$id`` of the
+document names is inside it, and a schema deeper than the server builds is an error ("deep-schema").
 """
 
 from __future__ import annotations
@@ -13,25 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from ._schema_shape import MAX_SCHEMA_DEPTH, Subschema, outside_refs, subschemas
+
 __all__ = ["Finding", "lint_tool"]
 
 _BOOLEAN_VALUED = {"additionalProperties", "unevaluatedProperties", "additionalItems", "unevaluatedItems"}
-_ONE = [
-    "items",
-    "contains",
-    "not",
-    "propertyNames",
-    "if",
-    "then",
-    "else",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "additionalItems",
-    "unevaluatedItems",
-    "contentSchema",
-]
-_LIST = ["allOf", "anyOf", "oneOf", "prefixItems"]
-_MAP = ["properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"]
 _CONSTRAINING = {
     *("type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"),
     *("maxLength", "minLength", "pattern", "format", "contentMediaType", "contentEncoding", "contentSchema"),
@@ -65,6 +53,8 @@ _ADVICE = {
     "remote-ref": "points `$ref` outside the document, which clients do not fetch: put the definition under $defs",
     "untyped-schema": "accepts any value (no type or other rule), so a model is told nothing about it: annotate the "
     "parameter with a type other than Any, or give the schema a type",
+    "deep-schema": f"nests deeper than {MAX_SCHEMA_DEPTH} levels, which a Server refuses to build with: move repeated "
+    "parts under $defs and $ref them",
 }
 
 
@@ -72,14 +62,21 @@ def lint_tool(input_schema: Mapping[str, Any] | None, output_schema: Mapping[str
     """Every finding on a tool's schemas; an empty list is what ``--strict`` passes without a word."""
     findings: list[Finding] = []
     for name, schema in (("inputSchema", input_schema), ("outputSchema", output_schema)):
-        if schema is not None:
-            _walk(schema, name, None, findings)
+        if schema is None:
+            continue
+        outside = {sub.path for sub in outside_refs(schema, name)}
+        for sub in subschemas(schema, name):
+            if sub.depth > MAX_SCHEMA_DEPTH:
+                findings.append(Finding("deep-schema", "error", sub.path))
+                break
+            _check(sub, sub.path in outside, findings)
     return findings
 
 
-def _walk(node: Any, path: str, keyword: str | None, findings: list[Finding]) -> None:
+def _check(sub: Subschema, outside: bool, findings: list[Finding]) -> None:
+    node, path = sub.node, sub.path
     if isinstance(node, bool):
-        if keyword not in _BOOLEAN_VALUED:
+        if sub.keyword not in _BOOLEAN_VALUED:
             findings.append(Finding("boolean-schema", "error", path))
         return
     if not isinstance(node, Mapping):
@@ -87,23 +84,8 @@ def _walk(node: Any, path: str, keyword: str | None, findings: list[Finding]) ->
     kind = node.get("type")
     if isinstance(kind, list) and kind and set(kind) <= _TYPES and len(set(kind)) == len(kind):
         findings.append(Finding("type-union", "warning", path))
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref and not ref.startswith("#"):
+    if outside:
         findings.append(Finding("remote-ref", "warning", path))
     constrains = any(key in _CONSTRAINING for key in node) or ("if" in node and ("then" in node or "else" in node))
-    if not constrains and keyword != "not":
+    if not constrains and sub.keyword != "not":
         findings.append(Finding("untyped-schema", "warning", path))
-    for key in _MAP:
-        if isinstance(node.get(key), Mapping):
-            for name, child in node[key].items():
-                _walk(child, f"{path}.{key}.{name}", key, findings)
-    for key in _LIST:
-        if isinstance(node.get(key), list):
-            for index, child in enumerate(node[key]):
-                _walk(child, f"{path}.{key}[{index}]", key, findings)
-    for key in _ONE:
-        if key == "items" and isinstance(node.get(key), list):  # the older tuple form of prefixItems
-            for index, child in enumerate(node[key]):
-                _walk(child, f"{path}.items[{index}]", key, findings)
-        elif key in node:
-            _walk(node[key], f"{path}.{key}", key, findings)
