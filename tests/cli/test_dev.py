@@ -152,6 +152,23 @@ def test_dev_says_when_the_server_will_refuse_the_inspector(
     assert not (tmp_path / "opened.txt").exists()  # --no-browser
 
 
+def test_a_first_start_that_fails_keeps_dev_running_and_a_fix_serves(tmp_path: Path, inspector: Inspector) -> None:
+    (tmp_path / "app.py").write_text("import no_such_module_here\n" + APP)
+    args = ["dev", "app.py", "--key", KEY, "--port", "0", "--inspector-port", str(free_port()), "--no-browser"]
+    with running(tmp_path, *args, env=dev_environment(tmp_path)) as dev:
+        error = dev.line_starting("ModuleNotFoundError")
+        dev.line_starting("mcpkit: the server stopped")
+        dev.line_starting("mcpkit: open the MCP Inspector at ")  # the Inspector starts all the same
+        (tmp_path / "app.py").write_text(APP)
+        dev.line_starting("mcpkit: restarting the server")
+        answer = call_tool(dev.url(), "greet", {"name": "Nour"})
+        still = dev.process.poll()
+
+    assert error == "ModuleNotFoundError: No module named 'no_such_module_here'"
+    assert answer == "hello Nour"
+    assert still is None
+
+
 @pytest.mark.parametrize("source", ["key-file", "environment"])
 def test_the_key_can_come_from_a_file_or_the_environment_out_of_sight_of_ps(
     tmp_path: Path, inspector: Inspector, source: str

@@ -162,7 +162,7 @@ def _remote(args: argparse.Namespace, client: Client) -> tuple[str, Remote]:
             "--key would write the key into the project's file, which is shared (committed): install for yourself "
             "(--scope user), or leave out --key and write the header with a variable your client expands."
         )
-    name = args.name or (load_server(args.target).name if args.target else None)
+    name = args.name or (load_server(args.target, args.app_dir).name if args.target else None)
     if name is None:
         raise CommandError("--url without TARGET needs --name, the server's name in the client.")
     headers = {"Authorization": f"Bearer {args.key}"} if args.key is not None else {}
