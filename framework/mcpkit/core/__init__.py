@@ -16,7 +16,7 @@ from ._decorators import (
     tool,
     tool_options,
 )
-from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, providers_for
+from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, check_hooks, providers_for
 from ._under_test import store_under_test, under_test
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "app",
     "app_options",
     "caller_of",
+    "check_hooks",
     "prompt",
     "prompt_options",
     "providers_for",

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..auth import StaticKeys
 from ..base import Authenticator, Clock, ConfigurationError, Identity, SystemClock
-from ..core import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, app_options, tool_options
+from ..core import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, app_options, check_hooks, tool_options
 from ..tools import (
     BoundTool,
     RateLimit,
@@ -101,6 +101,7 @@ class _Assembly:
     def _adopt(self, plugin: Plugin, where: str) -> Plugin:
         if not isinstance(plugin, Plugin):
             raise ConfigurationError(f"{where}: {plugin!r} is not a mcpkit.Plugin instance.")
+        check_hooks(type(plugin), where)
         own = copy.copy(plugin)
         self.done.plugins.append(own)
         return own
