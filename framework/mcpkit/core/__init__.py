@@ -1,6 +1,7 @@
 """What a tool, resource or prompt is and sees: the inert decorators (``@tool``, ``@app``, ...), ``Context``
 and ``ToolContext``, the ``Caller``, the ``Plugin`` interface, and the store a test puts plugins on."""
 
+from ._call_state import CallState, TaskProgress
 from ._caller import Caller, caller_of
 from ._context import BecomesTask, Context, ToolContext
 from ._decorators import (
@@ -22,12 +23,14 @@ from ._under_test import store_under_test, under_test
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
     "BecomesTask",
+    "CallState",
     "Caller",
     "Context",
     "Plugin",
     "PluginSetup",
     "PromptOptions",
     "ResourceOptions",
+    "TaskProgress",
     "ToolContext",
     "ToolOptions",
     "app",

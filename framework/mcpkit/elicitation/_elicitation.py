@@ -50,11 +50,16 @@ T = TypeVar("T")
 
 
 class Asking(Protocol):
-    """What asking the client needs of the call that asks (a ``Context``): the request it serves; a 2026-07-28
-    round's answers are kept in its ``vars()`` (``_call_params``, set by whoever runs it, and ``_answers``)."""
+    """What asking the client needs of the call that asks (its ``CallState``): the request it serves, and on
+    2026-07-28 the request's params, whose answers are read into ``answers`` when the first question is asked."""
 
     @property
     def request_context(self) -> ServerRequestContext[Any, Any] | None: ...
+
+    @property
+    def params(self) -> types.InputResponseRequestParams | None: ...
+
+    answers: Answers | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +142,7 @@ def unavailable(context: Asking, capability: str) -> str | None:
     if declared is None or getattr(declared, capability, None) is None:
         return f"the client did not declare the {capability!r} capability"
     if ctx.protocol_version == MODERN:
-        kept = vars(context)
-        if kept.get("_answers") is None and kept.get("_call_params") is None:
+        if context.answers is None and context.params is None:
             return "only tool calls, prompts/get and resources/read can ask on 2026-07-28"
         return None
     if not ctx.session.can_send_request:
@@ -168,10 +172,10 @@ async def ask(
     ctx = context.request_context
     assert ctx is not None  # checked by unavailable()
     if ctx.protocol_version == MODERN:
-        kept = vars(context)
-        answers: Answers | None = kept.get("_answers")
+        answers = context.answers
         if answers is None:
-            answers = kept["_answers"] = answers_of(kept["_call_params"])
+            assert context.params is not None  # checked by unavailable()
+            answers = context.answers = answers_of(context.params)
         name = answers.next_key(key)
         if name in answers.given:
             return answers.given[name]

@@ -34,7 +34,7 @@ from ..base import (
     validation_problems,
 )
 from ..completion import completers_of
-from ..core import Context, PromptOptions
+from ..core import CallState, Context, PromptOptions
 from ..elicitation import InputNeeded
 from ..subscriptions import Services, checked_enabled, switched
 
@@ -188,10 +188,8 @@ class Prompts:
         except ValidationError as exc:
             problems = "; ".join(validation_problems(exc))
             raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
-        instance.request_context = ctx
-        instance._services = self._services
-        instance._call_params = params  # a 2026-07-28 round's answers, read if it asks
+        state = CallState(ctx, self._services, params)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers, state)
         try:
             rendered = await instance.render(**dict(model))
             messages = _messages(rendered)

@@ -38,7 +38,7 @@ from ..base import (
     validation_problems,
 )
 from ..completion import completers_of
-from ..core import Context, ResourceOptions
+from ..core import CallState, Context, ResourceOptions
 from ..elicitation import InputNeeded
 from ..subscriptions import Services, checked_enabled, switched
 
@@ -252,10 +252,8 @@ class Resources:
         bound, arguments = self._match(uri)
         spec = bound.spec
         refuse_without_scopes(ctx, spec.scopes, f"Reading {uri[:200]}")
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
-        instance.request_context = ctx
-        instance._services = self._services
-        instance._call_params = params  # a 2026-07-28 round's answers, read if it asks
+        state = CallState(ctx, self._services, params)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers, state)
         instance.uri = uri
         try:
             value = await instance.read(**arguments)

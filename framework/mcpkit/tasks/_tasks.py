@@ -22,7 +22,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from ..base import Clock, ConfigurationError, error_result
-from ..core import BecomesTask, ToolContext
+from ..core import BecomesTask, CallState, ToolContext
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
 from ._record import TaskRecord
@@ -129,24 +129,24 @@ class Tasks:
         self,
         bound: BoundTool,
         instance: ToolContext,
+        state: CallState,
         arguments: Mapping[str, Any],
         kwargs: dict[str, Any],
-        ctx: ServerRequestContext[Any, Any],
     ) -> Any:
         """A task for this call, when its client declared the extension; None to answer in the request."""
-        spec = bound.spec
+        spec, ctx = bound.spec, state.request_context
+        assert ctx is not None  # a tools/call request's
         if not negotiated(ctx):
             if spec.task == "required":
                 raise missing_extension(f"Calling {spec.name!r}")
             return None
         given: Mapping[str, Any] = {}
         if spec.ask_first:  # the questions first, answered in the request (multi-round), then the task
-            vars(instance)["_to_task"] = True
+            state.to_task = True
             try:
                 return await self._dispatcher.run(bound, instance, arguments, kwargs)
             except BecomesTask:
-                answers = vars(instance).get("_answers")
-                given = {} if answers is None else dict(answers.given)
+                given = {} if state.answers is None else dict(state.answers.given)
             except MCPError:
                 raise
             except Exception:

@@ -101,11 +101,11 @@ class Workers:
     ) -> None:
         task_id, spec = record.id, bound.spec
         try:
-            instance = self._dispatcher.instance(bound, ctx)
-            instance.task_id = task_id
-            vars(instance)["_answers"] = Answers(dict(record.answers))
             progress = _Progress()
-            vars(instance)["_task_progress"] = functools.partial(self._progress, owner, task_id, progress)
+            answers = Answers(dict(record.answers))
+            reports = functools.partial(self._progress, owner, task_id, progress)
+            instance = self._dispatcher.instance(bound, ctx, answers, reports)
+            instance.task_id = task_id
             kwargs = spec.input_model.model_validate(dict(record.arguments)).__dict__
         except Exception:
             await self._end(owner, task_id, "failed", error=crashed(spec.name))
@@ -140,7 +140,7 @@ class Workers:
         else:
             result = body.result()
             if isinstance(result, types.InputRequiredResult):
-                await self._ask(owner, task_id, result, vars(instance).get("_answers"))
+                await self._ask(owner, task_id, result, answers)
             else:
                 dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
                 await self._end(owner, task_id, "completed", result=dumped)
@@ -169,12 +169,12 @@ class Workers:
         except Exception:
             logger.exception("could not record the end (%s) of task %s", status, task_id)
 
-    async def _ask(self, owner: str, task_id: str, asked: types.InputRequiredResult, answers: Answers | None) -> None:
+    async def _ask(self, owner: str, task_id: str, asked: types.InputRequiredResult, answers: Answers) -> None:
         requests = {
             key: request.model_dump(mode="json", by_alias=True, exclude_none=True)
             for key, request in (asked.input_requests or {}).items()
         }
-        given = {} if answers is None else dict(answers.given)
+        given = dict(answers.given)
 
         def park(record: TaskRecord, now: float) -> TaskRecord:
             if record.terminal:
