@@ -27,7 +27,7 @@ from ..base import (
 )
 from ..core import DEFAULT_TURN_TIMEOUT, Plugin, caller_of
 from ..elicitation import DEFAULT_QUESTION_TIMEOUT, checked_question_timeout, request_state_boundary
-from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, Serving, build_http_app, held_while_running
+from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, HttpOptions, Serving, build_http_app, held_while_running
 from ..subscriptions import (
     Kind,
     ListChangingServer,
@@ -257,6 +257,9 @@ class Server:
         and ``self.close_stream()`` lets a long call release its connection. See docs/deployment.md and
         docs/progress-and-logging.md.
         """
+        return self._http_app(HttpOptions.among(locals()))
+
+    def _http_app(self, options: HttpOptions) -> Starlette:
         serving = Serving(
             name=self.name,
             authenticators=self.authenticators,
@@ -269,21 +272,7 @@ class Server:
             session_ended=self._services.subscriptions.session_ended,
             authenticators_at=lambda other: adopt(self._configured_authenticators, other),
         )
-        return build_http_app(
-            serving,
-            self._sdk,
-            host=host,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            json_response=json_response,
-            max_body_bytes=max_body_bytes,
-            max_sessions=max_sessions,
-            sessions_per_caller=sessions_per_caller,
-            session_idle_timeout=session_idle_timeout,
-            resumable_streams=resumable_streams,
-            stream_retry_ms=stream_retry_ms,
-            calls_per_caller=calls_per_caller,
-        )
+        return build_http_app(serving, self._sdk, options)
 
     async def serve_stdio(self, user: str | None = None) -> None:
         """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""
@@ -314,6 +303,7 @@ class Server:
         write_timeout: float = 30.0,
         json_response: bool = True,
         resumable_streams: bool | None = None,
+        stream_retry_ms: int = DEFAULT_RETRY_MS,
         calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
         on_ready: Callable[[str], object] | None = None,
         fd: int | None = None,
@@ -336,18 +326,7 @@ class Server:
         from ..http import ConnectionLimits, listening_socket, serve_http
 
         limits = ConnectionLimits(max_connections, read_timeout, keep_alive_timeout, log_level, write_timeout)
-        app = self.http_app(
-            host=host,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            max_body_bytes=max_body_bytes,
-            max_sessions=max_sessions,
-            sessions_per_caller=sessions_per_caller,
-            session_idle_timeout=session_idle_timeout,
-            json_response=json_response,
-            resumable_streams=resumable_streams,
-            calls_per_caller=calls_per_caller,
-        )
+        app = self._http_app(HttpOptions.among(locals()))
         sock = listening_socket(host, port, fd)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
 
