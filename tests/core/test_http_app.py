@@ -233,5 +233,7 @@ def test_run_and_http_app_take_every_http_option_with_the_same_type_and_default(
 
 
 def test_run_checks_stream_retry_ms_as_http_app_does_before_it_binds_a_port() -> None:
-    with pytest.raises(ConfigurationError, match="stream_retry_ms is a number of milliseconds from 1 to 600000"):
+    with pytest.raises(
+        ConfigurationError, match="stream_retry_ms is a whole number of milliseconds from 1 to 600,000; not 0"
+    ):
         open_server().run("http", port=0, json_response=False, stream_retry_ms=0)

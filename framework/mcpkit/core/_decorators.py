@@ -40,7 +40,7 @@ _PROMPT_ATTR = "__mcpkit_prompt__"
 
 @dataclass(frozen=True, slots=True)
 class ToolOptions:
-    """What ``@tool(...)`` said about a tool class."""
+    """What ``@tool(...)`` said about a tool class, as typed there; the server checks the values when it is built."""
 
     name: str
     description: str | None
@@ -48,15 +48,15 @@ class ToolOptions:
     read_only: bool | None = None
     destructive: bool | None = None
     idempotent: bool | None = None
-    scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
-    rate_limit: object = None  # checked when the server is built (``_rate_limits.parse_rate_limit``)
-    input_schema: object = None  # a hand-written JSON Schema, checked when the server is built (``_schema_input``)
-    requires: object = ()  # client capabilities, checked when the server is built (``_capabilities``)
+    scopes: Sequence[str] = ()
+    rate_limit: str | None = None
+    input_schema: Mapping[str, Any] | None = None  # a hand-written JSON Schema instead of execute's parameters
+    requires: Sequence[str] = ()  # client capabilities
     open_world: bool | None = None
-    icons: object = ()  # checked when the server is built (``_icons.checked_icons``)
-    enabled: object = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
-    task: object = False  # False, True or "required"; checked when the server is built (``tools._task_support``)
-    ask_first: object = False  # a task tool that asks before it becomes a task (``self.run_as_task()``)
+    icons: Sequence[Any] = ()
+    enabled: bool = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
+    task: bool | Literal["required"] = False
+    ask_first: bool = False  # a task tool that asks before it becomes a task (``self.run_as_task()``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +68,9 @@ class ResourceOptions:
     description: str | None
     mime_type: str | None
     title: str | None
-    scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
-    icons: object = ()
-    enabled: object = True
+    scopes: Sequence[str] = ()
+    icons: Sequence[Any] = ()
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +80,9 @@ class PromptOptions:
     name: str
     description: str | None
     title: str | None
-    scopes: object = ()
-    icons: object = ()
-    enabled: object = True
+    scopes: Sequence[str] = ()
+    icons: Sequence[Any] = ()
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import TypeAdapter, ValidationError
 
-from ..base import ConfigurationError, ToolError, validation_problems
+from ..base import ToolError, validation_problems
 
 __all__ = [
     "DEFAULT_QUESTION_TIMEOUT",
@@ -39,7 +39,6 @@ __all__ = [
     "InputNeeded",
     "answers_of",
     "ask",
-    "checked_question_timeout",
     "unavailable",
 ]
 
@@ -120,13 +119,6 @@ def answers_of(params: types.InputResponseRequestParams) -> Answers:
     for key, response in (params.input_responses or {}).items():
         given[key] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
     return Answers(given)
-
-
-def checked_question_timeout(seconds: object) -> float:
-    """``question_timeout``, checked: a positive, finite number of seconds."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < float("inf"):
-        raise ConfigurationError(f"question_timeout is a positive number of seconds, not {seconds!r:.40}.")
-    return float(seconds)
 
 
 def _unavailable(what: str, why: str) -> ToolError:

@@ -21,7 +21,7 @@ import pydantic_core
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..base import ConfigurationError, caller_key, encode, send_json
+from ..base import caller_key, checked_whole, encode, send_json
 
 __all__ = [
     "CONNECTION_SCOPE_KEY",
@@ -59,9 +59,7 @@ class HeldConnection(Protocol):
 
 def checked_calls(value: object) -> int:
     """``calls_per_caller``, checked: a whole number of requests, at least 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"calls_per_caller is a whole number of requests, at least 1; not {value!r:.40}.")
-    return value
+    return checked_whole("calls_per_caller", value, unit="requests")
 
 
 class CallAdmission:

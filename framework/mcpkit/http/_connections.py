@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import resource
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
@@ -33,7 +32,15 @@ import h11
 from uvicorn.config import LOG_LEVELS
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..base import ANONYMOUS_PREFIX, ConfigurationError, ForwardedClients, client_group, raw_response
+from ..base import (
+    ANONYMOUS_PREFIX,
+    ConfigurationError,
+    ForwardedClients,
+    checked_seconds,
+    checked_whole,
+    client_group,
+    raw_response,
+)
 from ._admission import CONNECTION_SCOPE_KEY
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
@@ -71,11 +78,8 @@ class ConnectionLimits:
     def __post_init__(self) -> None:
         if self.log_level not in LOG_LEVELS:
             raise ConfigurationError(f"log_level {self.log_level!r} is not one of: {', '.join(LOG_LEVELS)}.")
-        if self.max_connections is not None and (
-            isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int)
-        ):
-            raise ConfigurationError(f"max_connections is a whole number of connections, not {self.max_connections!r}.")
-        if self.max_connections is not None and self.max_connections < 16:
+        connections = self.max_connections
+        if connections is not None and checked_whole("max_connections", connections, unit="connections") < 16:
             raise ConfigurationError(f"max_connections={self.max_connections} is too few: use 16 or more.")
         timeouts = (
             ("read_timeout", self.read_timeout),
@@ -83,8 +87,7 @@ class ConnectionLimits:
             ("write_timeout", self.write_timeout),
         )
         for name, seconds in timeouts:
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-                raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
+            checked_seconds(name, seconds)
 
     def connection_cap(self) -> int:
         """The cap to serve with, raising this process' soft open-files limit if it must (never the hard one)."""

@@ -22,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from ..auth import AuthGate, RequiredScopes, ResourceMetadata
-from ..base import Authenticator, Clock, ConfigurationError
+from ..base import Authenticator, Clock, ConfigurationError, checked_optional_flag, checked_whole
 from ..core import Plugin
 from ._admission import DEFAULT_CALLS_PER_CALLER, CallAdmission, checked_calls
 from ._body_limit import body_limit
@@ -162,11 +162,7 @@ def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Sta
 
 def _resumable(asked: bool | None, json_response: bool, retry_ms: object) -> bool:
     """Whether 2025-11-25 SSE streams are resumable: as asked, else whenever responses are SSE."""
-    if asked is not None and not isinstance(asked, bool):
-        raise ConfigurationError(
-            f"resumable_streams is True, False or None (on with SSE responses), not {asked!r:.40}."
-        )
-    if isinstance(retry_ms, bool) or not isinstance(retry_ms, int) or not 0 < retry_ms <= 600_000:
-        raise ConfigurationError(f"stream_retry_ms is a number of milliseconds from 1 to 600000, not {retry_ms!r:.40}.")
+    checked_optional_flag("resumable_streams", asked)
+    checked_whole("stream_retry_ms", retry_ms, most=600_000, unit="milliseconds")
     resumable = not json_response if asked is None else asked
     return resumable

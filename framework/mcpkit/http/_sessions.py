@@ -26,7 +26,15 @@ from typing import Any
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..base import ANONYMOUS_PREFIX, Clock, ConfigurationError, caller_key, send_rpc_error
+from ..base import (
+    ANONYMOUS_PREFIX,
+    Clock,
+    ConfigurationError,
+    caller_key,
+    checked_seconds,
+    checked_whole,
+    send_rpc_error,
+)
 
 __all__ = ["SessionGuard", "SessionLimits"]
 
@@ -62,16 +70,14 @@ class SessionLimits:
 
     def __post_init__(self) -> None:
         for name, value in (("max_sessions", self.max_sessions), ("sessions_per_caller", self.per_caller)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} is a whole number of sessions, at least 1; not {value!r}.")
+            checked_whole(name, value, unit="sessions")
         if self.per_caller > self.max_sessions:
             raise ConfigurationError(
                 f"sessions_per_caller={self.per_caller} is above max_sessions={self.max_sessions}: one caller could "
                 "fill the table and refuse everyone else. Keep it well below max_sessions."
             )
         for name, seconds in (("session_idle_timeout", self.idle_timeout), ("handshake", self.handshake_timeout)):
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-                raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
+            checked_seconds(name, seconds)
 
 
 @dataclass(slots=True, eq=False)

@@ -27,6 +27,7 @@ from ..base import (
     Clock,
     ConfigurationError,
     ToolError,
+    checked_flag,
     checked_icons,
     method_hints,
     page,
@@ -36,7 +37,7 @@ from ..base import (
 from ..completion import completers_of
 from ..core import CallState, Context, PromptOptions
 from ..elicitation import InputNeeded
-from ..subscriptions import Services, checked_enabled, switched
+from ..subscriptions import Services, switched
 
 __all__ = ["BoundPrompt", "PromptContext", "PromptSpec", "Prompts", "build_prompt"]
 
@@ -113,7 +114,15 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str, prefix: st
     completers = completers_of(cls, params, where, wire_names)
     scopes = checked_scopes(label, options.scopes)
     return PromptSpec(
-        cls, listed, options.name, app_id, model, completers, wire, scopes, checked_enabled(label, options.enabled)
+        cls,
+        listed,
+        options.name,
+        app_id,
+        model,
+        completers,
+        wire,
+        scopes,
+        checked_flag(f"{label}: enabled", options.enabled),
     )
 
 

@@ -31,6 +31,7 @@ from ..base import (
     Clock,
     ConfigurationError,
     ToolError,
+    checked_flag,
     checked_icons,
     method_hints,
     page,
@@ -40,7 +41,7 @@ from ..base import (
 from ..completion import completers_of
 from ..core import CallState, Context, ResourceOptions
 from ..elicitation import InputNeeded
-from ..subscriptions import Services, checked_enabled, switched
+from ..subscriptions import Services, switched
 
 __all__ = ["BoundResource", "ResourceContext", "ResourceNotFoundError", "ResourceSpec", "Resources", "build_resource"]
 
@@ -156,7 +157,7 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str, prefix
         completers=completers_of(cls, params, where),
         wire=wire,
         scopes=checked_scopes(f"{where} ({options.name!r})", options.scopes),
-        enabled=checked_enabled(f"{where} ({options.name!r})", options.enabled),
+        enabled=checked_flag(f"{where} ({options.name!r}): enabled", options.enabled),
     )
 
 

@@ -22,11 +22,13 @@ from ..base import (
     ConfigurationError,
     LocalConnection,
     StartupError,
+    checked_flag,
     checked_icons,
+    checked_seconds,
     local_connection,
 )
 from ..core import DEFAULT_TURN_TIMEOUT, Plugin, caller_of
-from ..elicitation import DEFAULT_QUESTION_TIMEOUT, checked_question_timeout, request_state_boundary
+from ..elicitation import DEFAULT_QUESTION_TIMEOUT, request_state_boundary
 from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, HttpOptions, Serving, build_http_app, held_while_running
 from ..subscriptions import (
     Kind,
@@ -39,7 +41,7 @@ from ..subscriptions import (
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
-from ._assembly import assemble, checked_authenticators, checked_clock, checked_flag, local_identity, shared_limits
+from ._assembly import assemble, checked_authenticators, checked_clock, local_identity, shared_limits
 from ._catalog import catalog
 from ._middleware import Middleware, sdk_middleware
 from ._mount import Mount, MountParts
@@ -130,7 +132,7 @@ class Server:
             raise ConfigurationError(f"subscription_limits is a SubscriptionLimits, not {subscription_limits!r:.60}.")
         services = self._services = Services(
             subscriptions=Subscriptions(subscription_limits),
-            question_timeout=checked_question_timeout(question_timeout),
+            question_timeout=checked_seconds("question_timeout", question_timeout),
         )
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)

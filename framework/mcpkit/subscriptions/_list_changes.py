@@ -34,7 +34,7 @@ from mcp.server.subscriptions import (
 from ..base import ConfigurationError
 from ..reporting import session_key
 
-__all__ = ["Kind", "ListChanges", "ListChangingServer", "Switchable", "checked_enabled", "switch", "switched"]
+__all__ = ["Kind", "ListChanges", "ListChangingServer", "Switchable", "switch", "switched"]
 
 _log = logging.getLogger("mcpkit.list_changes")
 
@@ -95,12 +95,6 @@ def switched(on: Iterable[str], names: Iterable[str], enabled: bool) -> set[str]
     before = set(on)
     after = before | set(names) if enabled else before - set(names)
     return None if after == before else after
-
-
-def checked_enabled(where: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"{where}: enabled is True or False, not {value!r:.40}.")
-    return value
 
 
 class ListChanges:

@@ -21,7 +21,14 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from ..base import Clock, ConfigurationError, error_result
+from ..base import (
+    Clock,
+    ConfigurationError,
+    checked_optional_seconds,
+    checked_optional_whole,
+    checked_seconds,
+    error_result,
+)
 from ..core import BecomesTask, CallState, ToolContext
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
@@ -73,17 +80,10 @@ class Tasks:
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         poll_ms: int = DEFAULT_POLL_MS,
     ) -> None:
-        _check("task_ttl", ttl, allow_none=True)
-        _check("task_lease", lease)
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ConfigurationError(f"task_limit is a whole number of tasks (1 or more) or None, not {limit!r:.40}.")
-        if max_bytes is not None and (
-            isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < LEAST_MAX_BYTES
-        ):
-            raise ConfigurationError(
-                f"task_max_bytes is a whole number of bytes ({LEAST_MAX_BYTES:,} or more: room for a small task) or "
-                f"None for no limit, not {max_bytes!r:.40}."
-            )
+        checked_optional_seconds("task_ttl", ttl)
+        checked_seconds("task_lease", lease)
+        checked_optional_whole("task_limit", limit, unit="tasks")
+        checked_optional_whole("task_max_bytes", max_bytes, least=LEAST_MAX_BYTES, unit="bytes")
         self._dispatcher = dispatcher
         self._clock = clock
         self.ttl = ttl
@@ -291,14 +291,6 @@ class Tasks:
 
     async def close(self) -> None:
         await self.workers.close()
-
-
-def _check(name: str, value: object, *, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        allowed = " or None" if allow_none else ""
-        raise ConfigurationError(f"{name} is a number of seconds above 0{allowed}, not {value!r:.40}.")
 
 
 def _seconds(ttl: float | None) -> str:
