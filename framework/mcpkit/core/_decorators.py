@@ -115,23 +115,10 @@ def tool(
     task: bool | Literal["required"] = False,
     ask_first: bool = False,
 ) -> Callable[[ToolT], ToolT]:
-    """Mark a :class:`ToolContext` subclass, or a plain function, as the tool ``name``.
-
-    A function's parameters are its inputs, as ``execute``'s are; a first parameter annotated ``ToolContext`` is given
-    the call's context instead (``ctx.caller``, ``ctx.remember``, ...). The function is returned unchanged.
-    ``description`` falls back to the docstring; a tool with neither is
-    refused when the server is built, since the model chooses tools by it.
-    ``scopes``: the OAuth scopes a caller's token must grant to call it
-    (docs/authorization.md); static keys and stdio are not limited by scope.
-    ``rate_limit`` (``"10/minute"``) bounds each caller's calls of this tool (docs/deployment.md).
-    ``input_schema``: a JSON Schema 2020-12 document to advertise and check instead of one derived from
-    ``execute``'s parameters (docs/tools.md). ``requires``: client capabilities the tool needs, like
-    ``["elicitation"]``; a client that did not declare them gets ``-32021`` instead of a call.
-    ``icons``: ``[{"src": "https://...", "mime_type": "image/png", "sizes": ["48x48"]}]``. ``enabled=False``: not
-    listed nor callable until ``await server.enable(tools=[name])`` (docs/tools.md).
-    ``task=True``: a client that declares the tasks extension (2026-07-28) gets a task to poll instead of waiting
-    for the result; ``task="required"``: other clients get ``-32021``. ``ask_first=True``: the call asks its
-    questions first, in the request, and becomes a task at ``await self.run_as_task()`` (docs/tasks.md).
+    """Mark a :class:`ToolContext` subclass, or a plain function (its parameters are the inputs, and a first one
+    annotated ``ToolContext`` gets the call's context), as the tool ``name``, described by ``description`` or else
+    its docstring; the server checks the options when it is built (docs/tools.md, docs/authorization.md for
+    ``scopes``, docs/tasks.md for ``task``).
     """
 
     options = ToolOptions(

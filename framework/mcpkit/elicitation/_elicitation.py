@@ -1,20 +1,6 @@
-"""Asking the client while a tool runs: ``self.elicit`` (the user), ``self.sample`` (its model), ``self.roots``.
-
-One API, both eras. On 2025-11-25 each question is a live server-to-client request on the session, answered
-before ``await`` returns, on the call's own stream (over HTTP its answer becomes an SSE stream for it: lazy SSE). On
-2026-07-28 the server sends no requests: a question the client has not answered yet ends the call with an
-``InputRequiredResult`` (SEP-2322) naming it, the client answers and calls again, and the tool runs again from
-the start; this time ``await self.elicit(...)`` returns the answer at once. The answers of earlier rounds travel
-in ``requestState``, which the SDK's ``RequestStateBoundary`` seals (AES-GCM) and binds to the method, the tool,
-its arguments, the server's name and the caller, with a lifetime; mcpkit only writes the plaintext. Several
-questions in one tool and several rounds work: each question has a key (given, or ``ask-1``, ``ask-2`` in the
-order they are asked), and a round ends at the first one not answered yet, or, for questions asked together
-with ``asyncio.gather``, with all of them.
-
-So code before a question runs once per round: do side effects (send, charge, write) after the last
-question, or make them idempotent (docs/elicitation.md). A live question has a deadline (``question_timeout``): a
-client that has not answered by then ends the call with ``INPUT_TIMEOUT``, which releases what the call held.
-"""
+"""Asking the client while a tool runs: ``self.elicit`` (the user), ``self.sample`` (its model), ``self.roots``,
+as live requests on 2025-11-25 and as ``InputRequiredResult`` rounds on 2026-07-28 (docs/elicitation.md; the rounds
+and their sealed ``requestState``: docs/architecture.md, "How a request flows")."""
 
 from __future__ import annotations
 

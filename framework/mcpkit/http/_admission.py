@@ -1,15 +1,5 @@
-"""Admission by caller: each caller may have at most ``calls_per_caller`` requests in progress over HTTP at once.
-
-A caller is a signed-in user, or an anonymous client's address (``caller_key``). A request that would take its
-caller past the limit gets 429 with ``Retry-After``, so a caller who holds calls open (questions it never answers,
-reads queued behind its own) spends its own share and nobody else's. Only requests count: the client's answers to
-the server's questions and its notifications always pass (a caller at its limit must be able to answer, or its
-calls could never end), and so do ``subscriptions/listen`` streams, which have limits of their own. A request's slot
-is given back once its POST and its work have both ended (``HOLD_SCOPE_KEY``, ``held_while_running``): a 2025-11-25
-call whose stream the client closes goes on in its session, and keeps its slot. The request's connection is told
-whose it is (``CONNECTION_SCOPE_KEY``), so that the connection guard of ``Server.run`` counts a busy connection
-against its caller, not its address.
-"""
+"""Admission by caller: each caller may have at most ``calls_per_caller`` requests in progress over HTTP at once,
+so a caller who holds calls open spends its own share and nobody else's (docs/architecture.md)."""
 
 from __future__ import annotations
 

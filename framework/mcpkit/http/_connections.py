@@ -1,24 +1,6 @@
-"""Slow clients: a deadline for every request to arrive and every response to be read, and a connection cap that
-nobody can fill, by waiting or by holding requests open.
-
-uvicorn 0.54 has neither. Its h11 protocol arms no timer until a first response is sent, so a
-connection that sends half a request line (or nothing) is held forever; ``limit_concurrency`` counts
-those idle connections and answers everyone else 503 once they reach it, which makes a slow attack
-easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol with two additions:
-
-- ``read_timeout``: a request must arrive whole, head and body, within this many seconds of the
-  connection opening (or of its first byte, on a kept-alive connection); otherwise it gets 408 and
-  the connection is closed. An idle kept-alive connection is uvicorn's ``timeout_keep_alive``'s.
-- ``max_connections``: at the cap, a new connection closes one connection of the holder with the most, if that
-  holder has more than the new connection's client (``_make_room`` says which, cheapest first: an idle kept-alive
-  one, then one not used yet, then one with a request in progress), so one client (an IPv4 address or an IPv6
-  /64, ``_addresses``) or one caller cannot take the slots of others by opening more or holding them busy. A busy
-  connection's holder is the caller its request belongs to (admission says whose, ``CONNECTION_SCOPE_KEY``), else
-  its client. Otherwise the new one is refused: 429 when its own client holds the most, else 503. Behind a
-  trusted proxy a connection counts for the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
-- ``write_timeout``: a response the client stops reading (the server's send buffer stays full) for this many
-  seconds ends the connection, so a caller cannot hold a connection, and the call writing to it, by not reading.
-"""
+"""Slow clients: a deadline for every request to arrive (``read_timeout``) and every response to be read
+(``write_timeout``), and a connection cap (``max_connections``) that no client fills by waiting or holding requests
+open, added to uvicorn's own h11 protocol (why and how: docs/architecture.md, "Serving limits")."""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""2025-11-25 sessions per caller: a flood of ``initialize`` by one caller never refuses another.
-
-The SDK's session manager has one table for everybody (``max_sessions``, 10,000 by default) and an idle
-timeout, but no per-caller limit and no deadline for the handshake: one client sending 10,000
-``initialize`` requests filled the table for 30 minutes. ``SessionGuard`` is an ASGI layer in front of
-it (behind the auth gate, which says who is calling) that counts each caller's sessions: a caller at
-``per_caller`` that opens another one ends its own least recently used session (a client whose sessions
-leak keeps working; a flooding one only churns its own), and a session that has not sent
-``notifications/initialized`` within ``handshake_timeout`` is ended. Anonymous callers are counted per
-client address (an IPv6 client per /64, ``_addresses``); on a server that also signs callers in, they
-hold at most half of ``max_sessions`` together, so anonymous traffic cannot fill the table for signed-in
-callers. Durations are measured on the clock's ``monotonic()``, so a wall clock set back or forward
-changes no deadline. It ends sessions the way a client does, with a ``DELETE`` through the SDK's own HTTP
-interface. 2026-07-28 requests have no session and pass straight through.
-"""
+"""2025-11-25 sessions per caller, so a flood of ``initialize`` by one caller never refuses another: each caller's
+sessions are counted and bounded, and a handshake has a deadline (docs/architecture.md, "Serving limits")."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""``Tasks``: long-running tool calls as tasks (SEP-2663, ``io.modelcontextprotocol/tasks``), per caller.
-
-A call of an ``@tool(task=...)`` tool from a client that declared the extension on that request is answered at once
-with ``resultType: "task"``, once the task is kept (so a ``tasks/get`` on any instance finds it), and runs in the
-background (``Workers``). ``tasks/get`` reads it (the result or error inlined at the end), ``tasks/update`` brings
-answers to its questions (the call runs again with them once none is left), ``tasks/cancel`` ends it. Each method
-looks the task up under the caller's own identity (an anonymous caller's: its address), so another caller's task is
-not found, exactly as one that never existed; a caller's tasks are bounded in number and bytes (``TASK_LIMIT``,
-``TASK_BYTES``). ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
-"""
+"""``Tasks``: long-running tool calls as tasks (SEP-2663, ``io.modelcontextprotocol/tasks``), each kept under its
+caller, bounded in number and bytes, and found from any instance (docs/tasks.md; docs/architecture.md, "Tasks")."""
 
 from __future__ import annotations
 

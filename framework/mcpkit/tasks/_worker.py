@@ -1,14 +1,6 @@
-"""``Workers``: the tasks this instance runs, each a fresh tool instance running ``execute`` in the background.
-
-A run renews its lease in the store every ``beat`` seconds; a lease that lapses means the instance died, and the
-next ``tasks/get`` on any instance reports the task failed. The same renewal notices a task cancelled through
-another instance (or reported dead meanwhile) and cancels the run, which the tool sees as ``CancelledError`` at
-its next ``await``. The run's end is written only onto a task that has not ended meanwhile.
-
-A run's progress becomes its status message at most every ``PROGRESS_EVERY`` seconds: a tool may report in a
-tight loop, and each write is a compare-and-set in the store. A report that comes sooner waits, and the write
-once that time is up takes the latest message, so a client polling sees it at most that late.
-"""
+"""``Workers``: the tasks this instance runs, each a fresh tool instance running ``execute`` in the background,
+renewing its lease so that a task whose instance died, or that was cancelled elsewhere, ends (docs/architecture.md,
+"Tasks")."""
 
 from __future__ import annotations
 
