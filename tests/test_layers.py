@@ -1,6 +1,7 @@
 """The house stays easy to walk (issue 28): packages by concern in layers, each lower one never importing a higher
 one; another package's modules reached only through its face (its ``__init__``); no import circle between modules
-anywhere, type-only imports included; and no library module over ``MAX_LINES`` lines."""
+anywhere, type-only imports included; no library module over ``MAX_LINES`` lines; and no reaching into another
+object's attributes by name in mcpkit (issue 37: a call's state travels in ``CallState``)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,22 @@ TOP_RANKS = {
     "mcpkit_context": 3,
     "mcpkit_helpdesk": 4,
     "mcpkit_memoryserver": 4,
+}
+
+
+#: Where mcpkit may reach into an object's attributes by name, by the object reached: a ``vars(...)`` call, or a
+#: write of a private attribute on anything but ``self`` or ``cls``. Each says why; anything else is coupling the
+#: import rules cannot see (per-call state goes in ``core.CallState``, handed to ``Context``).
+REACHING_IN = {
+    ("mcpkit._cli._target", "module"): "the names a user's module defines, to find its server",
+    ("mcpkit.core._plugin", "Plugin"): "the methods Plugin defines: the hooks a plugin class may override",
+    ("mcpkit.core._plugin", "klass"): "the methods a plugin class defines, checked against the hooks",
+    ("mcpkit.auth._introspection_auth", "copied"): "a copy of self, made by a method of its own class",
+    ("mcpkit.auth._introspection_auth", "bound"): "a copy of self, made by a method of its own class",
+    ("mcpkit.auth._jwt_auth", "copied"): "a copy of self, made by a method of its own class",
+    ("mcpkit.auth._jwt_auth", "bound"): "a copy of self, made by a method of its own class",
+    ("mcpkit.http._session_manager", "admitted"): "the SDK's transport takes its event store only when built; the "
+    "private attributes relied on are probed when mcpkit.http is imported",
 }
 
 
@@ -165,3 +182,39 @@ def test_no_import_circle_anywhere() -> None:
 def test_modules_stay_small(module: str) -> None:
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines: split it by noun (STYLE.md), at most {MAX_LINES}"
+
+
+def reaching_in(module: str) -> Iterator[tuple[str, int]]:
+    """The objects ``module`` reaches into by name (``vars(x)``, ``x._private = ...``), with the line."""
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" and node.args:
+            yield ast.unparse(node.args[0]), node.lineno
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        for target in (part for whole in targets for part in ast.walk(whole)):
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr.startswith("_")
+                and not target.attr.startswith("__")
+                and ast.unparse(target.value) not in ("self", "cls")
+            ):
+                yield ast.unparse(target.value), node.lineno
+
+
+def test_no_module_of_mcpkit_reaches_into_another_object_by_name() -> None:
+    found = {
+        (module, what, line)
+        for module in MODULES
+        if module.split(".")[0] == "mcpkit"
+        for what, line in reaching_in(module)
+    }
+    wrong = [
+        f"{module}:{line} reaches into {what} (vars() or a private attribute written): give it an explicit, typed "
+        "field or method (a call's state goes in core.CallState), or add it to REACHING_IN with the reason"
+        for module, what, line in sorted(found)
+        if (module, what) not in REACHING_IN
+    ]
+    assert not wrong, "\n".join(wrong)
+    unused = set(REACHING_IN) - {(module, what) for module, what, _ in found}
+    assert not unused, f"REACHING_IN lists what no module does any more: {sorted(unused)}"

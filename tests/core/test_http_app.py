@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
-from typing import Any
+from typing import Any, get_type_hints
 
 import httpx2
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from core._support import IdentityApp, call_modern, post_modern, running, structured
 from mcpkit import ConfigurationError, Server
 from mcpkit._cli import parser
+from mcpkit.http import HttpOptions
 
 
 def open_server() -> Server:
@@ -213,3 +215,25 @@ async def test_a_2025_request_without_a_session_is_told_to_initialize_first_or_h
     text = response.json()["error"]["message"]
     assert text.startswith("No 'Mcp-Session-Id': on protocol 2025-11-25 send 'initialize' first")
     assert "send the header 'MCP-Protocol-Version: 2026-07-28'" in text
+
+
+def test_run_and_http_app_take_every_http_option_with_the_same_type_and_default() -> None:
+    options = {option.name: option for option in dataclasses.fields(HttpOptions)}
+    hints = get_type_hints(HttpOptions)
+    for method in (Server.http_app, Server.run):
+        taken = inspect.signature(method).parameters
+        method_hints = get_type_hints(method)
+        assert set(options) <= set(taken), f"{method.__name__} lacks {sorted(set(options) - set(taken))}"
+        for name, option in options.items():
+            assert taken[name].kind is inspect.Parameter.KEYWORD_ONLY, (method.__name__, name)
+            assert taken[name].default == option.default, (method.__name__, name)
+            assert method_hints[name] == hints[name], (method.__name__, name)
+    http_app_takes = set(inspect.signature(Server.http_app).parameters) - {"self"}
+    assert http_app_takes == set(options), "an option of http_app that HttpOptions lacks would not reach the app"
+
+
+def test_run_checks_stream_retry_ms_as_http_app_does_before_it_binds_a_port() -> None:
+    with pytest.raises(
+        ConfigurationError, match="stream_retry_ms is a whole number of milliseconds from 1 to 600,000; not 0"
+    ):
+        open_server().run("http", port=0, json_response=False, stream_retry_ms=0)

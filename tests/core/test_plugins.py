@@ -399,6 +399,34 @@ def test_a_plugin_attribute_that_shadows_a_tool_context_attribute_is_refused() -
         Server([WorkApp])
 
 
+def test_a_misspelt_hook_is_refused_when_the_server_is_built_naming_the_class_and_the_hook_meant() -> None:
+    class Auditor(Plugin):
+        async def before_cal(self, ctx: ToolContext, arguments: Mapping[str, Any]) -> None:
+            raise ToolError("never reached: the hook is misspelt")
+
+    with pytest.raises(ConfigurationError) as refused:
+        Server([app(id="work", tools=[Work], plugins=[Auditor()])(type("WorkApp", (), {}))])
+    assert "Plugin Auditor in app 'work'" in str(refused.value)
+    assert "before_cal(), which is not a Plugin hook" in str(refused.value)
+    assert "did you mean before_call()?" in str(refused.value)
+
+
+def test_a_server_plugin_with_a_hook_like_name_of_no_hook_is_refused_and_a_private_helper_is_not() -> None:
+    class Listener(Plugin):
+        async def on_call(self, ctx: ToolContext) -> None: ...
+
+    class Helped(Plugin):
+        def _on_call(self) -> None: ...
+
+        def remember_for(self, ctx: ToolContext) -> object:  # a public helper named like no hook
+            return ctx.caller
+
+    work_app = app(id="work", tools=[Work])(type("WorkApp", (), {}))
+    with pytest.raises(ConfigurationError, match=r"Listener in Server\(plugins=...\) defines on_call\(\)"):
+        Server([work_app], plugins=[Listener()])
+    assert "work" in Server([work_app], plugins=[Helped()]).tools
+
+
 # -- contributed tools ---------------------------------------------------------------------------------
 
 

@@ -126,7 +126,9 @@ def test_resumable_streams_options_are_checked() -> None:
     server = Server([Empty], auth=StaticKeys(KEYS))
     with pytest.raises(ConfigurationError, match="resumable_streams is True, False or None"):
         server.http_app(resumable_streams="yes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigurationError, match="stream_retry_ms is a number of milliseconds from 1 to 600000"):
+    with pytest.raises(
+        ConfigurationError, match="stream_retry_ms is a whole number of milliseconds from 1 to 600,000; not 0"
+    ):
         server.http_app(json_response=False, stream_retry_ms=0)
 
 

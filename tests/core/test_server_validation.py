@@ -340,3 +340,35 @@ def test_field_constraints_and_aliases_reach_the_input_schema() -> None:
     assert schema["properties"]["note"]["maxLength"] == 80
     assert schema["properties"]["urgent"]["default"] is False
     assert schema["additionalProperties"] is False
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"turn_timeout": float("inf")}, "turn_timeout is a positive number of seconds, not inf."),
+        ({"question_timeout": True}, "question_timeout is a positive number of seconds, not True."),
+        ({"list_permitted_tools_only": 1}, "list_permitted_tools_only is True or False, not 1."),
+    ],
+)
+def test_a_number_or_flag_option_of_the_wrong_kind_is_refused_naming_it_what_was_given_and_what_to_give(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        Server([one_app(Ping)], **options)
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_body_bytes": True}, "max_body_bytes is a whole number of bytes, at least 1,024; not True."),
+        ({"calls_per_caller": 0}, "calls_per_caller is a whole number of requests, at least 1; not 0."),
+        ({"resumable_streams": "yes"}, "resumable_streams is True, False or None, not 'yes'."),
+    ],
+)
+def test_an_http_option_of_the_wrong_kind_is_refused_when_the_app_is_built(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        Server([one_app(Ping)], allow_anonymous=True).http_app(**options)
+    assert str(refused.value) == message

@@ -112,7 +112,7 @@ async def test_every_session_together_holds_at_most_the_total() -> None:
 
 
 def test_limits_are_checked_when_the_server_is_built() -> None:
-    with pytest.raises(ConfigurationError, match="per_session is a whole number from 1"):
+    with pytest.raises(ConfigurationError, match="per_session is a whole number, at least 1; not"):
         SubscriptionLimits(per_session=0)
     with pytest.raises(ConfigurationError, match="subscription_limits is a SubscriptionLimits"):
         Server([Notes], allow_anonymous=True, subscription_limits={"per_session": 3})  # type: ignore[arg-type]

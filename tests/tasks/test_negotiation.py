@@ -242,3 +242,19 @@ def test_task_options_are_checked_when_the_server_is_built(options: dict[str, ob
 def test_task_settings_are_checked_when_the_server_is_built(name: str, value: int) -> None:
     with pytest.raises(ConfigurationError, match=name):
         build(**{name: value})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"task_ttl": float("inf")}, "task_ttl is a positive number of seconds or None for no limit, not inf."),
+        ({"task_limit": 2.5}, "task_limit is a whole number of tasks, at least 1 (or None for no limit); not 2.5."),
+        ({"task_max_bytes": 100}, "task_max_bytes is a whole number of bytes, at least 4,096 (or None for no limit); "),
+    ],
+)
+def test_a_task_setting_of_the_wrong_kind_is_refused_saying_what_was_given_and_what_to_give(
+    options: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        build(**options)
+    assert str(refused.value).startswith(message)

@@ -27,7 +27,9 @@ from ..base import (
     Identity,
     InvalidCredentialError,
     SystemClock,
-    checked_allow_no_audience,
+    checked_flag,
+    checked_seconds,
+    checked_whole,
 )
 from ._resource_metadata import oauth_url
 from ._token_cache import TokenCache, token_key
@@ -88,20 +90,11 @@ class IntrospectionAuth:
             raise ConfigurationError(f"IntrospectionAuth: issuer is a non-empty string or None, not {issuer!r}.")
         self._issuer = issuer
         self._audience = _checked_audience(audience)
-        self._allow_no_audience = checked_allow_no_audience("IntrospectionAuth", allow_no_audience)
+        self._allow_no_audience = checked_flag("IntrospectionAuth: allow_no_audience", allow_no_audience)
         self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
-        for name, number in (("cache_seconds", cache_seconds), ("timeout", timeout)):
-            if isinstance(number, bool) or not isinstance(number, int | float) or not 0 <= number < math.inf:
-                raise ConfigurationError(f"IntrospectionAuth: {name} is a number of seconds, not {number!r}.")
-        if timeout <= 0:
-            raise ConfigurationError("IntrospectionAuth: timeout must be above 0 seconds.")
-        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
-            raise ConfigurationError(
-                f"IntrospectionAuth: cache_size is a whole number, 0 for none; not {cache_size!r}."
-            )
-        self._cache_seconds = float(cache_seconds)
-        self._cache_size = cache_size
-        self._timeout = float(timeout)
+        self._cache_seconds = checked_seconds("IntrospectionAuth: cache_seconds", cache_seconds, zero=True)
+        self._cache_size = checked_whole("IntrospectionAuth: cache_size", cache_size, least=0, unit="tokens (0: none)")
+        self._timeout = checked_seconds("IntrospectionAuth: timeout", timeout)
         # The identity, or why not, until the answer stops being used (monotonic clock); refusals apart, so that
         # made-up tokens never push real answers out.
         self._cache, self._refusals = self._new_caches()

@@ -35,7 +35,8 @@ from ..base import (
     ConfigurationError,
     Identity,
     InvalidCredentialError,
-    checked_allow_no_audience,
+    checked_flag,
+    checked_seconds,
 )
 from ._jwt_config import (
     PublicKey,
@@ -44,7 +45,6 @@ from ._jwt_config import (
     check_audience,
     check_issuer,
     check_jwks_url,
-    check_seconds,
     check_secret,
     describe_key,
     load_public_key,
@@ -113,13 +113,11 @@ class JWTAuth:
         self._issuer = check_issuer(issuer)
         self._audience = check_audience(audience)
         self._resource: str | None = None  # the server's resource URL, once bound to it
-        self._allow_no_audience = checked_allow_no_audience("JWTAuth", allow_no_audience)
+        self._allow_no_audience = checked_flag("JWTAuth: allow_no_audience", allow_no_audience)
         self._namespace = ""  # set by Server for a second issuer's tokens (namespaced)
         self._own_issuer_only = False  # set by Server beside other OAuth authenticators: other issuers' JWTs are theirs
-        self._leeway = check_seconds("leeway", leeway, allow_zero=True)
-        if not isinstance(require_exp, bool):
-            raise ConfigurationError(f"JWTAuth: require_exp must be True or False; got {require_exp!r}")
-        self._require_exp = require_exp
+        self._leeway = checked_seconds("JWTAuth: leeway", leeway, zero=True)
+        self._require_exp = checked_flag("JWTAuth: require_exp", require_exp)
         self._key: bytes | PublicKey | _JWKSKeys
         self._verified_seconds = VERIFIED_SECONDS
         self._verified: TokenCache[Identity] = TokenCache(VERIFIED_TOKENS)
@@ -133,8 +131,8 @@ class JWTAuth:
             assert jwks_url is not None
             self._key = _JWKSKeys(
                 check_jwks_url(jwks_url),
-                cache_seconds=check_seconds("jwks_cache_seconds", jwks_cache_seconds, allow_zero=False),
-                refresh_cooldown=check_seconds("jwks_refresh_cooldown", jwks_refresh_cooldown, allow_zero=True),
+                cache_seconds=checked_seconds("JWTAuth: jwks_cache_seconds", jwks_cache_seconds),
+                refresh_cooldown=checked_seconds("JWTAuth: jwks_refresh_cooldown", jwks_refresh_cooldown, zero=True),
             )
             self._verified_seconds = min(VERIFIED_SECONDS, float(jwks_cache_seconds))
 

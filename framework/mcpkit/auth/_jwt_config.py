@@ -5,7 +5,6 @@ Every check raises a ``ConfigurationError`` that names the argument and says wha
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TypeAlias
 from urllib.parse import urlparse
@@ -25,7 +24,6 @@ __all__ = [
     "check_audience",
     "check_issuer",
     "check_jwks_url",
-    "check_seconds",
     "check_secret",
     "describe_key",
     "load_public_key",
@@ -175,11 +173,3 @@ def check_audience(audience: str | Sequence[str] | None) -> str | list[str] | No
             f"provider puts in 'aud' for this server); got {audience!r}"
         )
     return values
-
-
-def check_seconds(name: str, value: float, *, allow_zero: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigurationError(f"JWTAuth: {name} must be a number of seconds; got {value!r}")
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ConfigurationError(f"JWTAuth: {name} must be {'>= 0' if allow_zero else '> 0'} seconds; got {value!r}")
-    return float(value)

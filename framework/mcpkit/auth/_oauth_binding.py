@@ -1,19 +1,5 @@
-"""How a ``Server`` adopts its OAuth authenticators (``JWTAuth``, ``IntrospectionAuth``): audience and issuer.
-
-Two rules of the MCP authorization spec and issue 11, applied once, when the server is built:
-
-- **Audience**: a token must be meant for this server. An authenticator without an ``audience`` of its own
-  is bound to the server's ``resource_url``; one with neither is refused, unless it says
-  ``allow_no_audience=True``.
-- **Issuer namespaces**: with several identity providers, a ``sub`` of one must never reach the memory of
-  another's user. The first authenticator's issuer keeps plain ``sub`` user ids (a server that adds a
-  provider keeps its users' memories); every other issuer's ids become ``iss:<issuer>#<sub>``, which no
-  token's ``sub`` may start with. Authenticators that share the first issuer (its JWTs and its opaque tokens)
-  share its ids. Beside each other, a ``JWTAuth`` leaves a JWT of another issuer to the next authenticator.
-
-Authenticators are recognised by attribute (``issuer``, ``bound_to``, ``needs_audience``, ``namespaced``),
-so that a server without them never imports PyJWT.
-"""
+"""How a ``Server`` adopts its OAuth authenticators (``JWTAuth``, ``IntrospectionAuth``) once, when it is built:
+each bound to an audience, and every issuer after the first given its own user ids (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,16 @@
 """The ground floor: errors, clocks, who signed in (``Identity``, the ``Authenticator`` protocol), addresses,
-refusal bodies, parameter models, pages, icons and tool results. Nothing here knows an MCP feature or does I/O."""
+refusal bodies, parameter models, pages, icons, tool results, and the checks of options given as numbers or flags.
+Nothing here knows an MCP feature or does I/O."""
 
 from ._addresses import ANONYMOUS_PREFIX, ForwardedClients, caller_key, client_group, connect_host, is_loopback
+from ._checks import (
+    checked_flag,
+    checked_optional_flag,
+    checked_optional_seconds,
+    checked_optional_whole,
+    checked_seconds,
+    checked_whole,
+)
 from ._clock import Clock, ManualClock, SystemClock, iso_time
 from ._credentials import (
     IDENTITY_SCOPE_KEY,
@@ -10,7 +19,6 @@ from ._credentials import (
     AuthUnavailableError,
     Identity,
     InvalidCredentialError,
-    checked_allow_no_audience,
     issuer_namespace,
 )
 from ._errors import ConfigurationError, StartupError, ToolError
@@ -40,8 +48,13 @@ __all__ = [
     "SystemClock",
     "ToolError",
     "caller_key",
-    "checked_allow_no_audience",
+    "checked_flag",
     "checked_icons",
+    "checked_optional_flag",
+    "checked_optional_seconds",
+    "checked_optional_whole",
+    "checked_seconds",
+    "checked_whole",
     "client_group",
     "connect_host",
     "encode",

@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ._errors import ConfigurationError
-
 __all__ = [
     "IDENTITY_SCOPE_KEY",
     "ISSUER_PREFIX",
@@ -16,7 +14,6 @@ __all__ = [
     "Authenticator",
     "Identity",
     "InvalidCredentialError",
-    "checked_allow_no_audience",
     "issuer_namespace",
 ]
 
@@ -36,13 +33,6 @@ def issuer_namespace(issuer: str) -> str:
     No token's ``sub`` may start with ``iss:`` and no issuer may hold a ``#``, so ids of two issuers never meet.
     """
     return f"{ISSUER_PREFIX}{issuer}#"
-
-
-def checked_allow_no_audience(owner: str, allow: object) -> bool:
-    """``allow_no_audience`` of an authenticator, checked: True or False."""
-    if not isinstance(allow, bool):
-        raise ConfigurationError(f"{owner}: allow_no_audience is True or False, not {allow!r:.40}.")
-    return allow
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """What a tool, resource or prompt is and sees: the inert decorators (``@tool``, ``@app``, ...), ``Context``
 and ``ToolContext``, the ``Caller``, the ``Plugin`` interface, and the store a test puts plugins on."""
 
+from ._call_state import CallState, TaskProgress
 from ._caller import Caller, caller_of
 from ._context import BecomesTask, Context, ToolContext
 from ._decorators import (
@@ -16,23 +17,26 @@ from ._decorators import (
     tool,
     tool_options,
 )
-from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, providers_for
+from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, check_hooks, providers_for
 from ._under_test import store_under_test, under_test
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
     "BecomesTask",
+    "CallState",
     "Caller",
     "Context",
     "Plugin",
     "PluginSetup",
     "PromptOptions",
     "ResourceOptions",
+    "TaskProgress",
     "ToolContext",
     "ToolOptions",
     "app",
     "app_options",
     "caller_of",
+    "check_hooks",
     "prompt",
     "prompt_options",
     "providers_for",

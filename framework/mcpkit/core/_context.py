@@ -22,12 +22,12 @@ from ..elicitation import (
     unavailable,
 )
 from ..reporting import ClientLog, report_progress
+from ._call_state import OUTSIDE_A_CALL, CallState
 
 if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
 
     from ..base import Clock
-    from ..subscriptions import Services
     from ._caller import Caller
 
 __all__ = ["BecomesTask", "Context", "ToolContext"]
@@ -50,22 +50,34 @@ class Context:
     clock: Clock
     name: str
     app_id: str
-    #: The SDK's context of the request being served (None outside one, as in a unit test of the class).
-    request_context: ServerRequestContext[Any, Any] | None = None
-    _services: Services | None = None
-    _call_params: types.InputResponseRequestParams | None = None  # the request's, for the answers of its round
+    _state: CallState = OUTSIDE_A_CALL
 
-    def __init__(self, caller: Caller, clock: Clock, name: str, app_id: str, providers: Providers) -> None:
+    def __init__(
+        self,
+        caller: Caller,
+        clock: Clock,
+        name: str,
+        app_id: str,
+        providers: Providers,
+        state: CallState = OUTSIDE_A_CALL,
+    ) -> None:
         self.caller = caller
         self.clock = clock
         self.name = name
         self.app_id = app_id
         self._providers = providers
+        self._state = state
+
+    @property
+    def request_context(self) -> ServerRequestContext[Any, Any] | None:
+        """The SDK's context of the request being served (None outside one, as in a unit test of the class)."""
+        return self._state.request_context
 
     @property
     def log(self) -> ClientLog:
         """Log messages to the client: ``await self.log.info("...")`` (docs/progress-and-logging.md)."""
-        return ClientLog(self, self._services.log_levels if self._services is not None else None)
+        services = self._state.services
+        return ClientLog(self, services.log_levels if services is not None else None)
 
     async def progress(self, done: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the client how far the call has got (``notifications/progress``); nothing if it did not ask.
@@ -73,7 +85,7 @@ class Context:
         ``done`` must grow from one call to the next; ``total`` is what it grows to, when known. In a task, it
         becomes the task's ``statusMessage`` instead, which the client sees when it polls (docs/tasks.md).
         """
-        to_task = self.__dict__.get("_task_progress")
+        to_task = self._state.task_progress
         if to_task is not None:
             await to_task(done, total, message)
             return
@@ -81,8 +93,9 @@ class Context:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell the clients watching ``uri`` that it changed (docs/resources.md#subscriptions)."""
-        if self._services is not None:
-            await self._services.subscriptions.updated(uri)
+        services = self._state.services
+        if services is not None:
+            await services.subscriptions.updated(uri)
 
     async def close_stream(self) -> bool:
         """Close this call's SSE stream while it goes on (SEP-1699 polling): the client reconnects after the
@@ -99,7 +112,7 @@ class Context:
     def client_can(self, capability: str) -> bool:
         """Whether this call can ask the client through ``capability`` (``"elicitation"``, ``"sampling"``,
         ``"roots"``): the client declared it, and its connection can carry the question."""
-        return unavailable(self, capability) is None
+        return unavailable(self._state, capability) is None
 
     async def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Elicited[Any]:
         """Ask the user (form mode); ``schema`` is a pydantic model or TypedDict of flat fields, or a JSON Schema.
@@ -109,7 +122,7 @@ class Context:
         A client that cannot be asked gets the tool error ``INPUT_UNAVAILABLE``: check ``client_can`` first.
         """
         request, adapter = elicit_request(message, schema)
-        answer = await ask(self, key, request, "elicitation", "ask the user", self._question_timeout())
+        answer = await ask(self._state, key, request, "elicitation", "ask the user", self._question_timeout())
         return elicited(answer, adapter)
 
     async def sample(
@@ -122,7 +135,7 @@ class Context:
     ) -> types.CreateMessageResult:
         """Ask the client's model (``sampling/createMessage``); a string is one user message."""
         request = sample_request([messages] if isinstance(messages, str) else messages, max_tokens, system_prompt)
-        answer = await ask(self, key, request, "sampling", "ask the client's model", self._question_timeout())
+        answer = await ask(self._state, key, request, "sampling", "ask the client's model", self._question_timeout())
         return (
             answer
             if isinstance(answer, types.CreateMessageResult)
@@ -132,12 +145,12 @@ class Context:
     async def roots(self, *, key: str | None = None) -> list[types.Root]:
         """The client's roots (``roots/list``): the folders or repositories it lets the server work in."""
         timeout = self._question_timeout()
-        answer = await ask(self, key, types.ListRootsRequest(), "roots", "list the client's roots", timeout)
+        answer = await ask(self._state, key, types.ListRootsRequest(), "roots", "list the client's roots", timeout)
         result = answer if isinstance(answer, types.ListRootsResult) else types.ListRootsResult.model_validate(answer)
         return list(result.roots)
 
     def _question_timeout(self) -> float:
-        services = self._services
+        services = self._state.services
         return DEFAULT_QUESTION_TIMEOUT if services is None else services.question_timeout
 
     def __getattr__(self, name: str) -> Any:
@@ -176,17 +189,26 @@ class ToolContext(Context):
     #: The task this call runs as (docs/tasks.md), or None when it answers in the request.
     task_id: str | None = None
 
-    def __init__(self, caller: Caller, clock: Clock, tool_name: str, app_id: str, providers: Providers) -> None:
+    def __init__(
+        self,
+        caller: Caller,
+        clock: Clock,
+        tool_name: str,
+        app_id: str,
+        providers: Providers,
+        state: CallState = OUTSIDE_A_CALL,
+    ) -> None:
         # Context.__init__'s assignments, inline: this runs on every tool call.
         self.caller = caller
         self.clock = clock
         self.name = self.tool_name = tool_name
         self.app_id = app_id
         self._providers = providers
+        self._state = state
 
     async def run_as_task(self) -> None:
         """Go on as a task: in an ``@tool(task=..., ask_first=True)`` tool, the questions asked so far were answered
         in the request; the client now gets a task, and ``execute`` runs again in it, from the start, with those
         answers. Elsewhere (already a task, or a client without the tasks extension) it does nothing."""
-        if self.__dict__.get("_to_task"):
+        if self._state.to_task:
             raise BecomesTask()

@@ -40,7 +40,7 @@ _PROMPT_ATTR = "__mcpkit_prompt__"
 
 @dataclass(frozen=True, slots=True)
 class ToolOptions:
-    """What ``@tool(...)`` said about a tool class."""
+    """What ``@tool(...)`` said about a tool class, as typed there; the server checks the values when it is built."""
 
     name: str
     description: str | None
@@ -48,15 +48,15 @@ class ToolOptions:
     read_only: bool | None = None
     destructive: bool | None = None
     idempotent: bool | None = None
-    scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
-    rate_limit: object = None  # checked when the server is built (``_rate_limits.parse_rate_limit``)
-    input_schema: object = None  # a hand-written JSON Schema, checked when the server is built (``_schema_input``)
-    requires: object = ()  # client capabilities, checked when the server is built (``_capabilities``)
+    scopes: Sequence[str] = ()
+    rate_limit: str | None = None
+    input_schema: Mapping[str, Any] | None = None  # a hand-written JSON Schema instead of execute's parameters
+    requires: Sequence[str] = ()  # client capabilities
     open_world: bool | None = None
-    icons: object = ()  # checked when the server is built (``_icons.checked_icons``)
-    enabled: object = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
-    task: object = False  # False, True or "required"; checked when the server is built (``tools._task_support``)
-    ask_first: object = False  # a task tool that asks before it becomes a task (``self.run_as_task()``)
+    icons: Sequence[Any] = ()
+    enabled: bool = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
+    task: bool | Literal["required"] = False
+    ask_first: bool = False  # a task tool that asks before it becomes a task (``self.run_as_task()``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +68,9 @@ class ResourceOptions:
     description: str | None
     mime_type: str | None
     title: str | None
-    scopes: object = ()  # checked when the server is built (``_oauth_scopes.checked_scopes``)
-    icons: object = ()
-    enabled: object = True
+    scopes: Sequence[str] = ()
+    icons: Sequence[Any] = ()
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +80,9 @@ class PromptOptions:
     name: str
     description: str | None
     title: str | None
-    scopes: object = ()
-    icons: object = ()
-    enabled: object = True
+    scopes: Sequence[str] = ()
+    icons: Sequence[Any] = ()
+    enabled: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,23 +115,10 @@ def tool(
     task: bool | Literal["required"] = False,
     ask_first: bool = False,
 ) -> Callable[[ToolT], ToolT]:
-    """Mark a :class:`ToolContext` subclass, or a plain function, as the tool ``name``.
-
-    A function's parameters are its inputs, as ``execute``'s are; a first parameter annotated ``ToolContext`` is given
-    the call's context instead (``ctx.caller``, ``ctx.remember``, ...). The function is returned unchanged.
-    ``description`` falls back to the docstring; a tool with neither is
-    refused when the server is built, since the model chooses tools by it.
-    ``scopes``: the OAuth scopes a caller's token must grant to call it
-    (docs/authorization.md); static keys and stdio are not limited by scope.
-    ``rate_limit`` (``"10/minute"``) bounds each caller's calls of this tool (docs/deployment.md).
-    ``input_schema``: a JSON Schema 2020-12 document to advertise and check instead of one derived from
-    ``execute``'s parameters (docs/tools.md). ``requires``: client capabilities the tool needs, like
-    ``["elicitation"]``; a client that did not declare them gets ``-32021`` instead of a call.
-    ``icons``: ``[{"src": "https://...", "mime_type": "image/png", "sizes": ["48x48"]}]``. ``enabled=False``: not
-    listed nor callable until ``await server.enable(tools=[name])`` (docs/tools.md).
-    ``task=True``: a client that declares the tasks extension (2026-07-28) gets a task to poll instead of waiting
-    for the result; ``task="required"``: other clients get ``-32021``. ``ask_first=True``: the call asks its
-    questions first, in the request, and becomes a task at ``await self.run_as_task()`` (docs/tasks.md).
+    """Mark a :class:`ToolContext` subclass, or a plain function (its parameters are the inputs, and a first one
+    annotated ``ToolContext`` gets the call's context), as the tool ``name``, described by ``description`` or else
+    its docstring; the server checks the options when it is built (docs/tools.md, docs/authorization.md for
+    ``scopes``, docs/tasks.md for ``task``).
     """
 
     options = ToolOptions(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -12,7 +14,7 @@ if TYPE_CHECKING:
     from ..base import Clock
     from ._context import Context, ToolContext
 
-__all__ = ["DEFAULT_TURN_TIMEOUT", "Plugin", "PluginSetup", "providers_for"]
+__all__ = ["DEFAULT_TURN_TIMEOUT", "Plugin", "PluginSetup", "check_hooks", "providers_for"]
 
 #: How long a call queued behind its caller's earlier ones waits for its turn, unless ``Server(turn_timeout=...)``.
 DEFAULT_TURN_TIMEOUT = 30.0
@@ -97,6 +99,28 @@ class Plugin:
     def plugin_name(self) -> str:
         """How errors and logs name this plugin."""
         return type(self).__name__
+
+
+#: The prefixes of hook names: a public method named so that is not one of ``Plugin``'s is a misspelt hook.
+_HOOK_PREFIXES = ("before_", "after_", "on_")
+
+
+def check_hooks(cls: type[Plugin], where: str) -> None:
+    """Refuse a plugin class with a public method named like a hook that is none (``before_cal``, ``on_call``),
+    which would silently never run; ``where`` says where the plugin was given."""
+    api = [name for name, value in vars(Plugin).items() if not name.startswith("_") and inspect.isfunction(value)]
+    for klass in cls.__mro__[: cls.__mro__.index(Plugin)]:
+        for name, value in vars(klass).items():
+            function = inspect.isfunction(getattr(value, "__func__", value))
+            if name.startswith("_") or hasattr(Plugin, name) or not function:
+                continue
+            near = difflib.get_close_matches(name, api, n=1, cutoff=0.8)
+            if near or name.startswith(_HOOK_PREFIXES):
+                hint = f"did you mean {near[0]}()?" if near else f"a plugin overrides {', '.join(sorted(api))}."
+                raise ConfigurationError(
+                    f"Plugin {cls.__name__} in {where} defines {name}(), which is not a Plugin hook and would "
+                    f"never be called: {hint} Rename it, or make it private (_{name}) if it is the plugin's helper."
+                )
 
 
 def providers_for(cls: type[Context], plugins: Sequence[Plugin], what: str) -> dict[str, Callable[[Context], object]]:

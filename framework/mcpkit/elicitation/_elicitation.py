@@ -1,20 +1,6 @@
-"""Asking the client while a tool runs: ``self.elicit`` (the user), ``self.sample`` (its model), ``self.roots``.
-
-One API, both eras. On 2025-11-25 each question is a live server-to-client request on the session, answered
-before ``await`` returns, on the call's own stream (over HTTP its answer becomes an SSE stream for it: lazy SSE). On
-2026-07-28 the server sends no requests: a question the client has not answered yet ends the call with an
-``InputRequiredResult`` (SEP-2322) naming it, the client answers and calls again, and the tool runs again from
-the start; this time ``await self.elicit(...)`` returns the answer at once. The answers of earlier rounds travel
-in ``requestState``, which the SDK's ``RequestStateBoundary`` seals (AES-GCM) and binds to the method, the tool,
-its arguments, the server's name and the caller, with a lifetime; mcpkit only writes the plaintext. Several
-questions in one tool and several rounds work: each question has a key (given, or ``ask-1``, ``ask-2`` in the
-order they are asked), and a round ends at the first one not answered yet, or, for questions asked together
-with ``asyncio.gather``, with all of them.
-
-So code before a question runs once per round: do side effects (send, charge, write) after the last
-question, or make them idempotent (docs/elicitation.md). A live question has a deadline (``question_timeout``): a
-client that has not answered by then ends the call with ``INPUT_TIMEOUT``, which releases what the call held.
-"""
+"""Asking the client while a tool runs: ``self.elicit`` (the user), ``self.sample`` (its model), ``self.roots``,
+as live requests on 2025-11-25 and as ``InputRequiredResult`` rounds on 2026-07-28 (docs/elicitation.md; the rounds
+and their sealed ``requestState``: docs/architecture.md, "How a request flows")."""
 
 from __future__ import annotations
 
@@ -29,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import TypeAdapter, ValidationError
 
-from ..base import ConfigurationError, ToolError, validation_problems
+from ..base import ToolError, validation_problems
 
 __all__ = [
     "DEFAULT_QUESTION_TIMEOUT",
@@ -39,7 +25,6 @@ __all__ = [
     "InputNeeded",
     "answers_of",
     "ask",
-    "checked_question_timeout",
     "unavailable",
 ]
 
@@ -50,11 +35,16 @@ T = TypeVar("T")
 
 
 class Asking(Protocol):
-    """What asking the client needs of the call that asks (a ``Context``): the request it serves; a 2026-07-28
-    round's answers are kept in its ``vars()`` (``_call_params``, set by whoever runs it, and ``_answers``)."""
+    """What asking the client needs of the call that asks (its ``CallState``): the request it serves, and on
+    2026-07-28 the request's params, whose answers are read into ``answers`` when the first question is asked."""
 
     @property
     def request_context(self) -> ServerRequestContext[Any, Any] | None: ...
+
+    @property
+    def params(self) -> types.InputResponseRequestParams | None: ...
+
+    answers: Answers | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +107,6 @@ def answers_of(params: types.InputResponseRequestParams) -> Answers:
     return Answers(given)
 
 
-def checked_question_timeout(seconds: object) -> float:
-    """``question_timeout``, checked: a positive, finite number of seconds."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < float("inf"):
-        raise ConfigurationError(f"question_timeout is a positive number of seconds, not {seconds!r:.40}.")
-    return float(seconds)
-
-
 def _unavailable(what: str, why: str) -> ToolError:
     return ToolError(f"This tool needs to {what}, but {why}.", code="INPUT_UNAVAILABLE")
 
@@ -137,8 +120,7 @@ def unavailable(context: Asking, capability: str) -> str | None:
     if declared is None or getattr(declared, capability, None) is None:
         return f"the client did not declare the {capability!r} capability"
     if ctx.protocol_version == MODERN:
-        kept = vars(context)
-        if kept.get("_answers") is None and kept.get("_call_params") is None:
+        if context.answers is None and context.params is None:
             return "only tool calls, prompts/get and resources/read can ask on 2026-07-28"
         return None
     if not ctx.session.can_send_request:
@@ -168,10 +150,10 @@ async def ask(
     ctx = context.request_context
     assert ctx is not None  # checked by unavailable()
     if ctx.protocol_version == MODERN:
-        kept = vars(context)
-        answers: Answers | None = kept.get("_answers")
+        answers = context.answers
         if answers is None:
-            answers = kept["_answers"] = answers_of(kept["_call_params"])
+            assert context.params is not None  # checked by unavailable()
+            answers = context.answers = answers_of(context.params)
         name = answers.next_key(key)
         if name in answers.given:
             return answers.given[name]

@@ -1,13 +1,5 @@
-"""The keys that seal 2026-07-28 ``requestState``, and the SDK boundary that uses them.
-
-A multi-round call (a tool that asks with ``self.elicit``) may come back to any instance behind a load balancer,
-so every instance must open what another sealed: ``Server(state_secrets=[...])`` or ``MCPKIT_STATE_SECRETS``
-(comma-separated), each at least 32 bytes; the first seals, all open, so a new secret goes first and the old one
-stays until the rounds it sealed have expired (ten minutes). Without either, the server makes a key of its own,
-which is right for one process and refuses, with ``-32602``, a round that lands on another. The SDK's
-``RequestStateBoundary`` does the sealing (AES-GCM, HKDF-derived keys) and binds each state to the method, the
-tool and its arguments, the server's name, the caller and its lifetime; mcpkit gives it the caller's user id.
-"""
+"""The keys that seal 2026-07-28 ``requestState`` (``Server(state_secrets=...)`` or ``MCPKIT_STATE_SECRETS``, else
+one of this process's own), so that a multi-round call may come back to any instance (docs/elicitation.md)."""
 
 from __future__ import annotations
 

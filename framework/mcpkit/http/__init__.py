@@ -4,7 +4,7 @@ connection limits."""
 
 from ._admission import DEFAULT_CALLS_PER_CALLER, held_while_running
 from ._connections import ACCEPT_BACKLOG, ConnectionLimits
-from ._http_app import DEFAULT_RETRY_MS, Serving, build_http_app
+from ._http_app import DEFAULT_RETRY_MS, HttpOptions, Serving, build_http_app
 from ._lone_surrogates import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ._serving import listening_socket, serve_http, url_of
 
@@ -14,6 +14,7 @@ __all__ = [
     "DEFAULT_RETRY_MS",
     "LONE_SURROGATES_SCOPE_KEY",
     "ConnectionLimits",
+    "HttpOptions",
     "Serving",
     "build_http_app",
     "held_while_running",

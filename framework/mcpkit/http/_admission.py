@@ -1,15 +1,5 @@
-"""Admission by caller: each caller may have at most ``calls_per_caller`` requests in progress over HTTP at once.
-
-A caller is a signed-in user, or an anonymous client's address (``caller_key``). A request that would take its
-caller past the limit gets 429 with ``Retry-After``, so a caller who holds calls open (questions it never answers,
-reads queued behind its own) spends its own share and nobody else's. Only requests count: the client's answers to
-the server's questions and its notifications always pass (a caller at its limit must be able to answer, or its
-calls could never end), and so do ``subscriptions/listen`` streams, which have limits of their own. A request's slot
-is given back once its POST and its work have both ended (``HOLD_SCOPE_KEY``, ``held_while_running``): a 2025-11-25
-call whose stream the client closes goes on in its session, and keeps its slot. The request's connection is told
-whose it is (``CONNECTION_SCOPE_KEY``), so that the connection guard of ``Server.run`` counts a busy connection
-against its caller, not its address.
-"""
+"""Admission by caller: each caller may have at most ``calls_per_caller`` requests in progress over HTTP at once,
+so a caller who holds calls open spends its own share and nobody else's (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -21,7 +11,7 @@ import pydantic_core
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..base import ConfigurationError, caller_key, encode, send_json
+from ..base import caller_key, checked_whole, encode, send_json
 
 __all__ = [
     "CONNECTION_SCOPE_KEY",
@@ -59,9 +49,7 @@ class HeldConnection(Protocol):
 
 def checked_calls(value: object) -> int:
     """``calls_per_caller``, checked: a whole number of requests, at least 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"calls_per_caller is a whole number of requests, at least 1; not {value!r:.40}.")
-    return value
+    return checked_whole("calls_per_caller", value, unit="requests")
 
 
 class CallAdmission:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..base import ConfigurationError
+from ..base import ConfigurationError, checked_whole
 from ..core import Plugin
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "body_limit"]
@@ -26,8 +26,7 @@ def body_limit(max_body_bytes: int | None, plugins: Sequence[Plugin]) -> int:
     needs = [(plugin.max_request_bytes(), plugin) for plugin in plugins]
     if max_body_bytes is None:
         return max([DEFAULT_MAX_BODY_BYTES, *(need for need, _ in needs)])
-    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1024:
-        raise ConfigurationError(f"max_body_bytes is a whole number of bytes, at least 1024; not {max_body_bytes!r}.")
+    checked_whole("max_body_bytes", max_body_bytes, least=1024, unit="bytes")
     for need, plugin in needs:
         if need > max_body_bytes:
             raise ConfigurationError(

@@ -1,30 +1,11 @@
-"""Slow clients: a deadline for every request to arrive and every response to be read, and a connection cap that
-nobody can fill, by waiting or by holding requests open.
-
-uvicorn 0.54 has neither. Its h11 protocol arms no timer until a first response is sent, so a
-connection that sends half a request line (or nothing) is held forever; ``limit_concurrency`` counts
-those idle connections and answers everyone else 503 once they reach it, which makes a slow attack
-easier, not harder. ``guarded_protocol()`` returns uvicorn's own h11 protocol with two additions:
-
-- ``read_timeout``: a request must arrive whole, head and body, within this many seconds of the
-  connection opening (or of its first byte, on a kept-alive connection); otherwise it gets 408 and
-  the connection is closed. An idle kept-alive connection is uvicorn's ``timeout_keep_alive``'s.
-- ``max_connections``: at the cap, a new connection closes one connection of the holder with the most, if that
-  holder has more than the new connection's client (``_make_room`` says which, cheapest first: an idle kept-alive
-  one, then one not used yet, then one with a request in progress), so one client (an IPv4 address or an IPv6
-  /64, ``_addresses``) or one caller cannot take the slots of others by opening more or holding them busy. A busy
-  connection's holder is the caller its request belongs to (admission says whose, ``CONNECTION_SCOPE_KEY``), else
-  its client. Otherwise the new one is refused: 429 when its own client holds the most, else 503. Behind a
-  trusted proxy a connection counts for the client its request names in ``X-Forwarded-For`` (``ForwardedClients``).
-- ``write_timeout``: a response the client stops reading (the server's send buffer stays full) for this many
-  seconds ends the connection, so a caller cannot hold a connection, and the call writing to it, by not reading.
-"""
+"""Slow clients: a deadline for every request to arrive (``read_timeout``) and every response to be read
+(``write_timeout``), and a connection cap (``max_connections``) that no client fills by waiting or holding requests
+open, added to uvicorn's own h11 protocol (why and how: docs/architecture.md, "Serving limits")."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import resource
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
@@ -33,7 +14,15 @@ import h11
 from uvicorn.config import LOG_LEVELS
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from ..base import ANONYMOUS_PREFIX, ConfigurationError, ForwardedClients, client_group, raw_response
+from ..base import (
+    ANONYMOUS_PREFIX,
+    ConfigurationError,
+    ForwardedClients,
+    checked_seconds,
+    checked_whole,
+    client_group,
+    raw_response,
+)
 from ._admission import CONNECTION_SCOPE_KEY
 
 __all__ = ["ConnectionLimits", "guarded_protocol"]
@@ -71,11 +60,8 @@ class ConnectionLimits:
     def __post_init__(self) -> None:
         if self.log_level not in LOG_LEVELS:
             raise ConfigurationError(f"log_level {self.log_level!r} is not one of: {', '.join(LOG_LEVELS)}.")
-        if self.max_connections is not None and (
-            isinstance(self.max_connections, bool) or not isinstance(self.max_connections, int)
-        ):
-            raise ConfigurationError(f"max_connections is a whole number of connections, not {self.max_connections!r}.")
-        if self.max_connections is not None and self.max_connections < 16:
+        connections = self.max_connections
+        if connections is not None and checked_whole("max_connections", connections, unit="connections") < 16:
             raise ConfigurationError(f"max_connections={self.max_connections} is too few: use 16 or more.")
         timeouts = (
             ("read_timeout", self.read_timeout),
@@ -83,8 +69,7 @@ class ConnectionLimits:
             ("write_timeout", self.write_timeout),
         )
         for name, seconds in timeouts:
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-                raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
+            checked_seconds(name, seconds)
 
     def connection_cap(self) -> int:
         """The cap to serve with, raising this process' soft open-files limit if it must (never the hard one)."""

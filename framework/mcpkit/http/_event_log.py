@@ -1,18 +1,6 @@
-"""Resumable SSE streams for 2025-11-25 sessions (SEP-1699): what was sent on a stream, kept so a client that lost
-the stream can reconnect with ``Last-Event-ID`` and receive the rest — only ever from its own session.
-
-The SDK gives an event store the stream id alone, which is the JSON-RPC request id (or one fixed id for the GET
-stream), and its session manager hands one store to every session: a store keyed the way that interface allows
-would replay one session's events to another session resuming after an event of the same request id. So each
-session's transport gets its own view (``SessionEvents``) of one bounded ``EventLog``: an event is stored under
-its session, an id names one event of one session, and a replay from another session finds nothing.
-
-Event ids are random (96 bits), so one cannot be guessed from another. The log is bounded: at most
-``MAX_EVENTS`` events and ``MAX_BYTES`` of messages (as JSON) in all, ``SESSION_BYTES`` of them per session (a
-session past it forgets its own oldest, never another's), and ``MAX_AGE`` seconds each (a stream is resumed
-within seconds, or never), oldest forgotten first; a replay after a forgotten event finds nothing, and the
-client starts over.
-"""
+"""Resumable SSE streams for 2025-11-25 sessions (SEP-1699): what was sent on a stream, kept, bounded, so a client
+that lost it can reconnect with ``Last-Event-ID`` and get the rest, only ever from its own session
+(docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Which ``Host`` and ``Origin`` headers a server answers: the DNS-rebinding check, never silently off.
-
-The MCP specification says a server MUST validate ``Origin``. The SDK checks ``Host`` and ``Origin``
-(``TransportSecuritySettings``) and switches the check on by itself only for the three loopback names,
-so a server bound to ``0.0.0.0`` without a list would accept any browser page. Here a server that
-listens beyond loopback without ``allowed_hosts`` is refused when it is built, with what to pass.
-
-Names are compared as DNS compares them, whatever their case: the configured ones are written in lower case (a
-name in Unicode in the ASCII form clients send, ``xn--...``) when the server is built, and ``LowerCaseHosts``
-writes each request's ``Host`` and ``Origin`` in lower case before anything reads them. A trailing dot
-(``mcp.example.com.``) makes another name, as it does for browsers and OAuth clients.
-"""
+"""Which ``Host`` and ``Origin`` headers a server answers: the DNS-rebinding check the specification requires, never
+silently off, with names compared as DNS compares them (docs/architecture.md, "Serving limits")."""
 
 from __future__ import annotations
 

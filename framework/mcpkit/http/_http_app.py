@@ -11,9 +11,10 @@ session's own events when streams are resumable). The lifespan starts the plugin
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from mcp.server import Server as SDKServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
@@ -21,7 +22,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from ..auth import AuthGate, RequiredScopes, ResourceMetadata
-from ..base import Authenticator, Clock, ConfigurationError
+from ..base import Authenticator, Clock, ConfigurationError, checked_optional_flag, checked_whole
 from ..core import Plugin
 from ._admission import DEFAULT_CALLS_PER_CALLER, CallAdmission, checked_calls
 from ._body_limit import body_limit
@@ -32,10 +33,33 @@ from ._protocol_errors import ProtocolErrorMask
 from ._session_manager import SessionManager
 from ._sessions import SessionGuard, SessionLimits
 
-__all__ = ["DEFAULT_RETRY_MS", "Serving", "build_http_app"]
+__all__ = ["DEFAULT_RETRY_MS", "HttpOptions", "Serving", "build_http_app"]
 
 #: How long a client whose SSE stream closed waits before it reconnects (the ``retry`` field), by default.
 DEFAULT_RETRY_MS = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpOptions:
+    """How the HTTP app serves: the keyword arguments ``Server.http_app`` and ``Server.run`` both take, with their
+    defaults (``Server.http_app``'s docstring says what each does); a test keeps the three the same."""
+
+    host: str = "127.0.0.1"
+    allowed_hosts: Sequence[str] | None = None
+    allowed_origins: Sequence[str] | None = None
+    json_response: bool = True
+    max_body_bytes: int | None = None
+    max_sessions: int = 10_000
+    sessions_per_caller: int = 64
+    session_idle_timeout: float = 1800.0
+    resumable_streams: bool | None = None
+    stream_retry_ms: int = DEFAULT_RETRY_MS
+    calls_per_caller: int = DEFAULT_CALLS_PER_CALLER
+
+    @classmethod
+    def among(cls, arguments: Mapping[str, Any]) -> HttpOptions:
+        """The options among a method's ``arguments`` (its ``locals()``), which take them as keywords."""
+        return cls(**{option.name: arguments[option.name] for option in fields(cls)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,34 +79,20 @@ class Serving:
     authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None
 
 
-def build_http_app(
-    server: Serving,
-    sdk: SDKServer,
-    *,
-    host: str,
-    allowed_hosts: Sequence[str] | None,
-    allowed_origins: Sequence[str] | None,
-    json_response: bool,
-    max_body_bytes: int | None,
-    max_sessions: int,
-    sessions_per_caller: int,
-    session_idle_timeout: float,
-    resumable_streams: bool | None = None,
-    stream_retry_ms: int = DEFAULT_RETRY_MS,
-    calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
-) -> Starlette:
+def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Starlette:
     """The app ``Server.http_app`` returns (its docstring says what each option does)."""
+    json_response, max_sessions, idle = options.json_response, options.max_sessions, options.session_idle_timeout
     if not server.authenticators and not server.allow_anonymous:
         raise ConfigurationError(
             f"Server {server.name!r} has no auth and allow_anonymous=False, so every HTTP request would get 401: "
             "pass auth=StaticKeys({...}) or JWTAuth(...), or allow_anonymous=True."
         )
-    security = host_check(host, allowed_hosts, allowed_origins)
+    security = host_check(options.host, options.allowed_hosts, options.allowed_origins)
     both = bool(server.authenticators) and server.allow_anonymous  # anonymous callers get half the table
-    sessions = SessionLimits(max_sessions, sessions_per_caller, session_idle_timeout, signed_in_too=both)
-    limit = body_limit(max_body_bytes, server.plugins)
-    per_caller = checked_calls(calls_per_caller)
-    resumable = _resumable(resumable_streams, json_response, stream_retry_ms)
+    sessions = SessionLimits(max_sessions, options.sessions_per_caller, idle, signed_in_too=both)
+    limit = body_limit(options.max_body_bytes, server.plugins)
+    per_caller = checked_calls(options.calls_per_caller)
+    resumable = _resumable(options.resumable_streams, json_response, options.stream_retry_ms)
     if not SessionManager.supported():
         raise ConfigurationError(
             "mcpkit's HTTP serving needs the mcp SDK's session manager and 2025-11-25 transport as mcpkit knows them "
@@ -94,11 +104,11 @@ def build_http_app(
         app=sdk,
         lazy=json_response,
         log=EventLog() if resumable else None,
-        retry_interval=stream_retry_ms if resumable else None,
+        retry_interval=options.stream_retry_ms if resumable else None,
         json_response=json_response,
         security_settings=security,
         max_request_body_size=limit,
-        session_idle_timeout=session_idle_timeout,
+        session_idle_timeout=idle,
         max_sessions=max_sessions,
         ended=server.session_ended,
     )
@@ -116,7 +126,7 @@ def build_http_app(
             security_settings=security,
             max_request_body_size=limit,
             max_sessions=max_sessions,
-            session_idle_timeout=session_idle_timeout,
+            session_idle_timeout=idle,
         )
         sdk_app.add_middleware(StreamWhenAsked, streaming=streaming, path="/mcp")
     sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
@@ -152,11 +162,7 @@ def build_http_app(
 
 def _resumable(asked: bool | None, json_response: bool, retry_ms: object) -> bool:
     """Whether 2025-11-25 SSE streams are resumable: as asked, else whenever responses are SSE."""
-    if asked is not None and not isinstance(asked, bool):
-        raise ConfigurationError(
-            f"resumable_streams is True, False or None (on with SSE responses), not {asked!r:.40}."
-        )
-    if isinstance(retry_ms, bool) or not isinstance(retry_ms, int) or not 0 < retry_ms <= 600_000:
-        raise ConfigurationError(f"stream_retry_ms is a number of milliseconds from 1 to 600000, not {retry_ms!r:.40}.")
+    checked_optional_flag("resumable_streams", asked)
+    checked_whole("stream_retry_ms", retry_ms, most=600_000, unit="milliseconds")
     resumable = not json_response if asked is None else asked
     return resumable

@@ -1,20 +1,5 @@
-"""2025-11-25 answers that stay plain JSON until the call has something else to send (lazy SSE).
-
-The SDK's 2025-11-25 transport answers every request one way for the whole server: one JSON body (cheap, but a
-notification or a question to the client has nowhere to go, so progress and logs are dropped and elicitation is
-refused), or an SSE stream (room for everything, and an event stream set up for every call). ``LazySSETransport``
-decides per request, as the SDK's own 2026-07-28 transport does: the request is dispatched, and the first message
-for it decides. The response itself: one JSON body, as before. A notification or a server-to-client request (a
-question): the answer becomes an SSE stream that starts with that message and carries the rest, the response
-last. A call that stays silent for ``SILENT_SECONDS`` is also switched to SSE, whose keep-alive comments stop a
-proxy from closing an idle connection (one timer per session sweeps the waiting requests). A client that does not
-accept ``text/event-stream`` keeps plain JSON: its notifications are dropped, and the SDK refuses a question on its
-behalf (``can_send_request`` is False for that request), so ``client_can`` never promises what its connection
-cannot carry.
-
-Only a JSON-RPC request takes this path; notifications, responses and bodies the SDK refuses go to the SDK's own
-handler unchanged, as do GET (the standalone stream) and DELETE.
-"""
+"""2025-11-25 answers that stay plain JSON until the call has something else to send (lazy SSE), so progress,
+logs and questions reach a client that accepts SSE without every call paying for a stream (docs/architecture.md)."""
 
 from __future__ import annotations
 

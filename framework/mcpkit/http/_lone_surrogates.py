@@ -1,17 +1,5 @@
-"""Lone surrogates in a request body: refused the same way in both protocol eras.
-
-JSON can escape half of a UTF-16 pair (``"\\ud83d"``, half an emoji), which is not Unicode text.
-The SDK's 2025-11-25 transport parses bodies with pydantic's parser, which refuses such a body
-(HTTP 400, parse error); its 2026-07-28 transport parses with ``json.loads``, which lets the
-half character through to the tool and on into a result nothing can encode as UTF-8.
-``ProtocolErrorMask`` reads every POST body first, in both eras, and passes a body that is not
-``is_plain`` to ``guard_body``. A body over the server's limit is never held or scanned: it is handed
-on as soon as it is known to be too big (its ``Content-Length``, or what has arrived), and the SDK's
-limit answers 413 at once. A lone surrogate inside a ``tools/call``'s arguments is
-replaced (so either parser accepts the body) and its place is left in the ASGI scope, where the
-dispatcher finds it and answers ``INVALID_INPUT`` naming the argument. Anywhere else in a body
-(the method, the tool name, ``_meta``) the request gets HTTP 400.
-"""
+"""Lone surrogates in a request body (``"\\ud83d"``, half an emoji), refused the same way in both protocol eras
+(docs/architecture.md, "Lone surrogates")."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""Which 2026-07-28 requests get an SSE response: the ones that ask for notifications.
-
-mcpkit answers with plain JSON by default (``json_response=True``): it is the cheaper wire, and most calls
-send nothing but their result. But the SDK's JSON wire has nowhere to put a notification, so a tool's
-``self.progress`` and ``self.log`` would be dropped. On 2026-07-28 a request says it wants them: a
-``progressToken`` or the ``io.modelcontextprotocol/logLevel`` key in its ``_meta``. ``StreamWhenAsked``
-sends exactly those requests to a second SDK session manager that answers with SSE, and every other request
-to the JSON one. It looks for the two keys as bytes in the body's first chunk, the one ``ProtocolErrorMask``
-read (a request naming them elsewhere, in an argument, only risks an SSE response it did not need; the SDK's
-SSE mode stays JSON for a call that sends nothing). 2026-07-28 requests carry no session, so either manager can
-serve any of them. 2025-11-25 sessions get lazy SSE from their own transport (``_lazy_sse``).
-"""
+"""Which 2026-07-28 requests get an SSE response: the ones that ask for notifications (a ``progressToken`` or a log
+level in ``_meta``), so that plain JSON stays the cheap default (docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Clear JSON instead of the SDK's leaky or terse HTTP error bodies.
-
-The SDK's 2025-11-25 transport answers a body it cannot parse or validate with HTTP 400 and
-``str(exc)`` of the pydantic error as the JSON-RPC message: the offending input echoed back,
-pydantic's type names and documentation links. Its other refusals are terse plain text ("Request
-body too large", "Invalid Host header") or send a newcomer the wrong way ("Missing session ID" for
-a 2026-07-28 request without its ``MCP-Protocol-Version`` header), and its refusals of a 2026-07-28
-request's routing headers say "does not match" for a header never sent (``_envelope_errors``). This ASGI
-middleware replaces those bodies with JSON-RPC errors that say what to do; the status, the id and every
-other response pass through unchanged. It also reads each POST body first, for the other difference
-between the two eras' body parsers: lone surrogates (``_lone_surrogates``); a body over the server's
-limit is handed on unread (by its ``Content-Length``) or as soon as it is known to be too big, so the
-SDK refuses it at once and nothing here buffers or scans it.
-"""
+"""Clear JSON-RPC errors that say what to do, instead of the SDK's leaky or terse HTTP error bodies; each POST body
+is read first here, for lone surrogates (docs/errors.md; docs/architecture.md)."""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""2025-11-25 sessions per caller: a flood of ``initialize`` by one caller never refuses another.
-
-The SDK's session manager has one table for everybody (``max_sessions``, 10,000 by default) and an idle
-timeout, but no per-caller limit and no deadline for the handshake: one client sending 10,000
-``initialize`` requests filled the table for 30 minutes. ``SessionGuard`` is an ASGI layer in front of
-it (behind the auth gate, which says who is calling) that counts each caller's sessions: a caller at
-``per_caller`` that opens another one ends its own least recently used session (a client whose sessions
-leak keeps working; a flooding one only churns its own), and a session that has not sent
-``notifications/initialized`` within ``handshake_timeout`` is ended. Anonymous callers are counted per
-client address (an IPv6 client per /64, ``_addresses``); on a server that also signs callers in, they
-hold at most half of ``max_sessions`` together, so anonymous traffic cannot fill the table for signed-in
-callers. Durations are measured on the clock's ``monotonic()``, so a wall clock set back or forward
-changes no deadline. It ends sessions the way a client does, with a ``DELETE`` through the SDK's own HTTP
-interface. 2026-07-28 requests have no session and pass straight through.
-"""
+"""2025-11-25 sessions per caller, so a flood of ``initialize`` by one caller never refuses another: each caller's
+sessions are counted and bounded, and a handshake has a deadline (docs/architecture.md, "Serving limits")."""
 
 from __future__ import annotations
 
@@ -26,7 +13,15 @@ from typing import Any
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..base import ANONYMOUS_PREFIX, Clock, ConfigurationError, caller_key, send_rpc_error
+from ..base import (
+    ANONYMOUS_PREFIX,
+    Clock,
+    ConfigurationError,
+    caller_key,
+    checked_seconds,
+    checked_whole,
+    send_rpc_error,
+)
 
 __all__ = ["SessionGuard", "SessionLimits"]
 
@@ -62,16 +57,14 @@ class SessionLimits:
 
     def __post_init__(self) -> None:
         for name, value in (("max_sessions", self.max_sessions), ("sessions_per_caller", self.per_caller)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"{name} is a whole number of sessions, at least 1; not {value!r}.")
+            checked_whole(name, value, unit="sessions")
         if self.per_caller > self.max_sessions:
             raise ConfigurationError(
                 f"sessions_per_caller={self.per_caller} is above max_sessions={self.max_sessions}: one caller could "
                 "fill the table and refuse everyone else. Keep it well below max_sessions."
             )
         for name, seconds in (("session_idle_timeout", self.idle_timeout), ("handshake", self.handshake_timeout)):
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < math.inf:
-                raise ConfigurationError(f"{name} is a positive number of seconds, not {seconds!r}.")
+            checked_seconds(name, seconds)
 
 
 @dataclass(slots=True, eq=False)

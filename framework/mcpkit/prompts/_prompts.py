@@ -27,6 +27,7 @@ from ..base import (
     Clock,
     ConfigurationError,
     ToolError,
+    checked_flag,
     checked_icons,
     method_hints,
     page,
@@ -34,9 +35,9 @@ from ..base import (
     validation_problems,
 )
 from ..completion import completers_of
-from ..core import Context, PromptOptions
+from ..core import CallState, Context, PromptOptions
 from ..elicitation import InputNeeded
-from ..subscriptions import Services, checked_enabled, switched
+from ..subscriptions import Services, switched
 
 __all__ = ["BoundPrompt", "PromptContext", "PromptSpec", "Prompts", "build_prompt"]
 
@@ -113,7 +114,15 @@ def build_prompt(cls: type[Any], options: PromptOptions, app_id: str, prefix: st
     completers = completers_of(cls, params, where, wire_names)
     scopes = checked_scopes(label, options.scopes)
     return PromptSpec(
-        cls, listed, options.name, app_id, model, completers, wire, scopes, checked_enabled(label, options.enabled)
+        cls,
+        listed,
+        options.name,
+        app_id,
+        model,
+        completers,
+        wire,
+        scopes,
+        checked_flag(f"{label}: enabled", options.enabled),
     )
 
 
@@ -188,10 +197,8 @@ class Prompts:
         except ValidationError as exc:
             problems = "; ".join(validation_problems(exc))
             raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name!r}: {problems}.") from None
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
-        instance.request_context = ctx
-        instance._services = self._services
-        instance._call_params = params  # a 2026-07-28 round's answers, read if it asks
+        state = CallState(ctx, self._services, params)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers, state)
         try:
             rendered = await instance.render(**dict(model))
             messages = _messages(rendered)

@@ -31,6 +31,7 @@ from ..base import (
     Clock,
     ConfigurationError,
     ToolError,
+    checked_flag,
     checked_icons,
     method_hints,
     page,
@@ -38,9 +39,9 @@ from ..base import (
     validation_problems,
 )
 from ..completion import completers_of
-from ..core import Context, ResourceOptions
+from ..core import CallState, Context, ResourceOptions
 from ..elicitation import InputNeeded
-from ..subscriptions import Services, checked_enabled, switched
+from ..subscriptions import Services, switched
 
 __all__ = ["BoundResource", "ResourceContext", "ResourceNotFoundError", "ResourceSpec", "Resources", "build_resource"]
 
@@ -156,7 +157,7 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str, prefix
         completers=completers_of(cls, params, where),
         wire=wire,
         scopes=checked_scopes(f"{where} ({options.name!r})", options.scopes),
-        enabled=checked_enabled(f"{where} ({options.name!r})", options.enabled),
+        enabled=checked_flag(f"{where} ({options.name!r}): enabled", options.enabled),
     )
 
 
@@ -252,10 +253,8 @@ class Resources:
         bound, arguments = self._match(uri)
         spec = bound.spec
         refuse_without_scopes(ctx, spec.scopes, f"Reading {uri[:200]}")
-        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
-        instance.request_context = ctx
-        instance._services = self._services
-        instance._call_params = params  # a 2026-07-28 round's answers, read if it asks
+        state = CallState(ctx, self._services, params)
+        instance = spec.cls(self._caller(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers, state)
         instance.uri = uri
         try:
             value = await instance.read(**arguments)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..auth import StaticKeys
-from ..base import Authenticator, Clock, ConfigurationError, Identity, SystemClock
-from ..core import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, app_options, tool_options
+from ..base import Authenticator, Clock, ConfigurationError, Identity, SystemClock, checked_seconds
+from ..core import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, app_options, check_hooks, tool_options
 from ..tools import (
     BoundTool,
     RateLimit,
@@ -32,7 +32,6 @@ __all__ = [
     "assemble",
     "checked_authenticators",
     "checked_clock",
-    "checked_flag",
     "local_identity",
     "shared_limits",
 ]
@@ -59,14 +58,7 @@ def assemble(
 ) -> Assembled:
     """Collect and check ``apps`` and the server's ``plugins`` (``clock``: the server's, read when a plugin asks;
     ``turn_timeout``: what each plugin learns in its setup)."""
-    return _Assembly(server_name, clock, checked_turn_timeout(turn_timeout)).collect(apps, plugins)
-
-
-def checked_turn_timeout(seconds: object) -> float:
-    """``turn_timeout``, checked: a positive, finite number of seconds."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 < seconds < float("inf"):
-        raise ConfigurationError(f"turn_timeout is a positive number of seconds, not {seconds!r:.40}.")
-    return float(seconds)
+    return _Assembly(server_name, clock, checked_seconds("turn_timeout", turn_timeout)).collect(apps, plugins)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +93,7 @@ class _Assembly:
     def _adopt(self, plugin: Plugin, where: str) -> Plugin:
         if not isinstance(plugin, Plugin):
             raise ConfigurationError(f"{where}: {plugin!r} is not a mcpkit.Plugin instance.")
+        check_hooks(type(plugin), where)
         own = copy.copy(plugin)
         self.done.plugins.append(own)
         return own
@@ -251,13 +244,6 @@ def shared_limits(url: object, server_name: str) -> SharedRateLimiter | None:
     """The rate limits shared among instances through Redis at ``url`` (``rate_limit_store``), or None."""
     checked = checked_rate_limit_store(url)
     return None if checked is None else SharedRateLimiter(checked, server_name)
-
-
-def checked_flag(name: str, value: object) -> bool:
-    """A ``Server`` argument that is True or False, checked."""
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"{name} is True or False, not {value!r:.40}.")
-    return value
 
 
 def local_identity(user: str | None) -> Identity | None:

@@ -22,12 +22,14 @@ from ..base import (
     ConfigurationError,
     LocalConnection,
     StartupError,
+    checked_flag,
     checked_icons,
+    checked_seconds,
     local_connection,
 )
 from ..core import DEFAULT_TURN_TIMEOUT, Plugin, caller_of
-from ..elicitation import DEFAULT_QUESTION_TIMEOUT, checked_question_timeout, request_state_boundary
-from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, Serving, build_http_app, held_while_running
+from ..elicitation import DEFAULT_QUESTION_TIMEOUT, request_state_boundary
+from ..http import DEFAULT_CALLS_PER_CALLER, DEFAULT_RETRY_MS, HttpOptions, Serving, build_http_app, held_while_running
 from ..subscriptions import (
     Kind,
     ListChangingServer,
@@ -39,7 +41,7 @@ from ..subscriptions import (
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
 from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
-from ._assembly import assemble, checked_authenticators, checked_clock, checked_flag, local_identity, shared_limits
+from ._assembly import assemble, checked_authenticators, checked_clock, local_identity, shared_limits
 from ._catalog import catalog
 from ._middleware import Middleware, sdk_middleware
 from ._mount import Mount, MountParts
@@ -50,33 +52,12 @@ logger = logging.getLogger("mcpkit")
 
 
 class Server:
-    """Hosts apps over MCP; everything is validated here, when the server is built.
+    """Hosts apps over MCP, checking everything when it is built, so that a mistake fails before anything is served.
 
-    ``auth`` takes one authenticator or several (tried in order); a request
-    without credentials is refused with 401 unless ``allow_anonymous=True``.
-    ``clock`` is what the framework and plugins read time from (``now()`` and ``monotonic()``); tests
-    replace it. ``resource_url`` (the URL clients connect to, e.g. ``https://mcp.example.com/mcp``)
-    makes the server an OAuth protected resource: it serves its Protected Resource Metadata (RFC 9728)
-    naming ``authorization_servers`` (default: the ``issuer`` of each ``JWTAuth``), every 401 points at
-    it, and a ``JWTAuth`` without an ``audience`` accepts only tokens whose ``aud`` names the resource
-    (a ``JWTAuth`` with neither is refused here unless ``allow_no_audience=True``). With several identity
-    providers, the user ids of each issuer after the first are ``iss:<issuer>#<sub>``.
-    ``list_permitted_tools_only`` hides from ``tools/list`` the tools whose scopes a caller's token lacks.
-    ``rate_limit`` (``"120/minute"``) bounds each caller's tool calls over all tools (docs/deployment.md);
-    ``rate_limit_store`` (``"redis://HOST:6379/0"``) shares every rate limit's counts among instances.
-    ``state_secrets`` seal the ``requestState`` of 2026-07-28 multi-round calls (``self.elicit``); every
-    instance needs the same ones (default: ``MCPKIT_STATE_SECRETS``, else a key of this process's own).
-    ``middleware``: async functions ``(call, call_next)`` around every MCP request (docs/middleware.md).
-    ``title``, ``website_url`` and ``icons`` describe the server to clients that show it (docs/tools.md).
-    Tasks (``@tool(task=...)``, docs/tasks.md): each is kept ``task_ttl`` seconds after it starts (None: until
-    the store forgets it), a caller (an anonymous one: per address) keeps at most ``task_limit`` at once and
-    ``task_max_bytes`` of task records (None: no limit; a durable task store's own quota bounds them too), and a
-    task whose instance has not renewed its ``task_lease`` (seconds) is reported failed. ``subscription_limits``
-    bounds what 2025-11-25 sessions may watch (``SubscriptionLimits``, docs/resources.md). Every wait has a
-    deadline: a question to the client (``self.elicit``, ``self.sample``, ``self.roots`` on 2025-11-25) waits
-    ``question_timeout`` seconds for its answer, and a call queued behind the same caller's earlier ones (history's
-    reads, updates of one value) waits ``turn_timeout`` seconds for its turn (docs/reliability.md). See
-    docs/authorization.md.
+    Each argument is described with its feature: ``auth``, ``allow_anonymous`` and ``resource_url`` in
+    docs/authorization.md, ``rate_limit`` in docs/deployment.md, ``middleware`` in docs/middleware.md, ``state_secrets``
+    in docs/elicitation.md, ``task_*`` in docs/tasks.md, ``question_timeout`` and ``turn_timeout`` in
+    docs/reliability.md.
     """
 
     def __init__(
@@ -130,7 +111,7 @@ class Server:
             raise ConfigurationError(f"subscription_limits is a SubscriptionLimits, not {subscription_limits!r:.60}.")
         services = self._services = Services(
             subscriptions=Subscriptions(subscription_limits),
-            question_timeout=checked_question_timeout(question_timeout),
+            question_timeout=checked_seconds("question_timeout", question_timeout),
         )
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
@@ -239,24 +220,11 @@ class Server:
         stream_retry_ms: int = DEFAULT_RETRY_MS,
         calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
     ) -> Starlette:
-        """A new Starlette app serving MCP at ``/mcp``; its lifespan starts and stops the plugins.
+        """A new Starlette app serving MCP at ``/mcp``, whose lifespan starts and stops the plugins; the options bound
+        what callers may send and hold, and how answers stream (docs/deployment.md, docs/progress-and-logging.md)."""
+        return self._http_app(HttpOptions.among(locals()))
 
-        ``host`` is where it will listen. The ``Host`` and ``Origin`` of every request are checked:
-        on loopback against loopback names; anywhere else ``allowed_hosts=["mcp.example.com"]`` is
-        required (and ``allowed_origins`` for browser pages). Bodies over ``max_body_bytes`` get 413
-        (by default 256 KiB, or what a plugin needs). 2025-11-25 sessions: at most ``max_sessions``
-        in all and ``sessions_per_caller`` per identity (per address, or IPv6 /64, for anonymous
-        callers, who hold at most half the table on a server that also signs callers in), ended
-        after ``session_idle_timeout`` seconds unused. Each caller (identity, or address for anonymous
-        callers) has at most ``calls_per_caller`` requests in progress at once; one more gets 429
-        (docs/reliability.md). Answers are plain JSON (``json_response=True``) until a
-        call sends something besides its result (progress, a log message, a question to the client), and then
-        an SSE stream for that call, in both eras; pass False for SSE answers to everything. A 2025-11-25
-        stream can be made resumable (``resumable_streams``; on by default only with ``json_response=False``):
-        a client that loses it reconnects after ``stream_retry_ms`` with ``Last-Event-ID`` and gets the rest,
-        and ``self.close_stream()`` lets a long call release its connection. See docs/deployment.md and
-        docs/progress-and-logging.md.
-        """
+    def _http_app(self, options: HttpOptions) -> Starlette:
         serving = Serving(
             name=self.name,
             authenticators=self.authenticators,
@@ -269,21 +237,7 @@ class Server:
             session_ended=self._services.subscriptions.session_ended,
             authenticators_at=lambda other: adopt(self._configured_authenticators, other),
         )
-        return build_http_app(
-            serving,
-            self._sdk,
-            host=host,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            json_response=json_response,
-            max_body_bytes=max_body_bytes,
-            max_sessions=max_sessions,
-            sessions_per_caller=sessions_per_caller,
-            session_idle_timeout=session_idle_timeout,
-            resumable_streams=resumable_streams,
-            stream_retry_ms=stream_retry_ms,
-            calls_per_caller=calls_per_caller,
-        )
+        return build_http_app(serving, self._sdk, options)
 
     async def serve_stdio(self, user: str | None = None) -> None:
         """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""
@@ -314,17 +268,14 @@ class Server:
         write_timeout: float = 30.0,
         json_response: bool = True,
         resumable_streams: bool | None = None,
+        stream_retry_ms: int = DEFAULT_RETRY_MS,
         calls_per_caller: int = DEFAULT_CALLS_PER_CALLER,
         on_ready: Callable[[str], object] | None = None,
         fd: int | None = None,
     ) -> None:
-        """Serve until interrupted: streamable HTTP on ``host:port`` (loopback by default) or stdio.
-
-        Over HTTP the socket is bound first (a taken port is a ``ConfigurationError``; ``fd``: one bound on ``host``
-        by a supervisor), then the plugins start, then ``on_ready(url)`` runs (by default it prints the URL). The
-        ``http_app`` options apply, and four for connections (docs/deployment.md): ``max_connections`` at once (1000,
-        or what the open-files limit allows), ``read_timeout`` to arrive, ``keep_alive_timeout``, ``write_timeout``.
-        """
+        """Serve until interrupted, over stdio or streamable HTTP on ``host:port`` (loopback by default): the socket
+        bound first, then the plugins started, then ``on_ready(url)``; ``http_app``'s options apply, and four of
+        the connections' own (docs/deployment.md)."""
         if transport == "stdio":
             anyio.run(self.serve_stdio, user)
             return
@@ -336,18 +287,7 @@ class Server:
         from ..http import ConnectionLimits, listening_socket, serve_http
 
         limits = ConnectionLimits(max_connections, read_timeout, keep_alive_timeout, log_level, write_timeout)
-        app = self.http_app(
-            host=host,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            max_body_bytes=max_body_bytes,
-            max_sessions=max_sessions,
-            sessions_per_caller=sessions_per_caller,
-            session_idle_timeout=session_idle_timeout,
-            json_response=json_response,
-            resumable_streams=resumable_streams,
-            calls_per_caller=calls_per_caller,
-        )
+        app = self._http_app(HttpOptions.among(locals()))
         sock = listening_socket(host, port, fd)
         serve_http(app, sock, limits=limits, on_ready=on_ready or self._say_serving)
 

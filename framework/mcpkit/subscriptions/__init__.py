@@ -2,7 +2,7 @@
 ``subscriptions/listen``) and list changes (``Server.enable``/``disable``), and the per-session services that
 carry them."""
 
-from ._list_changes import Kind, ListChangingServer, Switchable, checked_enabled, switch, switched
+from ._list_changes import Kind, ListChangingServer, Switchable, switch, switched
 from ._services import Services
 from ._subscriptions import SubscriptionLimits, Subscriptions
 
@@ -13,7 +13,6 @@ __all__ = [
     "SubscriptionLimits",
     "Subscriptions",
     "Switchable",
-    "checked_enabled",
     "switch",
     "switched",
 ]

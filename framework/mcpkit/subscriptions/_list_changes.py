@@ -1,18 +1,5 @@
-"""What a server lists can change while it runs: ``await server.enable(...)`` / ``disable(...)`` and who is told.
-
-Every tool, prompt and resource is declared, checked and bound when the server is built; ``enabled=False`` in
-its decorator, or ``Server.disable``, takes it out of the lists and refuses calls to it as if it did not exist,
-until ``Server.enable`` puts it back. Nothing new is validated while serving, so a list change can never fail
-half-way. A change tells the clients that may have seen the old list:
-
-- 2026-07-28: the ``subscriptions/listen`` streams that asked for that list's changes (the SDK's bus);
-- 2025-11-25: the sessions that listed it (``notifications/tools/list_changed`` and its siblings). A session is
-  remembered from its ``*/list`` request, the most recent 10,000 per list; one that cannot be told (it ended) is
-  forgotten.
-
-The state is this process's own: with several instances behind a load balancer, change it on each (from the
-same configuration), as a deployment changes them all.
-"""
+"""What a server lists can change while it runs (``Server.enable``/``disable``), and the clients that may have seen
+the old list are told (docs/tools.md; docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -34,7 +21,7 @@ from mcp.server.subscriptions import (
 from ..base import ConfigurationError
 from ..reporting import session_key
 
-__all__ = ["Kind", "ListChanges", "ListChangingServer", "Switchable", "checked_enabled", "switch", "switched"]
+__all__ = ["Kind", "ListChanges", "ListChangingServer", "Switchable", "switch", "switched"]
 
 _log = logging.getLogger("mcpkit.list_changes")
 
@@ -95,12 +82,6 @@ def switched(on: Iterable[str], names: Iterable[str], enabled: bool) -> set[str]
     before = set(on)
     after = before | set(names) if enabled else before - set(names)
     return None if after == before else after
-
-
-def checked_enabled(where: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"{where}: enabled is True or False, not {value!r:.40}.")
-    return value
 
 
 class ListChanges:

@@ -19,7 +19,7 @@ from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
-from ..base import IDENTITY_SCOPE_KEY, ConfigurationError, client_group
+from ..base import IDENTITY_SCOPE_KEY, checked_whole, client_group
 from ..reporting import session_key
 
 __all__ = ["SubscriptionLimits", "Subscriptions"]
@@ -56,9 +56,7 @@ class SubscriptionLimits:
 
     def __post_init__(self) -> None:
         for name in ("max_uri_chars", "per_session", "per_caller", "total", "listen_per_caller", "listen_total"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigurationError(f"SubscriptionLimits.{name} is a whole number from 1, not {value!r:.40}.")
+            checked_whole(f"SubscriptionLimits.{name}", getattr(self, name))
 
 
 class Subscriptions:

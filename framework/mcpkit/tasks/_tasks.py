@@ -1,13 +1,5 @@
-"""``Tasks``: long-running tool calls as tasks (SEP-2663, ``io.modelcontextprotocol/tasks``), per caller.
-
-A call of an ``@tool(task=...)`` tool from a client that declared the extension on that request is answered at once
-with ``resultType: "task"``, once the task is kept (so a ``tasks/get`` on any instance finds it), and runs in the
-background (``Workers``). ``tasks/get`` reads it (the result or error inlined at the end), ``tasks/update`` brings
-answers to its questions (the call runs again with them once none is left), ``tasks/cancel`` ends it. Each method
-looks the task up under the caller's own identity (an anonymous caller's: its address), so another caller's task is
-not found, exactly as one that never existed; a caller's tasks are bounded in number and bytes (``TASK_LIMIT``,
-``TASK_BYTES``). ``tasks/list`` and ``tasks/result`` do not exist in this revision of the extension (-32601).
-"""
+"""``Tasks``: long-running tool calls as tasks (SEP-2663, ``io.modelcontextprotocol/tasks``), each kept under its
+caller, bounded in number and bytes, and found from any instance (docs/tasks.md; docs/architecture.md, "Tasks")."""
 
 from __future__ import annotations
 
@@ -21,8 +13,15 @@ import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from ..base import Clock, ConfigurationError, error_result
-from ..core import BecomesTask, ToolContext
+from ..base import (
+    Clock,
+    ConfigurationError,
+    checked_optional_seconds,
+    checked_optional_whole,
+    checked_seconds,
+    error_result,
+)
+from ..core import BecomesTask, CallState, ToolContext
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
 from ._record import TaskRecord
@@ -74,17 +73,10 @@ class Tasks:
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         poll_ms: int = DEFAULT_POLL_MS,
     ) -> None:
-        _check("task_ttl", ttl, allow_none=True)
-        _check("task_lease", lease)
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ConfigurationError(f"task_limit is a whole number of tasks (1 or more) or None, not {limit!r:.40}.")
-        if max_bytes is not None and (
-            isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < LEAST_MAX_BYTES
-        ):
-            raise ConfigurationError(
-                f"task_max_bytes is a whole number of bytes ({LEAST_MAX_BYTES:,} or more: room for a small task) or "
-                f"None for no limit, not {max_bytes!r:.40}."
-            )
+        checked_optional_seconds("task_ttl", ttl)
+        checked_seconds("task_lease", lease)
+        checked_optional_whole("task_limit", limit, unit="tasks")
+        checked_optional_whole("task_max_bytes", max_bytes, least=LEAST_MAX_BYTES, unit="bytes")
         self._dispatcher = dispatcher
         self._clock = clock
         self.ttl = ttl
@@ -130,24 +122,24 @@ class Tasks:
         self,
         bound: BoundTool,
         instance: ToolContext,
+        state: CallState,
         arguments: Mapping[str, Any],
         kwargs: dict[str, Any],
-        ctx: ServerRequestContext[Any, Any],
     ) -> Any:
         """A task for this call, when its client declared the extension; None to answer in the request."""
-        spec = bound.spec
+        spec, ctx = bound.spec, state.request_context
+        assert ctx is not None  # a tools/call request's
         if not negotiated(ctx):
             if spec.task == "required":
                 raise missing_extension(f"Calling {spec.name!r}", ctx.protocol_version or MODERN)
             return None
         given: Mapping[str, Any] = {}
         if spec.ask_first:  # the questions first, answered in the request (multi-round), then the task
-            vars(instance)["_to_task"] = True
+            state.to_task = True
             try:
                 return await self._dispatcher.run(bound, instance, arguments, kwargs)
             except BecomesTask:
-                answers = vars(instance).get("_answers")
-                given = {} if answers is None else dict(answers.given)
+                given = {} if state.answers is None else dict(state.answers.given)
             except MCPError:
                 raise
             except Exception:
@@ -292,14 +284,6 @@ class Tasks:
 
     async def close(self) -> None:
         await self.workers.close()
-
-
-def _check(name: str, value: object, *, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        allowed = " or None" if allow_none else ""
-        raise ConfigurationError(f"{name} is a number of seconds above 0{allowed}, not {value!r:.40}.")
 
 
 def _seconds(ttl: float | None) -> str:

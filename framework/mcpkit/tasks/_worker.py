@@ -1,14 +1,6 @@
-"""``Workers``: the tasks this instance runs, each a fresh tool instance running ``execute`` in the background.
-
-A run renews its lease in the store every ``beat`` seconds; a lease that lapses means the instance died, and the
-next ``tasks/get`` on any instance reports the task failed. The same renewal notices a task cancelled through
-another instance (or reported dead meanwhile) and cancels the run, which the tool sees as ``CancelledError`` at
-its next ``await``. The run's end is written only onto a task that has not ended meanwhile.
-
-A run's progress becomes its status message at most every ``PROGRESS_EVERY`` seconds: a tool may report in a
-tight loop, and each write is a compare-and-set in the store. A report that comes sooner waits, and the write
-once that time is up takes the latest message, so a client polling sees it at most that late.
-"""
+"""``Workers``: the tasks this instance runs, each a fresh tool instance running ``execute`` in the background,
+renewing its lease so that a task whose instance died, or that was cancelled elsewhere, ends (docs/architecture.md,
+"Tasks")."""
 
 from __future__ import annotations
 
@@ -101,11 +93,11 @@ class Workers:
     ) -> None:
         task_id, spec = record.id, bound.spec
         try:
-            instance = self._dispatcher.instance(bound, ctx)
-            instance.task_id = task_id
-            vars(instance)["_answers"] = Answers(dict(record.answers))
             progress = _Progress()
-            vars(instance)["_task_progress"] = functools.partial(self._progress, owner, task_id, progress)
+            answers = Answers(dict(record.answers))
+            reports = functools.partial(self._progress, owner, task_id, progress)
+            instance = self._dispatcher.instance(bound, ctx, answers, reports)
+            instance.task_id = task_id
             kwargs = spec.input_model.model_validate(dict(record.arguments)).__dict__
         except Exception:
             await self._end(owner, task_id, "failed", error=crashed(spec.name))
@@ -140,7 +132,7 @@ class Workers:
         else:
             result = body.result()
             if isinstance(result, types.InputRequiredResult):
-                await self._ask(owner, task_id, result, vars(instance).get("_answers"))
+                await self._ask(owner, task_id, result, answers)
             else:
                 dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
                 await self._end(owner, task_id, "completed", result=dumped)
@@ -169,12 +161,12 @@ class Workers:
         except Exception:
             logger.exception("could not record the end (%s) of task %s", status, task_id)
 
-    async def _ask(self, owner: str, task_id: str, asked: types.InputRequiredResult, answers: Answers | None) -> None:
+    async def _ask(self, owner: str, task_id: str, asked: types.InputRequiredResult, answers: Answers) -> None:
         requests = {
             key: request.model_dump(mode="json", by_alias=True, exclude_none=True)
             for key, request in (asked.input_requests or {}).items()
         }
-        given = {} if answers is None else dict(answers.given)
+        given = dict(answers.given)
 
         def park(record: TaskRecord, now: float) -> TaskRecord:
             if record.terminal:

@@ -27,8 +27,8 @@ from ..base import (
     page,
     validation_problems,
 )
-from ..core import DEFAULT_TURN_TIMEOUT, Context, Plugin, ToolContext, caller_of, providers_for
-from ..elicitation import InputNeeded
+from ..core import DEFAULT_TURN_TIMEOUT, CallState, Context, Plugin, TaskProgress, ToolContext, caller_of, providers_for
+from ..elicitation import Answers, InputNeeded
 from ..http import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ..subscriptions import Services, switched
 from ._capabilities import missing_capabilities
@@ -75,9 +75,9 @@ class TaskOffer(Protocol):
         self,
         bound: BoundTool,
         instance: ToolContext,
+        state: CallState,
         arguments: Mapping[str, Any],
         kwargs: dict[str, Any],
-        ctx: ServerRequestContext[Any, Any],
     ) -> Any: ...
 
 
@@ -198,10 +198,8 @@ class Dispatcher:
             return error_result("INVALID_INPUT", _invalid(spec.name, lone_surrogate_problems(places)))
         try:
             validated = spec.input_model.model_validate(arguments)
-            instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
-            instance.request_context = ctx
-            instance._services = self._services
-            instance._call_params = params  # for the answers of a 2026-07-28 round, read when a question is asked
+            state = CallState(ctx, self._services, params)
+            instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers, state)
         except ValidationError as exc:
             return error_result("INVALID_INPUT", _describe(spec.name, exc))
         except SchemaInputError as exc:  # a hand-written input_schema, checked with jsonschema
@@ -209,7 +207,7 @@ class Dispatcher:
         except Exception:
             return _internal_error(spec.name)
         if spec.task is not None and self.tasks is not None:
-            offered = await self.tasks.offer(bound, instance, arguments, validated.__dict__, ctx)
+            offered = await self.tasks.offer(bound, instance, state, arguments, validated.__dict__)
             if offered is not None:
                 return offered  # type: ignore[no-any-return]  # a task's answer, in its wire form
         if not bound.hooked:
@@ -231,13 +229,14 @@ class Dispatcher:
         caller = "local" if request is None else caller_key(request.scope)
         return await self._threads.run(caller, functools.partial(instance.execute, **kwargs))
 
-    def instance(self, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> ToolContext:
-        """A fresh instance of ``bound``'s class for a call served by ``ctx`` (a task's run)."""
+    def instance(
+        self, bound: BoundTool, ctx: ServerRequestContext[Any, Any], answers: Answers, progress: TaskProgress
+    ) -> ToolContext:
+        """A fresh instance of ``bound``'s class for a task's run started by ``ctx``, with the answers the task was
+        given and where its progress goes."""
         spec = bound.spec
-        instance = spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers)
-        instance.request_context = ctx
-        instance._services = self._services
-        return instance
+        state = CallState(ctx, self._services, None, answers, progress)
+        return spec.cls(caller_of(ctx), self._clock(), spec.declared_name, spec.app_id, bound.providers, state)
 
     async def run(
         self, bound: BoundTool, instance: ToolContext, arguments: Mapping[str, Any], kwargs: dict[str, Any]

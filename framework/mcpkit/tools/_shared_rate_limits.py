@@ -1,17 +1,5 @@
-"""Rate limits shared by every instance of a server: the token buckets of ``_rate_limits`` kept in Redis.
-
-``Server(rate_limit_store="redis://HOST:6379/0")`` keeps each caller's buckets in Redis, so that three
-instances behind a load balancer allow a caller N calls per period in all, not N each. One Lua script
-refills and spends every bucket a call names at once, on Redis's own clock (``TIME``), so instances with
-different clocks agree and two calls never spend the same token. A caller's buckets share a hash tag, so
-the script's keys would sit in one slot, but the store is one Redis node: a Redis Cluster node answers MOVED,
-which is logged as such. Keys name a hash of the caller, never its id, and expire once a bucket would be full
-again.
-
-When Redis cannot be reached, calls are counted by the in-process buckets instead (each instance then
-limits on its own, as without a store) and Redis is tried again after ``RETRY_SECONDS``: an outage of the
-limiter neither refuses every call nor lets them through unlimited.
-"""
+"""Rate limits shared by every instance of a server: the token buckets of ``_rate_limits`` kept in Redis and spent
+by one Lua script, falling back to each instance's own while Redis is away (docs/architecture.md, "Rate limits")."""
 
 from __future__ import annotations
 

@@ -12,9 +12,8 @@ import mcp_types as types
 from pydantic import BaseModel
 
 from ..auth import checked_scopes
-from ..base import ConfigurationError, checked_icons, method_hints, parameters_model
+from ..base import ConfigurationError, checked_flag, checked_icons, method_hints, parameters_model
 from ..core import ToolContext, ToolOptions
-from ..subscriptions import checked_enabled
 from ._capabilities import checked_requires
 from ._function_tool import function_tool
 from ._output import Output, output_for
@@ -94,7 +93,7 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
     rate_limit = parse_rate_limit(named, options.rate_limit)
     requires = checked_requires(named, options.requires)
     icons = checked_icons(named, options.icons)
-    enabled = checked_enabled(named, options.enabled)
+    enabled = checked_flag(f"{named}: enabled", options.enabled)
     task, ask_first = _checked_task(named, options.task, options.ask_first)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
@@ -162,10 +161,9 @@ def _checked_task(where: str, task: object, ask_first: object) -> tuple[str | No
     """``@tool(task=..., ask_first=...)`` as the spec keeps it: None, "optional" or "required", and a bool."""
     if task is not True and task is not False and task != "required":
         raise ConfigurationError(f"{where}: task is True, False or 'required', not {task!r:.40}.")
-    if not isinstance(ask_first, bool):
-        raise ConfigurationError(f"{where}: ask_first is True or False, not {ask_first!r:.40}.")
-    if ask_first and task is False:
+    first = checked_flag(f"{where}: ask_first", ask_first)
+    if first and task is False:
         raise ConfigurationError(
             f"{where}: ask_first=True asks before the call becomes a task, so it needs task=True or task='required'."
         )
-    return (None if task is False else "optional" if task is True else "required"), ask_first
+    return (None if task is False else "optional" if task is True else "required"), first
