@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ..http import DEFAULT_RETRY_MS
 from ._reload import Supervisor, add_reload_dirs, watched_dirs
 from ._target import CommandError, add_target, load_server
 
@@ -26,6 +27,7 @@ HTTP_OPTIONS = (
     "write_timeout",
     "json_response",
     "resumable_streams",
+    "stream_retry_ms",
 )
 
 _EXAMPLES = """\
@@ -75,6 +77,13 @@ def add_run(commands: Any) -> None:
         default=None,
         help="keep what 2025-11-25 SSE streams carry for a few minutes, so a client that loses one resumes it "
         "with Last-Event-ID (default: on with --sse, off otherwise)",
+    )
+    run.add_argument(
+        "--stream-retry-ms",
+        type=int,
+        default=DEFAULT_RETRY_MS,
+        metavar="MS",
+        help=f"with resumable streams: how long a client waits before it reconnects (default: {DEFAULT_RETRY_MS})",
     )
     _add_limits(run)
     run.set_defaults(handler=_run)
