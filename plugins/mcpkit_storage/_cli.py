@@ -15,18 +15,23 @@ import anyio
 from mcpkit import ConfigurationError
 from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
-from ._backing import keyring_from, make_store
-from ._config import STORE_URLS, StoreConfig, parse_store_url, secret_from_env
-from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
-from ._migration import migrate
-from ._payload import Payload
-from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
-from ._rollout import SEEN_SECONDS, rollout, unlisted_rotation
-from ._secret_watch import ROTATED_TO
-from ._semantic import EmbedderFailedError, Semantic
-from ._shard import is_shard_key
-from ._vault import Vault
-from .stores import Address, Store, StoreUnavailableError, read_secret_file
+from .admin import (
+    NOTHING_PURGED,
+    SEEN_SECONDS,
+    PurgeReport,
+    migrate,
+    nothing_purged,
+    purge_target,
+    purge_user,
+    rollout,
+    unlisted_rotation,
+)
+from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_store_url, secret_from_env
+from .index import EmbedderFailedError, Semantic, is_shard_key
+from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
+from .stores import Address, Store, StoreUnavailableError
+from .stores.sqlite import read_secret_file
+from .vault import Vault
 
 __all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
 

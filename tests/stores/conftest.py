@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_storage.stores._memory_store import MemoryStore
-from mcpkit_storage.stores._redis_store import RedisStore
-from mcpkit_storage.stores._sqlite_index import MERGE_EVERY
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
 from mcpkit_storage.stores._store import Store
+from mcpkit_storage.stores.memory._memory_store import MemoryStore
+from mcpkit_storage.stores.redis._redis_store import RedisStore
+from mcpkit_storage.stores.sqlite._sqlite_index import MERGE_EVERY
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 OWNER = "0f3.0f3c9a1b2d4e5f60718293a4b5c6d7e8"
 OTHER = "0f3.99999999999999999999999999999999"
@@ -39,12 +39,12 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
         path, merge_every = tmp_path / "remember.db", 1 if request.param == "sqlite-merged" else MERGE_EVERY
         return lambda: SQLiteStore(path, merge_every=merge_every)
     if request.param == "postgres":
-        from mcpkit_storage.stores._postgres_store import PostgresStore
+        from mcpkit_storage.stores.postgres._postgres_store import PostgresStore
 
         database: str = request.getfixturevalue("postgres_url")
         return lambda: PostgresStore(database)
     if request.param == "redis-cluster":
-        from mcpkit_storage.stores._redis_cluster_store import RedisClusterStore
+        from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
 
         cluster = request.getfixturevalue("redis_cluster")
         cluster_prefix: str = request.getfixturevalue("cluster_prefix")

@@ -1,0 +1,41 @@
+"""What every part of storage shares: scopes and places, key and value checks, the errors, keyed locks, backoff."""
+
+from ._backoff import backoff
+from ._errors import (
+    RememberConflictError,
+    RememberError,
+    RememberIdentityError,
+    RememberInvalidError,
+    RememberQuotaError,
+    RememberStoreUnavailableError,
+)
+from ._keyed_locks import KeyedLocks, TurnTimeoutError
+from ._once import first_time
+from ._scope import INDEXED_NAMESPACES, NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
+from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
+
+__all__ = [
+    "INDEXED_NAMESPACES",
+    "MAX_KEY_LENGTH",
+    "MAX_TTL",
+    "NOTES_NAMESPACE",
+    "SCOPES",
+    "KeyedLocks",
+    "Place",
+    "RememberConflictError",
+    "RememberError",
+    "RememberIdentityError",
+    "RememberInvalidError",
+    "RememberQuotaError",
+    "RememberStoreUnavailableError",
+    "Scope",
+    "TurnTimeoutError",
+    "backoff",
+    "check_key",
+    "check_scope",
+    "check_ttl",
+    "encode_value",
+    "first_time",
+    "place_for",
+    "usable",
+]
