@@ -7,7 +7,6 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import astuple, dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,7 +29,6 @@ from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_st
 from .index import EmbedderFailedError, Semantic, is_shard_key
 from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
 from .stores import Address, Store, StoreUnavailableError
-from .stores.sqlite import read_secret_file
 from .vault import Vault
 
 __all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
@@ -262,12 +260,12 @@ def register(commands: Any) -> None:
 def _keyring(config: StoreConfig) -> Keyring:
     """The servers' secrets: REMEMBER_SECRET, else (SQLite) the secret file beside the database."""
     secrets = [part.strip() for part in (secret_from_env() or "").split(",") if part.strip()]
-    if not secrets and config.type == "sqlite":
-        secret = read_secret_file(Path(config.path or ""))
+    if not secrets and config.kind.read_secret is not None:
+        secret = config.kind.read_secret(config.where)
         secrets = [secret] if secret else []
     if not secrets:
         raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
-    return keyring_from(secrets, placed=config.type == "redis-cluster")
+    return keyring_from(secrets, placed=config.kind.placed)
 
 
 def _rotate_command(args: argparse.Namespace) -> int:
@@ -341,9 +339,9 @@ def _execute(
     """
     try:
         config = parse_store_url(args.store)
-        if config.type == "memory":
+        if config.kind.in_process:
             raise ConfigurationError(
-                "The memory store lives inside one server process; there is nothing to manage here."
+                f"The {config.kind.label} store lives inside one server process; there is nothing to manage here."
             )
         store = make_store(config, args.redis_prefix, create=False)
     except ValueError as exc:  # ConfigurationError, or a Redis prefix the store refuses

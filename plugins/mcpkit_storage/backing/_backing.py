@@ -17,7 +17,6 @@ import functools
 import logging
 import secrets as secret_maker
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Self
 
 from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, store_under_test
@@ -25,7 +24,6 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, 
 from ..index import Semantic
 from ..sealing import HELD_SECONDS, Keyring
 from ..stores import Store
-from ..stores.sqlite import secret_beside
 from ..vault import Vault
 from ._config import StoreConfig, parse_store_url, secret_from_env, store_config
 from ._secret_check import check_secret
@@ -74,26 +72,26 @@ class Backing:
         self._under_test = under_test = None if self._given is not None else store_under_test()
         if under_test is not None:  # the test's store, and no secret from the environment
             self._config = config = parse_store_url(under_test)
-            shared = config.type in ("redis", "redis-cluster", "postgres")
-            secrets = self._secrets or ([_test_secret()] if shared else [])
+            secrets = self._secrets or ([_test_secret()] if config.kind.needs_secret else [])
         else:
             self._config = config = self._given or store_config(None, None, None)
             secrets = self._secrets or _split(secret_from_env())
         self.clock = setup.clock
         self._keyring = None
+        kind = config.kind
         if secrets:
-            self._keyring = keyring_from(secrets, placed=config.type == "redis-cluster")
-        elif config.type in ("redis", "redis-cluster", "postgres"):
+            self._keyring = keyring_from(secrets, placed=kind.placed)
+        elif kind.needs_secret:
             raise ConfigurationError(
-                f"The {config.describe().split(' at ')[0]} store needs a secret shared by every "
+                f"The {kind.label} store needs a secret shared by every "
                 "server instance: set REMEMBER_SECRET "
                 "(or the plugin's secret=...), for example to the output of "
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
             )
-        elif config.type == "memory":
+        elif kind.in_process:
             self._keyring = setup.shared.setdefault("mcpkit_remember.keyring", Keyring.ephemeral())
-        if config.type == "memory":  # one in-process store per server, as with SQLite or Redis
-            self._store = setup.shared.setdefault("mcpkit_remember.memory", make_store(config, ""))
+        if kind.in_process:  # one in-process store per server, as with SQLite or Redis
+            self._store = setup.shared.setdefault(f"mcpkit_remember.{kind.name}", make_store(config, ""))
         else:
             self._store = make_store(config, self._redis_prefix)
 
@@ -102,9 +100,11 @@ class Backing:
             raise RuntimeError("the plugin started before the server was built")
         if self._given is None and store_under_test() != self._under_test:
             self.setup(self._setup)  # built outside the test that starts it (or inside another): the test's store
-        config = self.config
-        if self._keyring is None:  # sqlite without a configured secret
-            self._keyring = Keyring(_split(secret_beside(Path(config.path or ""))))
+        config, kind = self.config, self.config.kind
+        if self._keyring is None:  # a store that keeps its secret beside it (SQLite's file), none configured
+            if kind.secret_beside is None:
+                raise RuntimeError(f"the {kind.label} store was set up without a secret")
+            self._keyring = Keyring(_split(kind.secret_beside(config.where)))
         await self._store.open()
         vault = Vault(self._store, self._keyring, search_all=search_all, semantic=semantic)
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
@@ -116,14 +116,14 @@ class Backing:
                 config.describe(),
                 type(exc).__name__ if isinstance(exc, TimeoutError) else exc,
             )
-        if config.type != "memory":  # a store no other process reaches is never rotated under this one
+        if not kind.in_process:  # a store no other process reaches is never rotated under this one
             try:
                 await vault.watch.beat(self.clock().now())  # says at once if the store was rotated past this server
             except Exception as exc:  # an outage: the calls will say so, and the next beat comes
                 logger.info("could not note in %s which secrets this server holds: %s", config.describe(), exc)
-        if config.type not in ("redis", "redis-cluster"):
+        if not kind.expires:
             self._purger = asyncio.get_running_loop().create_task(self._purge_forever())
-        if config.type != "memory":
+        if not kind.in_process:
             self._watcher = asyncio.get_running_loop().create_task(self._watch_forever(vault))
         self._vault = vault
         return vault
@@ -135,7 +135,7 @@ class Backing:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self._purger = self._watcher = None
-        if self._vault is not None and self.config.type != "memory":
+        if self._vault is not None and not self.config.kind.in_process:
             with contextlib.suppress(Exception):  # a store that is down keeps the note: it ages out
                 await self._vault.watch.stopped()
         self._vault = None
@@ -238,27 +238,4 @@ def _split(value: str | None) -> list[str]:
 
 def make_store(config: StoreConfig, redis_prefix: str, *, create: bool = True) -> Store:
     """The store ``config`` names; ``create=False`` opens only an existing SQLite file or PostgreSQL store."""
-    if config.type == "sqlite":
-        from ..stores.sqlite import SQLiteStore
-
-        return SQLiteStore(config.path or "", create=create)
-    if config.type == "redis":
-        from ..stores.redis import RedisStore
-
-        return RedisStore(config.url or "", prefix=redis_prefix)
-    if config.type == "redis-cluster":
-        from ..stores.redis import RedisClusterStore
-
-        return RedisClusterStore(config.url or "", prefix=redis_prefix)
-    if config.type == "postgres":
-        try:
-            from ..stores.postgres import PostgresStore
-        except ImportError as exc:
-            raise ConfigurationError(
-                f"The PostgreSQL store needs psycopg 3 with its pool ({exc.name} is missing): "
-                "pip install 'mcpkit[postgres]' (or 'psycopg[binary,pool]')."
-            ) from None
-        return PostgresStore(config.url or "", create=create)
-    from ..stores.memory import MemoryStore
-
-    return MemoryStore()
+    return config.kind.make(config.where, prefix=redis_prefix, create=create)

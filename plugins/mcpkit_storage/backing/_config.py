@@ -4,125 +4,94 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Literal
 
 from mcpkit import ConfigurationError
 
-from ..stores import without_password
+from ..stores import StoreKind, kind_for_url, memory, postgres, redis, sqlite, store_kind, store_kinds
 
 __all__ = ["STORE_URLS", "StoreConfig", "parse_store_url", "secret_from_env", "store_config"]
 
-StoreType = Literal["memory", "sqlite", "redis", "redis-cluster", "postgres"]
+#: The built-in stores, registered as their packages load; a store of one's own is one more ``register_store``.
+BUILT_IN = (memory.MEMORY, sqlite.SQLITE, redis.REDIS, redis.REDIS_CLUSTER, postgres.POSTGRES)
 
-#: One URL of each store that outlives a process, as commands' help lists them (``memory`` is the one other).
-STORE_URLS = (
-    "sqlite:///relative.db",
-    "sqlite:////absolute/path.db",
-    "redis://HOST:PORT/DB",
-    "redis+cluster://HOST:PORT,HOST:PORT",
-    "postgresql://USER@HOST:5432/DB",
-)
+#: One URL of each built-in store that outlives a process, as commands' help lists them (``memory`` is the one other).
+STORE_URLS = tuple(url for kind in BUILT_IN for url in kind.examples)
 
 
 @dataclass(frozen=True, slots=True)
 class StoreConfig:
-    """Which store to use: ``memory``, ``sqlite`` (``path``), ``redis``, ``redis-cluster`` or ``postgres`` (``url``)."""
+    """Which store to use: a registered kind's name (``memory``, ``sqlite``, ``redis``, ``redis-cluster``,
+    ``postgres``, ...) and where it is: a file ``path`` or a ``url``."""
 
-    type: StoreType
+    type: str
     path: str | None = None
     url: str | None = None
 
+    @property
+    def kind(self) -> StoreKind:
+        return store_kind(self.type)
+
+    @property
+    def where(self) -> str:
+        """What the kind's ``make`` takes: the file path or the URL ("" for a store in this process)."""
+        return (self.path if self.kind.in_file else self.url) or ""
+
     def describe(self) -> str:
-        if self.type == "sqlite":
-            return f"SQLite at {self.path}"
-        if self.type == "redis":
-            return f"Redis at {without_password(self.url or '')}"
-        if self.type == "postgres":
-            return f"PostgreSQL at {without_password(self.url or '')}"
-        if self.type == "redis-cluster":
-            return f"Redis Cluster at {without_password(self.url or '')}"
-        return "memory (this process only)"
+        return self.kind.describe(self.where)
 
 
 def parse_store_url(text: str) -> StoreConfig:
-    """``memory``, ``redis://host:port/db`` (or ``rediss://``), ``redis+cluster://host:port,host:port`` (or
-    ``rediss+cluster://``), ``sqlite:///relative.db``, ``sqlite:////abs.db`` or ``postgresql://user@host:5432/db``
-    (or ``postgres://``)."""
+    """A registered kind's URL: ``memory``, ``redis://host:port/db`` (or ``rediss://``),
+    ``redis+cluster://host:port,host:port`` (or ``rediss+cluster://``), ``sqlite:///relative.db``,
+    ``sqlite:////abs.db`` or ``postgresql://user@host:5432/db`` (or ``postgres://``)."""
     value = text.strip()
-    if value == "memory":
-        return StoreConfig("memory")
-    if value.startswith(("postgresql://", "postgres://")):
-        return StoreConfig("postgres", url=value)
-    if value.startswith(("redis+cluster://", "rediss+cluster://")):
-        return StoreConfig("redis-cluster", url=_cluster_url(value))
-    if value.startswith(("redis://", "rediss://", "unix://")):
-        return StoreConfig("redis", url=value)
-    if value.startswith("sqlite:///"):
-        path = value[len("sqlite:///") :]
-        if not path or path == ":memory:":
-            raise ConfigurationError(
-                f"Store {text!r} names no database file: use sqlite:///relative/file.db or sqlite:////absolute/file.db."
-            )
-        return StoreConfig("sqlite", path=path)
-    raise ConfigurationError(
-        f"Unknown store {text!r}: use 'memory', 'redis://HOST:PORT/DB', 'redis+cluster://HOST:PORT,HOST:PORT', "
-        "'postgresql://USER@HOST:5432/DB', "
-        "'sqlite:///relative/file.db' or 'sqlite:////absolute/file.db'."
-    )
+    kind = kind_for_url(value)
+    if kind is None:
+        choices = [kind.name for kind in store_kinds() if kind.in_process]
+        raise ConfigurationError(f"Unknown store {text!r}: use {_either(choices + _examples())}.")
+    if kind.in_process:
+        return StoreConfig(kind.name)
+    if kind.in_file:
+        return StoreConfig(kind.name, path=kind.where(value))
+    return StoreConfig(kind.name, url=kind.where(value))
 
 
 def store_config(type: str | None, url: str | None, path: str | None) -> StoreConfig:
     """The store from ``init()`` arguments, else ``REMEMBER_STORE``, else memory."""
     if type is None:
         if url is not None or path is not None:
-            raise ConfigurationError("RememberPlugin.init(url=/path=) needs type='redis', 'postgres' or 'sqlite'.")
+            located = [kind.name for kind in store_kinds() if not kind.in_process]
+            raise ConfigurationError(f"RememberPlugin.init(url=/path=) needs type={_either(located)}.")
         env = os.environ.get("REMEMBER_STORE", "").strip()
-        return parse_store_url(env) if env else StoreConfig("memory")
-    if type == "memory":
-        return StoreConfig("memory")
-    if type == "sqlite":
-        if not path:
-            if url and url.startswith("sqlite:///"):
-                return parse_store_url(url)
-            raise ConfigurationError(
-                "RememberPlugin.init(type='sqlite') needs path='file.db' (or url='sqlite:///file.db')."
-            )
-        return StoreConfig("sqlite", path=str(path))
-    if type == "redis":
-        if not url:
-            raise ConfigurationError("RememberPlugin.init(type='redis') needs url='redis://HOST:PORT/DB'.")
+        return parse_store_url(env) if env else StoreConfig(memory.MEMORY.name)
+    if type not in (names := [kind.name for kind in store_kinds()]):
+        raise ConfigurationError(f"RememberPlugin.init(type={type!r}): the store types are {_either(names, 'and')}.")
+    kind = store_kind(type)
+    if kind.in_process:
+        return StoreConfig(kind.name)
+    if kind.in_file and path:
+        return StoreConfig(kind.name, path=str(path))
+    named = f"RememberPlugin.init(type={type!r})"
+    example = (*kind.examples, *kind.schemes, kind.name)[0]
+    if url:
         parsed = parse_store_url(url)
-        if parsed.type != "redis":
+        if parsed.type != kind.name:
             raise ConfigurationError(
-                f"RememberPlugin.init(type='redis') takes a redis:// URL; for {parsed.describe()} use "
-                f"type={parsed.type!r}."
+                f"{named} takes a URL like {example!r}; for {parsed.describe()} use type={parsed.type!r}."
             )
         return parsed
-    if type == "redis-cluster":
-        if not url or not url.startswith(("redis+cluster://", "rediss+cluster://")):
-            raise ConfigurationError(
-                "RememberPlugin.init(type='redis-cluster') needs url='redis+cluster://HOST:PORT,HOST:PORT'."
-            )
-        return StoreConfig("redis-cluster", url=_cluster_url(url))
-    if type == "postgres":
-        if not url or not url.startswith(("postgresql://", "postgres://")):
-            raise ConfigurationError("RememberPlugin.init(type='postgres') needs url='postgresql://USER@HOST:5432/DB'.")
-        return StoreConfig("postgres", url=url)
-    raise ConfigurationError(
-        f"RememberPlugin.init(type={type!r}): the store types are 'memory', 'sqlite', 'redis', 'redis-cluster' "
-        "and 'postgres'."
-    )
+    needs = f"path={kind.where(example)!r} (or url={example!r})" if kind.in_file else f"url={example!r}"
+    raise ConfigurationError(f"{named} needs {needs}.")
 
 
-def _cluster_url(url: str) -> str:
-    """``url`` if it names a Redis Cluster well, else a ConfigurationError saying what is wrong."""
-    from ..stores.redis import parse_cluster_url
+def _examples() -> list[str]:
+    return [url for kind in store_kinds() for url in kind.examples]
 
-    try:
-        parse_cluster_url(url)
-    except ValueError as exc:
-        raise ConfigurationError(f"Store {without_password(url)!r}: {exc}.") from None
-    return url
+
+def _either(choices: list[str], word: str = "or") -> str:
+    """``'a', 'b' or 'c'``."""
+    quoted = [repr(choice) for choice in choices]
+    return f"{', '.join(quoted[:-1])} {word} {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
 
 
 def secret_from_env() -> str | None:

@@ -1,6 +1,8 @@
 """Stores: opaque bytes at hashed addresses, with deadlines, quotas, compare-and-set and search postings, behind one
-``Store`` interface that every backend (``stores.memory``, ``sqlite``, ``redis``, ``postgres``) implements."""
+``Store`` interface that every backend (``stores.memory``, ``sqlite``, ``redis``, ``postgres``) implements and
+registers as a ``StoreKind``."""
 
+from ._kinds import StoreKind, StoreMaker, kind_for_url, register_store, store_kind, store_kinds
 from ._redacted import without_password
 from ._store import (
     INDEX_BYTES_PER_WORD,
@@ -28,7 +30,13 @@ __all__ = [
     "Ranking",
     "Record",
     "Store",
+    "StoreKind",
+    "StoreMaker",
     "StoreUnavailableError",
     "charged",
+    "kind_for_url",
+    "register_store",
+    "store_kind",
+    "store_kinds",
     "without_password",
 ]

@@ -1,7 +1,5 @@
 """The PostgreSQL store: several server instances on one database, through psycopg 3's async connection pool."""
 
-from ._postgres_store import PostgresStore
+from ._kind import POSTGRES
 
-__all__ = [
-    "PostgresStore",
-]
+__all__ = ["POSTGRES"]

@@ -1,11 +1,5 @@
 """The Redis and Redis Cluster stores: one layout and one set of Lua scripts, on one server or spread over a cluster."""
 
-from ._cluster_url import parse_cluster_url
-from ._redis_cluster_store import RedisClusterStore
-from ._redis_store import RedisStore
+from ._kind import REDIS, REDIS_CLUSTER
 
-__all__ = [
-    "RedisClusterStore",
-    "RedisStore",
-    "parse_cluster_url",
-]
+__all__ = ["REDIS", "REDIS_CLUSTER"]
