@@ -22,7 +22,6 @@ from .backing import (
 from .base import (
     MAX_KEY_LENGTH,
     MAX_TTL,
-    NOTES_NAMESPACE,
     SCOPES,
     KeyedLocks,
     Place,
@@ -40,6 +39,7 @@ from .base import (
     check_ttl,
     encode_value,
     place_for,
+    register_namespace,
     usable,
 )
 from .index import DEFAULT_MIN_SIMILARITY, Semantic
@@ -55,7 +55,6 @@ __all__ = [
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
     "MODES",
-    "NOTES_NAMESPACE",
     "SCOPES",
     "STORE_URLS",
     "TASKS_BUCKET",
@@ -97,6 +96,7 @@ __all__ = [
     "parse_store_url",
     "place_for",
     "read_many_in_thread",
+    "register_namespace",
     "search",
     "store_config",
     "usable",

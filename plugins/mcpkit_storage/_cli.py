@@ -179,7 +179,7 @@ async def _load(embedder: object) -> None:
         await load()
 
 
-_KEYS_HELP = "leave keys out of what is searched, as servers built with RememberPlugin.init(search_keys=False)"
+_KEYS_HELP = "leave keys out of what is searched, as servers whose plugin has search_keys=False"
 _FORCE_HELP = "run even when a server seen on the store lacks the new secret (one stopped for good)"
 _ROLLOUT = (
     "Every running server must hold the new secret already (REMEMBER_SECRET=old,new, then new,old: "
@@ -188,7 +188,7 @@ _ROLLOUT = (
     "command says so, and reads the secrets (key ids) each server notes in the store every minute: it refuses, with "
     f"exit code 2, when a server seen in the last {SEEN_SECONDS / 60:g} minutes lacks the new one, unless --force."
 )
-_PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
+_PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as the plugins' redis_prefix=...)"
 
 
 _STORE_HELP = f"the servers' store: {', '.join(STORE_URLS[:-1])} or {STORE_URLS[-1]}"
@@ -198,8 +198,8 @@ def register(commands: Any) -> None:
     """Add ``mcpkit remember ...`` to the mcpkit command."""
     remember = commands.add_parser(
         "remember",
-        help="manage what RememberPlugin stores keep",
-        description="Operator commands for a RememberPlugin store. Secrets come from REMEMBER_SECRET "
+        help="manage what the plugins' stores keep",
+        description="Operator commands for the store of mcpkit's plugins. Secrets come from REMEMBER_SECRET "
         "(for SQLite without it, from the secret file beside the database).",
     )
     actions = remember.add_subparsers(title="actions", metavar="ACTION")
@@ -218,7 +218,7 @@ def register(commands: Any) -> None:
         "reindex",
         help="rewrite every value with its search postings (after turning search=True on)",
         description="Rewrite every live value, unchanged, with its search postings, so that values kept before "
-        "RememberPlugin.init(search=True) was turned on can be found; entries under an older secret are rotated "
+        "search=True was turned on can be found; entries under an older secret are rotated "
         "on the way. Safe to run while servers serve. " + _ROLLOUT,
     )
     reindex_cmd.add_argument("--store", required=True, help=_STORE_HELP)

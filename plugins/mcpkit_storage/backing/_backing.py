@@ -1,6 +1,6 @@
 """``Backing``: one plugin's store, keyring and vault, from configuration to a started vault and back.
 
-``RememberPlugin`` and ``HistoryPlugin`` both keep per-caller data this way: the store and secret come from the
+Every plugin that keeps per-caller data (a ``BackedPlugin``) does it this way: the store and secret come from the
 plugin's arguments or from ``REMEMBER_STORE``/``REMEMBER_SECRET``; the memory store and its ephemeral key are one
 per server (``PluginSetup.shared``), so plugins of one server see one in-process store, as they would one SQLite
 file or Redis. Stores that do not expire values by themselves are purged every ``PURGE_INTERVAL`` seconds; a store
@@ -89,9 +89,9 @@ class Backing:
                 "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`."
             )
         elif kind.in_process:
-            self._keyring = setup.shared.setdefault("mcpkit_remember.keyring", Keyring.ephemeral())
+            self._keyring = setup.shared.setdefault("mcpkit_storage.keyring", Keyring.ephemeral())
         if kind.in_process:  # one in-process store per server, as with SQLite or Redis
-            self._store = setup.shared.setdefault(f"mcpkit_remember.{kind.name}", make_store(config, ""))
+            self._store = setup.shared.setdefault(f"mcpkit_storage.{kind.name}", make_store(config, ""))
         else:
             self._store = make_store(config, self._redis_prefix)
 

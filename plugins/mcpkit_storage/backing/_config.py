@@ -61,17 +61,15 @@ def store_config(type: str | None, url: str | None, path: str | None) -> StoreCo
     if type is None:
         if url is not None or path is not None:
             located = [kind.name for kind in store_kinds() if not kind.in_process]
-            raise ConfigurationError(f"RememberPlugin.init(url=/path=) needs type={_either(located)}.")
+            raise ConfigurationError(f"A store's url= or path= needs its type= too: {_either(located)}.")
         env = os.environ.get("REMEMBER_STORE", "").strip()
         return parse_store_url(env) if env else StoreConfig(memory.MEMORY.name)
-    if type not in (names := [kind.name for kind in store_kinds()]):
-        raise ConfigurationError(f"RememberPlugin.init(type={type!r}): the store types are {_either(names, 'and')}.")
     kind = store_kind(type)
     if kind.in_process:
         return StoreConfig(kind.name)
     if kind.in_file and path:
         return StoreConfig(kind.name, path=str(path))
-    named = f"RememberPlugin.init(type={type!r})"
+    named = f"A store of type={type!r}"
     example = (*kind.examples, *kind.schemes, kind.name)[0]
     if url:
         parsed = parse_store_url(url)
@@ -88,10 +86,10 @@ def _examples() -> list[str]:
     return [url for kind in store_kinds() for url in kind.examples]
 
 
-def _either(choices: list[str], word: str = "or") -> str:
+def _either(choices: list[str]) -> str:
     """``'a', 'b' or 'c'``."""
     quoted = [repr(choice) for choice in choices]
-    return f"{', '.join(quoted[:-1])} {word} {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
 
 
 def secret_from_env() -> str | None:

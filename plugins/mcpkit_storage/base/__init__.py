@@ -1,4 +1,5 @@
-"""What every part of storage shares: scopes and places, key and value checks, the errors, keyed locks, backoff."""
+"""What every part of storage shares: scopes, places and namespaces, key and value checks, the errors, keyed locks,
+backoff."""
 
 from ._backoff import backoff
 from ._errors import (
@@ -10,15 +11,14 @@ from ._errors import (
     RememberStoreUnavailableError,
 )
 from ._keyed_locks import KeyedLocks, TurnTimeoutError
+from ._namespaces import indexed_namespaces, register_namespace, without_namespace
 from ._once import first_time
-from ._scope import INDEXED_NAMESPACES, NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
+from ._scope import SCOPES, Place, Scope, check_scope, place_for, usable
 from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
 
 __all__ = [
-    "INDEXED_NAMESPACES",
     "MAX_KEY_LENGTH",
     "MAX_TTL",
-    "NOTES_NAMESPACE",
     "SCOPES",
     "KeyedLocks",
     "Place",
@@ -36,6 +36,9 @@ __all__ = [
     "check_ttl",
     "encode_value",
     "first_time",
+    "indexed_namespaces",
     "place_for",
+    "register_namespace",
     "usable",
+    "without_namespace",
 ]

@@ -10,19 +10,12 @@ from mcpkit import Caller
 
 from ._errors import RememberIdentityError, RememberInvalidError
 
-__all__ = ["INDEXED_NAMESPACES", "NOTES_NAMESPACE", "SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
+__all__ = ["SCOPES", "Place", "Scope", "check_scope", "place_for", "usable"]
 
 Scope = Literal["user", "session", "tool", "global"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
 
 _GLOBAL_IDENTITY = json.dumps(["g"])
-
-#: The memory tools' notes live in buckets of their own: ``memory.user``, ``memory.session``, ...
-NOTES_NAMESPACE = "memory."
-
-#: Buckets always indexed for search: the memory tools' notes, conversation messages (``mcpkit_history``) and
-#: searchable context entries (``mcpkit_context``).
-INDEXED_NAMESPACES = (NOTES_NAMESPACE, "history.", "context.")
 
 
 class Place(NamedTuple):
@@ -61,7 +54,7 @@ def place_for(scope: Scope, caller: Caller, tool_name: str | None, namespace: st
     """The place of ``scope`` for this caller and tool, or RememberIdentityError.
 
     ``tool_name`` None gives one tool bucket for the namespace (the memory tools share it);
-    ``namespace`` keeps a family of buckets apart (``memory.`` for the model-facing tools).
+    ``namespace`` keeps a family of buckets apart (a plugin's own, registered with ``register_namespace``).
     """
     if scope == "global":
         return Place(_GLOBAL_IDENTITY, namespace + "global")

@@ -75,7 +75,7 @@ _KINDS: dict[str, StoreKind] = {}
 
 
 def register_store(kind: StoreKind) -> StoreKind:
-    """Make ``kind`` known to configuration (``REMEMBER_STORE``, ``RememberPlugin.init(type=...)``) and commands."""
+    """Make ``kind`` known to configuration (``REMEMBER_STORE``, a plugin's ``init(type=...)``) and commands."""
     taken = _KINDS.get(kind.name)
     if taken is not None:
         raise ValueError(f"A store named {kind.name!r} is registered already ({taken.label}): choose another name.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from ..base import first_time
+from ..base import first_time, without_namespace
 from ..sealing import UndecryptableError
 
 __all__ = ["scope_of", "warn_unreadable"]
@@ -29,6 +29,6 @@ def warn_unreadable(where: str, owner: str, bucket: str, exc: Exception) -> None
 
 
 def scope_of(bucket: str) -> str:
-    """How a log line names a bucket: its scope, never a tool name (``tool.x`` is "tool")."""
-    base = bucket.removeprefix("memory.")
+    """How a log line names a bucket: its scope, never a tool name (``tool.x`` is "tool") nor a namespace."""
+    base = without_namespace(bucket)
     return "tool" if base.startswith("tool") else base

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import pydantic_core
 
-from ..base import INDEXED_NAMESPACES, Place, RememberConflictError, backoff
+from ..base import Place, RememberConflictError, backoff, indexed_namespaces
 from ..index import BlindIndex, Change, Semantic, Shards, is_shard_key
 from ..sealing import VERSION, Keyring, Payload, SecretWatch, UndecryptableError, pack, peek, unpack, unpack_legacy
 from ..stores import Address, Entry, Expectation, Quota, Store, StoreUnavailableError
@@ -41,7 +41,7 @@ class Vault:
         if getattr(store, "PLACED", False) and not keyring.placed:
             raise ValueError(
                 f"{store!r} keeps each placement group in one hash slot: give it a placed keyring, "
-                "Keyring(secrets, placed=True) (RememberPlugin and the mcpkit remember commands do)"
+                "Keyring(secrets, placed=True) (a Backing and the mcpkit remember commands do)"
             )
         self.store = store
         self.keyring = keyring
@@ -322,7 +322,7 @@ class Vault:
 
     def searchable(self, bucket: str) -> bool:
         """Whether values of this bucket are indexed (and so can be searched)."""
-        return self.search_all or bucket.startswith(INDEXED_NAMESPACES)
+        return self.search_all or bucket.startswith(indexed_namespaces())
 
     def begin(self) -> int:
         """Mark the start of a read, for ``opened``'s replay check."""

@@ -127,7 +127,7 @@ async def migrate(conn: AsyncConnection[Any], store: str, where: str, *, create:
             if row is None or row[0] is None:
                 raise StoreUnavailableError(
                     f"There is no remember store in {where}: the database has no remember_entries table, "
-                    "and nothing was created in it. Is it the database the servers' RememberPlugin uses?"
+                    "and nothing was created in it. Is it the database the servers' plugins use?"
                 )
         await conn.execute(
             "CREATE TABLE IF NOT EXISTS remember_schema (one BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one),"

@@ -49,7 +49,7 @@ def _connect_once(path: Path, create: bool) -> sqlite3.Connection:
         if not create and not holds_store(conn):  # before WAL: a file of something else stays as it was
             raise StoreUnavailableError(
                 f"The SQLite database at {str(path)!r} holds no remember store (no remember_entries "
-                "table); nothing was changed in it. Is it the file the servers' RememberPlugin uses?"
+                "table); nothing was changed in it. Is it the file the servers' plugins use?"
             )
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
