@@ -563,6 +563,9 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "architecture.md": [
+        # the Redis store's key layout (stores/redis/_redis_scripts.py), fixed by its Lua and wire format
+        "the value: 8-byte big-endian double deadline",
+        "(terms as 16 hex digits)",
         "about 37 MiB in two seconds against its 16 MiB quota (issue 35)",  # the issue's measurement
         # python -m bench.hardening --parts embedding, before and after issue 35 (and the designs measured beside)
         "a 60,000-character memory was embedded whole",

@@ -1,10 +1,4 @@
-"""``mcpkit remember purge``: whose values (a user id, or a static key's label), deleting them, and what it found.
-
-A static key's user id is ``static:`` and a hash of the key, never its label, so ``--user nour`` finds nothing
-that a key labelled "nour" kept: ``--key-label nour --keys-from VARIABLE`` works the id out from the key in the
-variable the servers read their keys from. A purge that deletes nothing says so, and why it may have (exit
-code 3), since a mistyped id looks exactly like a user with nothing kept.
-"""
+"""``mcpkit remember purge``: whose values (a user id, or a static key's label), deleting them, and what it found."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""``Backing``: one plugin's store, keyring and vault, from configuration to a started vault and back.
-
-Every plugin that keeps per-caller data (a ``BackedPlugin``) does it this way: the store and secret come from the
-plugin's arguments or from ``REMEMBER_STORE``/``REMEMBER_SECRET``; the memory store and its ephemeral key are one
-per server (``PluginSetup.shared``), so plugins of one server see one in-process store, as they would one SQLite
-file or Redis. Stores that do not expire values by themselves are purged every ``PURGE_INTERVAL`` seconds; a store
-others share is looked at every ``HELD_SECONDS`` (``SecretWatch``), calls or not. Under test (``mcpkit.testing``'s
-fixtures and ``running()``), a plugin given no store keeps its data in the test's (``store_under_test()``), read when
-the server is built and again when it starts, and never reads ``REMEMBER_STORE`` or ``REMEMBER_SECRET``.
-"""
+"""``Backing``: one plugin's store, keyring and vault, from configuration to a started vault and back."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""``VaultTaskStore``: the server's tasks kept in a plugin's store, sealed like every value (docs/tasks.md).
-
-Each caller's tasks are values in their own bucket (``tasks``) under the caller's identity, the one remembered values
-are kept under, so ``mcpkit remember purge --user`` takes them too; a task's deadline is its ttl, so every store
-expires it as it expires values; changes are the vault's compare-and-set, so instances sharing the store (one running
-a task, another cancelling it) never lose each other's writes; the number of tasks a caller keeps and their bytes are
-the bucket's quota (its bytes never more than the store's own ``max_bytes``), and they are never indexed for search
-(not even with ``search=True``). Whatever store the remember plugin uses (memory, SQLite, Redis, Redis Cluster,
-PostgreSQL), tasks use.
-"""
+"""``VaultTaskStore``: the server's tasks kept in a plugin's store, sealed like every value (docs/tasks.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``KeyedLocks``: callers with equal keys take turns, each waiting at most ``timeout`` seconds for its own; a key
-costs nothing once nobody holds or waits for it (docs/architecture.md says who takes turns by what)."""
+costs nothing once nobody holds or waits for it."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""``first_time``: whether this process meets the cause of a warning for the first time, so it is logged once.
-
-Every plugin of a server checks the store's secret when it starts (the help desk has four on one store), and a
-value that does not open is met again at every call that reads it: without this, one cause would be logged
-once per plugin, vault or call. The set of causes is the process's; it is bounded, so causes that keep changing
-(one per tampered value, say) cannot grow it without limit: past ``MAX_CAUSES`` it starts again.
-"""
+"""``first_time``: whether this process meets the cause of a warning for the first time, so it is logged once."""
 
 from __future__ import annotations
 

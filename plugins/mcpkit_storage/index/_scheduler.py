@@ -1,12 +1,5 @@
 """``EmbedScheduler``: the turns at one embedder, shared fairly, so one caller's long values cannot starve another
-caller's searches.
-
-Every call to the embedder takes a turn in one of two lanes, each running ``slots`` turns at once (one for a local
-model, which uses every core for one call): batches of values (writes, and the values a search embeds), and the
-queries of searches, which so never wait behind a batch, only beside it. In each lane the next turn is the oldest of
-the waiting caller served longest ago: callers take turns one at a time, however many batches each has waiting. A
-turn that does not come within its ``wait`` is given up (``EmbedderBusyError``): nothing waits without a deadline.
-"""
+caller's searches."""
 
 from __future__ import annotations
 

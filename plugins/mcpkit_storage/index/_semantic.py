@@ -1,28 +1,4 @@
-"""``Semantic``: the embedder side of search — a value's sealed vectors when written, similarities when searched.
-
-A value is embedded as overlapping chunks of its text (``mcpkit_search.document_chunks``), its first
-``MAX_WINDOWS_PER_VALUE`` of them (a longer value's rest is found by its words), and scores by its best chunk.
-Its vectors are sealed inside its entry
-(``_payload``) and count towards its bytes like the rest of it, so they are written,
-replaced, expired, deleted and rotated with the value in the same atomic step:
-no separate index to keep exact. A search opens the place's values and compares
-their vectors with the query's; values without one (kept before an embedder was
-configured, or by another model) are embedded then, in process, at most
-``MAX_EMBEDDED_PER_SEARCH`` of them (the rest rank by BM25 alone), and get their
-vector at their next write or from ``mcpkit remember reindex --semantic``. An
-embedder that fails or takes longer than ``EMBED_TIMEOUT_SECONDS`` never fails a
-write (the value is kept without a vector) nor a search (it ranks by BM25
-alone); both are logged.
-
-Every call to the embedder takes a turn from the ``EmbedScheduler``, shared fairly by the callers (a search's
-query beside the batches of values, never behind them), so one caller's long values cannot starve another caller's
-searches; a call whose turn does not come within ``EMBED_WAIT_SECONDS`` goes on without the embedder as if it had
-failed (a search's result says why).
-
-A server loads the embedder's model in the background (``start``), so it answers
-at once: until the model is ready, writes keep values without a vector and
-searches go by words alone, and ``unavailable`` says why, for the search result.
-"""
+"""``Semantic``: the embedder side of search — a value's sealed vectors when written, similarities when searched."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits.
-
-A search has a ``mode``. ``lexical``: BM25 alone. With an embedder (``Vault.semantic``), ``semantic``: the
-similarity in meaning alone (a value scores by its best chunk); and ``hybrid`` (the default then): both
-rankings fused (``mcpkit_search.fuse``). Those two open every live value of the place for its sealed vectors
-(``_opened_all``). A value is found if its words match (``lexical``, ``hybrid``) or if its similarity to the
-query is above the embedder's ``min_similarity`` (``semantic``, ``hybrid``). Until the embedder's model is
-ready (or when it fails on the query) the search goes by words alone, and its result says why
-(``Matches.note``), as when the embedder had no turn for it in time (``EmbedScheduler``). Equal scores rank the
-newest value first (``updated_at``), then by key.
-
-The store ranks (``Store.search``); with one address, that is one call. Every
-address the place's values may live at takes part: one bucket per secret
-(during a rotation, a bucket under each) and, while entries of mcpkit 0.1 may
-remain, its unindexed buckets, analysed here from their opened values. Then the
-statistics of all of them are summed first and each ranks with the sum, so
-scores compare; the store is asked for every secret's statistics at once, then
-for every secret's ranking at once.
-"""
+"""Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Sealed cursors: "continue from here" that a client carries between calls, shows nothing and cannot steer.
-
-A cursor is a few strings (whose, what, where) encrypted and authenticated with AES-256-GCM under a key derived from
-the primary secret for one purpose, so one kind of cursor is never taken for another, a changed or truncated one is
-refused, and what it holds (an owner, a message id) stays hidden from the client.
-"""
+"""Sealed cursors: "continue from here" that a client carries between calls, shows nothing and cannot steer."""
 
 from __future__ import annotations
 

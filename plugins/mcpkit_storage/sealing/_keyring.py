@@ -1,34 +1,5 @@
-"""Encryption at rest and owner hashing for remembered values.
-
-A ``Keyring`` holds one or more secrets: the first (primary) seals new values
-and keys the owner hashes; the others only open values written before a
-rotation. Every key is derived with HKDF-SHA256 from a secret, each with its
-own ``info`` label, and the per-owner AES-256-GCM keys are cached because they
-sit on every tool call's hot path.
-
-Sealed format: ``version (1) | key id (4) | nonce (12) | ciphertext+tag``. The
-key id names the secret that sealed the value without revealing it; the
-associated data binds the header and the (owner, bucket, key) address,
-length-prefixed, so a value copied to any other address fails to open.
-Version 2 is written; version 1 (mcpkit 0.1, whose addresses held the plain
-bucket and key) is still opened, so old stores migrate.
-
-Addresses (``locate``): the owner is an HMAC of the identity; the bucket and
-key are HMACs of the owner, bucket and key under a key of their own, so a copy
-of the store shows neither scope names, tool names nor keys, and two owners'
-equal keys look unrelated.
-
-Placement (``Keyring(placed=True)``, for a Redis Cluster): each owner is prefixed with
-``PLACEMENT_HEX_CHARS`` hex digits of an unkeyed hash of the identity and a dot, the same under every
-secret, so every copy of one identity's values (one per secret, during a rotation) lands in one hash slot
-and a move between them stays one atomic script. It tells someone holding a copy of the store, who guesses
-an identity, which 1 in 4,096 groups of owners it would be among, and nothing more.
-
-Blind terms (``blind``): the search index holds each word of a value as a
-63-bit keyed BLAKE2b hash of the word and its hashed (owner, bucket), under a
-key of its own, so the same word in two buckets, or under two secrets, is two
-unrelated numbers, and nothing in the index can be looked up without the secret.
-"""
+"""``Keyring``: the secrets that seal values (AES-256-GCM) and hash owners, addresses and search terms, so a store
+holds no value, name or word in the clear."""
 
 from __future__ import annotations
 

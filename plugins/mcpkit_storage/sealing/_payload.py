@@ -1,24 +1,4 @@
-"""What a sealed entry holds: the value and everything about it that must not be visible or changeable.
-
-Version 2 (written now) seals, beside the value's JSON text, the owning
-identity and the plain bucket and key (so a rotation can re-hash the address,
-and a listing can name keys the store only knows as hashes), the deadline (so
-whoever can write the store cannot make a value outlive it) and when it was
-written. Layout: ``deadline (f64, inf: none) | written (f64, nan: unknown) |
-length of the names (u32) | names | value JSON [| vector | its length (u32) |
-0xFF "v"]``, where the names are three u16 lengths and the identity, bucket and
-key. A value kept for search by meaning also seals its vector
-(``mcpkit_search.pack_vector``) after the value, with a trailer that JSON text
-cannot end with (0xFF is never in UTF-8): so an older mcpkit, which does not
-know vectors, reads such a value as JSON that does not parse and fails the
-call, rather than taking it for missing (and an update for a fresh start). The
-names of an address are
-encoded once and cached, and a read decodes them only when it needs them
-(listings, rotation), not to return a value.
-
-Version 1 (mcpkit 0.1) sealed ``identity + "\\n" + value JSON``; its bucket,
-key and deadline lived in the store, in plain text.
-"""
+"""What a sealed entry holds: the value and everything about it that must not be visible or changeable."""
 
 from __future__ import annotations
 

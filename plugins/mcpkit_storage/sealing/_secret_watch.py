@@ -1,15 +1,4 @@
-"""``SecretWatch``: whether the store's values were rotated to a secret this server lacks, looked at as it serves.
-
-``mcpkit remember rotate`` notes in the store, before it moves anything, the key id of the secret it moves values
-to (``ROTATED_TO``). A server that lacks that secret (its rollout skipped the first step) finds none of the moved
-values, since their addresses are keyed by the secret too, and would answer that nothing is kept. Instead it logs
-an ERROR once per key id and refuses every call on the store with ``REMEMBER_STORE_UNAVAILABLE``: the values are
-there, another instance reads them, and this one does once it holds the secret.
-
-Each serving process also notes the key ids it holds (a ``held:`` note of its own, written when it starts and
-every ``HELD_SECONDS``, taken out when it stops), so ``rotate`` can say before it runs which servers it would
-leave behind; the notes of processes that stopped without a word are forgotten after ``FORGET_SECONDS``.
-"""
+"""``SecretWatch``: whether the store's values were rotated to a secret this server lacks, looked at as it serves."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""``RollbackGuard``: notices a sealed value put back at its address after this process saw it replaced.
-
-Whoever can write the store can replay an older ciphertext at its own address;
-it opens, since it was sealed there. No store-level check can tell it from the
-current value, but a process that saw the replacement can: every seal has a
-fresh nonce, so a ciphertext's tag is never written twice, and one that was
-replaced coming back is a replay.
-
-Calls run concurrently, so the guard orders what it learns with ticks (a counter
-of its own events). Every read and write takes a tick when it *begins*. A value
-is retired (with the tick at which that became known) when this process's write
-replaced it, or when a read that began after the guard learned it found another
-value; a read that began before some fact was learned proves nothing about it
-and changes nothing. A read that began after a value was retired and still finds
-it found a replay. Stores are linearizable, so this never raises a false alarm;
-it is bounded (it forgets everything when full), so it catches what it can.
-"""
+"""``RollbackGuard``: notices a sealed value put back at its address after this process saw it replaced."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""The memory store's search index for one bucket: append-only postings lists, swept a little at a time.
-
-Each term maps to a list of the documents written with it, a document being the
-pair (key, postings) of one write. A write appends its document to the list of
-each of its terms and makes it the key's current one; it never looks through a
-list for what to take out. The document a rewrite or a delete replaces stays in
-its lists, stale, and searches skip any document that is not its key's current
-one (an identity test).
-
-Stale postings are swept out once they outnumber the current ones by
-``SWEEP_SLACK``. A bucket of fewer than ``REBUILD_POSTINGS`` current postings has
-its lists built again from its current documents, there and then (a fraction of
-a millisecond). A larger one has every list queued, and each later write that
-replaces a document, and each search, filters at least ``SWEEP_STEP`` postings
-of the queue, a whole list at a time, until it is empty: no call pauses for the
-whole bucket (a full pass over 10,000 values took about 100 ms). Either way the
-stale postings stay within about the current ones plus the slack, and a write
-costs a list append per term plus, in all, about as much sweeping again.
-"""
+"""The memory store's search index for one bucket: append-only postings lists, swept a little at a time."""
 
 from __future__ import annotations
 

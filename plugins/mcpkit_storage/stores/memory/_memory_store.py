@@ -1,10 +1,4 @@
-"""The in-process store: nested dicts, for tests and single-process servers.
-
-Layout is ``owner -> bucket -> key -> Entry`` so ``entries()`` and
-``delete_bucket()`` touch one bucket and ``delete_owner()`` one owner. Every
-method body runs without an ``await``, so on one event loop each call,
-``swap`` included, is atomic without locks.
-"""
+"""The in-process store: nested dicts, for tests and single-process servers."""
 
 from __future__ import annotations
 

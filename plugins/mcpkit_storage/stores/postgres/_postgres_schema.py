@@ -1,11 +1,4 @@
-"""The PostgreSQL store's schema, version by version, and ``migrate``, which the store runs when it opens.
-
-``remember_schema`` holds the version. A start takes a transaction-level advisory lock before it looks, so two
-instances starting at once migrate one after the other (the second finds the work done); a database whose version
-is newer than this mcpkit's is refused with a message saying so. Usage rows (per owner and bucket: values, bytes,
-searchable documents and their length) are kept by triggers, as in the SQLite store, so quotas and search
-statistics never count rows.
-"""
+"""The PostgreSQL store's schema, version by version, and ``migrate``, which the store runs when it opens."""
 
 from __future__ import annotations
 

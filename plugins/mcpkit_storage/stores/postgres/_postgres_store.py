@@ -1,16 +1,4 @@
-"""The PostgreSQL store: several server instances on one database, through psycopg 3's async connection pool.
-
-Every write runs in one transaction that first takes a transaction-level advisory lock on its owner and bucket, so
-the writes of one bucket (quota checks, compare-and-set, search postings) are serialized across every instance
-while different buckets never wait for each other; reads take no lock. Triggers keep each bucket's usage and
-remove an entry's search document whenever the entry goes or its data changes, exactly as in the SQLite store,
-so the index never outlives or lags its entries. Time comes from the caller (``now``), never from the database.
-
-Outages: a connection that cannot be had within the pool's ``timeout`` is ``StoreUnavailableError`` (nothing was
-done); a connection lost while a write was being committed is ``StoreUnavailableError(maybe_applied=True)``, the
-one case where the write may or may not have landed. The pool replaces broken connections by itself, so the
-store recovers without a restart.
-"""
+"""The PostgreSQL store: several server instances on one database, through psycopg 3's async connection pool."""
 
 from __future__ import annotations
 

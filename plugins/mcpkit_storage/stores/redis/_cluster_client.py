@@ -1,21 +1,4 @@
-"""``ClusterClient``: redis-py's asyncio ``RedisCluster``, adjusted for a store that must know what has run.
-
-Each adjustment replaces a redis-py 8.1 behaviour (``pyproject.toml`` admits 8.1.x only, the version they are
-written and tested against):
-
-- ``aclose()`` only asks for the layout to be learnt at the next command. redis-py calls it itself after a burst
-  of MOVED and on CLUSTERDOWN, and it disconnected every connection of every node, other tasks' commands in
-  flight included (their read or write then failed inside redis-py). ``shut()`` closes. So ``aclose()`` and
-  ``async with`` no longer close this client, and redis-py's "unclosed client" warning stays silent: the store
-  calls ``shut()``.
-- ``initialize()`` no longer closes every node when learning the layout fails or is cancelled, for the same
-  reason; it stays to be learnt at the next command.
-- A slot missing from the slot map (its primary died without a replica) is ``SlotNotCoveredError``, not a bare
-  ``KeyError``, when looked up and when a MOVED names its new node.
-- A pooled connection the server closed while it sat idle (the node died or restarted) is reconnected before a
-  command is written on it, so a command for a dead node fails as not sent ("connecting to") rather than as a
-  lost reply after it may have run.
-"""
+"""``ClusterClient``: redis-py's asyncio ``RedisCluster``, adjusted for a store that must know what has run."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""The Redis Cluster store: ``RedisStore``'s layout and scripts, spread over a cluster's primaries.
-
-Every key of one owner group shares the hash tag ``{group}`` (the placement prefix of a placed keyring's
-owners, the same under every secret), so each operation is still one atomic script on one node, a move
-between secrets included. Each script declares every key it writes and a fence key that never exists, so
-while a reshard moves its slot Redis refuses it (TRYAGAIN) before it starts, on the old node and the new;
-the store runs it again once the slot has moved. Scans walk every primary. With ``wait=N`` each write also
-waits until ``N`` replicas have it (``WAIT``), so a failover cannot lose a write that was acknowledged.
-"""
+"""The Redis Cluster store: ``RedisStore``'s layout and scripts, spread over a cluster's primaries."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """The Lua every script of ``RedisStore`` shares: the helper functions, and the owner's register of buckets in
-its two forms (a SET on one node, a ZSET of deadlines on a cluster). ``_redis_scripts`` assembles the scripts.
-
-Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = margin`` (ms); ``%OWNER%`` and
-``%REGISTRY%`` are filled in per variant.
-"""
+its two forms (a SET on one node, a ZSET of deadlines on a cluster). ``_redis_scripts`` assembles the scripts."""
 
 from __future__ import annotations
 

@@ -1,37 +1,4 @@
-"""The Lua scripts behind RedisStore: each multi-key operation in one atomic round trip.
-
-Keys of one owner share the hash tag ``{owner}``, so a script may build the
-names of that owner's other keys itself. Names, from
-``base = prefix .. "{" .. owner .. "}"``:
-
-- ``base:v:<bucket>:<key>`` the value: 8-byte big-endian double deadline
-  (``inf``: none) followed by the data;
-- ``base:i:<bucket>`` a ZSET of the bucket's keys scored by deadline (``inf``);
-- ``base:z:<bucket>`` a HASH of each key's size in bytes, and under the empty
-  field the bucket's total (for quotas);
-- ``base:b`` a SET of the owner's bucket names;
-- ``base:d:<bucket>`` the search index's documents: a HASH of each searchable key's
-  ``"length term:count term:count ..."`` (terms as 16 hex digits), and under the empty field the total
-  length;
-- ``base:x:<bucket>`` the search index's postings: a ZSET, every member scored 0 and named
-  ``term:count:length:key`` (the document's length too, so scoring reads nothing else), so one term's
-  postings are one lexicographic range (``ZRANGEBYLEX``);
-- ``base:s:<sha1 of the value's name><sha1 of the written bytes>`` a marker that a swap was applied, kept
-  for ``SWAP_MARKER_MS``: a swap resent after a dropped connection finds it and
-  reports success instead of a conflict, even if another writer came in between;
-- on a Redis Cluster, ``base:o`` instead of ``base:b`` (a ZSET of each bucket's deadline), and ``base:f``,
-  a fence every script declares and nothing writes.
-
-The ``v``/``i``/``z``/``b``/``d``/``x``/``s``/``o``/``f`` markers keep a value's name from ever equalling another key's,
-whatever the bucket and key. Deadlines are on the framework clock (``now`` is
-passed in); Redis' own expiry only reclaims memory, and is set *relative* to
-``now`` plus ``ARGV[2]`` milliseconds of margin, so a Redis clock ahead of the
-application's never deletes a live value early. Indexes, size tables, search
-indexes and the bucket set live as long as their longest-lived value. Writes also drop the
-bucket's expired values. Needs Redis 6.2 or newer.
-
-Every script takes ``ARGV[1] = now`` (seconds, framework clock) and ``ARGV[2] = margin`` (ms).
-"""
+"""The Lua scripts behind RedisStore: each multi-key operation in one atomic round trip."""
 
 from __future__ import annotations
 

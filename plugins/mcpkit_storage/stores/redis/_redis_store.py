@@ -1,16 +1,4 @@
-"""The Redis store: values shared by every server process that points at one Redis.
-
-Each call is one round trip: plain GET/MGET for reads, one Lua script
-(EVALSHA) for every write, so ``swap`` is atomic across processes. The key
-layout is described in ``_redis_scripts``. Deadlines are embedded in the
-value and checked against the framework's ``now``; Redis' own expiry (set
-relative to ``now``, with a margin) only reclaims the memory.
-
-It needs one Redis node (a primary, with or without replicas); a Redis Cluster
-node is refused at ``open()`` with a pointer to ``RedisClusterStore``
-(``redis+cluster://``), which shares this code and declares every key a script
-touches.
-"""
+"""The Redis store: values shared by every server process that points at one Redis."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""The SQLite store's files that only their owner may read: the secret file beside the database, and the database.
-
-A secret file is used only when it is a regular file of the user running the process with no group or other
-permission bits; anything else is refused with the command that fixes it. A new one is written in full under
-an unpredictable name, flushed, then hard-linked into place, which never replaces an existing file: of several
-processes starting at once exactly one link wins and every other one reads the winner's complete file.
-The database is created 0600 before SQLite opens it (SQLite gives its ``-wal`` and ``-shm`` files the
-database's mode); an existing one that others may read is used, with a warning.
-"""
+"""The SQLite store's files that only their owner may read: the secret file beside the database, and the database."""
 
 from __future__ import annotations
 

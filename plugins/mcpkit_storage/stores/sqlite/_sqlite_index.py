@@ -1,23 +1,4 @@
-"""The SQLite store's search index: documents, postings written in batches, and BM25 in SQL.
-
-``remember_docs`` gives each searchable entry a number, its length and its
-deadline. A write adds its document *fresh*, with its postings (blind term,
-count) in ``remember_fresh``, keyed by document: they land together at the end
-of that table, one or two pages, where postings keyed by term would land on a
-page of their own each (some 36 pages a write among 10,000 values, every one
-copied into the write-ahead log). Every ``MERGE_EVERY`` changes, ``merge``
-moves all fresh postings into ``remember_terms``, keyed by term so that a
-search reads only its terms' postings, in one sorted pass that shares pages,
-and deletes the postings of the documents replaced since (``remember_stale``).
-
-A search counts and ranks both: the merged postings of its terms, and the fresh
-documents of its bucket (at most the changes since the last merge). Postings
-join their live document, so a replaced document's stale postings are never
-found; documents are numbered past every stale number, so no document inherits
-a stale posting. Triggers (``_sqlite_schema``) delete an entry's document when
-the entry is deleted or its data changes, in the same transaction, so the index
-never outlives or lags its entries.
-"""
+"""The SQLite store's search index: documents, postings written in batches, and BM25 in SQL."""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""The SQLite store: one file, shareable by several server processes.
-
-One connection lives on one dedicated worker thread, so the event loop never
-waits on disk and calls from one process are serialized. Most writes are a
-single SQL statement in autocommit mode, which SQLite runs under its
-database-wide write lock; a write that must look before it writes (a quota, a
-swap that moves a value from other addresses) runs in one ``BEGIN IMMEDIATE``
-transaction. So ``swap`` is atomic across processes too. WAL journaling keeps
-committed data through a crash of the process. Triggers keep each bucket's
-count and size in ``remember_usage``, so a quota check never counts rows.
-
-The search index (``_sqlite_index``) lives in the same file and changes in the
-same transactions as the entries it indexes.
-"""
+"""The SQLite store: one file, shareable by several server processes."""
 
 from __future__ import annotations
 
