@@ -28,7 +28,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-import mcpkit_storage._semantic as semantic_module
+import mcpkit_storage.index._semantic as semantic_module
 from bench.data.quality import MEMORIES, QUERIES
 from bench.tokens import REMEMBER_SECRET, TOKENS
 from mcpkit_search import document_chunks

@@ -39,7 +39,7 @@ from bench.round_trips import VALUE, ExchangeCounter, SendCounter, per_operation
 from bench.tokens import REMEMBER_SECRET
 from mcpkit import Caller, PluginSetup, SystemClock
 from mcpkit_remember import Remember, RememberPlugin
-from mcpkit_storage._keyring import HEADER_BYTES, VERSION, Keyring, Opened
+from mcpkit_storage.sealing._keyring import HEADER_BYTES, VERSION, Keyring, Opened
 
 __all__ = ["main"]
 

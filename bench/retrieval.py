@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import mcpkit_storage._semantic as semantic_module
+import mcpkit_storage.index._semantic as semantic_module
 from bench.micro import Bench
 from bench.retrieval_data import Query, RetrievalSet, labelled, longmemeval, longmemeval_turns
 from mcpkit_search import WEIGHT, SemanticUnavailableError, value_text

@@ -39,8 +39,8 @@ from bench.round_trips import SendCounter
 from bench.search_report import FTS5_REFERENCE
 from bench.semantic import metrics
 from mcpkit_remember import Remember
-from mcpkit_storage.stores._sqlite_index import MERGE_EVERY
 from mcpkit_storage.stores._store import Postings
+from mcpkit_storage.stores.sqlite._sqlite_index import MERGE_EVERY
 
 __all__ = ["main"]
 

@@ -35,7 +35,21 @@ INNER_RANKS = {
         "mcpkit": 9,  # the public face and the command line
         "mcpkit.testing": 10,
     },
-    "mcpkit_storage": {"mcpkit_storage.stores": 0, "mcpkit_storage": 1},
+    "mcpkit_storage": {
+        "mcpkit_storage.stores": 0,  # the Store protocol and what every backend shares
+        "mcpkit_storage.stores.memory": 1,
+        "mcpkit_storage.stores.sqlite": 1,
+        "mcpkit_storage.stores.redis": 1,
+        "mcpkit_storage.stores.postgres": 1,
+        "mcpkit_storage.base": 2,
+        "mcpkit_storage.sealing": 3,
+        "mcpkit_storage.index": 4,
+        "mcpkit_storage.vault": 5,
+        "mcpkit_storage.retrieval": 6,
+        "mcpkit_storage.backing": 6,
+        "mcpkit_storage.admin": 6,
+        "mcpkit_storage": 7,  # the public face and the command line
+    },
 }
 #: The top-level packages, lowest first, by the same rule.
 TOP_RANKS = {

@@ -28,6 +28,7 @@ from mcpkit_storage import (
     backoff,
     indexed_count,
     place_for,
+    register_namespace,
     search,
 )
 
@@ -39,6 +40,8 @@ __all__ = ["ContextBlocks", "ContextPolicy"]
 
 RULE = "═" * 46
 _ATTEMPTS = 64
+#: Context entries live in buckets of their own; the searchable ones are always indexed for search.
+ENTRIES_NAMESPACE = register_namespace("context.", indexed=True)
 MAX_ENTRY_BYTES = 16 * 1024
 
 
@@ -74,7 +77,7 @@ class ContextBlocks:
         return place_for(self._policy.scope, self._caller, None, "blocks.")
 
     def _entries(self, block: str) -> Place:
-        base = place_for(self._policy.scope, self._caller, None, "context.")
+        base = place_for(self._policy.scope, self._caller, None, ENTRIES_NAMESPACE)
         return Place(base.identity, f"{base.bucket}.{block}", base.session)
 
     # -- what a block holds ------------------------------------------------------------

@@ -31,6 +31,7 @@ from mcpkit_storage import (
     backoff,
     check_ttl,
     place_for,
+    register_namespace,
 )
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
@@ -44,6 +45,10 @@ from ._tree import Tree, chained, grown, listing
 __all__ = ["History", "HistoryPage", "Hit", "Hits"]
 
 logger = logging.getLogger("mcpkit.history")
+
+#: Conversations' trees and their messages live in buckets of their own; messages are always indexed for search.
+TREES_NAMESPACE = register_namespace("conversations.")
+MESSAGES_NAMESPACE = register_namespace("history.", indexed=True)
 
 #: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
 _TREE_ATTEMPTS = 64
@@ -69,8 +74,8 @@ class History:
 
     def _places(self) -> tuple[Place, Place]:
         """Where the caller's trees and messages live (REMEMBER_IDENTITY_REQUIRED without the scope's identity)."""
-        trees = place_for(self._policy.scope, self._caller, None, "conversations.")
-        messages = Place(trees.identity, "history." + trees.bucket.removeprefix("conversations."), trees.session)
+        trees = place_for(self._policy.scope, self._caller, None, TREES_NAMESPACE)
+        messages = Place(trees.identity, MESSAGES_NAMESPACE + trees.bucket.removeprefix(TREES_NAMESPACE), trees.session)
         return trees, messages
 
     # -- writing ---------------------------------------------------------------------

@@ -14,7 +14,6 @@ from mcpkit_search import Embedder
 from mcpkit_storage import (
     DEFAULT_MIN_SIMILARITY,
     MAX_TTL,
-    NOTES_NAMESPACE,
     BackedPlugin,
     Backing,
     Keyring,
@@ -24,6 +23,7 @@ from mcpkit_storage import (
     VaultTaskStore,
     keyring_from,
     make_store,
+    register_namespace,
     store_config,
 )
 
@@ -34,6 +34,9 @@ from ._tools_config import ToolsConfig
 __all__ = ["RememberPlugin", "keyring_from", "make_store"]
 
 logger = logging.getLogger("mcpkit.remember")
+
+#: The memory tools' notes live in buckets of their own (``memory.user``, ...), always indexed for search.
+NOTES_NAMESPACE = register_namespace("memory.", indexed=True)
 
 #: The largest value kept by default (as compact JSON), and the rest of a request that carries one.
 DEFAULT_MAX_VALUE_BYTES = 64 * 1024

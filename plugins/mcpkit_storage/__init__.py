@@ -7,30 +7,46 @@ and quotas. A plugin that keeps per-caller data subclasses ``BackedPlugin`` and 
 ``REMEMBER_SECRET`` configure every plugin. The errors keep their ``REMEMBER_*`` codes whichever plugin raises them.
 """
 
-from ._backing import BackedPlugin, Backing, keyring_from, make_store
-from ._backoff import backoff
-from ._census import indexed_count
-from ._config import STORE_URLS, StoreConfig, parse_store_url, store_config
-from ._cursors import CursorSeal
-from ._errors import (
+from .backing import (
+    STORE_URLS,
+    TASKS_BUCKET,
+    BackedPlugin,
+    Backing,
+    StoreConfig,
+    VaultTaskStore,
+    keyring_from,
+    make_store,
+    parse_store_url,
+    store_config,
+)
+from .base import (
+    MAX_KEY_LENGTH,
+    MAX_TTL,
+    SCOPES,
+    KeyedLocks,
+    Place,
     RememberConflictError,
     RememberError,
     RememberIdentityError,
     RememberInvalidError,
     RememberQuotaError,
     RememberStoreUnavailableError,
+    Scope,
+    TurnTimeoutError,
+    backoff,
+    check_key,
+    check_scope,
+    check_ttl,
+    encode_value,
+    place_for,
+    register_namespace,
+    usable,
 )
-from ._found import Found, Observed
-from ._keyed_locks import KeyedLocks, TurnTimeoutError
-from ._keyring import Keyring
-from ._offloaded import read_many_in_thread
-from ._scope import NOTES_NAMESPACE, SCOPES, Place, Scope, check_scope, place_for, usable
-from ._search import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, search
-from ._semantic import DEFAULT_MIN_SIMILARITY, Semantic
-from ._tasks import TASKS_BUCKET, VaultTaskStore
-from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
-from ._vault import Vault
+from .index import DEFAULT_MIN_SIMILARITY, Semantic
+from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
+from .sealing import CursorSeal, Keyring
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
+from .vault import Found, Observed, Vault, read_many_in_thread
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
@@ -39,7 +55,6 @@ __all__ = [
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
     "MODES",
-    "NOTES_NAMESPACE",
     "SCOPES",
     "STORE_URLS",
     "TASKS_BUCKET",
@@ -81,6 +96,7 @@ __all__ = [
     "parse_store_url",
     "place_for",
     "read_many_in_thread",
+    "register_namespace",
     "search",
     "store_config",
     "usable",

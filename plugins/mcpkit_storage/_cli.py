@@ -7,7 +7,6 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import astuple, dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -15,18 +14,22 @@ import anyio
 from mcpkit import ConfigurationError
 from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
-from ._backing import keyring_from, make_store
-from ._config import STORE_URLS, StoreConfig, parse_store_url, secret_from_env
-from ._keyring import LEGACY_VERSION, Keyring, UndecryptableError
-from ._migration import migrate
-from ._payload import Payload
-from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
-from ._rollout import SEEN_SECONDS, rollout, unlisted_rotation
-from ._secret_watch import ROTATED_TO
-from ._semantic import EmbedderFailedError, Semantic
-from ._shard import is_shard_key
-from ._vault import Vault
-from .stores import Address, Store, StoreUnavailableError, read_secret_file
+from .admin import (
+    NOTHING_PURGED,
+    SEEN_SECONDS,
+    PurgeReport,
+    migrate,
+    nothing_purged,
+    purge_target,
+    purge_user,
+    rollout,
+    unlisted_rotation,
+)
+from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_store_url, secret_from_env
+from .index import EmbedderFailedError, Semantic, is_shard_key
+from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
+from .stores import Address, Store, StoreUnavailableError
+from .vault import Vault
 
 __all__ = ["PurgeReport", "RotationReport", "purge_user", "register", "rotate"]
 
@@ -176,7 +179,7 @@ async def _load(embedder: object) -> None:
         await load()
 
 
-_KEYS_HELP = "leave keys out of what is searched, as servers built with RememberPlugin.init(search_keys=False)"
+_KEYS_HELP = "leave keys out of what is searched, as servers whose plugin has search_keys=False"
 _FORCE_HELP = "run even when a server seen on the store lacks the new secret (one stopped for good)"
 _ROLLOUT = (
     "Every running server must hold the new secret already (REMEMBER_SECRET=old,new, then new,old: "
@@ -185,7 +188,7 @@ _ROLLOUT = (
     "command says so, and reads the secrets (key ids) each server notes in the store every minute: it refuses, with "
     f"exit code 2, when a server seen in the last {SEEN_SECONDS / 60:g} minutes lacks the new one, unless --force."
 )
-_PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as RememberPlugin.init(redis_prefix=...))"
+_PREFIX_HELP = "key prefix of a Redis store (default: mcpkit:remember:, as the plugins' redis_prefix=...)"
 
 
 _STORE_HELP = f"the servers' store: {', '.join(STORE_URLS[:-1])} or {STORE_URLS[-1]}"
@@ -195,8 +198,8 @@ def register(commands: Any) -> None:
     """Add ``mcpkit remember ...`` to the mcpkit command."""
     remember = commands.add_parser(
         "remember",
-        help="manage what RememberPlugin stores keep",
-        description="Operator commands for a RememberPlugin store. Secrets come from REMEMBER_SECRET "
+        help="manage what the plugins' stores keep",
+        description="Operator commands for the store of mcpkit's plugins. Secrets come from REMEMBER_SECRET "
         "(for SQLite without it, from the secret file beside the database).",
     )
     actions = remember.add_subparsers(title="actions", metavar="ACTION")
@@ -215,7 +218,7 @@ def register(commands: Any) -> None:
         "reindex",
         help="rewrite every value with its search postings (after turning search=True on)",
         description="Rewrite every live value, unchanged, with its search postings, so that values kept before "
-        "RememberPlugin.init(search=True) was turned on can be found; entries under an older secret are rotated "
+        "search=True was turned on can be found; entries under an older secret are rotated "
         "on the way. Safe to run while servers serve. " + _ROLLOUT,
     )
     reindex_cmd.add_argument("--store", required=True, help=_STORE_HELP)
@@ -257,12 +260,12 @@ def register(commands: Any) -> None:
 def _keyring(config: StoreConfig) -> Keyring:
     """The servers' secrets: REMEMBER_SECRET, else (SQLite) the secret file beside the database."""
     secrets = [part.strip() for part in (secret_from_env() or "").split(",") if part.strip()]
-    if not secrets and config.type == "sqlite":
-        secret = read_secret_file(Path(config.path or ""))
+    if not secrets and config.kind.read_secret is not None:
+        secret = config.kind.read_secret(config.where)
         secrets = [secret] if secret else []
     if not secrets:
         raise ConfigurationError("Set REMEMBER_SECRET to the secret(s) the servers use (first = current).")
-    return keyring_from(secrets, placed=config.type == "redis-cluster")
+    return keyring_from(secrets, placed=config.kind.placed)
 
 
 def _rotate_command(args: argparse.Namespace) -> int:
@@ -336,9 +339,9 @@ def _execute(
     """
     try:
         config = parse_store_url(args.store)
-        if config.type == "memory":
+        if config.kind.in_process:
             raise ConfigurationError(
-                "The memory store lives inside one server process; there is nothing to manage here."
+                f"The {config.kind.label} store lives inside one server process; there is nothing to manage here."
             )
         store = make_store(config, args.redis_prefix, create=False)
     except ValueError as exc:  # ConfigurationError, or a Redis prefix the store refuses

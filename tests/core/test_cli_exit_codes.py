@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 SECRET = "a-secret-long-enough-0123456789"
 

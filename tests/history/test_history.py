@@ -21,8 +21,8 @@ from mcpkit import Caller, ManualClock, Server, StaticKeys, ToolContext, app, to
 from mcpkit.testing import CallAs, ToolCallError, error_code, running
 from mcpkit_history import HistoryPlugin
 from mcpkit_storage._cli import purge_user
-from mcpkit_storage._keyring import Keyring
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.sealing._keyring import Keyring
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 KEYS = {"nour": "nour-key-0123456789abcdef", "sam": "sam-key-0123456789abcdef"}
 SECRET = "history-secret-0123456789abcdef"

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mcpkit_storage.stores._private_files import secret_beside
+from mcpkit_storage.stores.sqlite._private_files import secret_beside
 
 CLONE_NEWPID = 0x20000000
 

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from mcpkit_storage._values import MAX_KEY_LENGTH, MAX_TTL
-from mcpkit_storage.stores._memory_store import MemoryStore
-from mcpkit_storage.stores._redis_store import RedisStore
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.base._values import MAX_KEY_LENGTH, MAX_TTL
 from mcpkit_storage.stores._store import Store
+from mcpkit_storage.stores.memory._memory_store import MemoryStore
+from mcpkit_storage.stores.redis._redis_store import RedisStore
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 EXAMPLES = 50
 BOUNDED = settings(

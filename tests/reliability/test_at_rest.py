@@ -32,8 +32,8 @@ import redis
 from mcpkit import JWTAuth, ManualClock, Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, error_code, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage import _backing as remember_backing
-from mcpkit_storage._keyring import Keyring
+from mcpkit_storage.backing import _backing as remember_backing
+from mcpkit_storage.sealing._keyring import Keyring
 from reliability.callers import LEGACY, MODERN, static_user_id
 from reliability.figures import Figures
 

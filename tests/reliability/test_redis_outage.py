@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit_storage.stores._redis_store import TIMEOUT_SECONDS
+from mcpkit_storage.stores.redis._redis_store import TIMEOUT_SECONDS
 from redis_fixtures import PrivateRedis
 from reliability.figures import Figures
 from reliability.fleet_client import ERAS, FLEET, Tally, call, connected, fleet_env, log_tracebacks, text_of

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from mcpkit import Caller, ManualClock
 from mcpkit_remember import SCOPES, Remember, Scope
 from mcpkit_remember._remember import RememberPolicy
-from mcpkit_storage._keyring import Keyring
-from mcpkit_storage._values import MAX_TTL
-from mcpkit_storage._vault import Vault
+from mcpkit_storage.base._values import MAX_TTL
+from mcpkit_storage.sealing._keyring import Keyring
 from mcpkit_storage.stores._store import Store
+from mcpkit_storage.vault._vault import Vault
 from reliability.callers import LEGACY, MODERN
 from reliability.figures import Figures
 from reliability.properties import (  # the fixtures too: loop, store, base_time

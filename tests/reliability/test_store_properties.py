@@ -20,7 +20,7 @@ from collections.abc import Callable
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpkit_storage._values import MAX_KEY_LENGTH, MAX_TTL
+from mcpkit_storage.base._values import MAX_KEY_LENGTH, MAX_TTL
 from mcpkit_storage.stores._store import Entry, Store
 from reliability.figures import Figures
 from reliability.properties import (  # the fixtures too: loop, store, base_time

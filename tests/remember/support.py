@@ -14,7 +14,7 @@ import jwt
 from mcpkit import JWTAuth, Server, StaticKeys, ToolContext
 from mcpkit.testing import CallerClient, ToolCallError
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage._keyring import Keyring
+from mcpkit_storage.sealing._keyring import Keyring
 from mcpkit_storage.stores._store import Address, Store
 from remember.tools import TOOLS, make_app
 

@@ -11,10 +11,10 @@ from mcpkit import Caller, ManualClock
 from mcpkit.testing import CallAs
 from mcpkit_remember import RememberInvalidError
 from mcpkit_remember._remember import Remember, RememberPolicy
-from mcpkit_storage._keyring import Keyring
-from mcpkit_storage._values import MAX_DEPTH, MAX_TTL
-from mcpkit_storage._vault import Vault
-from mcpkit_storage.stores._memory_store import MemoryStore
+from mcpkit_storage.base._values import MAX_DEPTH, MAX_TTL
+from mcpkit_storage.sealing._keyring import Keyring
+from mcpkit_storage.stores.memory._memory_store import MemoryStore
+from mcpkit_storage.vault._vault import Vault
 from remember.support import NEW, mem, refused
 from remember.tools import MISSING
 

@@ -14,14 +14,14 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-import mcpkit_storage._semantic as semantic_module
+import mcpkit_storage.index._semantic as semantic_module
 from mcpkit import ConfigurationError, Server
 from mcpkit.testing import CallAs, CallerClient, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_search import CHUNK_OVERLAP, CHUNK_WORDS, document_chunks, vectors_in
-from mcpkit_storage._scheduler import EmbedScheduler
-from mcpkit_storage._scope import Place
-from mcpkit_storage._semantic import BUSY, EMBED_BATCH_WORDS, MAX_WINDOWS_PER_VALUE, Semantic
+from mcpkit_storage.base._scope import Place
+from mcpkit_storage.index._scheduler import EmbedScheduler
+from mcpkit_storage.index._semantic import BUSY, EMBED_BATCH_WORDS, MAX_WINDOWS_PER_VALUE, Semantic
 from remember.support import mem, plugin_of, static_user_id, user_identity
 from remember.test_semantic import Concepts, search_notes, semantic, with_memory_tools
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import redis
 
-import mcpkit_storage._backing as backing
+import mcpkit_storage.backing._backing as backing
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_helpdesk import create_server as help_desk
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage._vault import Vault
+from mcpkit_storage.vault._vault import Vault
 from remember.support import (
     KEYS,
     NEW,

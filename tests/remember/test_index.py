@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-import mcpkit_storage._index as index_module
+import mcpkit_storage.index._index as index_module
 from mcpkit_search import Analyzer
-from mcpkit_storage._index import BlindIndex
-from mcpkit_storage._keyring import Keyring
+from mcpkit_storage.index._index import BlindIndex
+from mcpkit_storage.sealing._keyring import Keyring
 
 SECRET = "test-index-secret-0123456789abcdef"
 

@@ -19,7 +19,7 @@ from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Keyring
-from mcpkit_storage._index import MAX_TERMS_PER_VALUE
+from mcpkit_storage.index._index import MAX_TERMS_PER_VALUE
 from mcpkit_storage.stores._store import INDEX_BYTES_PER_WORD
 from remember.support import KEYS
 

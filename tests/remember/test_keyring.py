@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from mcpkit_storage._keyring import VERSION, Keyring, Opened, UndecryptableError
+from mcpkit_storage.sealing._keyring import VERSION, Keyring, Opened, UndecryptableError
 
 OLD = "old-secret-0123456789abcdef"
 NEW = "new-secret-fedcba9876543210"

@@ -10,7 +10,7 @@ from mcpkit import ConfigurationError, Server, StaticKeys, ToolContext, app, too
 from mcpkit.testing import CallAs, HTTPRefusedError, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import RememberInvalidError
-from mcpkit_storage._values import MAX_DEPTH, MAX_TTL, encode_value
+from mcpkit_storage.base._values import MAX_DEPTH, MAX_TTL, encode_value
 from remember.support import KEYS, NEW, mem, post_tool_call, refused
 from remember.tools import MISSING
 

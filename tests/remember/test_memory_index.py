@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit_search import Corpus
-from mcpkit_storage.stores._memory_index import REBUILD_POSTINGS, SWEEP_SLACK, SWEEP_STEP, MemoryIndex
 from mcpkit_storage.stores._store import Postings
+from mcpkit_storage.stores.memory._memory_index import REBUILD_POSTINGS, SWEEP_SLACK, SWEEP_STEP, MemoryIndex
 
 TERMS = list(range(1, 9))
 

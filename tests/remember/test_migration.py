@@ -21,7 +21,7 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._plugin import make_store
 from mcpkit_storage._cli import rotate
-from mcpkit_storage._keyring import Keyring
+from mcpkit_storage.sealing._keyring import Keyring
 from remember.support import mem
 from remember.tools import MISSING, make_app
 

@@ -16,7 +16,7 @@ import pytest
 from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 from remember.support import build_server, mem, static_user_id
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,7 +155,7 @@ os.umask(0o022)
 from mcpkit import ManualClock
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 from remember.support import build_server, mem, static_user_id
 
 async def main() -> None:

@@ -7,7 +7,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpkit_storage._rollback import RollbackGuard
+from mcpkit_storage.vault._rollback import RollbackGuard
 
 A, B, C = (bytes([n]) * 32 for n in (1, 2, 3))  # three ciphertexts (the guard looks at their last 16 bytes)
 

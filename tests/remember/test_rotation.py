@@ -17,11 +17,11 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_remember._plugin import make_store
 from mcpkit_storage._cli import purge_user, rotate
-from mcpkit_storage._config import StoreConfig
-from mcpkit_storage._scope import Place
-from mcpkit_storage._vault import Vault
-from mcpkit_storage.stores._sqlite_store import SCAN_PAGE
+from mcpkit_storage.backing._config import StoreConfig
+from mcpkit_storage.base._scope import Place
 from mcpkit_storage.stores._store import Record, Store
+from mcpkit_storage.stores.sqlite._sqlite_store import SCAN_PAGE
+from mcpkit_storage.vault._vault import Vault
 from remember.support import (
     KEYS,
     NEW,

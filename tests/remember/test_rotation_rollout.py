@@ -13,7 +13,7 @@ import pytest
 
 from mcpkit import ManualClock
 from mcpkit_storage._cli import rotate
-from mcpkit_storage._secret_watch import FORGET_SECONDS, LOOK_SECONDS, held_ids
+from mcpkit_storage.sealing._secret_watch import FORGET_SECONDS, LOOK_SECONDS, held_ids
 from remember.support import SECRET, SECRET_B, keyring_for, mem, refused
 from remember.test_rotation import MCPKIT, ROOT, mcpkit, opened_store, prefix_args, records, serve
 from remember.tools import MISSING

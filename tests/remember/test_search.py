@@ -13,7 +13,7 @@ from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage._cli import purge_user, rotate
-from mcpkit_storage._keyring import Keyring
+from mcpkit_storage.sealing._keyring import Keyring
 from redis_fixtures import PrivateRedis
 from redis_round_trips import RoundTrips
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, refused, static_user_id

@@ -18,14 +18,14 @@ import anyio
 import pydantic_core
 import pytest
 
-import mcpkit_storage._semantic as semantic_module
+import mcpkit_storage.index._semantic as semantic_module
 from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_search import MiniLM, SemanticUnavailableError, document_text, pack_vector
 from mcpkit_storage._cli import rotate
-from mcpkit_storage._payload import pack, peek, unpack
-from mcpkit_storage._semantic import LOAD_FAILED, LOADING
+from mcpkit_storage.index._semantic import LOAD_FAILED, LOADING
+from mcpkit_storage.sealing._payload import pack, peek, unpack
 from remember.support import NEW, OLD, SECRET, SECRET_B, build_server, keyring_for, mem, plugin_of
 from remember.test_rotation import mcpkit, opened_store
 from remember.test_search import found

@@ -12,8 +12,8 @@ import redis
 from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage._values import MAX_TTL
-from mcpkit_storage.stores._redis_store import EXPIRY_MARGIN_MS
+from mcpkit_storage.base._values import MAX_TTL
+from mcpkit_storage.stores.redis._redis_store import EXPIRY_MARGIN_MS
 from remember.support import (
     NEW,
     SECRET,
@@ -213,7 +213,7 @@ class TestExpiredValuesAreDeleted:
 
     @pytest.fixture
     def mcpkit_server(self, store_options: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Server:
-        monkeypatch.setattr("mcpkit_storage._backing.PURGE_INTERVAL", 0.01)  # the purger's pause, not the clock
+        monkeypatch.setattr("mcpkit_storage.backing._backing.PURGE_INTERVAL", 0.01)  # the purger's pause, not the clock
         return build_server(RememberPlugin.init(**store_options, secret=SECRET))
 
     async def test_the_purger_deletes_expired_values_nobody_reads(

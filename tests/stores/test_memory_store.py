@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from mcpkit_storage.stores._memory_store import MemoryStore
 from mcpkit_storage.stores._store import Record
+from mcpkit_storage.stores.memory._memory_store import MemoryStore
 from stores.views import keys
 
 OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"

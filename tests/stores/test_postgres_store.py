@@ -15,9 +15,9 @@ from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import ToolCallError, error_code, running
 from mcpkit_history import HistoryPlugin
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage.stores._postgres_schema import SCHEMA, SCHEMA_VERSION
-from mcpkit_storage.stores._postgres_store import PostgresStore
 from mcpkit_storage.stores._store import Entry, StoreUnavailableError
+from mcpkit_storage.stores.postgres._postgres_schema import SCHEMA, SCHEMA_VERSION
+from mcpkit_storage.stores.postgres._postgres_store import PostgresStore
 
 from ._proxy import Proxy
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from redis import exceptions as redis_errors
 
-import mcpkit_storage.stores._redis_cluster_store as cluster_store
-from mcpkit_storage.stores._redis_cluster_store import RedisClusterStore
+import mcpkit_storage.stores.redis._redis_cluster_store as cluster_store
 from mcpkit_storage.stores._store import StoreUnavailableError
+from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
 
 CONNECT_FAILED = redis_errors.ConnectionError("Error 111 connecting to 127.0.0.1:7000. Connection refused.")
 REPLY_LOST = redis_errors.ConnectionError("Connection closed by server.")

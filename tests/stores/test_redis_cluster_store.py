@@ -14,14 +14,14 @@ from collections.abc import Callable
 import pytest
 import redis
 
-import mcpkit_storage.stores._redis_cluster_store as cluster_store
+import mcpkit_storage.stores.redis._redis_cluster_store as cluster_store
 from mcpkit import ConfigurationError
 from mcpkit_remember import RememberPlugin
-from mcpkit_storage._keyring import Keyring
-from mcpkit_storage._vault import Vault
-from mcpkit_storage.stores._cluster_url import parse_cluster_url
-from mcpkit_storage.stores._redis_cluster_store import RedisClusterStore
+from mcpkit_storage.sealing._keyring import Keyring
 from mcpkit_storage.stores._store import Address, Postings, StoreUnavailableError
+from mcpkit_storage.stores.redis._cluster_url import parse_cluster_url
+from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
+from mcpkit_storage.vault._vault import Vault
 from redis_cluster_fixtures import Cluster
 from redis_fixtures import PrivateRedis
 from stores.conftest import OWNER

@@ -11,10 +11,10 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from mcpkit_storage.stores import _redis_scripts as lua
-from mcpkit_storage.stores._redis_scripts import SWAP_MARKER_MS
-from mcpkit_storage.stores._redis_store import EXPIRY_MARGIN_MS, RedisStore
 from mcpkit_storage.stores._store import Address, Entry, Quota, StoreUnavailableError
+from mcpkit_storage.stores.redis import _redis_scripts as lua
+from mcpkit_storage.stores.redis._redis_scripts import SWAP_MARKER_MS
+from mcpkit_storage.stores.redis._redis_store import EXPIRY_MARGIN_MS, RedisStore
 from redis_fixtures import PrivateRedis
 from redis_round_trips import RoundTrips
 from stores._counter import increment, read

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_storage.stores._redis_cluster_store import RedisClusterStore
-from mcpkit_storage.stores._redis_store import RedisStore
 from mcpkit_storage.stores._store import StoreUnavailableError
+from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
+from mcpkit_storage.stores.redis._redis_store import RedisStore
 from redis_cluster_fixtures import Cluster
 from redis_fixtures import PrivateRedis, _free_port
 from stores.conftest import OWNER

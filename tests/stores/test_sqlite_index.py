@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from mcpkit_search import Stats
-from mcpkit_storage.stores import _sqlite_index as sqlite_index
-from mcpkit_storage.stores._sqlite_schema import _SCHEMA_1, _SCHEMA_2
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
 from mcpkit_storage.stores._store import Postings, Ranking, StoreUnavailableError
+from mcpkit_storage.stores.sqlite import _sqlite_index as sqlite_index
+from mcpkit_storage.stores.sqlite._sqlite_schema import _SCHEMA_1, _SCHEMA_2
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 OWNER, OTHER, BUCKET = "0f3.aaaa", "0f3.bbbb", "b" * 32
 TERMS = list(range(100, 130))

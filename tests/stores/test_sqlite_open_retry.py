@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from mcpkit_storage.stores import _sqlite_connect as sqlite_connect
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
 from mcpkit_storage.stores._store import StoreUnavailableError
+from mcpkit_storage.stores.sqlite import _sqlite_connect as sqlite_connect
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 
 @pytest.fixture(autouse=True)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit_storage.stores import _sqlite_schema as sqlite_schema
-from mcpkit_storage.stores import _sqlite_store as sqlite_store
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
 from mcpkit_storage.stores._store import Address, Entry, Quota, StoreUnavailableError
+from mcpkit_storage.stores.sqlite import _sqlite_schema as sqlite_schema
+from mcpkit_storage.stores.sqlite import _sqlite_store as sqlite_store
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 from stores._counter import increment, read
 
 OWNER = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
@@ -28,7 +28,7 @@ import asyncio, sys, time, types
 package = types.ModuleType("mcpkit_remember")
 package.__path__ = [sys.argv[5]]
 sys.modules["mcpkit_remember"] = package
-from mcpkit_storage.stores._sqlite_store import SQLiteStore
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 from stores._counter import increment
 
 async def main(path, owner, action, count):

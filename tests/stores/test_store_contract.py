@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from mcpkit_storage.stores._memory_store import MemoryStore
 from mcpkit_storage.stores._store import Entry, Store
+from mcpkit_storage.stores.memory._memory_store import MemoryStore
 from stores._counter import increment, read
 from stores.conftest import OTHER, OWNER, MakeStore
 from stores.views import exists, keys, records

@@ -1,12 +1,4 @@
-"""The small async interface every remember store implements.
-
-Stores see only opaque strings and bytes: ``owner`` is a keyed hash of the
-identity that owns a value, ``bucket`` and ``key`` are keyed hashes of the
-scope and the caller's key (plain text only in entries written by mcpkit 0.1,
-see ``legacy``), and ``data`` is ciphertext. Time is always passed in (``now``,
-seconds since the epoch, from the framework clock), so every store expires
-values identically and tests can move time.
-"""
+"""The small async interface every remember store implements."""
 
 from __future__ import annotations
 

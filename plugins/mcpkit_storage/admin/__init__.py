@@ -1,0 +1,18 @@
+"""What the operator commands do to a store: purge a user's values, say whom a rotation would leave behind, and move
+values to the primary secret."""
+
+from ._migration import migrate
+from ._purge import NOTHING_PURGED, PurgeReport, nothing_purged, purge_target, purge_user
+from ._rollout import SEEN_SECONDS, rollout, unlisted_rotation
+
+__all__ = [
+    "NOTHING_PURGED",
+    "SEEN_SECONDS",
+    "PurgeReport",
+    "migrate",
+    "nothing_purged",
+    "purge_target",
+    "purge_user",
+    "rollout",
+    "unlisted_rotation",
+]

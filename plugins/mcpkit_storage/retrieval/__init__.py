@@ -1,0 +1,16 @@
+"""Search over one place's values: ranked by words, by meaning or both, and how many values a place holds."""
+
+from ._census import indexed_count
+from ._match import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode
+from ._search import search
+
+__all__ = [
+    "MAX_SEARCH_LIMIT",
+    "MODES",
+    "Explanation",
+    "Match",
+    "Matches",
+    "SearchMode",
+    "indexed_count",
+    "search",
+]

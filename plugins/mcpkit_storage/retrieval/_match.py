@@ -1,0 +1,123 @@
+"""What a search returns: its matches (``Match``, ``Matches``), why each ranked (``Explanation``), and its modes; and
+a search by meaning as asked (``Asked``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from ..sealing import Payload
+
+__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Asked", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
+
+_Doc = TypeVar("_Doc", bound=Hashable)
+
+#: The most matches one search returns.
+MAX_SEARCH_LIMIT = 100
+
+SearchMode = Literal["lexical", "semantic", "hybrid"]
+
+#: The search modes: by words (BM25), by meaning (the embedder), or both fused.
+MODES: tuple[SearchMode, ...] = ("lexical", "semantic", "hybrid")
+
+
+class Explanation(NamedTuple):
+    """Why a match ranked where it did (``search(..., explain=True)``): each side's score and rank (1 is the
+    best; None: that side did not find it, or was not asked), and the chunk of the value its meaning matched
+    best (0 is the first; None without an embedder).
+
+    ``windows_embedded``: for a value too long to embed whole, how many of its first windows were embedded (a match
+    past them was found by its words alone); None when every window was, or none.
+    """
+
+    mode: SearchMode
+    lexical: float | None
+    lexical_rank: int | None
+    semantic: float | None
+    semantic_rank: int | None
+    chunk: int | None
+    windows_embedded: int | None = None
+
+
+class Match(NamedTuple):
+    """One value a search found: its key, the value, its score (higher is better) and when it was written.
+
+    The score is BM25's in ``lexical`` mode, the cosine similarity in ``semantic`` mode, and the fused score
+    (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
+
+    ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
+    """
+
+    key: str
+    value: Any
+    score: float
+    updated_at: float | None
+    expires_at: float | None
+    why: Explanation | None = None
+
+
+class Matches(list[Match]):
+    """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
+    is on (its model still loading, or failing, or busy with other callers' searches), else it is None."""
+
+    def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
+        super().__init__(matches)
+        self.note = note
+
+
+class Asked(NamedTuple):
+    """A search by meaning as asked: the query's words and its vector, the mode, the semantic side's weight, whose
+    share of the embedder it takes, and whether each match says why."""
+
+    words: Sequence[str]
+    vector: bytes
+    mode: SearchMode
+    weight: float
+    caller: str
+    explain: bool
+
+
+def ranks(scores: Mapping[_Doc, float]) -> dict[_Doc, int]:
+    """Each document's place (1 is the best) in a ranking by score."""
+    ordered = sorted(scores, key=lambda doc: -scores[doc])
+    return {doc: rank for rank, doc in enumerate(ordered, start=1)}
+
+
+def explained(
+    mode: SearchMode,
+    best: Sequence[_Doc],
+    opened: Mapping[_Doc, Payload],
+    scores: Mapping[_Doc, float],
+    lexical: Mapping[_Doc, float],
+    semantic: Mapping[_Doc, float],
+    chunks: Mapping[_Doc, int],
+    semantic_ranks: Mapping[_Doc, int] | None = None,
+    *,
+    windows: Callable[[Payload], int | None] | None = None,
+) -> list[Match]:
+    """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
+    ``semantic_ranks`` when worked out already (else from ``semantic``); ``windows``: the ``windows_embedded`` of
+    a value the semantic side scored, when asked to explain (else left None)."""
+    lexical_ranks = ranks(lexical)
+    if semantic_ranks is None:
+        semantic_ranks = ranks(semantic)
+    return [
+        Match(
+            opened[doc].key,
+            opened[doc].value(),
+            scores[doc],
+            opened[doc].written_at,
+            opened[doc].expires_at,
+            Explanation(
+                mode,
+                lexical.get(doc),
+                lexical_ranks.get(doc),
+                semantic.get(doc),
+                semantic_ranks.get(doc),
+                chunks.get(doc),
+                None if windows is None or doc not in semantic else windows(opened[doc]),
+            ),
+        )
+        for doc in best
+    ]

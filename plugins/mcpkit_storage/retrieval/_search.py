@@ -1,0 +1,272 @@
+"""Ranked search over one place's values: BM25 over the blind index, values opened only for the best hits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import TypeVar
+
+import pydantic_core
+
+from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, top
+
+from ..base import Place
+from ..index import BUSY, QUERY_FAILED, EmbedderBusyError, is_shard_key
+from ..sealing import Payload
+from ..stores import Address, Quota
+from ..vault import Vault, newer
+from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
+from ._sharded import by_shards, fill
+
+__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "search"]
+
+#: How many times a search asks the store for 4 times more hits when some of the best no longer open.
+_WIDENINGS = 3
+
+_T = TypeVar("_T")
+
+#: A hit of the merged ranking: (which bucket address, the store's key there).
+_Doc = tuple[int, str]
+
+
+async def search(
+    vault: Vault,
+    place: Place,
+    query: str,
+    now: float,
+    limit: int,
+    mode: SearchMode | None = None,
+    *,
+    explain: bool = False,
+    weight: float = WEIGHT,
+    quota: Quota | None = None,
+    caller: str | None = None,
+) -> Matches:
+    """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
+
+    ``mode`` None: ``hybrid`` with an embedder, else ``lexical``; ``weight``: the semantic side's in ``hybrid``.
+    ``quota``: the place's, which vector shards a search by meaning fills count against. ``caller``: whose share of
+    the embedder the search takes (default: the place's owner's).
+    """
+    await vault.watched(now)
+    words = vault.index.words(query)
+    chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
+    note = None
+    if chosen != "lexical" and vault.semantic is not None and query.strip():
+        caller = caller or place.identity
+        note = vault.semantic.unavailable
+        query_vector = None
+        if note is None:
+            try:
+                query_vector = await vault.semantic.query(query, caller=caller)
+            except EmbedderBusyError:
+                note = BUSY
+        if query_vector is not None:
+            asked = Asked(words, query_vector, chosen, weight, caller, explain)
+            found = await _by_meaning(vault, place, asked, now, limit, quota)
+            return Matches(found if explain else [match._replace(why=None) for match in found])
+        note = note or QUERY_FAILED
+    matches = await _lexical(vault, place, words, now, limit)
+    if explain:
+        matches = [
+            match._replace(why=Explanation("lexical", match.score, rank, None, None, None))
+            for rank, match in enumerate(matches, start=1)
+        ]
+    return Matches(matches, note)
+
+
+async def _lexical(vault: Vault, place: Place, words: Sequence[str], now: float, limit: int) -> list[Match]:
+    """BM25 over the store's index (and the 0.1 values' words, analysed here)."""
+    if not words:
+        return []
+    buckets = vault.buckets(place)
+    opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
+    want = limit
+    for _ in range(_WIDENINGS):
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened)
+        matches = await _fetch(vault, place, buckets, ranked, opened, now, limit)
+        # Fewer than asked only when some of the best hits no longer open (written over meanwhile, or a key
+        # kept twice during a rotation): ask the store for more, unless it had no more.
+        if len(matches) >= limit or len(ranked) < want:
+            break
+        want *= 4
+    return matches
+
+
+async def _opened_all(
+    vault: Vault, place: Place, buckets: Sequence[tuple[str, str]], now: float
+) -> dict[_Doc, Payload]:
+    """Every live value of the place, opened: one document per key (a key kept twice during a rotation counts as
+    its newest copy)."""
+    opened: dict[_Doc, Payload] = {}
+    for where, (owner, bucket) in enumerate(buckets):
+        began = vault.begin()
+        for name, entry in await vault.store.entries(owner, bucket, now):
+            payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
+            if payload is not None and not is_shard_key(payload.key):
+                opened[(where, name)] = payload
+    if len(buckets) == 1:  # one address per key: every document is its own key
+        return opened
+    newest: dict[str, _Doc] = {}
+    for doc, payload in opened.items():
+        kept = newest.get(payload.key)
+        if kept is None or newer(payload, opened[kept]):
+            newest[payload.key] = doc
+    return {doc: opened[doc] for doc in newest.values()}
+
+
+async def _by_meaning(
+    vault: Vault, place: Place, asked: Asked, now: float, limit: int, quota: Quota | None
+) -> list[Match]:
+    """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
+
+    From the place's vector shards when they can answer (``by_shards``: only the best values are opened);
+    else every value is opened (their vectors are sealed inside them, a cost in proportion to the place),
+    and the shards are filled from them for the next search. In ``hybrid``, BM25 comes from the store's
+    index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
+    by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
+    """
+    assert vault.semantic is not None
+    sharded = await by_shards(vault, place, asked, now, limit)
+    if sharded is not None:
+        return sharded
+    buckets = vault.buckets(place)
+    opened = await _opened_all(vault, place, buckets, now)
+    docs = list(opened)
+    if not docs:
+        return []
+    if len(buckets) == 1:
+        await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
+    lexical: dict[_Doc, float] = {}
+    if asked.words and asked.mode == "hybrid":
+        ranked = await _ranked(vault, place, buckets, asked.words, now, MAX_SEARCH_LIMIT, dict(opened))
+        lexical = {doc: score for doc, score in ranked if doc in opened}
+    kept = [opened[doc] for doc in docs]
+    similarities = await vault.semantic.similarities(asked.vector, kept, caller=asked.caller)
+    best_chunk = {docs[number]: chunk for number, (_, chunk) in similarities.items()}
+    semantic = {docs[number]: score for number, (score, _) in similarities.items()}
+    threshold = vault.semantic.min_similarity
+    matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
+    scores = fuse(lexical, semantic, weight=asked.weight) if asked.mode == "hybrid" else semantic
+
+    def order(doc: _Doc) -> tuple[float, float, str]:
+        payload = opened[doc]
+        return (-scores[doc], -(payload.written_at or 0.0), payload.key)
+
+    best = sorted((doc for doc in matching if doc in scores), key=order)[:limit]
+    windows = vault.semantic.windows_embedded if asked.explain else None
+    return explained(asked.mode, best, opened, scores, lexical, semantic, best_chunk, windows=windows)
+
+
+async def _ranked(
+    vault: Vault,
+    place: Place,
+    buckets: Sequence[tuple[str, str]],
+    words: Sequence[str],
+    now: float,
+    want: int,
+    opened: dict[_Doc, Payload],
+) -> list[tuple[_Doc, float]]:
+    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics."""
+    secrets = len(vault.keyring)
+    terms = [vault.index.terms(where, owner, bucket, words) for where, (owner, bucket) in enumerate(buckets[:secrets])]
+    if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store
+        owner, bucket = buckets[0]
+        ranking = await vault.store.search(owner, bucket, terms[0], now, limit=want)
+        return [((0, key), score) for key, score in ranking.hits]
+    # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
+    # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits
+    # for three, not five).
+    indexed = list(enumerate(buckets[:secrets]))
+    corpora: dict[int, Corpus] = {}
+    total = Stats(0, 0, (0,) * len(words))
+    for counted in await _all(
+        vault.store.search(owner, bucket, terms[where], now, limit=0) for where, (owner, bucket) in indexed
+    ):
+        total += counted.stats
+    for where, (owner, bucket) in enumerate(buckets[secrets:], start=secrets):
+        corpus, payloads = await _analysed(vault, place, Address(owner, bucket, ""), words, now)
+        corpora[where] = corpus
+        opened.update(((where, key), payload) for key, payload in payloads.items())
+        frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
+        total += Stats(corpus.documents, corpus.length, frequencies)
+    rankings = await _all(
+        vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
+        for where, (owner, bucket) in indexed
+    )
+    ranked: list[tuple[_Doc, float]] = []
+    for (where, _), ranking in zip(indexed, rankings, strict=True):
+        ranked += [((where, key), score) for key, score in ranking.hits]
+    for where, corpus in corpora.items():
+        ranked += [((where, str(key)), score) for key, score in top(bm25(range(len(words)), corpus, total), want)]
+    ranked.sort(key=lambda hit: (-hit[1], hit[0]))
+    return ranked[:want]
+
+
+async def _all(calls: Iterable[Awaitable[_T]]) -> list[_T]:
+    """Every call's result, the calls run at once; the first failure is raised once all have ended (so none is
+    left running, nor its failure unread)."""
+    done: list[_T] = []
+    for result in await asyncio.gather(*calls, return_exceptions=True):
+        if isinstance(result, BaseException):
+            raise result
+        done.append(result)
+    return done
+
+
+async def _analysed(
+    vault: Vault, place: Place, bucket: Address, words: Sequence[str], now: float
+) -> tuple[Corpus, dict[str, Payload]]:
+    """An unindexed bucket's corpus for ``words`` (word numbers as terms), from its values opened here."""
+    began = vault.begin()
+    payloads: dict[str, Payload] = {}
+    for name, entry in await vault.store.entries(bucket.owner, bucket.bucket, now):
+        payload = vault.opened(Address(bucket.owner, bucket.bucket, name), entry, now, place, began)
+        if payload is not None:
+            payloads[name] = payload
+    analyzer = vault.index.analyzer
+    counted = (
+        (name, analyzer.value_counts(payload.key, pydantic_core.from_json(payload.value_json)))
+        for name, payload in payloads.items()
+    )
+    return corpus_of(words, counted), payloads
+
+
+async def _fetch(
+    vault: Vault,
+    place: Place,
+    buckets: Sequence[tuple[str, str]],
+    ranked: list[tuple[_Doc, float]],
+    opened: dict[_Doc, Payload],
+    now: float,
+    limit: int,
+) -> list[Match]:
+    """Open the ranked documents (one ``get_many``) and keep the ``limit`` best that still open.
+
+    A document whose entry no longer opens (written over meanwhile, or tampered with) is passed over; a key
+    found at two addresses (a writer that knew only one secret) counts once, as its newest copy.
+    """
+    wanted = [doc for doc, _ in ranked if doc not in opened]
+    addresses = [Address(*buckets[where], key) for where, key in wanted]
+    began = vault.begin()
+    entries = await vault.store.get_many(addresses, now) if addresses else []
+    for doc, address, entry in zip(wanted, addresses, entries, strict=True):
+        payload = None if entry is None else vault.opened(address, entry, now, place, began)
+        if payload is not None:
+            opened[doc] = payload
+    best: dict[str, tuple[float, Payload]] = {}
+    for doc, score in ranked:
+        payload = opened.get(doc)
+        if payload is None:
+            continue
+        kept = best.get(payload.key)
+        if kept is None:
+            best[payload.key] = (score, payload)
+        elif newer(payload, kept[1]):
+            best[payload.key] = (max(kept[0], score), payload)
+    matches = [
+        Match(key, payload.value(), score, payload.written_at, payload.expires_at)
+        for key, (score, payload) in best.items()
+    ]
+    matches.sort(key=lambda match: (-match.score, -(match.updated_at or 0.0), match.key))
+    return matches[:limit]

@@ -1,0 +1,270 @@
+"""Search by meaning from the place's vector shards: the vectors are read without opening a value, scored and fused
+with BM25, and only the best few values are opened, their own vectors deciding.
+
+It answers only when the shards can: one address (no rotation under way), shards of the query's model, and at
+least as many live values in them as the index counts (``Stats.documents``). Otherwise it says so (None), and the
+search opens every value instead (``_search._by_meaning``), then fills the shards from what it opened.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from mcpkit_search import dimensions_of, fuse_dense, unpack_vectors
+
+from ..base import Place, RememberConflictError
+from ..index import MAX_EMBEDDED_PER_SEARCH, Change, Leaf
+from ..sealing import Payload
+from ..stores import Address, Quota, QuotaExceededError, StoreUnavailableError
+from ..vault import Vault
+from ._match import MAX_SEARCH_LIMIT, Asked, Match, explained
+
+__all__ = ["by_shards", "fill"]
+
+logger = logging.getLogger("mcpkit.remember.semantic")
+
+#: How many more values than asked for a search opens at first (``CANDIDATES * limit + SPARE``): the best by the
+#: shards' vectors, checked against their own (and the next ones taken when some no longer open).
+CANDIDATES = 2
+SPARE = 8
+
+#: Rounds of opening more candidates when some of the best no longer open or their vectors changed.
+_ROUNDS = 4
+
+
+class _Columns:
+    """Every live item of the place's leaves side by side, as numpy arrays (numbers: positions in them)."""
+
+    def __init__(self, names: Any, written: Any, similarity: Any, keys: tuple[bytes, Any, Any]) -> None:
+        self.names = names  # 16-byte names (numpy "V16")
+        self.written = written  # when each was written, 0 when unknown (as a match without ``updated_at`` ranks)
+        self.similarity = similarity  # each one's best row's similarity to the query (NaN: no vector)
+        self._keys, self._key_starts, self._key_ends = keys  # every leaf's keys, and where each item's is
+        #: Items without rows, in name order (as the store lists the place's values when every one is opened).
+        self.vectorless: list[int] = []
+
+    def name(self, item: int) -> str:
+        return bytes(self.names[item].tobytes()).hex()
+
+    def key(self, item: int) -> str:
+        """The item's key (empty for a value the leaves do not hold)."""
+        if item >= len(self._key_starts):
+            return ""
+        return self._keys[self._key_starts[item] : self._key_ends[item]].decode("utf-8", "surrogatepass")
+
+    def numbers(self, names: Sequence[str]) -> list[int]:
+        """The position of each store name, added (without a vector) when the leaves do not hold it."""
+        import numpy
+
+        numbers = [-1] * len(names)
+        halves = self.names.view("<u8").reshape(-1, 2) if len(self.names) else numpy.zeros((0, 2), "<u8")
+        for at, name in enumerate(names):  # a hundred at most: a pass over the first 8 bytes each
+            first, second = numpy.frombuffer(bytes.fromhex(name), dtype="<u8")
+            for item in numpy.flatnonzero(halves[:, 0] == first).tolist():
+                if halves[item, 1] == second:
+                    numbers[at] = item
+        for at, number in enumerate(numbers):
+            if number < 0:
+                numbers[at] = len(self.names)
+                self.names = numpy.append(self.names, numpy.array([bytes.fromhex(names[at])], dtype="V16"))
+                self.written = numpy.append(self.written, 0.0)
+                self.similarity = numpy.append(self.similarity, numpy.nan)
+        return numbers
+
+
+async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit: int) -> list[Match] | None:
+    """``semantic`` or ``hybrid`` from the shards, as ``_by_meaning`` ranks them; None when they cannot answer."""
+    import numpy
+
+    words, query, mode = asked.words, asked.vector, asked.mode
+    semantic = vault.semantic
+    buckets = vault.buckets(place)
+    if semantic is None or len(buckets) != 1:
+        return None
+    leaves = await vault.shards.leaves(place, now)
+    if leaves is None:
+        return None
+    dimensions = dimensions_of(query)
+    if any(leaf.tag != semantic.tag or leaf.dimensions != dimensions for leaf in leaves if len(leaf)):
+        return None
+    owner, bucket = buckets[0]
+    terms = vault.index.terms(0, owner, bucket, words) if words and mode == "hybrid" else []
+    ranking = await vault.store.search(owner, bucket, terms, now, limit=MAX_SEARCH_LIMIT if terms else 0)
+    columns = _columns(leaves, query, semantic.name, dimensions, now)
+    if len(columns.names) < ranking.stats.documents:
+        return None  # values the shards do not hold (kept before them, or by an older mcpkit)
+    numbers = columns.numbers([name for name, _ in ranking.hits])
+    lexical = {number: score for number, (_, score) in zip(numbers, ranking.hits, strict=True)}
+    opened: dict[int, Payload] = {}
+    chunks: dict[int, int] = {}
+    # Values kept without a vector: opened and embedded now, within the budget (as when every value is opened).
+    await _open(vault, owner, bucket, columns, columns.vectorless[:MAX_EMBEDDED_PER_SEARCH], opened, now, place)
+    kept = [item for item in columns.vectorless if item in opened]
+    made = await semantic.similarities(query, [opened[item] for item in kept], caller=asked.caller)
+    for position, (score, chunk) in made.items():
+        columns.similarity[kept[position]], chunks[kept[position]] = score, chunk
+    want = limit * CANDIDATES + SPARE
+    for round_ in range(_ROUNDS + 1):
+        similarity = columns.similarity
+        scores = fuse_dense(lexical, similarity, weight=asked.weight) if mode == "hybrid" else similarity
+        matching = numpy.zeros(len(scores), dtype=bool)
+        matching[list(lexical)] = True
+        matching |= similarity > semantic.min_similarity
+        matching &= ~numpy.isnan(scores)
+        shortlist = _best(columns, scores, numpy.flatnonzero(matching), opened, want)
+        fresh = [item for item in shortlist if item not in opened]
+        if not fresh or round_ == _ROUNDS:
+            break
+        await _open(vault, owner, bucket, columns, fresh, opened, now, place)
+        gone = [item for item in fresh if item not in opened]
+        checked = [item for item in fresh if item in opened]
+        own = await semantic.similarities(query, [opened[item] for item in checked], caller=asked.caller)
+        if gone:
+            await _prune(vault, place, [columns.name(item) for item in gone], now)
+        if not _verify(columns, checked, own, gone, lexical, chunks):
+            break
+        want *= 2
+    top = sorted(
+        (item for item in shortlist if item in opened),
+        key=lambda item: (-scores[item], -(opened[item].written_at or 0.0), opened[item].key),
+    )[:limit]
+    found = ~numpy.isnan(similarity)
+    semantic_scores = {item: float(similarity[item]) for item in top if found[item]}
+    semantic_ranks = {
+        item: 1 + int(numpy.count_nonzero(similarity[found] > score)) for item, score in semantic_scores.items()
+    }
+    fused = {item: float(scores[item]) for item in top}
+    windows = semantic.windows_embedded if asked.explain else None
+    return explained(mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks, windows=windows)
+
+
+def _best(columns: _Columns, scores: Any, matching: Any, opened: dict[int, Payload], want: int) -> list[int]:
+    """The ``want`` best of ``matching`` by score, then the newest, then by key (as ``_by_meaning`` ranks)."""
+    import numpy
+
+    if len(matching) > want:
+        edge = numpy.partition(-scores[matching], want - 1)[want - 1]
+        matching = matching[-scores[matching] <= edge]
+
+    def order(item: int) -> tuple[float, float, str]:
+        payload = opened.get(item)
+        if payload is None:
+            return (-float(scores[item]), -float(columns.written[item]), columns.key(item))
+        return (-float(scores[item]), -(payload.written_at or 0.0), payload.key)
+
+    return sorted(matching.tolist(), key=order)[:want]
+
+
+def _columns(leaves: list[Leaf], query: bytes, model: str, dimensions: int, now: float) -> _Columns:
+    """The live items of ``leaves`` with each one's best similarity to ``query`` (numpy: no Python step per row)."""
+    import numpy
+
+    [query_row], _ = unpack_vectors(model, [query], dimensions)
+    names, written, similarities, vectorless, keys, key_starts, key_ends = [], [], [], [], [], [], []
+    record = 4 + dimensions
+    count = key_base = 0
+    for leaf in leaves:
+        meta = leaf.meta
+        if not len(meta):
+            continue
+        rows = meta["rows"].astype(numpy.int64)
+        best = numpy.full(len(meta), numpy.nan)
+        has = rows > 0
+        if has.any():
+            starts = numpy.concatenate(([0], numpy.cumsum(rows)[:-1]))
+            block = numpy.frombuffer(leaf.rows, dtype=numpy.uint8).reshape(-1, record)
+            scales = block[:, :4].copy().view("<f4").ravel()
+            row_scores = (block[:, 4:].view(numpy.int8) @ query_row) * scales
+            # Items with rows lie end to end, so each segment from one's start to the next's is its own rows.
+            best[has] = numpy.maximum.reduceat(row_scores, starts[has])
+        live = numpy.flatnonzero(meta["deadline"] > now)
+        names.append(numpy.frombuffer(leaf.names, dtype="V16")[live])
+        written.append(numpy.nan_to_num(meta["written"][live], nan=0.0))
+        similarities.append(best[live])
+        ends = key_base + numpy.cumsum(meta["key"].astype(numpy.int64))
+        key_ends.append(ends[live])
+        key_starts.append((ends - meta["key"])[live])
+        keys.append(leaf.keys)
+        key_base += len(leaf.keys)
+        vectorless += (count + numpy.flatnonzero(~has[live])).tolist()
+        count += len(live)
+    if not names:
+        empty = numpy.zeros(0, dtype=numpy.int64)
+        return _Columns(numpy.zeros(0, dtype="V16"), numpy.zeros(0), numpy.zeros(0), (b"", empty, empty))
+    located = (b"".join(keys), numpy.concatenate(key_starts), numpy.concatenate(key_ends))
+    columns = _Columns(numpy.concatenate(names), numpy.concatenate(written), numpy.concatenate(similarities), located)
+    columns.vectorless = sorted(vectorless, key=columns.name)  # the store's order of the values, by name
+    return columns
+
+
+def _verify(
+    columns: _Columns,
+    checked: list[int],
+    own: dict[int, tuple[float, int]],
+    gone: list[int],
+    lexical: dict[int, float],
+    chunks: dict[int, int],
+) -> bool:
+    """Put each opened value's own similarity in place of its shard's, drop the values gone; whether any changed."""
+    import numpy
+
+    similarity = columns.similarity
+    changed = bool(gone)
+    for item in gone:
+        similarity[item] = numpy.nan
+        lexical.pop(item, None)
+    for position, item in enumerate(checked):
+        found = own.get(position)
+        before = float(similarity[item])
+        if found is None:
+            changed = changed or before == before
+            similarity[item] = numpy.nan
+            continue
+        score, chunks[item] = found
+        changed = changed or before != before or not math.isclose(before, score, abs_tol=1e-6)
+        similarity[item] = score
+    return changed
+
+
+async def _open(
+    vault: Vault,
+    owner: str,
+    bucket: str,
+    columns: _Columns,
+    items: list[int],
+    opened: dict[int, Payload],
+    now: float,
+    place: Place,
+) -> None:
+    """Open ``items`` (one ``get_many``) into ``opened``; a value gone or unreadable stays out."""
+    if not items:
+        return
+    addresses = [Address(owner, bucket, columns.name(item)) for item in items]
+    began = vault.begin()
+    for item, address, entry in zip(items, addresses, await vault.store.get_many(addresses, now), strict=True):
+        payload = None if entry is None else vault.opened(address, entry, now, place, began)
+        if payload is not None:
+            opened[item] = payload
+
+
+async def fill(vault: Vault, place: Place, opened: dict[str, Payload], now: float, quota: Quota | None) -> None:
+    """Put every opened value of a place (by store name) in its shards, for the searches to come (best effort)."""
+    changes = {
+        name: Change(payload.key, payload.vector, payload.written_at, payload.expires_at)
+        for name, payload in opened.items()
+    }
+    try:
+        await vault.keep_vectors(place, changes, now, quota)
+    except (StoreUnavailableError, QuotaExceededError, RememberConflictError) as exc:
+        logger.warning("could not fill the vector shards of a place (its searches open every value): %s", exc)
+
+
+async def _prune(vault: Vault, place: Place, names: list[str], now: float) -> None:
+    """Take values a search found gone out of their shards (best effort: the next write prunes them too)."""
+    try:
+        await vault.keep_vectors(place, dict.fromkeys(names), now, None)
+    except (StoreUnavailableError, QuotaExceededError, RememberConflictError) as exc:
+        logger.info("could not prune %d gone value(s) from their vector shard: %s", len(names), exc)

@@ -1,0 +1,27 @@
+"""Sealing: the keyring that encrypts values and hashes owners, what a sealed entry holds, sealed cursors, and which
+secrets the store's values were sealed with."""
+
+from ._cursors import CursorSeal
+from ._keyring import HEADER_BYTES, LEGACY_VERSION, VERSION, Keyring, UndecryptableError
+from ._payload import Payload, pack, peek, unpack, unpack_legacy, utf8
+from ._secret_watch import HELD_SECONDS, ROTATED_TO, SecretWatch, held_ids, seen_at
+
+__all__ = [
+    "HEADER_BYTES",
+    "HELD_SECONDS",
+    "LEGACY_VERSION",
+    "ROTATED_TO",
+    "VERSION",
+    "CursorSeal",
+    "Keyring",
+    "Payload",
+    "SecretWatch",
+    "UndecryptableError",
+    "held_ids",
+    "pack",
+    "peek",
+    "seen_at",
+    "unpack",
+    "unpack_legacy",
+    "utf8",
+]

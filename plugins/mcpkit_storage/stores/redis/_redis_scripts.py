@@ -1,0 +1,278 @@
+"""The Lua scripts behind RedisStore: each multi-key operation in one atomic round trip."""
+
+from __future__ import annotations
+
+from mcpkit_search import K1, B
+
+from ._redis_lua import CLUSTER_REGISTRY, HELPERS, STANDALONE_REGISTRY
+
+__all__ = ["CLUSTER", "CLUSTER_SWAP_MARKER_MS", "QUOTA_BYTES", "QUOTA_VALUES", "STANDALONE", "SWAP_MARKER_MS"]
+
+#: How long a swap's "applied" marker lives: far longer than a reconnect and resend take.
+SWAP_MARKER_MS = 10_000
+#: The same on a Redis Cluster, whose client tries a command again for longer (a failover takes seconds, and it
+#: tries eight times, each with a 2 s connection timeout, and the store for 10 s more while a slot moves).
+CLUSTER_SWAP_MARKER_MS = 60_000
+
+#: Return codes of PUT and SWAP besides 1 (done) and 0 (another writer got there first).
+QUOTA_VALUES, QUOTA_BYTES = -1, -2
+
+
+# ARGV[3..11] = base, bucket, key, value bytes, px, score, max values, max bytes ('' for none), index spec
+# ('' for none).
+PUT = (
+    HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+local refused = quota(p, ARGV[5], charged(#ARGV[6] - 8, ARGV[11]), ARGV[9], ARGV[10])
+if refused ~= 0 then
+  return refused
+end
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
+return 1
+"""
+)
+
+# ARGV[3..11] as PUT; ARGV[12] = '1' when the expected bytes follow in ARGV[13], '0' for "no live entry";
+# ARGV[14] = how many other addresses must hold their expected bytes (and are deleted), then for each:
+# base, bucket, key, flag, expected.
+SWAP = (
+    HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+local name = p.values .. ARGV[5]
+local done = ARGV[3] .. ':s:' .. redis.sha1hex(name) .. redis.sha1hex(ARGV[6])
+if redis.call('EXISTS', done) == 1 or redis.call('GET', name) == ARGV[6] then
+  return 1  -- this very swap, resent by the client after a dropped connection: it was applied
+end
+if not holds(name, ARGV[12], ARGV[13]) then
+  return 0
+end
+local others = {}
+for i = 1, tonumber(ARGV[14]) do
+  local at = 14 + (i - 1) * 5
+  local other = place(ARGV[at + 1], ARGV[at + 2])
+  if not holds(other.values .. ARGV[at + 3], ARGV[at + 4], ARGV[at + 5]) then
+    return 0
+  end
+  others[i] = {other, ARGV[at + 3]}
+end
+local refused = quota(p, ARGV[5], charged(#ARGV[6] - 8, ARGV[11]), ARGV[9], ARGV[10])
+if refused ~= 0 then
+  return refused
+end
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
+for _, other in ipairs(others) do
+  remove(other[1], other[2])
+  refresh_index(other[1])
+  refresh_owner(other[1])
+end
+redis.call('SET', done, '1', 'PX', %MARKER_MS%)
+return 1
+"""
+)
+
+# ARGV[3] = how many addresses, then base, bucket, key for each. Returns how many live entries went.
+DELETE_MANY = (
+    HELPERS
+    + """
+local gone = 0
+for i = 1, tonumber(ARGV[3]) do
+  local at = 3 + (i - 1) * 3
+  local p = place(ARGV[at + 1], ARGV[at + 2])
+  if live(redis.call('GETRANGE', p.values .. ARGV[at + 3], 0, 7)) then
+    gone = gone + 1
+  end
+  remove(p, ARGV[at + 3])
+  refresh_index(p)
+  refresh_owner(p)
+end
+return gone
+"""
+)
+
+# ARGV[3..4] = base, bucket. Returns key, value bytes, key, value bytes, ... of the live entries.
+ENTRIES = (
+    HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+if trim(p) > 0 then
+  refresh_index(p)
+  refresh_owner(p)
+end
+local found = {}
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', p.index, '(' .. ARGV[1], '+inf')) do
+  local raw = redis.call('GET', p.values .. member)
+  if live(raw) then
+    found[#found + 1] = member
+    found[#found + 1] = raw
+  end
+end
+return found
+"""
+)
+
+# ARGV[3..4] = base, bucket. Returns how many live entries went.
+DELETE_BUCKET = (
+    HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+local gone = 0
+local scored = redis.call('ZRANGE', p.index, 0, -1, 'WITHSCORES')
+for i = 1, #scored, 2 do
+  if redis.call('DEL', p.values .. scored[i]) == 1 and tonumber(scored[i + 1]) > now then
+    gone = gone + 1
+  end
+end
+redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
+refresh_owner(p)
+return gone
+"""
+)
+
+# ARGV[3] = base. Returns how many entries went.
+DELETE_OWNER = (
+    HELPERS
+    + """
+local base = ARGV[3]
+local gone = 0
+for _, name in ipairs(buckets(base)) do
+  local p = place(base, name)
+  for _, member in ipairs(redis.call('ZRANGE', p.index, 0, -1)) do
+    gone = gone + redis.call('DEL', p.values .. member)
+  end
+  redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
+end
+redis.call('DEL', base .. '%OWNER%')
+return gone
+"""
+)
+
+# ARGV[3..4] = base, bucket. Returns how many expired entries went.
+PURGE = (
+    HELPERS
+    + """
+local p = place(ARGV[3], ARGV[4])
+local gone = trim(p)
+refresh_index(p)
+refresh_owner(p)
+return gone
+"""
+)
+
+# ARGV[3..6] = base, bucket, limit, the statistics to score with ('' for the bucket's own, else
+# "documents length frequency..." with a frequency per term), then the query's distinct terms (16 hex digits
+# each). Drops the bucket's expired entries first, so the statistics count live ones only. BM25 as in
+# mcpkit_search (k1 and b below). Returns: documents, total length, a frequency per term, then key, score
+# (as a string) for the best ``limit`` keys, best first, ties by key.
+SEARCH = (
+    HELPERS
+    + """
+local k1, b = """
+    + repr(K1)
+    + ", "
+    + repr(B)
+    + """
+local p = place(ARGV[3], ARGV[4])
+if trim(p) > 0 then
+  refresh_index(p)
+  refresh_owner(p)
+end
+local limit = tonumber(ARGV[5])
+local total = redis.call('HGET', p.docs, '')
+local documents = redis.call('HLEN', p.docs)
+if total then
+  documents = documents - 1
+else
+  total = '0'
+end
+local found = {documents, total}
+local postings = {}
+for i = 7, #ARGV do
+  local members = redis.call('ZRANGEBYLEX', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
+  postings[#postings + 1] = members
+  found[#found + 1] = #members
+end
+if limit <= 0 or #postings == 0 then
+  return found
+end
+local n, length, frequencies = documents, tonumber(total), {}
+for i = 1, #postings do
+  frequencies[i] = #postings[i]
+end
+if ARGV[6] ~= '' then
+  local given = {}
+  for number in string.gmatch(ARGV[6], '%S+') do
+    given[#given + 1] = tonumber(number)
+  end
+  n, length = given[1], given[2]
+  for i = 1, #postings do
+    frequencies[i] = given[2 + i]
+  end
+end
+if n <= 0 then
+  return found
+end
+local average = math.max(length / n, 1e-9)
+local scores, keys = {}, {}
+for i = 1, #postings do
+  local idf = math.log(1 + (n - frequencies[i] + 0.5) / (frequencies[i] + 0.5))
+  for _, member in ipairs(postings[i]) do
+    local count, size, key = string.match(member, '^%x+:(%d+):(%d+):(.*)$')
+    count = tonumber(count)
+    local add = idf * count * (k1 + 1) / (count + k1 * (1 - b + b * tonumber(size) / average))
+    local score = scores[key]
+    if score == nil then
+      keys[#keys + 1] = key
+      scores[key] = add
+    else
+      scores[key] = score + add
+    end
+  end
+end
+-- The best ``limit`` keys, by insertion into a short sorted list (limit is small; most keys never enter it).
+local best = {}
+local function before(a, b)
+  return scores[a] > scores[b] or scores[a] == scores[b] and a < b
+end
+for _, key in ipairs(keys) do
+  if #best < limit or before(key, best[#best]) then
+    local at = #best + 1
+    while at > 1 and before(key, best[at - 1]) do
+      best[at] = best[at - 1]
+      at = at - 1
+    end
+    best[at] = key
+    if #best > limit then
+      best[#best] = nil
+    end
+  end
+end
+for _, key in ipairs(best) do
+  found[#found + 1] = key
+  found[#found + 1] = string.format('%.17g', scores[key])
+end
+return found
+"""
+)
+
+
+_NAMES = ("DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP")
+
+
+def _variant(owner: str, registry: str, marker_ms: int) -> dict[str, str]:
+    fill = {"%OWNER%": owner, "%REGISTRY%": registry, "%MARKER_MS%": str(marker_ms)}
+    scripts = {}
+    for name in _NAMES:
+        text = globals()[name]
+        for placeholder, value in fill.items():
+            text = text.replace(placeholder, value)
+        scripts[name] = text
+    return scripts
+
+
+#: The scripts for one Redis node, by name.
+STANDALONE = _variant(":b", STANDALONE_REGISTRY, SWAP_MARKER_MS)
+#: The scripts for a Redis Cluster, by name: the same, with the cluster's register of buckets and a swap marker
+#: that outlives the cluster client's retries across a failover.
+CLUSTER = _variant(":o", CLUSTER_REGISTRY, CLUSTER_SWAP_MARKER_MS)

@@ -1,0 +1,138 @@
+"""How the Redis stores write values and postings: the packed entry (a deadline before the sealed bytes), a blind
+term's name, a compare-and-set's arguments, the scripts' answers, the store's notes, and a URL fit for messages."""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+from redis import exceptions as redis_errors
+
+from .. import Entry, Quota, QuotaExceededError, StoreUnavailableError
+from . import _redis_scripts as lua
+
+__all__ = [
+    "HEADER",
+    "TERM_HEX_DIGITS",
+    "expecting",
+    "live",
+    "never_sent",
+    "outcome",
+    "posting",
+    "reaching",
+    "redacted",
+    "term",
+    "texts",
+    "unpack",
+]
+
+#: Hex digits of a blind term in the search index's member names (63 bits, zero-padded).
+TERM_HEX_DIGITS = 16
+HEADER = struct.Struct(">d")
+
+
+def term(term: int) -> str:
+    """A blind term as the scripts name it: fixed-width hex, so one term's postings are one ZRANGEBYLEX range."""
+    return f"{term:0{TERM_HEX_DIGITS}x}"
+
+
+def posting(posting: tuple[int, int]) -> str:
+    """One (term, count) of a value's postings as the scripts read it: ``term:count``."""
+    return f"{term(posting[0])}:{posting[1]}"
+
+
+def expecting(expected: bytes | None) -> list[str | bytes]:
+    """A compare-and-set's expectation as script arguments: flag and bytes."""
+    return ["0", b""] if expected is None else ["1", expected]
+
+
+def outcome(code: int, quota: Quota | None) -> bool:
+    """PUT's and SWAP's answer: True (done), False (another writer first), or the quota refusal raised."""
+    if quota is not None and code == lua.QUOTA_VALUES:
+        raise QuotaExceededError("values", quota.values or 0)
+    if quota is not None and code == lua.QUOTA_BYTES:
+        raise QuotaExceededError("bytes", quota.bytes or 0)
+    return bool(code)
+
+
+def never_sent(exc: BaseException) -> bool:
+    """Whether a failed command cannot have reached Redis: no connection could be made for it (or the pool
+    had none left to give).
+
+    Any other failure (a timeout, a connection dropped after the command was written) may
+    come after Redis ran it.
+    """
+    return isinstance(exc, redis_errors.MaxConnectionsError) or "connecting to" in str(exc)
+
+
+def unpack(raw: bytes) -> Entry | None:
+    """The entry packed in value bytes, or None for bytes this store did not write."""
+    if len(raw) < HEADER.size:
+        return None
+    (deadline,) = HEADER.unpack_from(raw)
+    return Entry(raw[HEADER.size :], None if deadline == math.inf else deadline)
+
+
+def texts(raw: Mapping[bytes | str, bytes | str]) -> dict[str, str]:
+    """A hash as Redis answers it (bytes), as text: the store's notes."""
+    return {_text(name): _text(value) for name, value in raw.items()}
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def live(raw: bytes | None, now: float) -> Entry | None:
+    entry = None if raw is None else unpack(raw)
+    return entry if entry is not None and entry.live(now) else None
+
+
+def redacted(url: str) -> str:
+    """The URL without password or query, safe for error messages and logs."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:  # not a number: say nothing rather than echo what may be a secret
+        port = ""
+    user = f"{parts.username}@" if parts.username else ""
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+
+
+_UNREACHABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)
+#: Refusals after which Redis has certainly not run a write (it refused to start it). Out of memory is not
+#: among them: Redis refuses inside a script, at its first command that needs memory, after earlier ones ran.
+_REFUSED_BEFORE_RUNNING = (
+    redis_errors.ReadOnlyError,
+    redis_errors.NoPermissionError,
+    redis_errors.NoScriptError,
+    redis_errors.MovedError,
+    redis_errors.AskError,
+    redis_errors.ClusterDownError,
+    redis_errors.TryAgainError,
+)
+
+
+@contextmanager
+def reaching(where: str, *, writing: bool = False) -> Iterator[None]:
+    """Turn connection failures and refusals into StoreUnavailableError naming the (redacted) URL.
+
+    A write that failed after it was sent may have run (a frozen Redis runs it from its socket
+    buffer once it thaws; a dropped connection may drop only the reply), so the error then says
+    the change may have been made. Only a write for which no connection could be made did not,
+    and one Redis refused to start (out of memory, read-only replica, a cluster's redirection).
+    """
+    try:
+        yield
+    except _UNREACHABLE as exc:
+        maybe_applied = writing and not never_sent(exc)
+        message = f"Redis at {where} is unreachable: {exc}"
+        raise StoreUnavailableError(message, maybe_applied=maybe_applied) from exc
+    except redis_errors.ResponseError as exc:
+        maybe_applied = writing and not isinstance(exc, _REFUSED_BEFORE_RUNNING)
+        raise StoreUnavailableError(f"Redis at {where} refused: {exc}", maybe_applied=maybe_applied) from exc

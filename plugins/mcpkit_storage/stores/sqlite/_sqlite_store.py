@@ -1,0 +1,341 @@
+"""The SQLite store: one file, shareable by several server processes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcpkit_search import Stats
+
+from .. import Address, Entry, Expectation, Postings, Quota, Ranking, Record, StoreUnavailableError
+from . import _sqlite_index as index_sql
+from . import _sqlite_sql as statements
+from ._sqlite_connect import connect
+
+__all__ = ["SQLiteStore"]
+
+logger = logging.getLogger("mcpkit.remember")
+
+_T = TypeVar("_T")
+_Params = Mapping[str, object]
+
+SCAN_PAGE = 500
+
+
+class SQLiteStore:
+    """Keeps entries in the SQLite file at ``path``; its directory must already exist.
+
+    ``merge_every``: the changes after which this instance merges the search index's fresh postings
+    (``_sqlite_index``); tests give 1, to merge at every change. ``create=False`` (the operator commands)
+    opens only a file that already holds a remember store, and changes nothing in any other.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, merge_every: int = index_sql.MERGE_EVERY, create: bool = True
+    ) -> None:
+        self._path = Path(path)
+        self._create = create
+        self._executor: ThreadPoolExecutor | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._merge_every = merge_every
+        self._changes = 0  # since this instance last merged
+        self.legacy = False
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self._path)!r})"
+
+    async def open(self) -> None:
+        """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
+        if not self._create and not self._path.is_file():
+            raise StoreUnavailableError(
+                f"There is no SQLite remember store at {str(self._path)!r}: no such file "
+                f"({str(self._path.absolute())!r}); nothing was created. A server makes the file when it first "
+                "starts; check the path."
+            )
+        if not self._path.parent.is_dir():
+            raise StoreUnavailableError(
+                f"Cannot open the SQLite remember store at {str(self._path)!r}: its directory "
+                f"{str(self._path.parent)!r} does not exist. Create it first or choose another path."
+            )
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpkit-sqlite")
+        try:
+            self._conn = await self._run(connect, self._path, self._create)
+            self.legacy = await self._run(self._fetchone, statements.LEGACY, {}) is not None
+        except BaseException:
+            self._executor.shutdown(wait=False)
+            self._executor = None
+            raise
+
+    async def close(self) -> None:
+        executor, conn = self._executor, self._conn
+        if executor is None:
+            return
+        try:
+            if conn is not None:
+                await asyncio.get_running_loop().run_in_executor(executor, self._close_connection, conn)
+        finally:
+            executor.shutdown(wait=True)
+            self._executor = self._conn = None
+
+    async def settle_legacy(self) -> None:
+        await self._run(self._rowcount, statements.SETTLE_LEGACY, {})
+        self.legacy = False
+
+    async def notes(self) -> dict[str, str]:
+        return dict(await self._run(self._fetchall, statements.NOTES, {}))
+
+    async def note(self, name: str, value: str | None) -> None:
+        statement = statements.FORGET_NOTE if value is None else statements.NOTE
+        await self._run(self._rowcount, statement, {"name": name, "value": value})
+
+    async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
+        params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
+        row = await self._run(self._fetchone, statements.GET, params)
+        return None if row is None else Entry(row[0], row[1])
+
+    async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        return await self._run(self._get_many, list(addresses), now)
+
+    async def put(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        quota: Quota | None = None,
+        index: Postings | None = None,
+    ) -> None:
+        params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+        if quota is None and index is None:
+            await self._run(self._changing, _one, self._rowcount, statements.PUT, params)
+        else:
+            await self._run(self._changing, _one, self._transaction, self._put_within, params, quota, index)
+
+    async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
+        params = {"owner": owner, "bucket": bucket, "key": key}
+        rows = await self._run(self._changing, len, self._fetchall, statements.DELETE, params)
+        return any(statements.live(expires_at, now) for (expires_at,) in rows)
+
+    async def delete_many(self, addresses: Sequence[Address], now: float) -> int:
+        return await self._run(self._changing, int, self._transaction, self._delete_within, list(addresses), now)
+
+    async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
+        params = {"owner": owner, "bucket": bucket, "now": now}
+        rows = await self._run(self._fetchall, statements.ENTRIES, params)
+        return [(key, Entry(data, expires_at)) for key, data, expires_at in rows]
+
+    async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
+        params = {"owner": owner, "bucket": bucket}
+        rows = await self._run(self._changing, len, self._fetchall, statements.DELETE_BUCKET, params)
+        return sum(1 for (expires_at,) in rows if statements.live(expires_at, now))
+
+    async def delete_owner(self, owner: str) -> int:
+        """Delete every entry of ``owner`` and, in the same transaction, a merge takes their postings out of the
+        file: if it cannot, nothing is deleted and the call fails (``purge --user`` can be run again)."""
+        return await self._run(self._transaction, self._delete_owner_within, owner)
+
+    async def swap(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        expected: bytes | None,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        *,
+        also: Sequence[Expectation] = (),
+        quota: Quota | None = None,
+        index: Postings | None = None,
+    ) -> bool:
+        params = {
+            "owner": owner,
+            "bucket": bucket,
+            "key": key,
+            "expected": expected,
+            "data": data,
+            "expires_at": expires_at,
+            "now": now,
+        }
+        if not also and quota is None and index is None:  # one statement
+            sql = statements.SWAP_ABSENT if expected is None else statements.SWAP_EQUAL
+            written: int = await self._run(self._changing, int, self._rowcount, sql, params)
+            return written == 1
+        swap = self._swap_within
+        swapped: bool = await self._run(self._changing, int, self._transaction, swap, params, list(also), quota, index)
+        return swapped
+
+    async def search(
+        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+    ) -> Ranking:
+        params = {"owner": owner, "bucket": bucket, "now": now}
+        return await self._run(self._search_snapshot, params, list(terms), limit, stats)
+
+    async def scan(self) -> AsyncIterator[Record]:
+        """Every entry, read in primary-key pages so no read transaction spans a ``yield``."""
+        sql, params = statements.SCAN_FIRST, {"limit": SCAN_PAGE}
+        while True:
+            rows = await self._run(self._fetchall, sql, params)
+            for owner, bucket, key, data, expires_at, indexed in rows:
+                yield Record(owner, bucket, key, Entry(data, expires_at), bool(indexed))
+            if len(rows) < SCAN_PAGE:
+                return
+            owner, bucket, key = rows[-1][:3]
+            sql, params = statements.SCAN_NEXT, {"owner": owner, "bucket": bucket, "key": key, "limit": SCAN_PAGE}
+
+    async def purge_expired(self, now: float) -> int:
+        purged: int = await self._run(self._changing, int, self._rowcount, statements.PURGE, {"now": now})
+        await self._run(self._rowcount, statements.PURGE_USAGE, {})
+        return purged
+
+    # -- on the worker thread ---------------------------------------------------------
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise RuntimeError(f"{self!r} is not open; call open() first")
+        return self._conn
+
+    def _fetchone(self, sql: str, params: _Params) -> Any:
+        return self._db().execute(sql, params).fetchone()
+
+    def _fetchall(self, sql: str, params: _Params) -> list[Any]:
+        return self._db().execute(sql, params).fetchall()
+
+    def _rowcount(self, sql: str, params: _Params) -> int:
+        return self._db().execute(sql, params).rowcount
+
+    def _transaction(self, body: Callable[..., _T], *args: Any, begin: str = "BEGIN IMMEDIATE") -> _T:
+        """Run ``body(*args)`` in one transaction (``BEGIN IMMEDIATE``: with the write lock), committed if it returns.
+
+        Whatever fails — ``body``, or the ``COMMIT`` itself (a full disk) — the transaction is rolled back, so
+        the connection never stays inside one that later autocommit writes would silently join.
+        """
+        db = self._db()
+        db.execute(begin)
+        try:
+            result = body(*args)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):  # the first error is the one to report
+                    db.execute("ROLLBACK")
+            raise
+        return result
+
+    def _get_many(self, addresses: list[Address], now: float) -> list[Entry | None]:
+        """The entries at ``addresses`` as of one moment: a read transaction (a WAL snapshot), so a value
+        another process moves between two of them in one transaction is seen at exactly one."""
+        return self._transaction(self._read_many, addresses, now, begin="BEGIN")
+
+    def _read_many(self, addresses: list[Address], now: float) -> list[Entry | None]:
+        found: dict[Address, Entry] = {}
+        for address in dict.fromkeys(addresses):
+            row = self._fetchone(statements.GET, {**address._asdict(), "now": now})
+            if row is not None:
+                found[address] = Entry(row[0], row[1])
+        return [found.get(address) for address in addresses]
+
+    def _delete_within(self, addresses: list[Address], now: float) -> int:
+        gone = 0
+        for address in dict.fromkeys(addresses):
+            rows = self._fetchall(statements.DELETE, address._asdict())
+            gone += any(statements.live(expires_at, now) for (expires_at,) in rows)
+        return gone
+
+    def _put_within(self, params: dict[str, Any], quota: Quota | None, index: Postings | None) -> None:
+        if quota is not None:
+            statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
+        self._rowcount(statements.PUT, params)  # a replaced entry's document goes with its old data (a trigger)
+        self._index(params, index)
+
+    def _index(self, params: dict[str, Any], index: Postings | None) -> None:
+        """Give the entry just written its document and postings (none when ``index`` is None)."""
+        if index is not None:
+            index_sql.add(self._db(), params, index)
+
+    def _search_snapshot(self, params: dict[str, Any], terms: list[int], limit: int, stats: Stats | None) -> Ranking:
+        """The statistics and the ranking as of one moment (a read transaction), so they agree with each other."""
+        return self._transaction(index_sql.search, self._db(), params, terms, limit, stats, begin="BEGIN")
+
+    def _changing(self, changes: Callable[[_T], int], call: Callable[..., _T], *args: Any) -> _T:
+        """``call(*args)``, then count the changes to the index it made (``changes`` of its result), and past
+        ``merge_every`` since the last merge, merge: in the same job on the worker thread, after the call's
+        commit. A merge that fails is not the call's failure (its change stands): it is logged, and tried
+        again ``merge_every`` changes later."""
+        result = call(*args)
+        self._changes += changes(result)
+        if self._changes >= self._merge_every:
+            self._merge_quietly(step=True)
+        return result
+
+    def _merge_quietly(self, *, step: bool = False) -> None:
+        """Merge the index's fresh and stale postings, if there are any: one bounded step (``step``; while more is
+        left, the next change takes the next step), or all of them; a failure is logged."""
+        self._changes = 0
+        try:
+            if not index_sql.pending(self._db()):
+                return
+            if not step:
+                self._transaction(index_sql.merge, self._db())
+            elif self._transaction(index_sql.merge_step, self._db()):
+                self._changes = self._merge_every  # more to merge: the next change takes another step
+        except sqlite3.Error as exc:
+            logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
+
+    def _close_connection(self, conn: sqlite3.Connection) -> None:
+        """Merge what this instance left unmerged, then close: the file is left with its index merged."""
+        try:
+            if self._changes:
+                self._merge_quietly()
+        finally:
+            conn.close()
+
+    def _delete_owner_within(self, owner: str) -> int:
+        deleted = self._rowcount(statements.DELETE_OWNER, {"owner": owner})
+        index_sql.merge(self._db())
+        self._changes = 0
+        return deleted
+
+    def _swap_within(
+        self, params: dict[str, Any], also: list[Expectation], quota: Quota | None, index: Postings | None
+    ) -> bool:
+        row = self._fetchone(statements.GET, params)
+        current = None if row is None else bytes(row[0])
+        if current == params["data"]:
+            return True  # this very swap, resent (its postings are there already)
+        if current != params["expected"]:
+            return False
+        for address, expected in also:
+            there = self._fetchone(statements.GET, {**address._asdict(), "now": params["now"]})
+            if (None if there is None else bytes(there[0])) != expected:
+                return False
+        if quota is not None:
+            statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
+        self._rowcount(statements.PUT, params)
+        self._index(params, index)
+        for address, _ in also:
+            self._rowcount(statements.DELETE, address._asdict())
+        return True
+
+    async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
+        """Run ``call(*args)`` on the worker thread; SQLite failures become StoreUnavailableError."""
+        if self._executor is None:
+            raise RuntimeError(f"{self!r} is not open; call open() first")
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailableError(f"The SQLite remember store at {str(self._path)!r} failed: {exc}") from exc
+
+
+def _one(_: object) -> int:
+    """A write's changes to the index: one."""
+    return 1

@@ -1,0 +1,14 @@
+"""The ``Vault``: a store behind sealing, and what its reads find."""
+
+from ._found import Found, Observed, found, newer
+from ._offloaded import read_many_in_thread
+from ._vault import Vault
+
+__all__ = [
+    "Found",
+    "Observed",
+    "Vault",
+    "found",
+    "newer",
+    "read_many_in_thread",
+]
