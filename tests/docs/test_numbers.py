@@ -52,8 +52,8 @@ import mcpkit_context._tokens as context_tokens
 import mcpkit_helpdesk._drafts as helpdesk_drafts
 import mcpkit_helpdesk._startup as helpdesk_startup
 import mcpkit_history._history as history
+import mcpkit_history._options as history_options
 import mcpkit_history._pages as history_pages
-import mcpkit_history._plugin as history_plugin
 import mcpkit_history._policy as history_policy
 import mcpkit_remember._glob as glob
 import mcpkit_remember._options as remember_options
@@ -178,7 +178,7 @@ STATED = [
     # keys, values, ttls
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
-    Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
+    Stated("history.md", "| {:,} and", history_options.DEFAULT_MAX_TOTAL_MESSAGES),
     Stated("scaling.md", "sealed bytes and {} bytes for each", stores_base.INDEX_BYTES_PER_WORD),
     Stated("scaling.md", "indexes at most its first {:,} distinct terms", index.MAX_TERMS_PER_VALUE),
     Stated(
@@ -203,7 +203,7 @@ STATED = [
     Stated("progress-and-logging.md", "keeps the last {:,} events", event_log.MAX_EVENTS),
     Stated("progress-and-logging.md", "events ({} of messages)", mib(event_log.MAX_BYTES)),
     Stated("progress-and-logging.md", "and {} per session", mib(event_log.SESSION_BYTES)),
-    Stated("history.md", "| `session_ttl` | a {} |", "day" if history_plugin.DEFAULT_SESSION_TTL == 86400 else "?"),
+    Stated("history.md", "| `session_ttl` | a {} |", "day" if history_options.DEFAULT_SESSION_TTL == 86400 else "?"),
     Stated("stores.md", "`statement_timeout` {} s", postgres_store.STATEMENT_TIMEOUT_MS // 1000),
     Stated("stores.md", "`lock_timeout` {} s", postgres_store.LOCK_TIMEOUT_MS // 1000),
     Stated("stores.md", "`idle_in_transaction_session_timeout` {} s", postgres_store.IDLE_IN_TRANSACTION_MS // 1000),
@@ -248,7 +248,7 @@ STATED = [
     Stated("stores.md", "to {} connections per instance", postgres_store.MAX_CONNECTIONS),
     Stated("stores.md", "waiting at most {:g} s for one", postgres_store.POOL_TIMEOUT),
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
-    Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
+    Stated("history.md", "and {} | What one caller keeps", mib(history_options.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
     Stated("reliability.md", "its sealed bytes and {} bytes for each", stores_base.INDEX_BYTES_PER_WORD),
     Stated("reliability.md", "URIs of at most {:,} characters, dropped", subscriptions.MAX_URI_CHARS),
