@@ -24,7 +24,7 @@ from mcpkit_storage import (
 
 from ._blocks import Block, Document, LoadableBlock, ReadOnlyBlock, SearchableBlock, WritableBlock
 from ._errors import ContextInvalidError, ContextNotFoundError, ContextOverBudgetError
-from ._store_errors import StorageErrors
+from ._store_errors import STORE_ERRORS, StorageErrors
 from ._tokens import Counter
 
 __all__ = ["ContextBlocks", "ContextPolicy"]
@@ -77,7 +77,7 @@ class ContextBlocks:
         if isinstance(block, ReadOnlyBlock):
             return await block.provider(self._ctx) if block.provider is not None else str(block.content)
         if isinstance(block, WritableBlock):
-            with StorageErrors():
+            with STORE_ERRORS:
                 found = await self._policy.vault.read(self._texts(), block.name, self._now())
             return "" if found is None else str(found.value)
         raise ContextInvalidError(f"The block {block.name!r} has no text of its own: {_use(block)}.")
@@ -96,7 +96,7 @@ class ContextBlocks:
         if not isinstance(block, SearchableBlock):
             raise ContextInvalidError(f"The block {block.name!r} keeps no entries: {_use(block)}.")
         # From the index's statistics: the same cost at 2,000 entries as at one (listing keys opened every entry).
-        with StorageErrors():
+        with STORE_ERRORS:
             return await indexed_count(self._policy.vault, self._entries(block.name), self._now())
 
     # -- the three tools' work ---------------------------------------------------------
@@ -119,7 +119,7 @@ class ContextBlocks:
             raise ContextInvalidError(f"The block {block.name!r} is one text: leave key out.")
         vault, place, now = self._policy.vault, self._texts(), self._now()
         for attempt in range(_ATTEMPTS):
-            with StorageErrors():
+            with STORE_ERRORS:
                 observed = await vault.observe(place, block.name, now)
                 current = "" if observed.found is None else str(observed.found.value)
                 text = content if mode == "replace" else _appended(current, content)
@@ -154,7 +154,7 @@ class ContextBlocks:
             raise ContextInvalidError(f"The block {block.name!r} cannot be searched: {_use(block)}.")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise ContextInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
-        with StorageErrors():
+        with STORE_ERRORS:
             matches = await search(self._policy.vault, self._entries(block.name), query, self._now(), limit)
         return [{"key": match.key, "content": match.value, "score": round(match.score, 4)} for match in matches]
 

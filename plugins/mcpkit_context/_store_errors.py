@@ -15,7 +15,7 @@ from mcpkit_storage import (
 from ._blocks import SearchableBlock
 from ._errors import ContextInvalidError
 
-__all__ = ["StorageErrors"]
+__all__ = ["STORE_ERRORS", "StorageErrors"]
 
 logger = logging.getLogger("mcpkit.context")
 
@@ -33,6 +33,8 @@ class StorageErrors:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is None:
+            return
         if isinstance(exc, StoreUnavailableError):
             logger.warning("context store unavailable: %s", exc)  # the store's own message, for the operator
             raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
@@ -49,3 +51,7 @@ class StorageErrors:
             f"indexed word counts {INDEX_BYTES_PER_WORD} bytes too), and this entry does not fit: replace a long "
             "entry by its key with a shorter one."
         ) from None
+
+
+#: The mapping of every call but a searchable block's write: one, shared, as it keeps no state.
+STORE_ERRORS = StorageErrors()

@@ -26,7 +26,7 @@ from ._pages import HistoryPage, older_than, opened_cursor, path_ids, read_newes
 from ._policy import HistoryPolicy, turn
 from ._saving import create, resent
 from ._search import Hits, search_all, search_one
-from ._store_errors import StorageErrors
+from ._store_errors import STORE_ERRORS, StorageErrors
 from ._tree import Tree, chained, grown, listing
 
 __all__ = ["History", "HistoryPage", "Hit", "Hits"]
@@ -207,7 +207,7 @@ class History:
         trees, place = self._places()
         now = self._policy.clock().now()
         async with turn(self._policy, self._policy.vault.keyring.owner_for(place.identity)):
-            with StorageErrors():
+            with STORE_ERRORS:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, compacted, limit)
                 found, _ = await read_newest(self._policy.vault, place, conversation, ids, now, None)
@@ -228,7 +228,7 @@ class History:
             leaf_id = before[0]
         now = self._policy.clock().now()
         async with turn(self._policy, owner):
-            with StorageErrors():
+            with STORE_ERRORS:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, True, limit)
                 if before is not None:
@@ -246,7 +246,7 @@ class History:
         """The ends of the conversation's branches, newest first: ``{"id", "depth"}`` (the root is depth 1)."""
         conversation = check_conversation(conversation)
         trees, _ = self._places()
-        with StorageErrors():
+        with STORE_ERRORS:
             tree = await self._tree(trees, conversation, self._policy.clock().now())
         if tree is None:
             return []
@@ -256,7 +256,7 @@ class History:
         """Every conversation of the caller, most recently changed first."""
         trees, _ = self._places()
         now = self._policy.clock().now()
-        with StorageErrors():
+        with STORE_ERRORS:
             payloads = await self._policy.vault.payloads(trees, now)
         return listing(payloads)
 
@@ -273,7 +273,7 @@ class History:
         trees, place = self._places()
         now = self._policy.clock().now()
         policy = self._policy
-        with StorageErrors():
+        with STORE_ERRORS:
             if conversation is None:
                 return Hits(await search_all(policy.vault, trees, place, query, limit, now))
             name = check_conversation(conversation)

@@ -9,7 +9,7 @@ from mcpkit_storage import QuotaExceededError, RememberStoreUnavailableError, St
 
 from ._errors import HistoryQuotaError
 
-__all__ = ["StorageErrors"]
+__all__ = ["STORE_ERRORS", "StorageErrors"]
 
 logger = logging.getLogger("mcpkit.history")
 
@@ -28,8 +28,14 @@ class StorageErrors:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is None:
+            return
         if isinstance(exc, QuotaExceededError):
             raise HistoryQuotaError(self.conversation, self.scope, exc.limit, exc.allowed) from None
         if isinstance(exc, StoreUnavailableError):
             logger.warning("history store unavailable: %s", exc)  # the store's own message, for the operator
             raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
+
+
+#: The mapping of a call that writes nothing (reads, searches): one, shared, as it keeps no state.
+STORE_ERRORS = StorageErrors()

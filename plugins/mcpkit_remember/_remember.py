@@ -32,7 +32,7 @@ from mcpkit_storage import (
 
 from ._glob import Glob
 from ._policy import RememberPolicy
-from ._store_errors import StorageErrors
+from ._store_errors import STORE_ERRORS, StorageErrors
 
 __all__ = ["KeyPage", "Remember", "RememberPolicy"]
 
@@ -149,7 +149,7 @@ class Remember:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
         place = self._place(scope)
         check_key(key)
-        with StorageErrors():
+        with STORE_ERRORS:
             found = await self._policy.vault.read(place, key, self._policy.clock().now())
         return default if found is None else found.value
 
@@ -161,21 +161,21 @@ class Remember:
         """
         place = self._place(scope)
         check_key(key)
-        with StorageErrors():
+        with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now())
 
     async def forget(self, key: str, *, scope: Scope = "session") -> bool:
         """Delete the value now; True when there was one."""
         place = self._place(scope)
         check_key(key)
-        with StorageErrors():
+        with STORE_ERRORS:
             return await self._policy.vault.delete(place, key, self._policy.clock().now())
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:
         """Whether a value is kept under ``key``."""
         place = self._place(scope)
         check_key(key)
-        with StorageErrors():
+        with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now()) is not None
 
     async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
@@ -187,7 +187,7 @@ class Remember:
             glob = Glob(pattern)
         except ValueError as exc:
             raise RememberInvalidError(f"The pattern is not usable: {exc}.") from None
-        with StorageErrors():
+        with STORE_ERRORS:
             keys = await self._policy.vault.keys(place, self._policy.clock().now())
         if pattern == "*":
             return keys
@@ -262,7 +262,7 @@ class Remember:
             )
         self._check_mode(mode, weight)
         now = self._policy.clock().now()
-        with StorageErrors():
+        with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
             return await search(
                 vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota, caller=caller
@@ -282,7 +282,7 @@ class Remember:
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""
         place = self._place(scope)
-        with StorageErrors():
+        with STORE_ERRORS:
             return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
 
     async def increment(

@@ -14,7 +14,7 @@ from mcpkit_storage import (
     TurnTimeoutError,
 )
 
-__all__ = ["StorageErrors"]
+__all__ = ["STORE_ERRORS", "StorageErrors"]
 
 logger = logging.getLogger("mcpkit.remember")
 
@@ -34,6 +34,8 @@ class StorageErrors:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is None:
+            return
         if isinstance(exc, StoreUnavailableError):
             logger.warning("remember store unavailable: %s", exc)  # the store's own message, for the operator
             raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
@@ -41,3 +43,7 @@ class StorageErrors:
             raise RememberQuotaError(self.key, self.scope, exc.limit, exc.allowed, sharded=self.sharded) from None
         if isinstance(exc, TurnTimeoutError):
             raise RememberConflictError(self.key, 0, exc.timeout) from None
+
+
+#: The mapping of a call that names no key or quota (reads, searches, deletes): one, shared, as it keeps no state.
+STORE_ERRORS = StorageErrors()
