@@ -16,7 +16,7 @@ import mcpkit.http._body_limit as body_limit
 from mcpkit import Server
 from mcpkit.elicitation import DEFAULT_QUESTION_TIMEOUT
 from mcpkit.http import DEFAULT_CALLS_PER_CALLER, ConnectionLimits
-from mcpkit_remember import RememberPlugin
+from mcpkit_remember._options import RememberOptions
 from mcpkit_storage import INDEX_BYTES_PER_WORD
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,15 +64,15 @@ def test_every_page_and_heading_the_changelog_links_exists() -> None:
 
 def test_the_defaults_the_changelog_states_are_the_codes() -> None:
     served = inspect.signature(Server.http_app).parameters
-    remembered = inspect.signature(RememberPlugin.init).parameters
+    remembered = RememberOptions()
     built = inspect.signature(Server).parameters
     stated = [
         f"`calls_per_caller` ({DEFAULT_CALLS_PER_CALLER})",
         f"`question_timeout` ({DEFAULT_QUESTION_TIMEOUT:g} s)",
         f"`turn_timeout` ({built['turn_timeout'].default:g} s)",
         f"`write_timeout` ({ConnectionLimits().write_timeout:g} s)",
-        f"`max_values` ({remembered['max_values'].default:,})",
-        f"`max_bytes` ({remembered['max_bytes'].default // 2**20} MiB)",
+        f"`max_values` ({remembered.max_values:,})",
+        f"`max_bytes` ({remembered.max_bytes // 2**20} MiB)",
         f"counts {INDEX_BYTES_PER_WORD} bytes for each indexed word",
         f"Bodies over {body_limit.DEFAULT_MAX_BODY_BYTES // 1024} KiB get 413",
         f"at most {served['sessions_per_caller'].default} 2025-11-25 sessions",

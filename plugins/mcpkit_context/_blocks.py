@@ -1,13 +1,4 @@
-"""The four kinds of context block (seed 002's names), declared by the server and checked when it is built.
-
-- ``ReadOnlyBlock``: text from ``content`` (a string) or ``provider`` (``async def provider(ctx) -> str``), shown
-  in the system prompt; the agent cannot change it.
-- ``WritableBlock``: the caller's own text, at most ``max_tokens``; ``set_context`` replaces or appends to it.
-- ``SearchableBlock``: the caller's own entries (each a key and text), searched with ``search_context``; the system
-  prompt shows how many there are. ``set_context(block, content, key=...)`` adds or replaces one.
-- ``LoadableBlock``: documents (skills, runbooks) listed by title and description; ``load_context`` returns one
-  whole. ``documents`` is a mapping of key to ``Document``, or ``async def provider(ctx) -> mapping``.
-"""
+"""The four kinds of context block, declared by the server and checked when it is built (docs/context.md)."""
 
 from __future__ import annotations
 
@@ -44,6 +35,9 @@ class Document:
 
 @dataclass(frozen=True, slots=True)
 class ReadOnlyBlock:
+    """Text from ``content`` or ``async def provider(ctx) -> str``, shown in the system prompt; the agent cannot
+    change it."""
+
     name: str
     description: str
     content: str | None = None
@@ -52,6 +46,8 @@ class ReadOnlyBlock:
 
 @dataclass(frozen=True, slots=True)
 class WritableBlock:
+    """The caller's own text, at most ``max_tokens``; ``set_context`` replaces or appends to it."""
+
     name: str
     description: str
     max_tokens: int = 1000
@@ -64,6 +60,9 @@ SEARCHABLE_MAX_BYTES = 4 * 1024 * 1024
 
 @dataclass(frozen=True, slots=True)
 class SearchableBlock:
+    """The caller's own entries (a key and text each): ``set_context(block, content, key=...)`` adds or replaces one,
+    ``search_context`` finds them."""
+
     name: str
     description: str
     max_entries: int = 10_000
@@ -72,6 +71,9 @@ class SearchableBlock:
 
 @dataclass(frozen=True, slots=True)
 class LoadableBlock:
+    """Documents listed by title and description (``documents``, or ``async def provider(ctx) -> mapping``);
+    ``load_context`` returns one whole."""
+
     name: str
     description: str
     documents: Mapping[str, Document] | None = None

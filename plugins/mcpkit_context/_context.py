@@ -1,10 +1,5 @@
 """``ContextBlocks``: the ``self.context`` of one call — the server's blocks, with the caller's own writable text
-and searchable entries kept sealed in the remember store (user scope by default).
-
-``render()`` is the system prompt seed 002 shows: each block under a rule with its name, description and tags,
-a writable block's usage as ``[45% — 495/1100 tokens]``, a searchable block's entry count, a loadable block's
-listing of titles.
-"""
+and searchable entries kept sealed in the remember store (user scope by default)."""
 
 from __future__ import annotations
 
@@ -15,15 +10,11 @@ from typing import Any, Literal
 
 from mcpkit import Caller, Clock, Context
 from mcpkit_storage import (
-    INDEX_BYTES_PER_WORD,
     MAX_SEARCH_LIMIT,
     Place,
     Quota,
-    QuotaExceededError,
     RememberConflictError,
-    RememberStoreUnavailableError,
     Scope,
-    StoreUnavailableError,
     Vault,
     backoff,
     indexed_count,
@@ -34,6 +25,7 @@ from mcpkit_storage import (
 
 from ._blocks import Block, Document, LoadableBlock, ReadOnlyBlock, SearchableBlock, WritableBlock
 from ._errors import ContextInvalidError, ContextNotFoundError, ContextOverBudgetError
+from ._store_errors import STORE_ERRORS, StorageErrors
 from ._tokens import Counter
 
 __all__ = ["ContextBlocks", "ContextPolicy"]
@@ -88,7 +80,8 @@ class ContextBlocks:
         if isinstance(block, ReadOnlyBlock):
             return await block.provider(self._ctx) if block.provider is not None else str(block.content)
         if isinstance(block, WritableBlock):
-            found = await self._guarded(self._policy.vault.read(self._texts(), block.name, self._now()))
+            with STORE_ERRORS:
+                found = await self._policy.vault.read(self._texts(), block.name, self._now())
             return "" if found is None else str(found.value)
         raise ContextInvalidError(f"The block {block.name!r} has no text of its own: {_use(block)}.")
 
@@ -106,7 +99,8 @@ class ContextBlocks:
         if not isinstance(block, SearchableBlock):
             raise ContextInvalidError(f"The block {block.name!r} keeps no entries: {_use(block)}.")
         # From the index's statistics: the same cost at 2,000 entries as at one (listing keys opened every entry).
-        return int(await self._guarded(indexed_count(self._policy.vault, self._entries(block.name), self._now())))
+        with STORE_ERRORS:
+            return await indexed_count(self._policy.vault, self._entries(block.name), self._now())
 
     # -- the three tools' work ---------------------------------------------------------
 
@@ -128,20 +122,21 @@ class ContextBlocks:
             raise ContextInvalidError(f"The block {block.name!r} is one text: leave key out.")
         vault, place, now = self._policy.vault, self._texts(), self._now()
         for attempt in range(_ATTEMPTS):
-            observed = await self._guarded(vault.observe(place, block.name, now))
-            current = "" if observed.found is None else str(observed.found.value)
-            text = content if mode == "replace" else _appended(current, content)
-            tokens = self._policy.count(text)
-            if tokens > block.max_tokens:
-                raise ContextOverBudgetError(block.name, tokens, block.max_tokens, self._policy.count(current))
-            deadline = self._deadline(place, now)
-            if await self._guarded(vault.swap(place, block.name, observed, json.dumps(text), deadline, now, None)):
-                return {
-                    "block": block.name,
-                    "tokens": tokens,
-                    "max_tokens": block.max_tokens,
-                    "left": block.max_tokens - tokens,
-                }
+            with STORE_ERRORS:
+                observed = await vault.observe(place, block.name, now)
+                current = "" if observed.found is None else str(observed.found.value)
+                text = content if mode == "replace" else _appended(current, content)
+                tokens = self._policy.count(text)
+                if tokens > block.max_tokens:
+                    raise ContextOverBudgetError(block.name, tokens, block.max_tokens, self._policy.count(current))
+                deadline = self._deadline(place, now)
+                if await vault.swap(place, block.name, observed, json.dumps(text), deadline, now, None):
+                    return {
+                        "block": block.name,
+                        "tokens": tokens,
+                        "max_tokens": block.max_tokens,
+                        "left": block.max_tokens - tokens,
+                    }
             await backoff(attempt)
         raise RememberConflictError(block.name, _ATTEMPTS)
 
@@ -152,20 +147,8 @@ class ContextBlocks:
             raise ContextInvalidError(f"An entry holds at most {MAX_ENTRY_BYTES:,} bytes; split it into several keys.")
         place, now = self._entries(block.name), self._now()
         limit = Quota(block.max_entries, block.max_bytes)  # exact under concurrent writers: the store checks it
-        try:
-            deadline = self._deadline(place, now)
-            await self._guarded(self._policy.vault.write(place, key, json.dumps(content), deadline, now, limit))
-        except QuotaExceededError as exc:
-            if exc.limit == "values":
-                raise ContextInvalidError(
-                    f"The block {block.name!r} holds {block.max_entries:,} entries, its most (max_entries); replace "
-                    "an entry by its key."
-                ) from None
-            raise ContextInvalidError(
-                f"The block {block.name!r} holds {block.max_bytes:,} bytes of your entries at most (max_bytes; each "
-                f"indexed word counts {INDEX_BYTES_PER_WORD} bytes too), and this entry does not fit: replace a long "
-                "entry by its key with a shorter one."
-            ) from None
+        with StorageErrors(block):
+            await self._policy.vault.write(place, key, json.dumps(content), self._deadline(place, now), now, limit)
         return {"block": block.name, "key": key, "entries": await self.entries(block.name)}
 
     async def search(self, name: str, query: str, *, limit: int = 5) -> list[dict[str, Any]]:
@@ -174,7 +157,8 @@ class ContextBlocks:
             raise ContextInvalidError(f"The block {block.name!r} cannot be searched: {_use(block)}.")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise ContextInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
-        matches = await self._guarded(search(self._policy.vault, self._entries(block.name), query, self._now(), limit))
+        with STORE_ERRORS:
+            matches = await search(self._policy.vault, self._entries(block.name), query, self._now(), limit)
         return [{"key": match.key, "content": match.value, "score": round(match.score, 4)} for match in matches]
 
     async def load(self, name: str, key: str) -> dict[str, Any]:
@@ -194,7 +178,8 @@ class ContextBlocks:
     # -- the system prompt -------------------------------------------------------------
 
     async def render(self) -> str:
-        """Every block as the system prompt shows it."""
+        """Every block as the system prompt shows it: each under a rule with its name and description, a writable
+        block's usage as ``[45% — 495/1100 tokens]``, a searchable one's entry count, a loadable one's titles."""
         sections = [await self.render_block(name) for name in self._policy.blocks]
         return "\n".join(sections)
 
@@ -224,13 +209,6 @@ class ContextBlocks:
         """None (kept until changed), except in a session's place: at most ``session_ttl`` from now."""
         cap = self._policy.session_ttl
         return now + cap if place.session and cap is not None else None
-
-    @staticmethod
-    async def _guarded(operation: Any) -> Any:
-        try:
-            return await operation
-        except StoreUnavailableError as exc:
-            raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
 
 
 def _appended(text: str, line: str) -> str:

@@ -1,4 +1,4 @@
-"""``ContextPlugin``: context blocks (seed 002) for every tool, resource and prompt of its app, as ``self.context``."""
+"""``ContextPlugin``: context blocks for every tool, resource and prompt of its app, as ``self.context``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """Counting tokens: a tokenizer you give (``tokenizer=``), else ``tiktoken``'s ``cl100k_base`` when it is installed
-with its encoding cached locally, else an estimate of one token per 4 bytes of UTF-8 (rounded up).
-
-The estimate is what OpenAI documents for English text ("about 4 characters per token") counted in bytes, so
-accented and non-Latin text, which tokenizers split finer, counts higher rather than lower: a budget it keeps is
-kept by the real tokenizer too, within the estimate's error.
-"""
+with its encoding cached locally, else an estimate of one token per 4 bytes of UTF-8 (rounded up)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """mcpkit_history: durable per-caller conversation history (``self.history``) on the remember store."""
 
-from ._errors import HistoryBusyError, HistoryError, HistoryInvalidError, HistoryNotFoundError
+from ._errors import HistoryBusyError, HistoryError, HistoryInvalidError, HistoryNotFoundError, HistoryQuotaError
 from ._history import History, HistoryPage, Hit, Hits
 from ._messages import MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_SAVE
 from ._plugin import HistoryPlugin
@@ -15,6 +15,7 @@ __all__ = [
     "HistoryNotFoundError",
     "HistoryPage",
     "HistoryPlugin",
+    "HistoryQuotaError",
     "Hit",
     "Hits",
 ]

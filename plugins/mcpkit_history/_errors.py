@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from mcpkit import ToolError
+from mcpkit_storage import INDEX_BYTES_PER_WORD, RememberQuotaError
 
-__all__ = ["HistoryBusyError", "HistoryError", "HistoryInvalidError", "HistoryNotFoundError"]
+__all__ = ["HistoryBusyError", "HistoryError", "HistoryInvalidError", "HistoryNotFoundError", "HistoryQuotaError"]
 
 
 class HistoryError(ToolError):
@@ -46,3 +47,29 @@ class HistoryBusyError(HistoryError):
             code="HISTORY_BUSY",
         )
         self.timeout = timeout
+
+
+class HistoryQuotaError(HistoryError, RememberQuotaError):
+    """A save would take the caller past ``max_total_messages`` or ``max_total_bytes`` (``REMEMBER_QUOTA_EXCEEDED``,
+    the code of every quota); nothing was saved. A ``RememberQuotaError`` too, as history raised before."""
+
+    def __init__(self, conversation: str, scope: str, limit: str, allowed: int) -> None:
+        if limit == "values":
+            problem = (
+                f"you keep {allowed:,} messages or conversations in {scope} scope already, the most this server "
+                "allows (max_total_messages)"
+            )
+        else:
+            problem = (
+                f"it would take what you keep in {scope} scope past {allowed:,} bytes, the most this server allows "
+                f"(max_total_bytes; each indexed word of a message counts {INDEX_BYTES_PER_WORD} bytes too)"
+            )
+        ToolError.__init__(
+            self,
+            f"Cannot save to the conversation {conversation!r}: {problem}. Clear conversations that are no longer "
+            "needed (clear_history) and try again, or ask the server's operator to raise the limit.",
+            code="REMEMBER_QUOTA_EXCEEDED",
+        )
+        self.scope = scope
+        self.limit = limit
+        self.allowed = allowed

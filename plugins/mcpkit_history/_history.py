@@ -1,14 +1,5 @@
-"""``History``: the ``self.history`` of one call — the caller's conversations, kept durable, sealed and searchable.
-
-Each conversation is a tree (``_tree.Tree``, one sealed value) and its messages are sealed values of their own,
-all in the remember plugin's store under the caller's identity: ``mcpkit remember purge --user`` and ``rotate``
-reach them as they reach remembered values. Messages live in one searchable bucket per caller, keyed
-``conversation/id``, so a search across every conversation is one ranked query; a message's words, stored as
-keyed hashes only, are indexed the way remembered values are (docs/history.md).
-
-A save writes the messages first, then the tree by compare-and-set: a save is acknowledged only once both are
-in, and a message whose tree never took it (the process died in between) is never shown, searched or counted.
-"""
+"""``History``: the ``self.history`` of one call — the caller's conversations, kept durable, sealed and searchable
+(their layout and order of writes: docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -22,12 +13,8 @@ from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     Observed,
     Place,
-    QuotaExceededError,
     RememberConflictError,
     RememberInvalidError,
-    RememberQuotaError,
-    RememberStoreUnavailableError,
-    StoreUnavailableError,
     backoff,
     check_ttl,
     place_for,
@@ -40,6 +27,7 @@ from ._pages import HistoryPage, older_than, opened_cursor, path_ids, read_newes
 from ._policy import HistoryPolicy, turn
 from ._saving import create, resent
 from ._search import Hits, search_all, search_one
+from ._store_errors import STORE_ERRORS, StorageErrors
 from ._tree import Tree, chained, grown, listing
 
 __all__ = ["History", "HistoryPage", "Hit", "Hits"]
@@ -105,36 +93,33 @@ class History:
         vault = self._policy.vault
         now = self._policy.clock().now()
         written: list[str] = []
-        try:
-            seen = await vault.observe(trees, conversation, now)  # also the first compare-and-set's expectation
-            tree = None if seen.found is None else Tree.load(seen.found.value)
-            if tree is not None and await resent(self._policy.vault, place, conversation, tree, checked, now):
-                return [message["id"] for message in checked]  # this save landed already: it is not made twice
-            chain = chained(conversation, tree, checked, parent_id, self._policy.max_messages)
-            keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
-            expires_at = self._deadline(trees, now, keep)
-            for message in chain:
-                key = f"{conversation}/{message['id']}"
-                value = _json({"role": message["role"], "content": message["content"]})  # its parent: the tree
-                if message["given"]:  # an id of the caller's: never write over a message already kept under it
-                    where = (place, key, conversation, message["id"])
-                    if not await create(self._policy.vault, self._policy.quota, where, value, expires_at, now):
-                        continue  # this very message, sent again
-                else:
-                    await vault.write(place, key, value, expires_at, now, self._policy.quota)
-                written.append(key)
+        with StorageErrors(conversation, self._policy.scope):
+            try:
+                seen = await vault.observe(trees, conversation, now)  # also the first compare-and-set's expectation
+                tree = None if seen.found is None else Tree.load(seen.found.value)
+                if tree is not None and await resent(self._policy.vault, place, conversation, tree, checked, now):
+                    return [message["id"] for message in checked]  # this save landed already: it is not made twice
+                chain = chained(conversation, tree, checked, parent_id, self._policy.max_messages)
+                keep = seconds if seconds is not None else (tree.ttl if tree is not None else None)
+                expires_at = self._deadline(trees, now, keep)
+                for message in chain:
+                    key = f"{conversation}/{message['id']}"
+                    value = _json({"role": message["role"], "content": message["content"]})  # its parent: the tree
+                    if message["given"]:  # an id of the caller's: never write over a message already kept under it
+                        where = (place, key, conversation, message["id"])
+                        if not await create(self._policy.vault, self._policy.quota, where, value, expires_at, now):
+                            continue  # this very message, sent again
+                    else:
+                        await vault.write(place, key, value, expires_at, now, self._policy.quota)
+                    written.append(key)
 
-            def grow(current: Tree | None) -> Tree:
-                return grown(conversation, current, chain, parent_id, now, seconds, expires_at)
+                def grow(current: Tree | None) -> Tree:
+                    return grown(conversation, current, chain, parent_id, now, seconds, expires_at)
 
-            await self._change_tree(trees, conversation, now, grow, seen=seen)
-        except BaseException as exc:
-            await self._discard(place, written, now)  # a save that did not land leaves nothing behind
-            if isinstance(exc, QuotaExceededError):
-                raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
-            if isinstance(exc, StoreUnavailableError):
-                raise _unavailable(exc) from None
-            raise
+                await self._change_tree(trees, conversation, now, grow, seen=seen)
+            except BaseException:
+                await self._discard(place, written, now)  # a save that did not land leaves nothing behind
+                raise
         return [message["id"] for message in chain]
 
     async def _discard(self, place: Place, keys: list[str], now: float) -> None:
@@ -165,7 +150,7 @@ class History:
         summary_message = checked_messages([{"role": "system", "content": summary}], self._policy.max_message_bytes)
         trees, place = self._places()
         now = self._policy.clock().now()
-        try:
+        with StorageErrors(conversation, self._policy.scope):
             tree = await self._tree(trees, conversation, now)
             if tree is None or through_id not in tree.parents():
                 raise HistoryNotFoundError(conversation, through_id)
@@ -185,19 +170,10 @@ class History:
                 return tree
 
             await self._change_tree(trees, conversation, now, compacted)
-        except QuotaExceededError as exc:
-            raise RememberQuotaError(conversation, self._policy.scope, exc.limit, exc.allowed) from None
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
         return summary_id
 
     async def clear(self, conversation: str) -> int:
-        """Delete the conversation: every message, summary and index entry of it; how many messages went.
-
-        The tree is replaced by an empty one by compare-and-set, then the messages of the tree it replaced are
-        deleted: a save that lands meanwhile either comes before (and is deleted with the rest) or after (and
-        starts the conversation again).
-        """
+        """Delete the conversation: every message, summary and index entry of it; how many messages went."""
         conversation = check_conversation(conversation)
         trees, place = self._places()
         now = self._policy.clock().now()
@@ -210,13 +186,14 @@ class History:
             return Tree(created_at=now, updated_at=now, deadline=now + CLEARED_SECONDS)
 
         try:
-            await self._change_tree(trees, conversation, now, emptied)
-            [tree] = replaced
-            await self._policy.vault.delete_many(place, [f"{conversation}/{node}" for node in tree.everything()], now)
+            with StorageErrors(conversation, self._policy.scope):
+                await self._change_tree(trees, conversation, now, emptied)
+                [tree] = replaced
+                await self._policy.vault.delete_many(
+                    place, [f"{conversation}/{node}" for node in tree.everything()], now
+                )
         except _NothingToClear:
             return 0
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
         return len(tree.nodes)
 
     # -- reading ---------------------------------------------------------------------
@@ -235,12 +212,10 @@ class History:
         trees, place = self._places()
         now = self._policy.clock().now()
         async with turn(self._policy, self._policy.vault.keyring.owner_for(place.identity)):
-            try:
+            with STORE_ERRORS:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, compacted, limit)
                 found, _ = await read_newest(self._policy.vault, place, conversation, ids, now, None)
-            except StoreUnavailableError as exc:
-                raise _unavailable(exc) from None
         parents = {} if tree is None else tree.parents()
         return [message_of(node, value, parents.get(node)) for node, value in found]
 
@@ -258,15 +233,13 @@ class History:
             leaf_id = before[0]
         now = self._policy.clock().now()
         async with turn(self._policy, owner):
-            try:
+            with STORE_ERRORS:
                 tree = await self._tree(trees, conversation, now)
                 ids = path_ids(tree, conversation, leaf_id, True, limit)
                 if before is not None:
                     ids = older_than(ids, before[1], conversation)
                 vault, most = self._policy.vault, self._policy.max_load_bytes
                 found, left = await read_newest(vault, place, conversation, ids, now, most)
-            except StoreUnavailableError as exc:
-                raise _unavailable(exc) from None
         parents = {} if tree is None else tree.parents()
         messages = [message_of(node, value, parents.get(node)) for node, value in found]
         more = left > 0 and bool(found)
@@ -278,10 +251,8 @@ class History:
         """The ends of the conversation's branches, newest first: ``{"id", "depth"}`` (the root is depth 1)."""
         conversation = check_conversation(conversation)
         trees, _ = self._places()
-        try:
+        with STORE_ERRORS:
             tree = await self._tree(trees, conversation, self._policy.clock().now())
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
         if tree is None:
             return []
         return [{"id": leaf, "depth": len(tree.path(leaf))} for leaf in tree.leaves()]
@@ -290,10 +261,8 @@ class History:
         """Every conversation of the caller, most recently changed first."""
         trees, _ = self._places()
         now = self._policy.clock().now()
-        try:
+        with STORE_ERRORS:
             payloads = await self._policy.vault.payloads(trees, now)
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
         return listing(payloads)
 
     async def search(self, query: str, *, conversation: str | None = None, limit: int = 10) -> Hits:
@@ -309,15 +278,13 @@ class History:
         trees, place = self._places()
         now = self._policy.clock().now()
         policy = self._policy
-        try:
+        with STORE_ERRORS:
             if conversation is None:
                 return Hits(await search_all(policy.vault, trees, place, query, limit, now))
             name = check_conversation(conversation)
             async with turn(policy, policy.vault.keyring.owner_for(place.identity)):
                 most = policy.max_search_bytes
                 return await search_one(policy.vault, policy.analyzer, trees, place, name, query, limit, now, most)
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
 
     # -- the tree ----------------------------------------------------------------------
 
@@ -351,11 +318,6 @@ class History:
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
-    logger.warning("history store unavailable: %s", exc)
-    return RememberStoreUnavailableError(maybe_applied=exc.maybe_applied)
 
 
 def _checked_limit(limit: object) -> int | None:

@@ -1,8 +1,5 @@
 """Reading a conversation a bounded piece at a time, newest first, so that one long conversation never holds up the
-other callers: messages are read in batches of ``BATCH`` (one store round trip each), opened (decrypted and parsed)
-in a worker thread, and a page stops at ``max_load_bytes`` of content; its sealed cursor continues with the older
-messages. (Before, one ``load_history`` of a 60 MB conversation stalled every other call for about a second.)
-"""
+other callers; a page's sealed cursor continues with the older messages."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
 """Searching a caller's conversations: across all of them with the blind index (one ranked query of the bucket
-every message lives in), or within one conversation by opening its messages and ranking them in the process.
-
-A match counts only when its conversation's tree holds it: a message whose save died between writing it and
-changing the tree is never found. Trees are read as membership indexes (``Members``), not built.
-"""
+every message lives in), or within one conversation by opening its messages and ranking them in the process."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
 """A conversation's tree: which message follows which, in the order they were saved, and its compactions.
 
-The tree is one sealed value per conversation (the messages themselves are values of their own), so reading a
-path is two round trips however long the conversation: the tree, then the path's messages in one batch. It is
-changed only by compare-and-set, so two appends at once both land. Saving a message after one that already has
-children starts a branch; the newest leaf is the message saved last (nothing saved later can be its child).
+One sealed value per conversation, changed only by compare-and-set (docs/architecture.md says why).
 """
 
 from __future__ import annotations

@@ -21,12 +21,13 @@ from mcpkit_storage import (
 )
 
 from ._errors import RememberScopeNotAllowedError
-from ._plugin import RememberPlugin
+from ._plugin import NOTES_NAMESPACE, RememberPlugin
 from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
 
 __all__ = [
     "MODES",
+    "NOTES_NAMESPACE",
     "SCOPES",
     "STORE_URLS",
     "Explanation",

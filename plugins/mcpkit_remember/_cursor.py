@@ -1,9 +1,7 @@
 """Paging cursors for ``Remember.page`` (``list_memories``, ``list_memory_keys``), bound to one caller and scope.
 
-A cursor says "continue after this key", sealed with the storage layer's ``CursorSeal`` (AES-256-GCM under a key
-derived from the primary secret for this purpose alone), so it shows a client neither the key it continues after
-nor the owner hash a store files values under, and a changed, truncated or foreign cursor is refused with an
-error that says what to do.
+A cursor says "continue after this key", sealed (``CursorSeal``) so that it shows a client nothing and a changed or
+foreign one is refused.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """``Glob``: shell-style patterns over keys (``*``, ``?``, ``[...]``), matched in time linear in the key.
 
-``fnmatch`` compiles a pattern into a regular expression, and the regular expression
-compiler is slow on wide character classes: a 255-character pattern of classes
-spanning U+0100-U+10FFFF took about 0.2 s, and every distinct pattern is compiled
-afresh — caller-controlled CPU on the event loop. This matcher never compiles
-anything: the pattern becomes a list of one-character tokens and the positions
-where a ``*`` may consume characters, and a key is matched by simulating the
-pattern's automaton with one integer as the set of live positions (bit-parallel,
-as in Shift-And). Each character of a key costs a few integer operations. The
-positions that accept a character are one lookup for literals and ``?`` (worked
-out when the pattern is parsed) plus a test of each ``[...]`` class, done once
-per distinct character of the keys listed; a pattern may hold at most
-``MAX_CLASSES`` classes. The semantics are ``fnmatch.fnmatchcase``'s (its test
-suite compares the two).
+``fnmatch.fnmatchcase``'s semantics without compiling a regular expression (docs/architecture.md says why).
 """
 
 from __future__ import annotations

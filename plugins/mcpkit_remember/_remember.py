@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -18,15 +17,10 @@ from mcpkit_storage import (
     Found,
     Matches,
     Place,
-    QuotaExceededError,
     RememberConflictError,
     RememberInvalidError,
-    RememberQuotaError,
-    RememberStoreUnavailableError,
     Scope,
     SearchMode,
-    StoreUnavailableError,
-    TurnTimeoutError,
     backoff,
     check_key,
     check_scope,
@@ -38,10 +32,9 @@ from mcpkit_storage import (
 
 from ._glob import Glob
 from ._policy import RememberPolicy
+from ._store_errors import STORE_ERRORS, StorageErrors
 
 __all__ = ["KeyPage", "Remember", "RememberPolicy"]
-
-logger = logging.getLogger("mcpkit.remember")
 
 #: Compare-and-set attempts before giving up; only writers in other processes make them fail.
 _UPDATE_ATTEMPTS = 64
@@ -58,12 +51,6 @@ class KeyPage(NamedTuple):
 
     keys: list[str]
     next_cursor: str | None
-
-
-def _unavailable(exc: StoreUnavailableError) -> RememberStoreUnavailableError:
-    """The error the client sees for an unreachable store (logged with the store's own message)."""
-    logger.warning("remember store unavailable: %s", exc)
-    return RememberStoreUnavailableError(maybe_applied=exc.maybe_applied)
 
 
 class Remember:
@@ -126,12 +113,8 @@ class Remember:
         vault = self._policy.vault
         vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
-        try:
+        with StorageErrors(key, scope, vault.sharded(place)):
             await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
-        except QuotaExceededError as exc:
-            raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
 
     async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
         """Keep each value of ``values`` (key -> any JSON value) as ``set`` does; with an embedder their texts are
@@ -155,29 +138,19 @@ class Remember:
             vectors = await vault.semantic.vectors(list(texts.items()), caller=self._share(place))
         now = self._policy.clock().now()  # one deadline for the batch: its vectors' shards are written first
         deadline = self._deadline(place, deadline_ttl, now)
-        try:
+        with StorageErrors(next(iter(texts), ""), scope, sharded=True):
             sharded = await vault.shard_batch(place, dict(zip(texts, vectors, strict=True)), deadline, now, quota)
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
-        except QuotaExceededError as exc:
-            raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed, sharded=True) from None
         for (key, text), vector in zip(texts.items(), vectors, strict=True):
             now = self._policy.clock().now()  # each its own moment, as when each is set: the last is the newest
-            try:
+            with StorageErrors(key, scope, vault.sharded(place)):
                 await vault.write(place, key, text, deadline, now, quota, vector, shard=not sharded)
-            except StoreUnavailableError as exc:
-                raise _unavailable(exc) from None
-            except QuotaExceededError as exc:
-                raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
         place = self._place(scope)
         check_key(key)
-        try:
+        with STORE_ERRORS:
             found = await self._policy.vault.read(place, key, self._policy.clock().now())
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
         return default if found is None else found.value
 
     async def lookup(self, key: str, *, scope: Scope = "session") -> Found | None:
@@ -188,28 +161,22 @@ class Remember:
         """
         place = self._place(scope)
         check_key(key)
-        try:
+        with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now())
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
 
     async def forget(self, key: str, *, scope: Scope = "session") -> bool:
         """Delete the value now; True when there was one."""
         place = self._place(scope)
         check_key(key)
-        try:
+        with STORE_ERRORS:
             return await self._policy.vault.delete(place, key, self._policy.clock().now())
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:
         """Whether a value is kept under ``key``."""
         place = self._place(scope)
         check_key(key)
-        try:
+        with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now()) is not None
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
 
     async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
         """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case)."""
@@ -220,10 +187,8 @@ class Remember:
             glob = Glob(pattern)
         except ValueError as exc:
             raise RememberInvalidError(f"The pattern is not usable: {exc}.") from None
-        try:
+        with STORE_ERRORS:
             keys = await self._policy.vault.keys(place, self._policy.clock().now())
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
         if pattern == "*":
             return keys
         if len(keys) * len(pattern) < _MATCH_ON_LOOP:
@@ -297,13 +262,11 @@ class Remember:
             )
         self._check_mode(mode, weight)
         now = self._policy.clock().now()
-        try:
+        with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
             return await search(
                 vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota, caller=caller
             )
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
 
     def _check_mode(self, mode: object, weight: object) -> None:
         if mode is not None and mode not in MODES:
@@ -319,10 +282,8 @@ class Remember:
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``; returns how many values went."""
         place = self._place(scope)
-        try:
+        with STORE_ERRORS:
             return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
 
     async def increment(
         self, key: str, by: int | float = 1, *, scope: Scope = "session", ttl: float | None = None
@@ -361,31 +322,25 @@ class Remember:
         vault, quota = self._policy.vault, self._policy.quota
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
-        if not locks.take(turn):
-            try:
+        with StorageErrors(key, scope, vault.sharded(place)):
+            if not locks.take(turn):
                 await locks.wait(turn)
-            except TurnTimeoutError as exc:
-                raise RememberConflictError(key, 0, exc.timeout) from None
-        try:
-            for attempt in range(_UPDATE_ATTEMPTS):
-                now = self._policy.clock().now()
-                observed = await vault.observe(place, key, now)
-                found = observed.found
-                new = fn(default if found is None else found.value)
-                if type(new) not in _PLAIN and inspect.isawaitable(new):
-                    new = await new
-                text = encode_value(key, new, self._policy.max_value_bytes)
-                deadline = self._deadline(place, ttl, now, found)
-                if vault.semantic is not None and text not in vectors:
-                    vectors[text] = await vault.vector(place, key, text, self._share(place))
-                vector = vectors.get(text, b"")
-                if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
-                    return new
-                await backoff(attempt)  # another process wrote first: wait a little, and read again
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
-        except QuotaExceededError as exc:
-            raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
-        finally:
-            locks.give(turn)
+            try:
+                for attempt in range(_UPDATE_ATTEMPTS):
+                    now = self._policy.clock().now()
+                    observed = await vault.observe(place, key, now)
+                    found = observed.found
+                    new = fn(default if found is None else found.value)
+                    if type(new) not in _PLAIN and inspect.isawaitable(new):
+                        new = await new
+                    text = encode_value(key, new, self._policy.max_value_bytes)
+                    deadline = self._deadline(place, ttl, now, found)
+                    if vault.semantic is not None and text not in vectors:
+                        vectors[text] = await vault.vector(place, key, text, self._share(place))
+                    vector = vectors.get(text, b"")
+                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
+                        return new
+                    await backoff(attempt)  # another process wrote first: wait a little, and read again
+            finally:
+                locks.give(turn)
         raise RememberConflictError(key, _UPDATE_ATTEMPTS)

@@ -32,8 +32,7 @@ class ToolsConfig:
     ``default_scope``: the scope of a call that names none; one of ``allowed_scopes``, by default the first allowed of
     session, user, tool and global (so never global while another is allowed).
     ``anonymous_writes``: whether callers who did not sign in may keep (and forget) values through these
-    tools. Off by default: global scope is shared by every caller, and every new 2025-11-25 session is a new
-    owner with quotas of its own, so either would be a write surface open to anyone who can reach the server.
+    tools; off by default (docs/memory-tools.md says why).
     """
 
     enabled: bool = False

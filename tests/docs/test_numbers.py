@@ -52,10 +52,11 @@ import mcpkit_context._tokens as context_tokens
 import mcpkit_helpdesk._drafts as helpdesk_drafts
 import mcpkit_helpdesk._startup as helpdesk_startup
 import mcpkit_history._history as history
+import mcpkit_history._options as history_options
 import mcpkit_history._pages as history_pages
-import mcpkit_history._plugin as history_plugin
 import mcpkit_history._policy as history_policy
 import mcpkit_remember._glob as glob
+import mcpkit_remember._options as remember_options
 import mcpkit_remember._plugin as plugin
 import mcpkit_remember._remember as remember
 import mcpkit_remember._tools as memory_tools
@@ -163,9 +164,9 @@ UPDATE_ATTEMPTS = remember._UPDATE_ATTEMPTS
 MINILM_VECTOR_BYTES = embedder._HEAD_BYTES + MiniLM.dimensions
 #: What a MiniLM vector adds to an entry: the vector, its length and the mark after it.
 MINILM_ENTRY_GROWTH = MINILM_VECTOR_BYTES + payload.VECTOR_LENGTH.size + len(payload.VECTOR_MARK)
-SESSION_TTL = "day" if plugin.DEFAULT_SESSION_TTL == 86400 else f"{plugin.DEFAULT_SESSION_TTL} s"
+SESSION_TTL = "day" if remember_options.DEFAULT_SESSION_TTL == 86400 else f"{remember_options.DEFAULT_SESSION_TTL} s"
 EXPIRY_MARGIN = words(redis_store.EXPIRY_MARGIN_MS / 1000, "seconds")
-MAX_VALUE_BYTES = default_of(RememberPlugin.init, "max_value_bytes")
+MAX_VALUE_BYTES = remember_options.RememberOptions().max_value_bytes
 #: How much of the session table anonymous callers may hold on a server that also signs callers in.
 ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(signed_in_too=True).max_anonymous]
 
@@ -177,7 +178,7 @@ STATED = [
     # keys, values, ttls
     Stated("remember.md", "**Keys** are 1 to {} printable characters", values.MAX_KEY_LENGTH),
     Stated("memory-tools.md", "A `key` is 1 to {} characters", values.MAX_KEY_LENGTH),
-    Stated("history.md", "| {:,} and", history_plugin.DEFAULT_MAX_TOTAL_MESSAGES),
+    Stated("history.md", "| {:,} and", history_options.DEFAULT_MAX_TOTAL_MESSAGES),
     Stated("scaling.md", "sealed bytes and {} bytes for each", stores_base.INDEX_BYTES_PER_WORD),
     Stated("scaling.md", "indexes at most its first {:,} distinct terms", index.MAX_TERMS_PER_VALUE),
     Stated(
@@ -198,10 +199,11 @@ STATED = [
     Stated("resources.md", "listen_per_caller={},", subscriptions.LISTEN_PER_CALLER),
     Stated("resources.md", "listen_total={}))` (the defaults)", subscriptions.LISTEN_TOTAL),
     Stated("context.md", "one token per {} bytes of UTF-8", context_tokens.BYTES_PER_TOKEN),
+    Stated("architecture.md", '("about {} characters per token")', context_tokens.BYTES_PER_TOKEN),
     Stated("progress-and-logging.md", "keeps the last {:,} events", event_log.MAX_EVENTS),
     Stated("progress-and-logging.md", "events ({} of messages)", mib(event_log.MAX_BYTES)),
     Stated("progress-and-logging.md", "and {} per session", mib(event_log.SESSION_BYTES)),
-    Stated("history.md", "| `session_ttl` | a {} |", "day" if history_plugin.DEFAULT_SESSION_TTL == 86400 else "?"),
+    Stated("history.md", "| `session_ttl` | a {} |", "day" if history_options.DEFAULT_SESSION_TTL == 86400 else "?"),
     Stated("stores.md", "`statement_timeout` {} s", postgres_store.STATEMENT_TIMEOUT_MS // 1000),
     Stated("stores.md", "`lock_timeout` {} s", postgres_store.LOCK_TIMEOUT_MS // 1000),
     Stated("stores.md", "`idle_in_transaction_session_timeout` {} s", postgres_store.IDLE_IN_TRANSACTION_MS // 1000),
@@ -246,7 +248,7 @@ STATED = [
     Stated("stores.md", "to {} connections per instance", postgres_store.MAX_CONNECTIONS),
     Stated("stores.md", "waiting at most {:g} s for one", postgres_store.POOL_TIMEOUT),
     Stated("stores.md", "`max_connections` for {} per instance", postgres_store.MAX_CONNECTIONS),
-    Stated("history.md", "and {} | What one caller keeps", mib(history_plugin.DEFAULT_MAX_TOTAL_BYTES)),
+    Stated("history.md", "and {} | What one caller keeps", mib(history_options.DEFAULT_MAX_TOTAL_BYTES)),
     Stated("history.md", "(`m_` and {} hex digits)", len(new_id()) - 2),
     Stated("reliability.md", "its sealed bytes and {} bytes for each", stores_base.INDEX_BYTES_PER_WORD),
     Stated("reliability.md", "URIs of at most {:,} characters, dropped", subscriptions.MAX_URI_CHARS),
@@ -268,7 +270,10 @@ STATED = [
     Stated("errors.md", "or nests more than {} levels deep", values.MAX_DEPTH),
     Stated("remember.md", "at most {:,} (100 years)", values.MAX_TTL),
     Stated("errors.md", "or is over {} years", int(values.MAX_TTL // (365.25 * 24 * 3600))),
-    Stated("remember.md", "max_value_bytes={}, tools=None", MAX_VALUE_BYTES),
+    Stated("remember.md", "max_value_bytes={}, max_values=", MAX_VALUE_BYTES),
+    Stated("remember.md", "max_values={}, max_bytes=", remember_options.DEFAULT_MAX_VALUES),
+    Stated("remember.md", "max_bytes={}, session_ttl=", remember_options.DEFAULT_MAX_BYTES),
+    Stated("remember.md", "session_ttl={}, tools=None", int(remember_options.DEFAULT_SESSION_TTL)),
     Stated("errors.md", "`max_value_bytes` ({} by default)", kib(MAX_VALUE_BYTES)),
     # secrets and keys
     Stated("remember.md", "At least {} characters each.", backing.MIN_SECRET_LENGTH),
@@ -317,10 +322,10 @@ STATED = [
     Stated("stores.md", "a **key**: {} hex digits", keyring.NAME_HEX_CHARS),
     Stated("remember.md", "truncated to {} hex digits. Two callers'", keyring.NAME_HEX_CHARS),
     # quotas and the lifetime of session values
-    Stated("remember.md", "`max_values` values (default {:,})", plugin.DEFAULT_MAX_VALUES),
-    Stated("errors.md", "`max_values` values ({:,} by default)", plugin.DEFAULT_MAX_VALUES),
-    Stated("remember.md", "`max_bytes` bytes of sealed values (default {})", mib(plugin.DEFAULT_MAX_BYTES)),
-    Stated("errors.md", "`max_bytes` bytes ({} by default)", mib(plugin.DEFAULT_MAX_BYTES)),
+    Stated("remember.md", "`max_values` values (default {:,})", remember_options.DEFAULT_MAX_VALUES),
+    Stated("errors.md", "`max_values` values ({:,} by default)", remember_options.DEFAULT_MAX_VALUES),
+    Stated("remember.md", "`max_bytes` bytes of sealed values (default {})", mib(remember_options.DEFAULT_MAX_BYTES)),
+    Stated("errors.md", "`max_bytes` bytes ({} by default)", mib(remember_options.DEFAULT_MAX_BYTES)),
     Stated("remember.md", "`session_ttl` seconds (default one {})", SESSION_TTL),
     Stated("ttl.md", "after its last write — one {} by default", SESSION_TTL),
     Stated("scopes.md", "`session_ttl` (one {} by default)", SESSION_TTL),
@@ -417,8 +422,8 @@ STATED = [
     Stated("deployment.md", "tries Redis again after {}: an outage", words(shared_limits.RETRY_SECONDS, "seconds")),
     Stated("deployment.md", "The default, {}, is sized", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
     Stated("deployment.md", "At {}, 10 s asks", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
-    Stated("deployment.md", "stores by default ({} as JSON)", kib(plugin.DEFAULT_MAX_VALUE_BYTES)),
-    Stated("deployment.md", "is above the default {}: it asks", kib(plugin.DEFAULT_MAX_VALUE_BYTES)),
+    Stated("deployment.md", "stores by default ({} as JSON)", kib(remember_options.DEFAULT_MAX_VALUE_BYTES)),
+    Stated("deployment.md", "is above the default {}: it asks", kib(remember_options.DEFAULT_MAX_VALUE_BYTES)),
     Stated("deployment.md", "three times that plus {}, so", kib(plugin.REQUEST_ROOM_BYTES)),
     Stated("deployment.md", "the `mcp` SDK alone accepts {}, and", mib(DEFAULT_MAX_REQUEST_BODY_SIZE)),
     Stated("deployment.md", "| Request head | {} |", kib(connections.MAX_HEADER_BYTES)),
@@ -461,8 +466,8 @@ STATED = [
     Stated("reliability.md", "| `question_timeout` | {} s for an answer", int(DEFAULT_QUESTION_TIMEOUT)),
     Stated("reliability.md", "| `turn_timeout` | {} s for a turn", int(DEFAULT_TURN_TIMEOUT)),
     Stated("reliability.md", "| `max_body_bytes` | {} (more if", kib(body_limit.DEFAULT_MAX_BODY_BYTES)),
-    Stated("reliability.md", "| `max_values`, `max_bytes` | {:,} values,", plugin.DEFAULT_MAX_VALUES),
-    Stated("reliability.md", "values, {} per caller and scope", mib(plugin.DEFAULT_MAX_BYTES)),
+    Stated("reliability.md", "| `max_values`, `max_bytes` | {:,} values,", remember_options.DEFAULT_MAX_VALUES),
+    Stated("reliability.md", "values, {} per caller and scope", mib(remember_options.DEFAULT_MAX_BYTES)),
     Stated("reliability.md", "`STOP_SECONDS` ({} s)", int(task_worker.STOP_SECONDS)),
     Stated("reliability.md", "`EMBED_TIMEOUT_SECONDS` ({} s) per call", int(semantic.EMBED_TIMEOUT_SECONDS)),
     Stated("deployment.md", "anonymous callers together hold at most {} of `max_sessions`", ANONYMOUS_SHARE),

@@ -1,0 +1,49 @@
+"""``StorageErrors``: storage's low-level errors become the remember errors a client sees, in one place."""
+
+from __future__ import annotations
+
+import logging
+from types import TracebackType
+
+from mcpkit_storage import (
+    QuotaExceededError,
+    RememberConflictError,
+    RememberQuotaError,
+    RememberStoreUnavailableError,
+    StoreUnavailableError,
+    TurnTimeoutError,
+)
+
+__all__ = ["STORE_ERRORS", "StorageErrors"]
+
+logger = logging.getLogger("mcpkit.remember")
+
+
+class StorageErrors:
+    """``with StorageErrors(key, scope):`` turns an unreachable store, a quota and a turn that never came into
+    ``REMEMBER_STORE_UNAVAILABLE``, ``REMEMBER_QUOTA_EXCEEDED`` (naming ``key``) and ``REMEMBER_CONFLICT``."""
+
+    __slots__ = ("key", "scope", "sharded")
+
+    def __init__(self, key: str = "", scope: str = "", sharded: bool = False) -> None:
+        self.key = key
+        self.scope = scope
+        self.sharded = sharded  # for a quota's message: whether the scope keeps vector shards, which count too
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if exc is None:
+            return
+        if isinstance(exc, StoreUnavailableError):
+            logger.warning("remember store unavailable: %s", exc)  # the store's own message, for the operator
+            raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
+        if isinstance(exc, QuotaExceededError):
+            raise RememberQuotaError(self.key, self.scope, exc.limit, exc.allowed, sharded=self.sharded) from None
+        if isinstance(exc, TurnTimeoutError):
+            raise RememberConflictError(self.key, 0, exc.timeout) from None
+
+
+#: The mapping of a call that names no key or quota (reads, searches, deletes): one, shared, as it keeps no state.
+STORE_ERRORS = StorageErrors()
