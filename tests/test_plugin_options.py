@@ -93,7 +93,7 @@ def test_every_option_reaches_the_plugin_whichever_way_it_is_built(case: Options
     built = case.plugin(None, **case.every)
     initialised = case.plugin.init(**case.every)
 
-    assert built.options == initialised.options == case.options(**case.every)
+    assert built._options == initialised._options == case.options(**case.every)
 
 
 @PLUGINS
