@@ -109,6 +109,8 @@ async def test_a_host_without_the_extension_sees_the_tools_as_if_there_were_no_v
     assert (await plain.call_tool("draft_reply", {"text": "Hi!"})) == (
         await host.call_tool("draft_reply", {"text": "Hi!"})
     )
+    assert await plain.list_resources() == []  # nor the view, which it could not show
+    assert await plain.read("ui://helpdesk/draft") == DRAFT_HTML  # though it may read it, as any resource
     with pytest.raises(AssertionError, match=r"call_as\(\.\.\., ui=True\)"):
         await plain.view_of("draft_reply")
 
@@ -141,11 +143,11 @@ async def test_the_server_advertises_the_extension_on_2026_07_28_when_it_has_vie
     assert "io.modelcontextprotocol/ui" not in (without["capabilities"].get("extensions") or {})
 
 
-async def test_on_2025_11_25_the_views_are_found_through_the_tools_as_the_handshake_has_no_extensions() -> None:
+async def test_on_2025_11_25_the_handshake_has_no_extensions_so_hosts_find_views_through_the_tools() -> None:
     shown = await listing(Server([ViewsApp], allow_anonymous=True), "2025-11-25")
 
     assert "extensions" not in shown["capabilities"]  # that era's ServerCapabilities has no such field
-    assert [resource["mimeType"] for resource in shown["resources"]] == ["text/html;profile=mcp-app"]
+    # ... and a host that declares the extension there is listed the tools' _meta.ui (the tests above, in both eras)
 
 
 @tool(name="plain", description="A tool shown in no view.")

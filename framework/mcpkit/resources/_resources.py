@@ -42,7 +42,7 @@ from ..completion import completers_of
 from ..core import CallState, Context, ResourceOptions
 from ..elicitation import InputNeeded
 from ..subscriptions import Services, switched
-from ..ui import MIME_TYPE, View, checked_view
+from ..ui import MIME_TYPE, View, checked_view, declares_ui
 
 __all__ = ["BoundResource", "ResourceContext", "ResourceNotFoundError", "ResourceSpec", "Resources", "build_resource"]
 
@@ -243,7 +243,8 @@ class Resources:
     ) -> types.ListResourcesResult:
         if self._services is not None:
             self._services.list_changes.listed("resources", ctx)
-        listed = [b.spec.wire for b in self._static.values()]
+        shows_views = declares_ui(ctx.session.client_capabilities)  # else views are left out, as from tools/list
+        listed = [b.spec.wire for b in self._static.values() if shows_views or b.spec.view is None]
         items, cursor = page(listed, params.cursor if params else None, "resources")
         return types.ListResourcesResult(resources=items, next_cursor=cursor)  # type: ignore[arg-type]
 
