@@ -42,16 +42,16 @@ async def shown_view(client: _Lists, tool: str) -> ShownView:
     if tool not in listed:
         raise AssertionError(f"{client.name} is not listed a tool {tool!r}; it is listed {sorted(listed)}.")
     ui = (listed[tool].meta or {}).get("ui")
-    uri = ui.get("resourceUri") if isinstance(ui, dict) else None
-    if not isinstance(uri, str):
+    if not isinstance(ui, dict) or not isinstance(ui.get("resourceUri"), str):
         raise AssertionError(
             f"{tool!r} has no view for {client.name}: its _meta.ui is {ui!r:.200} (a client must declare the "
             "MCP Apps extension to see views: call_as(..., ui=True))."
         )
+    uri: str = ui["resourceUri"]
     contents = (await client.read_resource(uri)).contents
     if len(contents) != 1 or not isinstance(contents[0], types.TextResourceContents):
         raise AssertionError(f"{uri} read as {len(contents)} contents, not one text: {contents!r:.200}")
     content = contents[0]
     shown = (content.meta or {}).get("ui")
-    visibility = tuple(ui.get("visibility", ("model", "app")))  # type: ignore[union-attr]  # a dict, checked above
+    visibility = tuple(ui.get("visibility", ("model", "app")))
     return ShownView(uri, visibility, content.text, content.mime_type, shown if isinstance(shown, dict) else {})
