@@ -27,6 +27,7 @@ INNER_RANKS = {
         "mcpkit.core": 4,
         "mcpkit.http": 5,
         "mcpkit.completion": 5,
+        "mcpkit.ui": 5,
         "mcpkit.tools": 6,
         "mcpkit.resources": 6,
         "mcpkit.prompts": 6,

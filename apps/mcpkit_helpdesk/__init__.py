@@ -10,7 +10,7 @@ import os
 
 from mcpkit import Server
 
-from ._apps import HELP_DESK_TOOLS, assistant_app, help_desk_app
+from ._apps import HELP_DESK_TOOLS, HELP_DESK_VIEW_TOOLS, assistant_app, help_desk_app
 from ._banner import BannerResource, GetBanner, SetBanner
 from ._conversations import NOTES_TOKENS, RUNBOOKS, conversations_app
 from ._drafts import DRAFT_TTL, SEND_SCOPE, DraftResource, GetDraft, SaveDraft, SendReply
@@ -23,7 +23,7 @@ from ._identity_provider import (
 from ._keys import DEMO_KEYS, KEYS_VARIABLE, AgentKeys, load_keys, parse_keys
 from ._prompts import ReplyToTicket
 from ._server import create_oauth_server, create_server
-from ._signature import DEFAULT_SIGNATURE, DraftReply, SetSignature
+from ._signature import DEFAULT_SIGNATURE, SIGNATURE_EDITOR, DraftReply, GetSignature, SetSignature, SignatureEditor
 from ._startup import client_snippet, connect_url, oauth_startup_message, startup_message
 from ._tickets import QUEUE, CurrentTicket, NextTicket, WorkOn
 
@@ -33,11 +33,13 @@ __all__ = [
     "DEMO_PASSWORDS",
     "DRAFT_TTL",
     "HELP_DESK_TOOLS",
+    "HELP_DESK_VIEW_TOOLS",
     "KEYS_VARIABLE",
     "NOTES_TOKENS",
     "QUEUE",
     "RUNBOOKS",
     "SEND_SCOPE",
+    "SIGNATURE_EDITOR",
     "AgentKeys",
     "BannerResource",
     "CurrentTicket",
@@ -45,6 +47,7 @@ __all__ = [
     "DraftResource",
     "GetBanner",
     "GetDraft",
+    "GetSignature",
     "IdentityProvider",
     "IdentityProviderUnavailable",
     "NextTicket",
@@ -53,6 +56,7 @@ __all__ = [
     "SendReply",
     "SetBanner",
     "SetSignature",
+    "SignatureEditor",
     "WorkOn",
     "assistant_app",
     "client_snippet",

@@ -10,10 +10,10 @@ from mcpkit_remember import RememberPlugin, StoreConfig
 from ._banner import BannerResource, GetBanner, SetBanner
 from ._drafts import DraftResource, GetDraft, SaveDraft, SendReply
 from ._prompts import ReplyToTicket
-from ._signature import DraftReply, SetSignature
+from ._signature import DraftReply, GetSignature, SetSignature, SignatureEditor
 from ._tickets import CurrentTicket, NextTicket, WorkOn
 
-__all__ = ["HELP_DESK_TOOLS", "assistant_app", "help_desk_app"]
+__all__ = ["HELP_DESK_TOOLS", "HELP_DESK_VIEW_TOOLS", "assistant_app", "help_desk_app"]
 
 #: Every tool of the "help-desk" app, in the order the tutorial introduces them.
 HELP_DESK_TOOLS: tuple[type[ToolContext], ...] = (
@@ -29,6 +29,9 @@ HELP_DESK_TOOLS: tuple[type[ToolContext], ...] = (
     SendReply,
 )
 
+#: The tools only the help desk's views call (a host that renders no views is not listed them).
+HELP_DESK_VIEW_TOOLS: tuple[type[ToolContext], ...] = (GetSignature,)
+
 
 def _remember(store: StoreConfig, tools: dict[str, Any] | None = None) -> RememberPlugin:
     return RememberPlugin.init(type=store.type, url=store.url, path=store.path, tools=tools)
@@ -40,14 +43,14 @@ def help_desk_app(store: StoreConfig) -> type[Any]:
     @app(
         id="help-desk",
         name="Help Desk",
-        tools=HELP_DESK_TOOLS,
-        resources=[BannerResource, DraftResource],
+        tools=(*HELP_DESK_TOOLS, *HELP_DESK_VIEW_TOOLS),
+        resources=[BannerResource, DraftResource, SignatureEditor],
         prompts=[ReplyToTicket],
         plugins=[_remember(store)],
     )
     class HelpDeskApp:
         """Signatures, a banner, tickets and reply drafts for support agents; the banner and drafts as resources,
-        and a prompt to reply to a ticket."""
+        a prompt to reply to a ticket, and the signature editor, a view for hosts that render MCP Apps."""
 
         __qualname__ = "HelpDeskApp"  # errors name the app, not this factory
 

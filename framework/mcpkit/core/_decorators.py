@@ -1,4 +1,5 @@
-"""``@tool`` and ``@app``: inert markers that attach frozen options to a class (``@tool`` also to a function).
+"""``@tool`` and ``@app``: inert markers that attach frozen options to a class (``@tool`` also to a function), and the
+options of MCP Apps views (``Ui``, ``UiResource``) they carry.
 
 Nothing is checked or registered here; :class:`mcpkit.Server` collects and
 validates everything when it is built, with errors that name the class.
@@ -19,6 +20,8 @@ __all__ = [
     "PromptOptions",
     "ResourceOptions",
     "ToolOptions",
+    "Ui",
+    "UiResource",
     "app",
     "app_options",
     "prompt",
@@ -36,6 +39,29 @@ _TOOL_ATTR = "__mcpkit_tool__"
 _APP_ATTR = "__mcpkit_app__"
 _RESOURCE_ATTR = "__mcpkit_resource__"
 _PROMPT_ATTR = "__mcpkit_prompt__"
+
+
+@dataclass(frozen=True, slots=True)
+class Ui:
+    """``@tool(ui=Ui(view="ui://..."))``: the MCP Apps view a host shows the tool's result in, and who may call the
+    tool: ``"model"`` (offered to the model), ``"app"`` (callable by a view), or both (docs/apps.md)."""
+
+    view: str | None = None
+    visibility: Sequence[Literal["model", "app"]] = ("model", "app")
+
+
+@dataclass(frozen=True, slots=True)
+class UiResource:
+    """``@resource(uri="ui://...", ui=UiResource(...))``: what a view's sandbox may reach (origins for ``fetch`` and
+    for scripts, styles, images and fonts, nested frames, ``<base>``), its dedicated origin, and whether the host draws
+    a border around it (docs/apps.md)."""
+
+    connect_domains: Sequence[str] = ()
+    resource_domains: Sequence[str] = ()
+    frame_domains: Sequence[str] = ()
+    base_uri_domains: Sequence[str] = ()
+    domain: str | None = None
+    prefers_border: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +83,7 @@ class ToolOptions:
     enabled: bool = True  # listed and callable from the start; ``Server.enable``/``disable`` change it
     task: bool | Literal["required"] = False
     ask_first: bool = False  # a task tool that asks before it becomes a task (``self.run_as_task()``)
+    ui: Ui | None = None  # the MCP Apps view it is shown in, and its visibility
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +98,7 @@ class ResourceOptions:
     scopes: Sequence[str] = ()
     icons: Sequence[Any] = ()
     enabled: bool = True
+    ui: UiResource | None = None  # a ``ui://`` view's sandbox and border
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +142,12 @@ def tool(
     enabled: bool = True,
     task: bool | Literal["required"] = False,
     ask_first: bool = False,
+    ui: Ui | None = None,
 ) -> Callable[[ToolT], ToolT]:
     """Mark a :class:`ToolContext` subclass, or a plain function (its parameters are the inputs, and a first one
     annotated ``ToolContext`` gets the call's context), as the tool ``name``, described by ``description`` or else
     its docstring; the server checks the options when it is built (docs/tools.md, docs/authorization.md for
-    ``scopes``, docs/tasks.md for ``task``).
+    ``scopes``, docs/tasks.md for ``task``, docs/apps.md for ``ui``).
     """
 
     options = ToolOptions(
@@ -137,6 +166,7 @@ def tool(
         enabled,
         task,
         ask_first,
+        ui,
     )
 
     def mark(target: ToolT) -> ToolT:
@@ -161,15 +191,17 @@ def resource(
     scopes: Sequence[str] = (),
     icons: Sequence[Any] = (),
     enabled: bool = True,
+    ui: UiResource | None = None,
 ) -> Callable[[T], T]:
     """Mark a :class:`ResourceContext` subclass as the resource at ``uri``.
 
     A ``uri`` with ``{placeholders}`` (RFC 6570) is a resource template: each placeholder arrives as the
     ``read`` parameter of the same name. ``description`` falls back to the class docstring. ``scopes``: the
     OAuth scopes a caller's token must grant to read it (docs/authorization.md). ``icons`` and ``enabled`` as for
-    ``@tool``.
+    ``@tool``. A ``ui://`` URI makes it an MCP Apps view (its HTML served as ``text/html;profile=mcp-app``), whose
+    sandbox ``ui`` describes (docs/apps.md).
     """
-    options = ResourceOptions(uri, name, description, mime_type, title, scopes, icons, enabled)
+    options = ResourceOptions(uri, name, description, mime_type, title, scopes, icons, enabled, ui)
     return _marker(_RESOURCE_ATTR, options, f"@resource(uri={uri!r})")
 
 

@@ -42,6 +42,7 @@ from ..completion import completers_of
 from ..core import CallState, Context, ResourceOptions
 from ..elicitation import InputNeeded
 from ..subscriptions import Services, switched
+from ..ui import MIME_TYPE, View, checked_view, declares_ui
 
 __all__ = ["BoundResource", "ResourceContext", "ResourceNotFoundError", "ResourceSpec", "Resources", "build_resource"]
 
@@ -83,6 +84,7 @@ class ResourceSpec:
     wire: types.Resource | types.ResourceTemplate
     scopes: frozenset[str] = frozenset()
     enabled: bool = True
+    view: View | None = None  # a ``ui://`` resource: an MCP Apps view
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,14 +133,17 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str, prefix
             f"{where}: read() takes {', '.join(params)}, but uri {options.uri!r} has no placeholders; "
             "write them in the URI, like 'helpdesk://drafts/{ticket_id}', to make a template."
         )
+    view = checked_view(f"{where} ({options.name!r})", options.uri, options.ui, options.mime_type, bool(template))
+    mime_type = MIME_TYPE if view is not None else options.mime_type
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else None)
     common: dict[str, Any] = {
         "name": prefix + options.name,
         "title": options.title,
         "description": description,
-        "mime_type": options.mime_type,
+        "mime_type": mime_type,
         "icons": checked_icons(f"{where} ({options.name!r})", options.icons),
+        "_meta": None if view is None else dict(view.meta),
     }
     wire: types.Resource | types.ResourceTemplate = (
         types.ResourceTemplate(uri_template=options.uri, **common)
@@ -152,12 +157,13 @@ def build_resource(cls: type[Any], options: ResourceOptions, app_id: str, prefix
         app_id=app_id,
         uri=options.uri,
         template=template,
-        mime_type=options.mime_type,
+        mime_type=mime_type,
         input_model=model if template is not None else None,
         completers=completers_of(cls, params, where),
         wire=wire,
         scopes=checked_scopes(f"{where} ({options.name!r})", options.scopes),
         enabled=checked_flag(f"{where} ({options.name!r}): enabled", options.enabled),
+        view=view,
     )
 
 
@@ -217,6 +223,10 @@ class Resources:
             bound = next((b for b in self._templates if b.spec.template and b.spec.template.match(uri)), None)
         return bound.spec.scopes if bound is not None else frozenset()
 
+    def views(self) -> frozenset[str]:
+        """The URIs of the declared views (``ui://`` resources), enabled or not."""
+        return frozenset(b.spec.uri for b in self._every if b.spec.view is not None)
+
     def every_scope(self) -> frozenset[str]:
         return frozenset().union(*(b.spec.scopes for b in self._every))
 
@@ -233,7 +243,8 @@ class Resources:
     ) -> types.ListResourcesResult:
         if self._services is not None:
             self._services.list_changes.listed("resources", ctx)
-        listed = [b.spec.wire for b in self._static.values()]
+        shows_views = declares_ui(ctx.session.client_capabilities)  # else views are left out, as from tools/list
+        listed = [b.spec.wire for b in self._static.values() if shows_views or b.spec.view is None]
         items, cursor = page(listed, params.cursor if params else None, "resources")
         return types.ListResourcesResult(resources=items, next_cursor=cursor)  # type: ignore[arg-type]
 
@@ -303,16 +314,20 @@ class Resources:
 def _contents(uri: str, spec: ResourceSpec, value: object) -> Contents:
     """``read``'s result as the contents of a ``ReadResourceResult`` (-32603 for anything else, logged)."""
     items = value if isinstance(value, list | tuple) else [value]
+    meta = None if spec.view is None else dict(spec.view.meta)  # a view's sandbox travels with its HTML
     contents: Contents = []
     for item in items:
         if isinstance(item, types.TextResourceContents | types.BlobResourceContents):
             contents.append(item)
         elif isinstance(item, str):
-            contents.append(types.TextResourceContents(uri=uri, mime_type=spec.mime_type or "text/plain", text=item))
+            mime_type = spec.mime_type or "text/plain"
+            contents.append(types.TextResourceContents(uri=uri, mime_type=mime_type, text=item, _meta=meta))
         elif isinstance(item, bytes | bytearray | memoryview):
             blob = base64.b64encode(bytes(item)).decode("ascii")
             contents.append(
-                types.BlobResourceContents(uri=uri, mime_type=spec.mime_type or "application/octet-stream", blob=blob)
+                types.BlobResourceContents(
+                    uri=uri, mime_type=spec.mime_type or "application/octet-stream", blob=blob, _meta=meta
+                )
             )
         else:
             _log.error("Resource %r read() returned %s, not str, bytes or resource contents", spec.name, type(item))

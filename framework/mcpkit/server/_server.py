@@ -45,6 +45,7 @@ from ._assembly import assemble, checked_authenticators, checked_clock, local_id
 from ._catalog import catalog
 from ._middleware import Middleware, sdk_middleware
 from ._mount import Mount, MountParts
+from ._views import checked_views
 
 __all__ = ["Server"]
 
@@ -116,6 +117,7 @@ class Server:
         #: The apps' resources and prompts, served beside the tools.
         self.catalog = catalog(assembled.features, lambda: self.clock, caller_of, services)
         services.subscriptions.known = self.catalog.resources.serves
+        advertised = checked_views(self.tools.values(), self.catalog.resources.views())
         if self.resource_metadata is not None:  # the scopes clients may ask for: every tool's, prompt's, resource's
             scopes = sorted(self.required_scopes().every)
             self.resource_metadata = dataclasses.replace(self.resource_metadata, scopes_supported=tuple(scopes))
@@ -161,6 +163,7 @@ class Server:
             for method, params, handler in self._tasks.methods():
                 self._sdk.add_request_handler(method, params, handler)
             self._sdk.extensions.update(self._tasks.advertised())
+        self._sdk.extensions.update(advertised)  # MCP Apps, when a tool or resource has a view
         self._sdk.middleware.append(held_while_running)  # an admitted request's work holds its caller's slot too
         # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
         self._sdk.middleware.append(request_state_boundary(state_secrets, name))

@@ -1,5 +1,5 @@
 """Testing support: call tools as named users through the real stack, answer what the server asks, follow tasks,
-and move the clock; each test keeps its data on a store of its own."""
+load a tool's view, and move the clock; each test keeps its data on a store of its own."""
 
 from ..base import ManualClock
 from ._answers import Elicit, Question, Roots, Sample
@@ -8,6 +8,7 @@ from ._client import PROTOCOLS, CallerClient, HTTPRefusedError, ToolCallError, e
 from ._heard import LogMessage, Progress
 from ._running import running
 from ._tasks import TaskCancelledError, TasksExtension, TaskStarted, TaskStatus, ToolTask
+from ._views import ShownView
 
 __all__ = [
     "PROTOCOLS",
@@ -21,6 +22,7 @@ __all__ = [
     "Question",
     "Roots",
     "Sample",
+    "ShownView",
     "TaskCancelledError",
     "TaskStarted",
     "TaskStatus",

@@ -15,7 +15,7 @@ from ._client import CallerClient
 
 __all__ = ["CallAs"]
 
-_Key = tuple[str, str | None, str, tuple[bool, bool, bool], bool]
+_Key = tuple[str, str | None, str, tuple[bool, bool, bool], tuple[bool, bool]]
 
 
 class CallAs:
@@ -24,8 +24,9 @@ class CallAs:
     The same name gives the same client (so, on 2025-11-25, the same session) for the whole test; ``fresh=True``
     opens another connection. ``elicit=``, ``sample=`` and ``roots=`` are what the client answers when the server
     asks (it declares only those capabilities: without them it cannot be asked); ``tasks=True`` declares the tasks
-    extension. A client that answers other kinds of questions, or declares tasks, is another client of the same
-    caller; new answers of the same kinds replace the client's old ones.
+    extension, ``ui=True`` the MCP Apps one (a host that renders views). A client that answers other kinds of
+    questions, or declares other extensions, is another client of the same caller; new answers of the same kinds
+    replace the client's old ones.
     """
 
     def __init__(self, server: Server, app: ASGIApp, protocol: str) -> None:
@@ -45,10 +46,11 @@ class CallAs:
         sample: Sample | None = None,
         roots: Roots | None = None,
         tasks: bool = False,
+        ui: bool = False,
     ) -> CallerClient:
         token = None if label is None else self._static_key(label)
         answers = Answers(elicit, sample, roots, _named(label or "anonymous"))
-        return self._client(label or "anonymous", token, protocol, fresh, answers, tasks)
+        return self._client(label or "anonymous", token, protocol, fresh, answers, (tasks, ui))
 
     def anonymous(
         self,
@@ -59,10 +61,11 @@ class CallAs:
         sample: Sample | None = None,
         roots: Roots | None = None,
         tasks: bool = False,
+        ui: bool = False,
     ) -> CallerClient:
         """A caller that sends no credentials."""
         answers = Answers(elicit, sample, roots, "call_as.anonymous()")
-        return self._client("anonymous", None, protocol, fresh, answers, tasks)
+        return self._client("anonymous", None, protocol, fresh, answers, (tasks, ui))
 
     def token(
         self,
@@ -74,10 +77,11 @@ class CallAs:
         sample: Sample | None = None,
         roots: Roots | None = None,
         tasks: bool = False,
+        ui: bool = False,
     ) -> CallerClient:
         """A caller that sends exactly this bearer token."""
         answers = Answers(elicit, sample, roots, f"call_as.token({token[:8]!r}...)")
-        return self._client(f"token:{token[:8]}", token, protocol, fresh, answers, tasks)
+        return self._client(f"token:{token[:8]}", token, protocol, fresh, answers, (tasks, ui))
 
     def jwt(
         self,
@@ -90,6 +94,7 @@ class CallAs:
         sample: Sample | None = None,
         roots: Roots | None = None,
         tasks: bool = False,
+        ui: bool = False,
     ) -> CallerClient:
         """A caller with a JWT for ``sub`` signed by the server's ``JWTAuth`` secret (plus ``claims``)."""
         auth = next((a for a in self.server.authenticators if isinstance(a, JWTAuth)), None)
@@ -101,11 +106,11 @@ class CallAs:
         # The same sub (and claims) is the same client, even once a second has passed and a token issued
         # now would differ (its iat and exp): on 2025-11-25 it keeps its session.
         if not fresh:
-            for (cached_name, _, cached_era, kinds, cached_tasks), client in self._clients.items():
-                if (cached_name, cached_era, kinds, cached_tasks) == (name, era, answers.kinds, tasks):
+            for (cached_name, _, cached_era, kinds, declared), client in self._clients.items():
+                if (cached_name, cached_era, kinds, declared) == (name, era, answers.kinds, (tasks, ui)):
                     client.answer_with(answers)
                     return client
-        return self._client(name, auth.issue_token(sub, claims), protocol, fresh, answers, tasks)
+        return self._client(name, auth.issue_token(sub, claims), protocol, fresh, answers, (tasks, ui))
 
     def _static_key(self, label: str) -> str:
         keys = [a for a in self.server.authenticators if isinstance(a, StaticKeys)]
@@ -119,15 +124,21 @@ class CallAs:
         )
 
     def _client(
-        self, name: str, token: str | None, protocol: str | None, fresh: bool, answers: Answers, tasks: bool
+        self,
+        name: str,
+        token: str | None,
+        protocol: str | None,
+        fresh: bool,
+        answers: Answers,
+        extensions: tuple[bool, bool],
     ) -> CallerClient:
         era = protocol or self.protocol
-        cache_key = (name, token, era, answers.kinds, tasks)
+        cache_key = (name, token, era, answers.kinds, extensions)
         client = None if fresh else self._clients.get(cache_key)
         if client is not None:
             client.answer_with(answers)
             return client
-        client = CallerClient(self._app, token, era, name, answers, tasks=tasks)
+        client = CallerClient(self._app, token, era, name, answers, tasks=extensions[0], ui=extensions[1])
         self._opened.append(client)
         if not fresh:
             self._clients[cache_key] = client

@@ -11,15 +11,18 @@ from typing import Any, TypeVar
 import httpx2
 import mcp_types as types
 from mcp import Client, MCPError
+from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
 from starlette.types import ASGIApp
 
 from ..base import ERROR_META_KEY
+from ..ui import EXTENSION, MIME_TYPE
 from ._answers import Answers, Question
 from ._heard import Heard, LogMessage, Progress
 from ._holder import Holder
 from ._tasks import TasksExtension, TaskStarted, ToolTask
 from ._transport import StreamingASGITransport
+from ._views import ShownView, shown_view
 
 __all__ = ["PROTOCOLS", "CallerClient", "HTTPRefusedError", "ToolCallError", "error_code"]
 
@@ -73,7 +76,7 @@ class CallerClient:
     On 2025-11-25 the connection (and so the MCP session) lasts until the fixture
     ends; on 2026-07-28 every call is its own request, as with any client. It answers
     the server's questions with its ``answers`` (declaring only those capabilities),
-    declares the tasks extension when ``tasks`` is set, and keeps what it heard.
+    declares the tasks extension when ``tasks`` is set and the MCP Apps one when ``ui`` is, and keeps what it heard.
     """
 
     def __init__(
@@ -85,12 +88,14 @@ class CallerClient:
         answers: Answers | None = None,
         *,
         tasks: bool = False,
+        ui: bool = False,
     ) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"protocol must be one of {PROTOCOLS}, not {protocol!r}")
         self.name = name
         self.protocol = protocol
         self.tasks = tasks
+        self.ui = ui
         self._app = app
         self._token = token
         self._answers = answers or Answers(None, None, None, name)
@@ -146,7 +151,11 @@ class CallerClient:
             log_level="debug" if modern else None,  # 2026-07-28 asks per request; 2025-11-25 hears every level
             logging_callback=self._heard.on_log,
             message_handler=self._heard.on_message,
-            extensions=[TasksExtension(poll_interval=_TASK_POLL_SECONDS)] if self.tasks else None,
+            extensions=[
+                *([TasksExtension(poll_interval=_TASK_POLL_SECONDS)] if self.tasks else []),
+                *([advertise(EXTENSION, {"mimeTypes": [MIME_TYPE]})] if self.ui else []),
+            ]
+            or None,
             **self._answers.callbacks(),
         )
         async with http, client:
@@ -261,6 +270,11 @@ class CallerClient:
             raise AssertionError(f"{uri} has {len(contents)} contents; use read_resource() for several")
         content = contents[0]
         return content.text if isinstance(content, types.TextResourceContents) else base64.b64decode(content.blob)
+
+    async def view_of(self, tool: str) -> ShownView:
+        """The view ``tool`` is shown in, as this client's host would load it: the tool as listed, then its
+        ``ui://`` resource read (an ``AssertionError`` saying why when there is none)."""
+        return await shown_view(self, tool)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> types.GetPromptResult:
         """The raw result of ``prompts/get``; the SDK's ``MCPError`` for a JSON-RPC error (-32602: bad arguments)."""

@@ -31,6 +31,7 @@ from ..core import DEFAULT_TURN_TIMEOUT, CallState, Context, Plugin, TaskProgres
 from ..elicitation import Answers, InputNeeded
 from ..http import LONE_SURROGATES_SCOPE_KEY, lone_surrogate_problems
 from ..subscriptions import Services, switched
+from ..ui import declares_ui, plain_tools
 from ._capabilities import missing_capabilities
 from ._rate_limits import RateLimit, RateLimiter
 from ._schema_input import SchemaInputError
@@ -115,6 +116,8 @@ class Dispatcher:
         self._listing, self._untasked = _listings(self._tools)
         # With list_permitted_only, a caller is not shown the tools whose OAuth scopes its token lacks.
         self._scoped = list_permitted_only and any(bound.spec.scopes for bound in self._every.values())
+        # A host that renders no MCP Apps views is shown the tools without them (``mcpkit.ui.plain_tools``).
+        self._with_ui = any(bound.spec.ui is not None for bound in self._every.values())
         #: Where calls of task tools go first (set by the server when it serves tasks).
         self.tasks: TaskOffer | None = None
         self._threads = threads or ToolThreads(DEFAULT_TURN_TIMEOUT)
@@ -152,17 +155,16 @@ class Dispatcher:
         listing = self._listing
         if self._untasked is not None and (self.tasks is None or not self.tasks.negotiated(ctx)):
             listing = self._untasked  # a task="required" tool is offered only to a client that can run it
+        if self._with_ui and not declares_ui(ctx.session.client_capabilities):
+            listing = types.ListToolsResult(tools=plain_tools(listing.tools))
         if not self._scoped or ctx.request is None:  # stdio is not limited by scope
             if cursor is None and len(listing.tools) <= PAGE_SIZE:
                 return listing  # built once: most servers list fewer tools than a page
             listed = listing.tools
         else:
             identity = ctx.request.scope.get(IDENTITY_SCOPE_KEY)
-            offered = {tool.name for tool in listing.tools}
             listed = [
-                bound.spec.wire
-                for name, bound in self._tools.items()
-                if name in offered and not missing_scopes(bound.spec.scopes, identity)
+                tool for tool in listing.tools if not missing_scopes(self._tools[tool.name].spec.scopes, identity)
             ]
         tools, next_cursor = page(listed, cursor, "tools")
         return types.ListToolsResult(tools=tools, next_cursor=next_cursor)

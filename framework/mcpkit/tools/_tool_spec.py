@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ..auth import checked_scopes
 from ..base import ConfigurationError, checked_flag, checked_icons, method_hints, parameters_model
 from ..core import ToolContext, ToolOptions
+from ..ui import ToolUi, checked_tool_ui
 from ._capabilities import checked_requires
 from ._function_tool import function_tool
 from ._output import Output, output_for
@@ -48,6 +49,8 @@ class ToolSpec:
     #: How the tool runs as a task (docs/tasks.md): None (never), "optional" or "required".
     task: str | None = None
     ask_first: bool = False
+    #: Its MCP Apps view and visibility (docs/apps.md), None without ``@tool(ui=...)``.
+    ui: ToolUi | None = None
     #: The rate limits of the servers it was mounted from (``mount``), outermost first: (their prefix path, limit).
     mount_limits: tuple[tuple[str, RateLimit], ...] = ()
 
@@ -95,6 +98,7 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
     icons = checked_icons(named, options.icons)
     enabled = checked_flag(f"{named}: enabled", options.enabled)
     task, ask_first = _checked_task(named, options.task, options.ask_first)
+    ui = checked_tool_ui(named, options.ui)
     own_doc = cls.__dict__.get("__doc__")
     description = options.description or (inspect.cleandoc(own_doc) if isinstance(own_doc, str) else "")
     if not description.strip():
@@ -137,6 +141,7 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
         output_schema=output.schema,
         annotations=annotations,
         icons=icons,
+        _meta=None if ui is None else dict(ui.meta),
     )
     return ToolSpec(
         cls=cls,
@@ -154,6 +159,7 @@ def build_tool_spec(target: Callable[..., Any], options: ToolOptions, app_id: st
         enabled=enabled,
         task=task,
         ask_first=ask_first,
+        ui=ui,
     )
 
 
