@@ -19,7 +19,7 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage._cli import purge_user, rotate
 from mcpkit_storage.base._scope import Place
-from mcpkit_storage.index._shard import SHARD_ITEMS, Item, Leaf, deadline_of, leaf_of, merged
+from mcpkit_storage.index._shard_layout import SHARD_ITEMS, Item, Leaf, deadline_of, leaf_of, merged
 from mcpkit_storage.stores import StoreUnavailableError
 from mcpkit_storage.vault._vault import Vault
 from remember.support import (

@@ -34,7 +34,7 @@ from ..sealing import Payload
 from ..stores import Address, Quota
 from ..vault import Vault, newer
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
-from ._sharded import by_shards, fill
+from ._sharded_search import by_shards, fill
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "search"]
 
