@@ -17,6 +17,7 @@ from mcpkit_storage import (
     MODES,
     Found,
     Matches,
+    PartialWriteError,
     Place,
     QuotaExceededError,
     RememberConflictError,
@@ -149,26 +150,18 @@ class Remember:
             check_key(key)
             texts[key] = encode_value(key, value, self._policy.max_value_bytes)
         deadline_ttl = check_ttl(ttl)
-        vault, quota = self._policy.vault, self._policy.quota
-        vectors = [b""] * len(texts)
-        if vault.semantic is not None and vault.searchable(place.bucket):
-            vectors = await vault.semantic.vectors(list(texts.items()), caller=self._share(place))
-        now = self._policy.clock().now()  # one deadline for the batch: its vectors' shards are written first
+        vault, clock = self._policy.vault, self._policy.clock
+        vectors = await vault.embed_many(place, texts, self._share(place))
+        now = clock().now()  # one deadline for the batch; each value is written at its own moment, the last the newest
         deadline = self._deadline(place, deadline_ttl, now)
         try:
-            sharded = await vault.shard_batch(place, dict(zip(texts, vectors, strict=True)), deadline, now, quota)
-        except StoreUnavailableError as exc:
-            raise _unavailable(exc) from None
-        except QuotaExceededError as exc:
-            raise RememberQuotaError(next(iter(texts)), scope, exc.limit, exc.allowed, sharded=True) from None
-        for (key, text), vector in zip(texts.items(), vectors, strict=True):
-            now = self._policy.clock().now()  # each its own moment, as when each is set: the last is the newest
-            try:
-                await vault.write(place, key, text, deadline, now, quota, vector, shard=not sharded)
-            except StoreUnavailableError as exc:
-                raise _unavailable(exc) from None
-            except QuotaExceededError as exc:
-                raise RememberQuotaError(key, scope, exc.limit, exc.allowed, sharded=vault.sharded(place)) from None
+            await vault.write_many(place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now())
+        except PartialWriteError as exc:
+            if isinstance(exc.error, QuotaExceededError):
+                raise RememberQuotaError(
+                    exc.key, scope, exc.error.limit, exc.error.allowed, sharded=exc.sharded
+                ) from None
+            raise _unavailable(exc.error) from None
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""

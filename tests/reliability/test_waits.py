@@ -58,7 +58,7 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_history/_search.py", "search_one", "run_sync"): THREADS,
     ("plugins/mcpkit_remember/_remember.py", "Remember.list", "run_sync"): THREADS,
     ("plugins/mcpkit_storage/_index.py", "BlindIndex.postings_of", "run_sync"): THREADS,
-    ("plugins/mcpkit_storage/_offloaded.py", "read_many_in_thread", "run_sync"): THREADS,
+    ("plugins/mcpkit_storage/vault/_reader.py", "Reader.at_in_thread", "run_sync"): THREADS,
     ("plugins/mcpkit_storage/stores/_sqlite_store.py", "SQLiteStore._run", "run_in_executor"): THREADS,
     ("plugins/mcpkit_storage/stores/_sqlite_store.py", "SQLiteStore.close", "run_in_executor"): SHUTDOWN,
     ("plugins/mcpkit_remember/_remember.py", "Remember.update", "await new"): THREADS,  # the caller's own function
