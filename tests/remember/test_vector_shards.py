@@ -388,3 +388,21 @@ async def test_a_write_that_fails_after_its_shard_changed_takes_its_vector_out_a
     # ... and the next search by meaning, opening every value, puts the kept value's vector back.
     assert name in await names_in_shards(vault, clock.now())
     assert await mem(nour, "get", key="note:0", scope="user") == kept["note:0"]
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("embedded", [False, True])
+async def test_set_many_past_the_quota_names_the_key_that_did_not_fit_and_keeps_those_before(
+    store_options: dict[str, Any], embedded: bool
+) -> None:
+    embedder = {"search": True, "embedder": Concepts()} if embedded else {}
+    plugin = RememberPlugin.init(**store_options, secret=SECRET, max_values=4, **embedder)
+    async with running(build_server(plugin)) as callers:
+        nour = callers("nour")
+        error = await refused(nour, "set_many", value={f"k{n}": "tea" for n in range(6)}, scope="user")
+        assert error.code == "REMEMBER_QUOTA_EXCEEDED"
+        first_left_out = 3 if embedded else 4  # with search by meaning, the batch's shard is an entry too
+        assert f"Cannot keep 'k{first_left_out}'" in error.message
+        assert ("vector shards" in error.message) is embedded
+        kept = [await mem(nour, "get", key=f"k{n}", scope="user") for n in range(6)]
+        assert kept == ["tea"] * first_left_out + ["<missing>"] * (6 - first_left_out)
