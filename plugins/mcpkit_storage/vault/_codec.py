@@ -1,7 +1,7 @@
 """``Codec``: sealed values and their addresses, so a vault knows where a key lives and what its bytes say.
 
 A key lives at one address per secret, primary first, plus its 0.1 address while 0.1 entries may remain
-(docs/architecture.md, "Rotation"). Nothing here touches the store or any state: a worker thread may open.
+(docs/architecture.md, "Rotation"). No I/O here and no state an opening changes: a worker thread may open.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pydantic_core
 
 from ..base import Place
 from ..sealing import VERSION, Keyring, Payload, UndecryptableError, pack, peek, unpack, unpack_legacy
-from ..stores import Address, Entry
+from ..stores import Address, Entry, Store
 from ._found import Found
 
 __all__ = ["Codec"]
@@ -21,16 +21,20 @@ __all__ = ["Codec"]
 class Codec:
     """Seals and opens a place's values at their addresses, under one keyring."""
 
-    __slots__ = ("keyring", "legacy", "single")
+    __slots__ = ("_store", "keyring", "single")
 
-    def __init__(self, keyring: Keyring, legacy: bool) -> None:
+    def __init__(self, keyring: Keyring, store: Store) -> None:
         self.keyring = keyring
-        #: Whether 0.1 entries may remain (``Store.legacy``, known once the store is open).
-        self.legacy = legacy
+        self._store = store
         #: Whether every key has one address (no rotation, no 0.1 entries): the fast path. Decided once, when the
         #: store is open; a store whose 0.1 entries another process moves meanwhile keeps looking (correct, one
         #: extra lookup per miss) until the next start.
-        self.single = len(keyring) == 1 and not legacy
+        self.single = len(keyring) == 1 and not store.legacy
+
+    @property
+    def legacy(self) -> bool:
+        """Whether 0.1 entries may remain (``Store.legacy``: a rotation that leaves none settles it)."""
+        return self._store.legacy
 
     def primary(self, place: Place, key: str) -> Address:
         """Where a write puts the key's value (the primary secret's address)."""

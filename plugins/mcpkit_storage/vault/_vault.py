@@ -48,7 +48,7 @@ class Vault:
         where = repr(store)  # which store, in the causes of warnings (taken once: an in-memory one's changes)
         self.watch = SecretWatch(store, keyring, where)  # was the store rotated past this keyring? (watched)
         guard = RollbackGuard()
-        self._codec = codec = Codec(keyring, store.legacy)
+        self._codec = codec = Codec(keyring, store)
         self._indexing = Indexing(keyring, search_all=search_all, keys=search_keys)
         #: The embedder and the places' vector shards.
         self.vectors = Vectors(store, codec, self._indexing, semantic)
