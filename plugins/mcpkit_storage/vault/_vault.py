@@ -86,7 +86,9 @@ class Vault:
 
     async def read(self, place: Place, key: str, now: float) -> Found | None:
         """The live value at ``place``/``key``, or None."""
-        return (await self.observe(place, key, now)).found
+        if now >= self.watch.due:  # ``watched``, inline on the hot path: no coroutine per call
+            await self.watch.look(now)
+        return (await self._reader.observe(place, key, now)).found
 
     async def read_many(
         self, place: Place, keys: Sequence[str], now: float, *, in_thread: bool = False
@@ -103,7 +105,8 @@ class Vault:
 
     async def observe(self, place: Place, key: str, now: float) -> Observed:
         """The value and the bytes at each of the key's addresses (what a compare-and-set expects)."""
-        await self.watched(now)
+        if now >= self.watch.due:
+            await self.watch.look(now)
         return await self._reader.observe(place, key, now)
 
     async def look(
@@ -156,7 +159,8 @@ class Vault:
         vector: bytes = b"",
     ) -> None:
         """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there."""
-        await self.watched(now)
+        if now >= self.watch.due:
+            await self.watch.look(now)
         await self._writer.put(place, Draft(key, value_json, expires_at, vector), now, quota)
 
     async def embed_many(self, place: Place, texts: Mapping[str, str], caller: str | None = None) -> list[bytes]:
@@ -199,7 +203,8 @@ class Vault:
     ) -> bool:
         """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go; False
         when another writer came first. ``indexed``: whether to write search postings (None: as the bucket is)."""
-        await self.watched(now)
+        if now >= self.watch.due:
+            await self.watch.look(now)
         draft = Draft(key, value_json, expires_at, vector)
         return await self._writer.swap(place, observed, draft, now, quota, written_at=written_at, indexed=indexed)
 

@@ -7,7 +7,7 @@ writer came first (docs/architecture.md, "Rotation").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple
 
 from ..base import Place, RememberConflictError, backoff
@@ -55,15 +55,20 @@ class Writer:
         self._store, self._codec, self._guard = store, codec, guard
         self._indexing, self._vectors, self._reader = indexing, vectors, reader
 
-    async def put(self, place: Place, draft: Draft, now: float, quota: Quota | None, *, shard: bool = True) -> None:
-        """Keep the value at ``place``, replacing what was there (``shard=False``: its shard is changed already)."""
+    def put(
+        self, place: Place, draft: Draft, now: float, quota: Quota | None, *, shard: bool = True
+    ) -> Awaitable[bool]:
+        """Keep the value at ``place``, replacing what was there (``shard=False``: its shard is changed already);
+        with one address per key, the ``swap`` itself (no coroutine of its own on the hot path)."""
         if self._codec.single:
-            await self.swap(place, None, draft, now, quota, shard=shard)
-            return
+            return self.swap(place, None, draft, now, quota, shard=shard)
+        return self._put_retrying(place, draft, now, quota, shard)
+
+    async def _put_retrying(self, place: Place, draft: Draft, now: float, quota: Quota | None, shard: bool) -> bool:
         for attempt in range(WRITE_ATTEMPTS):
             observed = await self._reader.observe(place, draft.key, now)
             if await self.swap(place, observed, draft, now, quota, shard=shard):
-                return
+                return True
             await backoff(attempt)
         raise RememberConflictError(draft.key, WRITE_ATTEMPTS)
 
@@ -103,7 +108,7 @@ class Writer:
         the vector's shard (first: a write that then fails takes it out again)."""
         key, value_json, expires_at, vector = draft
         if observed is None:
-            address, expected, others = self._codec.primary(place, key), None, []
+            address, expected, others = self._codec.keyring.locate(place.identity, place.bucket, key)[0], None, []
         else:
             (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
