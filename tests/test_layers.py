@@ -233,3 +233,44 @@ def test_no_module_of_mcpkit_reaches_into_another_object_by_name() -> None:
     assert not wrong, "\n".join(wrong)
     unused = set(REACHING_IN) - {(module, what) for module, what, _ in found}
     assert not unused, f"REACHING_IN lists what no module does any more: {sorted(unused)}"
+
+
+def _is_vault(node: ast.expr) -> bool:
+    """Whether an expression names a vault (``vault``, ``self._vault``, ``policy.vault``, ...)."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lstrip("_").endswith("vault")
+
+
+def vault_insides(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where code reaches inside a vault: a private attribute of one, or an assignment to a part of one."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and _is_vault(node.value):
+            found.append((node.lineno, f"reads the vault's private {node.attr}"))
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for target in targets:
+            part = target.value if isinstance(target, ast.Attribute) else None
+            while isinstance(part, ast.Attribute | ast.Subscript):
+                if _is_vault(part):
+                    break
+                part = part.value
+            if part is not None and _is_vault(part):
+                found.append((node.lineno, f"changes {ast.unparse(target)}, a part of a vault, after it was built"))
+    return found
+
+
+def test_a_vault_scan_finds_code_that_reaches_inside_one() -> None:
+    source = "vault.index.keys = False\nself._policy.vault._reader.look()\nvault.read(place)\nself._vault = vault\n"
+    assert [line for line, _ in vault_insides(ast.parse(source))] == [1, 2]
+
+
+def test_nothing_outside_the_vault_package_reaches_inside_a_vault() -> None:
+    wrong = [
+        f"{module}:{line} {what}: ask the Vault with a method (or give it what it needs when it is built)"
+        for module, path in MODULES.items()
+        if not module.startswith("mcpkit_storage.vault")
+        for line, what in vault_insides(ast.parse(path.read_text()))
+    ]
+    assert not wrong, "\n".join(wrong)

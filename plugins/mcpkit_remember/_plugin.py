@@ -113,8 +113,7 @@ class RememberPlugin(BackedPlugin):
 
     async def startup(self) -> None:
         semantic = None if self.embedder is None else Semantic(self.embedder, keys=self.search_keys)
-        vault = await self._backing.start(search_all=self.search, semantic=semantic)
-        vault.index.keys = self.search_keys
+        vault = await self._backing.start(search_all=self.search, semantic=semantic, search_keys=self.search_keys)
         if semantic is not None:
             await semantic.start()  # its model loads in the background: the server answers meanwhile
         self._semantic = semantic

@@ -132,18 +132,12 @@ class Remember:
             check_key(key)
             texts[key] = encode_value(key, value, self._policy.max_value_bytes)
         deadline_ttl = check_ttl(ttl)
-        vault, quota = self._policy.vault, self._policy.quota
-        vectors = [b""] * len(texts)
-        if vault.semantic is not None and vault.searchable(place.bucket):
-            vectors = await vault.semantic.vectors(list(texts.items()), caller=self._share(place))
-        now = self._policy.clock().now()  # one deadline for the batch: its vectors' shards are written first
+        vault, clock = self._policy.vault, self._policy.clock
+        vectors = await vault.embed_many(place, texts, self._share(place))
+        now = clock().now()  # one deadline for the batch; each value is written at its own moment, the last the newest
         deadline = self._deadline(place, deadline_ttl, now)
-        with StorageErrors(next(iter(texts), ""), scope, sharded=True):
-            sharded = await vault.shard_batch(place, dict(zip(texts, vectors, strict=True)), deadline, now, quota)
-        for (key, text), vector in zip(texts.items(), vectors, strict=True):
-            now = self._policy.clock().now()  # each its own moment, as when each is set: the last is the newest
-            with StorageErrors(key, scope, vault.sharded(place)):
-                await vault.write(place, key, text, deadline, now, quota, vector, shard=not sharded)
+        with StorageErrors(scope=scope):  # a partial write names the key that did not fit
+            await vault.write_many(place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now())
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""

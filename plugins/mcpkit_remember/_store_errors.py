@@ -6,6 +6,7 @@ import logging
 from types import TracebackType
 
 from mcpkit_storage import (
+    PartialWriteError,
     QuotaExceededError,
     RememberConflictError,
     RememberQuotaError,
@@ -21,7 +22,8 @@ logger = logging.getLogger("mcpkit.remember")
 
 class StorageErrors:
     """``with StorageErrors(key, scope):`` turns an unreachable store, a quota and a turn that never came into
-    ``REMEMBER_STORE_UNAVAILABLE``, ``REMEMBER_QUOTA_EXCEEDED`` (naming ``key``) and ``REMEMBER_CONFLICT``."""
+    ``REMEMBER_STORE_UNAVAILABLE``, ``REMEMBER_QUOTA_EXCEEDED`` (naming ``key``, or the key of a batch that did not
+    fit) and ``REMEMBER_CONFLICT``."""
 
     __slots__ = ("key", "scope", "sharded")
 
@@ -36,13 +38,16 @@ class StorageErrors:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if exc is None:
             return
+        key, sharded = self.key, self.sharded
+        if isinstance(exc, PartialWriteError):  # one of several values: the error names it
+            key, sharded, exc = exc.key, exc.sharded, exc.error
         if isinstance(exc, StoreUnavailableError):
             logger.warning("remember store unavailable: %s", exc)  # the store's own message, for the operator
             raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
         if isinstance(exc, QuotaExceededError):
-            raise RememberQuotaError(self.key, self.scope, exc.limit, exc.allowed, sharded=self.sharded) from None
+            raise RememberQuotaError(key, self.scope, exc.limit, exc.allowed, sharded=sharded) from None
         if isinstance(exc, TurnTimeoutError):
-            raise RememberConflictError(self.key, 0, exc.timeout) from None
+            raise RememberConflictError(key, 0, exc.timeout) from None
 
 
 #: The mapping of a call that names no key or quota (reads, searches, deletes): one, shared, as it keeps no state.

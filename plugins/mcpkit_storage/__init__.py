@@ -46,7 +46,7 @@ from .index import DEFAULT_MIN_SIMILARITY, Semantic
 from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
 from .sealing import CursorSeal, Keyring
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
-from .vault import Found, Observed, Vault, read_many_in_thread
+from .vault import Found, Observed, PartialWriteError, Vault, read_many_in_thread
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
@@ -68,6 +68,7 @@ __all__ = [
     "Match",
     "Matches",
     "Observed",
+    "PartialWriteError",
     "Place",
     "Quota",
     "QuotaExceededError",

@@ -93,8 +93,7 @@ async def rotate(
     """
     await store.note(ROTATED_TO, keyring.primary_key_id)
     semantic = None if embedder is None else Semantic(embedder, keys=keys)
-    vault = Vault(store, keyring, semantic=semantic)  # with an embedder, each value moved lands in its shard too
-    vault.index.keys = keys
+    vault = Vault(store, keyring, semantic=semantic, search_keys=keys)  # with an embedder, moves land in shards too
     reindex = reindex or semantic is not None
     report = RotationReport()
     made: list[bytes] = []  # the vectors the current move made

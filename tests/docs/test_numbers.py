@@ -72,10 +72,10 @@ import mcpkit_storage.backing._secret_check as secret_check
 import mcpkit_storage.base._values as values
 import mcpkit_storage.index._index as index
 import mcpkit_storage.index._semantic as semantic
-import mcpkit_storage.index._shard as shard
-import mcpkit_storage.index._shards as shards
+import mcpkit_storage.index._shard_layout as shard
+import mcpkit_storage.index._shard_tree as shards
 import mcpkit_storage.retrieval._search as search
-import mcpkit_storage.retrieval._sharded as sharded
+import mcpkit_storage.retrieval._sharded_search as sharded
 import mcpkit_storage.sealing._keyring as keyring
 import mcpkit_storage.sealing._payload as payload
 import mcpkit_storage.sealing._secret_watch as secret_watch

@@ -49,28 +49,27 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("framework/mcpkit/http/_sessions.py", "SessionGuard._use.reading_receive", "receive"): READ,
     ("framework/mcpkit/reporting/_client_log.py", "ClientLog.send", "await sending"): WRITE,
     # the caller's own earlier calls
-    ("plugins/mcpkit_storage/_keyed_locks.py", "KeyedLocks.wait", "await turn"): TURN,
-    ("plugins/mcpkit_storage/_keyed_locks.py", "KeyedLocks.held", "wait"): TURN,
+    ("plugins/mcpkit_storage/base/_keyed_locks.py", "KeyedLocks.wait", "await turn"): TURN,
+    ("plugins/mcpkit_storage/base/_keyed_locks.py", "KeyedLocks.held", "wait"): TURN,
     ("plugins/mcpkit_remember/_remember.py", "Remember.update", "wait"): TURN,
     # worker threads: a synchronous tool's, on its caller's share (TOOL_BUSY after turn_timeout), and bounded work
     ("framework/mcpkit/tools/_threads.py", "ToolThreads._acquire", "acquire"): TURN,
     ("framework/mcpkit/tools/_threads.py", "ToolThreads.run", "run_sync"): THREADS,  # the thread is its own
     ("plugins/mcpkit_history/_search.py", "search_one", "run_sync"): THREADS,
     ("plugins/mcpkit_remember/_remember.py", "Remember.list", "run_sync"): THREADS,
-    ("plugins/mcpkit_storage/_index.py", "BlindIndex.postings_of", "run_sync"): THREADS,
-    ("plugins/mcpkit_storage/_offloaded.py", "read_many_in_thread", "run_sync"): THREADS,
-    ("plugins/mcpkit_storage/stores/_sqlite_store.py", "SQLiteStore._run", "run_in_executor"): THREADS,
-    ("plugins/mcpkit_storage/stores/_sqlite_store.py", "SQLiteStore.close", "run_in_executor"): SHUTDOWN,
+    ("plugins/mcpkit_storage/index/_index.py", "BlindIndex.postings_of", "run_sync"): THREADS,
+    ("plugins/mcpkit_storage/vault/_reader.py", "Reader.at_in_thread", "run_sync"): THREADS,
+    ("plugins/mcpkit_storage/stores/sqlite/_sqlite_store.py", "SQLiteStore._run", "run_in_executor"): THREADS,
+    ("plugins/mcpkit_storage/stores/sqlite/_sqlite_store.py", "SQLiteStore.close", "run_in_executor"): SHUTDOWN,
     ("plugins/mcpkit_remember/_remember.py", "Remember.update", "await new"): THREADS,  # the caller's own function
-    ("plugins/mcpkit_context/_context.py", "ContextBlocks._guarded", "await operation"): THREADS,
     # the embedder
     ("plugins/mcpkit_search/_minilm.py", "MiniLM.embed", "run_sync"): EMBEDDER,
-    ("plugins/mcpkit_storage/_scheduler.py", "_Lane._wait", "await turn"): EMBED_TURN,
+    ("plugins/mcpkit_storage/index/_scheduler.py", "_Lane._wait", "await turn"): EMBED_TURN,
     ("plugins/mcpkit_search/_minilm.py", "MiniLM.load", "await done"): BACKGROUND,
     ("plugins/mcpkit_search/_e5.py", "E5Small._run", "run_sync"): EMBEDDER,
     ("plugins/mcpkit_search/_e5.py", "E5Small.load", "run_sync"): BACKGROUND,
-    ("plugins/mcpkit_storage/_semantic.py", "Semantic.start", "sleep"): BACKGROUND,
-    ("plugins/mcpkit_storage/_semantic.py", "Semantic.stop", "await loading"): SHUTDOWN,
+    ("plugins/mcpkit_storage/index/_semantic.py", "Semantic.start", "sleep"): BACKGROUND,
+    ("plugins/mcpkit_storage/index/_semantic.py", "Semantic.stop", "await loading"): SHUTDOWN,
     # identity providers
     ("framework/mcpkit/auth/_introspection_auth.py", "IntrospectionAuth.authenticate", "wait"): TOKEN,
     ("framework/mcpkit/auth/_jwt_auth.py", "_JWKSKeys.key_for", "run_sync"): TOKEN,
@@ -80,23 +79,28 @@ WAITS: dict[tuple[str, str, str], str] = {
         "async with self._requests",
     ): TOKEN,
     # a store's connection being made by another call
-    ("plugins/mcpkit_storage/stores/_cluster_client.py", "ClusterClient.initialize", "async with self._lock"): STORE,
+    (
+        "plugins/mcpkit_storage/stores/redis/_cluster_client.py",
+        "ClusterClient.initialize",
+        "async with self._lock",
+    ): STORE,
     # retries, a fixed number of them, each bounded by the store's own timeouts
     ("framework/mcpkit/tasks/_ledger.py", "Ledger.change", "sleep"): RETRIES,
-    ("plugins/mcpkit_storage/_backoff.py", "backoff", "sleep"): RETRIES,
-    ("plugins/mcpkit_storage/stores/_redis_cluster_store.py", "RedisClusterStore._retrying", "sleep"): RETRIES,
-    ("plugins/mcpkit_storage/stores/_redis_cluster_store.py", "RedisClusterStore._replicated", "wait"): RETRIES,
-    ("plugins/mcpkit_storage/stores/_sqlite_connect.py", "connect", "sleep"): RETRIES,
+    ("plugins/mcpkit_storage/base/_backoff.py", "backoff", "sleep"): RETRIES,
+    ("plugins/mcpkit_storage/stores/redis/_redis_cluster_store.py", "RedisClusterStore._retrying", "sleep"): RETRIES,
+    ("plugins/mcpkit_storage/stores/redis/_redis_cluster_store.py", "RedisClusterStore._replicated", "wait"): RETRIES,
+    ("plugins/mcpkit_storage/stores/sqlite/_sqlite_connect.py", "connect", "sleep"): RETRIES,
     # the server's own housekeeping and shutdown, which no caller waits on
     ("framework/mcpkit/tasks/_worker.py", "Workers._work", "wait"): BACKGROUND,
     ("framework/mcpkit/tasks/_worker.py", "Workers.close", "wait"): SHUTDOWN,
-    ("plugins/mcpkit_storage/_backing.py", "Backing._purge_forever", "sleep"): BACKGROUND,
-    ("plugins/mcpkit_storage/_backing.py", "Backing._watch_forever", "sleep"): BACKGROUND,
-    ("plugins/mcpkit_storage/_backing.py", "Backing.stop", "await task"): SHUTDOWN,  # cancelled first
+    ("plugins/mcpkit_storage/backing/_backing.py", "Backing._purge_forever", "sleep"): BACKGROUND,
+    ("plugins/mcpkit_storage/backing/_backing.py", "Backing._watch_forever", "sleep"): BACKGROUND,
+    ("plugins/mcpkit_storage/backing/_backing.py", "Backing.stop", "await task"): SHUTDOWN,  # cancelled first
     ("apps/mcpkit_helpdesk/_identity_provider.py", "IdentityProvider.stop", "wait"): SHUTDOWN,
     # the mcpkit command: processes it started, on the developer's machine
     ("framework/mcpkit/_cli/_reload.py", "stop_process", "wait"): COMMAND,
     ("framework/mcpkit/_cli/_dev.py", "_listening", "sleep"): COMMAND,
+    ("framework/mcpkit/_cli/_child.py", "_end_with_supervisor", "sleep"): COMMAND,  # GRACE_SECONDS, STOP_SECONDS
     # mcpkit.testing: runs in the test's process, for the test's lifetime
     ("framework/mcpkit/testing/_holder.py", "Holder.open.hold", "wait"): TEST_ONLY,
     ("framework/mcpkit/testing/_holder.py", "Holder.open", "await ready"): TEST_ONLY,

@@ -147,9 +147,9 @@ async def test_a_long_value_kept_without_a_vector_is_embedded_when_searched_with
 ) -> None:
     nour = call_as("nour")
     vault = plugin_of(mcpkit_server)._started().vault
-    vault.semantic, kept = None, vault.semantic  # as if kept before the embedder was on: no vector, no shard
+    vault.vectors.semantic, kept = None, vault.semantic  # as if kept before the embedder was on: no vector, no shard
     await mem(nour, "set", key="talk", value=long_text("lorem", last="zanzibar"), scope="user")
-    vault.semantic = kept
+    vault.vectors.semantic = kept
     found = await mem(nour, "search_explained", query="zanzibar", scope="user")
     assert [(key, why["windows_embedded"]) for key, _, why in found] == [("talk", MAX_WINDOWS_PER_VALUE)]
     assert len([text for call in embedder.calls for text in call]) == 1 + MAX_WINDOWS_PER_VALUE  # the query too

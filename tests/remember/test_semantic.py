@@ -287,10 +287,10 @@ async def test_one_search_embeds_a_bounded_number_of_values_kept_without_a_vecto
     async with running(server) as callers:
         nour = callers("nour")
         vault = plugin_of(server)._started().vault
-        vault.semantic, kept = None, vault.semantic  # as if the values were kept before the embedder was on
+        vault.vectors.semantic, kept = None, vault.semantic  # as if the values were kept before the embedder was on
         for number in range(8):
             await mem(nour, "set", key=f"note:{number}", value=f"tea number {number}", scope="user")
-        vault.semantic = kept
+        vault.vectors.semantic = kept
         await mem(nour, "set", key="latte", value="a latte", scope="user")  # with its vector
         late.embedded.clear()
         results = await mem(nour, "search", query="beverage", scope="user", limit=10)

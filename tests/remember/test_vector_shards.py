@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -19,8 +20,9 @@ from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage._cli import purge_user, rotate
 from mcpkit_storage.base._scope import Place
-from mcpkit_storage.index._shard import SHARD_ITEMS, Item, Leaf, deadline_of, leaf_of, merged
-from mcpkit_storage.stores import StoreUnavailableError
+from mcpkit_storage.index._shard_layout import SHARD_ITEMS, Item, Leaf, deadline_of, leaf_of, merged
+from mcpkit_storage.sealing import Payload
+from mcpkit_storage.stores import Address, StoreUnavailableError
 from mcpkit_storage.vault._vault import Vault
 from remember.support import (
     NEW,
@@ -65,21 +67,27 @@ def vault_of(server: Server) -> Vault:
 
 
 class Opened:
-    """Counts the values the vault opens (each is one decryption)."""
+    """Counts the values a search has the vault open (each is one decryption)."""
 
     def __init__(self, vault: Vault) -> None:
         self.count = 0
-        original = vault.opened
+        at, bucket = vault.open_at, vault.open_bucket
 
-        def counting(*arguments: Any) -> Any:
-            self.count += 1
-            return original(*arguments)
+        async def counting_at(place: Place, addresses: Sequence[Address], now: float) -> list[Payload | None]:
+            self.count += len(addresses)
+            return await at(place, addresses, now)
 
-        vault.opened = counting  # type: ignore[method-assign]
+        async def counting_bucket(place: Place, owner: str, name: str, now: float) -> dict[str, Payload]:
+            opened = await bucket(place, owner, name, now)
+            self.count += len(opened)
+            return opened
+
+        vault.open_at = counting_at  # type: ignore[method-assign]
+        vault.open_bucket = counting_bucket  # type: ignore[method-assign]
 
 
 async def names_in_shards(vault: Vault, now: float) -> set[str]:
-    leaves = await vault.shards.leaves(NOUR, now) or []
+    leaves = await vault.vectors.shards.leaves(NOUR, now) or []
     return {leaf.names[at : at + 16].hex() for leaf in leaves for at in range(0, len(leaf.names), 16)}
 
 
@@ -89,7 +97,7 @@ def name_of(vault: Vault, key: str) -> str:
 
 async def drop_shards(vault: Vault, now: float) -> int:
     """Delete the place's shard entries, as a store written before them (or by an older mcpkit) has none."""
-    addresses = await vault.shards.addresses(NOUR, now)
+    addresses = await vault.vectors.shards.addresses(NOUR, now)
     return await vault.store.delete_many(addresses, now)
 
 
@@ -126,7 +134,7 @@ async def test_a_search_by_meaning_opens_only_its_best_values_and_ranks_as_openi
             call_as("nour"), "set_many", value={key: kept[key] for key in keys[start : start + 300]}, scope="user"
         )
     vault = vault_of(mcpkit_server)
-    assert len(await vault.shards.addresses(NOUR, clock.now())) > 3  # split: a root and its leaves
+    assert len(await vault.vectors.shards.addresses(NOUR, clock.now())) > 3  # split: a root and its leaves
     assert await names_in_shards(vault, clock.now()) == {name_of(vault, key) for key in kept}
     opened = Opened(vault)
     from_shards = await ranked(call_as, mode)
@@ -253,7 +261,7 @@ async def test_shards_expire_with_the_values_they_hold(store_options: dict[str, 
     async with running(server, clock=clock) as callers:
         await mem(callers("nour"), "set_many", value=notes(SHARD_ITEMS + 10), scope="user", ttl=60)
         await mem(callers("nour"), "set", key="later", value="a latte", scope="user", ttl=120)
-        assert len(await vault_of(server).shards.addresses(NOUR, clock.now())) >= 3
+        assert len(await vault_of(server).vectors.shards.addresses(NOUR, clock.now())) >= 3
     async with opened_store(store_options) as store:
         clock.advance(61)
         await store.purge_expired(clock.now())
@@ -273,7 +281,7 @@ async def test_a_tree_another_server_deleted_is_not_written_into_from_memory(
         await mem(one("nour"), "set_many", value=notes(SHARD_ITEMS + 100), scope="user")
         assert await mem(one("nour"), "search", query="beverage", scope="user", mode="semantic")  # knows the tree
         vault = vault_of(first)
-        assert len(await vault.shards.addresses(NOUR, clock.now())) >= 3
+        assert len(await vault.vectors.shards.addresses(NOUR, clock.now())) >= 3
         assert await mem(two("nour"), "forget_all", scope="user") == SHARD_ITEMS + 100
         for key in ("tea", "latte", "seat"):
             await mem(one("nour"), "set", key=key, value=f"a {key}", scope="user")
@@ -297,7 +305,7 @@ async def test_a_server_whose_first_call_is_a_search_fills_the_shards_with_vecto
     async with running(fresh, clock=clock) as callers:
         vault = vault_of(fresh)
         assert await mem(callers("nour"), "search", query="beverage", scope="user", limit=3, mode="semantic")
-        leaves = await vault.shards.leaves(NOUR, clock.now()) or []
+        leaves = await vault.vectors.shards.leaves(NOUR, clock.now()) or []
         assert sum(len(leaf) for leaf in leaves) == len(kept)
         assert all(leaf.meta["rows"].min() > 0 for leaf in leaves)  # every value's vector, none to embed again
         opened = Opened(vault)
@@ -380,3 +388,21 @@ async def test_a_write_that_fails_after_its_shard_changed_takes_its_vector_out_a
     # ... and the next search by meaning, opening every value, puts the kept value's vector back.
     assert name in await names_in_shards(vault, clock.now())
     assert await mem(nour, "get", key="note:0", scope="user") == kept["note:0"]
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("embedded", [False, True])
+async def test_set_many_past_the_quota_names_the_key_that_did_not_fit_and_keeps_those_before(
+    store_options: dict[str, Any], embedded: bool
+) -> None:
+    embedder = {"search": True, "embedder": Concepts()} if embedded else {}
+    plugin = RememberPlugin.init(**store_options, secret=SECRET, max_values=4, **embedder)
+    async with running(build_server(plugin)) as callers:
+        nour = callers("nour")
+        error = await refused(nour, "set_many", value={f"k{n}": "tea" for n in range(6)}, scope="user")
+        assert error.code == "REMEMBER_QUOTA_EXCEEDED"
+        first_left_out = 3 if embedded else 4  # with search by meaning, the batch's shard is an entry too
+        assert f"Cannot keep 'k{first_left_out}'" in error.message
+        assert ("vector shards" in error.message) is embedded
+        kept = [await mem(nour, "get", key=f"k{n}", scope="user") for n in range(6)]
+        assert kept == ["tea"] * first_left_out + ["<missing>"] * (6 - first_left_out)

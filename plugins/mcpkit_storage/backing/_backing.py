@@ -86,7 +86,9 @@ class Backing:
         else:
             self._store = make_store(config, self._redis_prefix)
 
-    async def start(self, *, search_all: bool = False, semantic: Semantic | None = None) -> Vault:
+    async def start(
+        self, *, search_all: bool = False, semantic: Semantic | None = None, search_keys: bool = True
+    ) -> Vault:
         if self._store is None or self._setup is None:
             raise RuntimeError("the plugin started before the server was built")
         if self._given is None and store_under_test() != self._under_test:
@@ -97,7 +99,7 @@ class Backing:
                 raise RuntimeError(f"the {kind.label} store was set up without a secret")
             self._keyring = Keyring(_split(kind.secret_beside(config.where)))
         await self._store.open()
-        vault = Vault(self._store, self._keyring, search_all=search_all, semantic=semantic)
+        vault = Vault(self._store, self._keyring, search_all=search_all, semantic=semantic, search_keys=search_keys)
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
             async with asyncio.timeout(SECRET_CHECK_SECONDS):
                 await check_secret(vault, config.describe())

@@ -11,8 +11,8 @@ from ._semantic import (
     EmbedderFailedError,
     Semantic,
 )
-from ._shard import Leaf, is_shard_key
-from ._shards import Change, Shards
+from ._shard_layout import Leaf, is_shard_key
+from ._shard_tree import Change, Shards
 
 __all__ = [
     "BUSY",

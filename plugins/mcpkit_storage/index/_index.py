@@ -83,15 +83,19 @@ def _capped(counts: dict[int, int], length: int) -> Postings:
 class BlindIndex:
     """Turns values into postings and queries into blind terms, for one keyring."""
 
-    def __init__(self, keyring: Keyring, analyzer: Analyzer | None = None) -> None:
+    def __init__(self, keyring: Keyring, analyzer: Analyzer | None = None, *, keys: bool = True) -> None:
         self.keyring = keyring
         self._analyzer = analyzer
-        #: Whether a value's key is part of its indexed text (``RememberPlugin(search_keys=...)``).
-        self.keys = True
+        self._keys = keys
         self._buckets: OrderedDict[tuple[str, str], _BucketWords] = OrderedDict()  # least recently written first
         self._words = 0  # in all of them
         self._apart: Analyzer | None = None  # the worker threads' analyser, one long value at a time
         self._apart_lock = threading.Lock()
+
+    @property
+    def keys(self) -> bool:
+        """Whether a value's key is part of its indexed text (``RememberPlugin(search_keys=...)``)."""
+        return self._keys
 
     @property
     def analyzer(self) -> Analyzer:
@@ -109,7 +113,7 @@ class BlindIndex:
         else:
             self._buckets.move_to_end(place)
         return _capped(
-            *self.analyzer.counts(value_text(key if self.keys else "", pydantic_core.from_json(value_json)), words)
+            *self.analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words)
         )
 
     async def postings_of(self, address: Address, key: str, value_json: str | bytes) -> Postings:
@@ -127,7 +131,7 @@ class BlindIndex:
             analyzer, keyring = self._apart, self.keyring
             words = _Apart(lambda word: tuple(keyring.blind(0, *address[:2], analyzer.terms_of(word))))
             return _capped(
-                *analyzer.counts(value_text(key if self.keys else "", pydantic_core.from_json(value_json)), words)
+                *analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words)
             )
 
     def cached(self, words: _BucketWords) -> None:

@@ -11,12 +11,12 @@ import pydantic_core
 from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, top
 
 from ..base import Place
-from ..index import BUSY, QUERY_FAILED, EmbedderBusyError, is_shard_key
+from ..index import BUSY, QUERY_FAILED, EmbedderBusyError
 from ..sealing import Payload
 from ..stores import Address, Quota
 from ..vault import Vault, newer
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
-from ._sharded import by_shards, fill
+from ._sharded_search import by_shards, fill
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "search"]
 
@@ -100,11 +100,9 @@ async def _opened_all(
     its newest copy)."""
     opened: dict[_Doc, Payload] = {}
     for where, (owner, bucket) in enumerate(buckets):
-        began = vault.begin()
-        for name, entry in await vault.store.entries(owner, bucket, now):
-            payload = vault.opened(Address(owner, bucket, name), entry, now, place, began)
-            if payload is not None and not is_shard_key(payload.key):
-                opened[(where, name)] = payload
+        opened.update(
+            ((where, name), payload) for name, payload in (await vault.open_bucket(place, owner, bucket, now)).items()
+        )
     if len(buckets) == 1:  # one address per key: every document is its own key
         return opened
     newest: dict[str, _Doc] = {}
@@ -218,12 +216,7 @@ async def _analysed(
     vault: Vault, place: Place, bucket: Address, words: Sequence[str], now: float
 ) -> tuple[Corpus, dict[str, Payload]]:
     """An unindexed bucket's corpus for ``words`` (word numbers as terms), from its values opened here."""
-    began = vault.begin()
-    payloads: dict[str, Payload] = {}
-    for name, entry in await vault.store.entries(bucket.owner, bucket.bucket, now):
-        payload = vault.opened(Address(bucket.owner, bucket.bucket, name), entry, now, place, began)
-        if payload is not None:
-            payloads[name] = payload
+    payloads = await vault.open_bucket(place, bucket.owner, bucket.bucket, now)
     analyzer = vault.index.analyzer
     counted = (
         (name, analyzer.value_counts(payload.key, pydantic_core.from_json(payload.value_json)))
@@ -248,10 +241,7 @@ async def _fetch(
     """
     wanted = [doc for doc, _ in ranked if doc not in opened]
     addresses = [Address(*buckets[where], key) for where, key in wanted]
-    began = vault.begin()
-    entries = await vault.store.get_many(addresses, now) if addresses else []
-    for doc, address, entry in zip(wanted, addresses, entries, strict=True):
-        payload = None if entry is None else vault.opened(address, entry, now, place, began)
+    for doc, payload in zip(wanted, await vault.open_at(place, addresses, now), strict=True):
         if payload is not None:
             opened[doc] = payload
     best: dict[str, tuple[float, Payload]] = {}

@@ -124,10 +124,12 @@ class Store(Protocol):
     """Where remembered values live. Every method that reads skips entries past their deadline.
 
     ``legacy`` is set by ``open()``: True when the store may still hold entries in mcpkit 0.1's
-    layout (plain bucket and key names), which reads must then look for too.
+    layout (plain bucket and key names), which reads must then look for too. ``placed``: see ``StoreKind.placed``.
     """
 
     legacy: bool
+    #: Whether it keeps each owner's values in one place (a hash slot), so owners come from a placed keyring.
+    placed: bool
 
     async def open(self) -> None:
         """Connect or create what the store needs; called once at server start."""

@@ -3,10 +3,12 @@
 from ._found import Found, Observed, found, newer
 from ._offloaded import read_many_in_thread
 from ._vault import Vault
+from ._writer import PartialWriteError
 
 __all__ = [
     "Found",
     "Observed",
+    "PartialWriteError",
     "Vault",
     "found",
     "newer",

@@ -48,6 +48,7 @@ class MemoryStore:
 
     #: Nothing outlives the process, so nothing from an older mcpkit can be here.
     legacy = False
+    placed = False
 
     def __init__(self) -> None:
         self._owners: dict[str, dict[str, _Bucket]] = {}

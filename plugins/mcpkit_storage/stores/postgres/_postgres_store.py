@@ -65,6 +65,7 @@ class PostgresStore:
         self._timeout = timeout
         self._pool: AsyncConnectionPool[Connection] | None = None
         self.legacy = False  # mcpkit 0.1 had no PostgreSQL store: nothing here is in its layout
+        self.placed = False
 
     def __repr__(self) -> str:
         return f"PostgresStore({self._where()!r})"

@@ -63,12 +63,11 @@ class RedisClusterStore(RedisStore):
     """
 
     SCRIPTS: ClassVar[dict[str, str]] = lua.CLUSTER
-    #: Owners must come from a placed keyring (``Vault`` checks).
-    PLACED: ClassVar[bool] = True
     _OWNER_GLOB: ClassVar[str] = "{*}*"
 
     def __init__(self, url: str, *, prefix: str = "mcpkit:remember:") -> None:
         super().__init__(url, prefix=prefix)
+        self.placed = True  # owners come from a placed keyring: the Vault checks
         self._parsed = parse_cluster_url(url)
         self._where = self._parsed.redacted()
         self._cluster: ClusterClient | None = None

@@ -57,6 +57,7 @@ class RedisStore:
         self._client: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self.legacy = False
+        self.placed = False
 
     def __repr__(self) -> str:
         return f"RedisStore({self._where!r}, prefix={self._prefix!r})"

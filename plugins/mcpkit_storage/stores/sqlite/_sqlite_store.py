@@ -47,6 +47,7 @@ class SQLiteStore:
         self._merge_every = merge_every
         self._changes = 0  # since this instance last merged
         self.legacy = False
+        self.placed = False
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"

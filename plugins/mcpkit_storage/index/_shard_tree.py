@@ -1,12 +1,12 @@
-"""``Shards``: a place's vector index, so a search by meaning reads its values' vectors without opening the values.
+"""The shard tree (``Shards``): a place's vector index, so a search by meaning reads vectors without opening values.
 
 Beside the values of a place searched by meaning, copies of their quantised vectors live in shard entries
-(``_shard``): ordinary sealed entries of the same bucket, under keys no caller can use. So every store keeps
+(``_shard_layout``): ordinary sealed entries of the same bucket, under keys no caller can use. So every store keeps
 them without a line of store code, and deleting the bucket, purging a user, expiry and quotas cover them as
 they cover values. Each write of a searchable value changes its value's leaf by compare-and-set, read again and
 retried when another writer got there first, so two writers never lose each other's vectors; a leaf that
 outgrows ``SHARD_ITEMS`` splits. Shards are a shortlist, never the truth: a search opens the values it returns,
-and their own vectors decide (``_sharded``).
+and their own vectors decide (``retrieval._sharded_search``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..base import Place, RememberConflictError, backoff
 from ..sealing import VERSION, Keyring, UndecryptableError, pack, unpack
 from ..stores import Address, Quota, Store
 from ._semantic import Semantic
-from ._shard import (
+from ._shard_layout import (
     LEAF,
     SHARD_KEY,
     SPLIT,

@@ -84,7 +84,7 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
     buckets = vault.buckets(place)
     if semantic is None or len(buckets) != 1:
         return None
-    leaves = await vault.shards.leaves(place, now)
+    leaves = await vault.vectors.leaves(place, now)
     if leaves is None:
         return None
     dimensions = dimensions_of(query)
@@ -243,9 +243,7 @@ async def _open(
     if not items:
         return
     addresses = [Address(owner, bucket, columns.name(item)) for item in items]
-    began = vault.begin()
-    for item, address, entry in zip(items, addresses, await vault.store.get_many(addresses, now), strict=True):
-        payload = None if entry is None else vault.opened(address, entry, now, place, began)
+    for item, payload in zip(items, await vault.open_at(place, addresses, now), strict=True):
         if payload is not None:
             opened[item] = payload
 
@@ -257,7 +255,7 @@ async def fill(vault: Vault, place: Place, opened: dict[str, Payload], now: floa
         for name, payload in opened.items()
     }
     try:
-        await vault.keep_vectors(place, changes, now, quota)
+        await vault.vectors.keep(place, changes, now, quota)
     except (StoreUnavailableError, QuotaExceededError, RememberConflictError) as exc:
         logger.warning("could not fill the vector shards of a place (its searches open every value): %s", exc)
 
@@ -265,6 +263,6 @@ async def fill(vault: Vault, place: Place, opened: dict[str, Payload], now: floa
 async def _prune(vault: Vault, place: Place, names: list[str], now: float) -> None:
     """Take values a search found gone out of their shards (best effort: the next write prunes them too)."""
     try:
-        await vault.keep_vectors(place, dict.fromkeys(names), now, None)
+        await vault.vectors.keep(place, dict.fromkeys(names), now, None)
     except (StoreUnavailableError, QuotaExceededError, RememberConflictError) as exc:
         logger.info("could not prune %d gone value(s) from their vector shard: %s", len(names), exc)

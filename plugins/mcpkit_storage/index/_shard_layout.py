@@ -1,7 +1,7 @@
-"""``Shard``: one sealed entry of a place's vector index — the layout of its items, and how they change.
+"""The shard layout: one sealed entry of a place's vector index — the layout of its items, and how they change.
 
 A place searched by meaning keeps, beside its values, copies of their quantised vectors in shard entries (see
-``_shards``). Shards form a binary tree by the bits of the values' store names (keyed hashes, so evenly spread):
+``_shard_tree``). Shards form a binary tree by the bits of the values' store names (keyed hashes, so evenly spread):
 the root is ``SHARD_KEY``, a shard that outgrows ``SHARD_ITEMS`` splits into the two shards one bit deeper, and
 is left as a ``split`` marker. A leaf holds, per value (its name at the primary secret, 16 bytes), when it was
 written, its deadline, its key (so ties rank by key as when values are opened) and its vectors' rows: ``tag |

@@ -1,0 +1,132 @@
+"""``Reader``: the one read path of a vault — fetch entries, open them, keep the live ones that are not replays.
+
+Every read takes a tick of the rollback guard before its store call and checks what it found against it
+(``_rollback``); an entry that does not open is logged once and read as missing (``_unreadable``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio.to_thread
+
+from ..base import Place
+from ..index import is_shard_key
+from ..sealing import Payload
+from ..stores import Address, Entry, Expectation, Store, StoreUnavailableError
+from ._codec import Codec
+from ._found import Found, Observed, found, newer
+from ._rollback import RollbackGuard
+from ._unreadable import scope_of, warn_unreadable
+
+__all__ = ["Reader"]
+
+
+class Reader:
+    """Reads a store's sealed entries through a codec, checked against the rollback guard."""
+
+    __slots__ = ("_codec", "_guard", "_store", "_where")
+
+    def __init__(self, store: Store, codec: Codec, guard: RollbackGuard, where: str) -> None:
+        self._store, self._codec, self._guard, self._where = store, codec, guard, where
+
+    async def observe(self, place: Place, key: str, now: float) -> Observed:
+        """The value and the bytes at each of the key's addresses."""
+        codec = self._codec
+        if not codec.single:
+            best, _, seen = await self.look(place, key, now, codec.legacy)
+            return Observed(None if best is None else found(best), seen)
+        # The fast path of every read and update: one address, its entry peeked rather than unpacked.
+        address = codec.keyring.locate(place.identity, place.bucket, key)[0]  # ``primary``, one call fewer
+        began = self._guard.begin()
+        entry = await self._store.get(*address, now)
+        if entry is None:
+            return Observed(None, ((address, None),))
+        value = codec.peeked(address, entry, now)
+        if isinstance(value, Exception):
+            warn_unreadable(self._where, address.owner, place.bucket, value)
+            value = None
+        elif value is not None:
+            self._check_replay(address, entry.data, place, began)
+        return Observed(value, ((address, entry.data),))
+
+    async def look(
+        self, place: Place, key: str, now: float, legacy: bool
+    ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:
+        """The newest live copy, the index of its address, and the bytes at every address (``legacy``: 0.1's too)."""
+        addresses = self._codec.addresses(place, key, legacy)
+        began = self._guard.begin()
+        if len(addresses) == 1:
+            entries = [await self._store.get(*addresses[0], now)]
+        else:
+            entries = await self._store.get_many(addresses, now)
+        best: Payload | None = None
+        where = -1
+        for index, (address, entry) in enumerate(zip(addresses, entries, strict=True)):
+            payload = None if entry is None else self._accepted(address, entry, now, place, began)
+            if payload is not None and (best is None or newer(payload, best)):
+                best, where = payload, index
+        seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
+        return best, where, seen
+
+    async def at(self, place: Place, addresses: Sequence[Address], now: float) -> list[Payload | None]:
+        """The live payload at each of ``addresses`` of ``place`` (None where there is none), in one store call."""
+        began = self._guard.begin()
+        entries = await self._store.get_many(addresses, now) if addresses else []
+        return [
+            None if entry is None else self._accepted(address, entry, now, place, began)
+            for address, entry in zip(addresses, entries, strict=True)
+        ]
+
+    async def at_in_thread(self, place: Place, addresses: Sequence[Address], now: float) -> list[Found | None]:
+        """As ``at``, with the entries opened in a worker thread (the replay check back on the event loop)."""
+        began = self._guard.begin()
+        entries = await self._store.get_many(addresses, now) if addresses else []
+        unsealed = self._codec.unsealed
+
+        def open_all() -> list[Payload | Exception | None]:
+            pairs = zip(addresses, entries, strict=True)
+            return [None if entry is None else unsealed(address, entry) for address, entry in pairs]
+
+        values: list[Found | None] = []
+        for address, entry, opened in zip(addresses, entries, await anyio.to_thread.run_sync(open_all), strict=True):
+            payload = (
+                None if entry is None or opened is None else self._checked(address, entry, opened, now, place, began)
+            )
+            values.append(None if payload is None else found(payload))
+        return values
+
+    async def bucket(self, place: Place, owner: str, bucket: str, now: float) -> dict[str, Payload]:
+        """Every live value at one (owner, bucket) address of the place, by store name (no shard entries)."""
+        began = self._guard.begin()
+        opened: dict[str, Payload] = {}
+        for name, entry in await self._store.entries(owner, bucket, now):
+            payload = self._accepted(Address(owner, bucket, name), entry, now, place, began)
+            if payload is not None and not is_shard_key(payload.key):
+                opened[name] = payload
+        return opened
+
+    def _accepted(self, address: Address, entry: Entry, now: float, place: Place, began: int) -> Payload | None:
+        return self._checked(address, entry, self._codec.unsealed(address, entry), now, place, began)
+
+    def _checked(
+        self, address: Address, entry: Entry, payload: Payload | Exception, now: float, place: Place, began: int
+    ) -> Payload | None:
+        """``payload`` when it opened, is live by its sealed deadline and is not a replay (read since ``began``)."""
+        if isinstance(payload, Exception):
+            warn_unreadable(self._where, address.owner, place.bucket, payload)
+            return None
+        if not payload.live(now):
+            return None
+        self._check_replay(address, entry.data, place, began)
+        return payload
+
+    def _check_replay(self, address: Address, data: bytes, place: Place, began: int) -> None:
+        if not self._guard.seen(address, data, began):
+            # Neither the old value nor "missing" is the truth (an update would start again from its default):
+            # the store is not to be trusted for this key now, as when it cannot be reached.
+            raise StoreUnavailableError(
+                f"a remembered value in {scope_of(place.bucket)} scope (owner {address.owner[:8]}…) is one this "
+                "server saw replaced or deleted, put back in the store: someone with write access to the store "
+                "replayed an older value (or a restore or failover lost newer writes); refusing to answer it"
+            )
