@@ -43,10 +43,10 @@ REMEMBER = Options(
         "search_keys": False,
     },
     [
-        ("max_value_bytes", 0, "max_value_bytes is a positive whole number of bytes, not 0."),
-        ("max_values", True, "max_values is a positive whole number, or None for no limit; not True."),
+        ("max_value_bytes", 0, "max_value_bytes is a whole number of bytes, at least 1; not 0."),
+        ("max_values", True, "max_values is a whole number, at least 1 (or None for no limit); not True."),
         ("session_ttl", -1, "session_ttl is a number of seconds above 0 and at most"),
-        ("search", "yes", "search is True (index every value, for self.remember.search) or False, not 'yes'."),
+        ("search", "yes", "search is True or False, not 'yes'."),
     ],
 )
 HISTORY = Options(
@@ -69,9 +69,9 @@ HISTORY = Options(
     },
     [
         ("scope", "tool", "scope is 'user' (a signed-in caller's conversations, across sessions and clients) or"),
-        ("max_messages", 0, "max_messages is a positive whole number, not 0."),
+        ("max_messages", 0, "max_messages is a whole number, at least 1; not 0."),
         ("tool_prefix", "desk-", "tool_prefix is letters, digits and '_' (like 'desk_'), not 'desk-'."),
-        ("session_ttl", 0, "session_ttl is a number of seconds above 0, or None; not 0."),
+        ("session_ttl", 0, "session_ttl is a positive number of seconds or None for no limit, not 0."),
     ],
 )
 PLUGINS = pytest.mark.parametrize("case", [REMEMBER, HISTORY], ids=["remember", "history"])

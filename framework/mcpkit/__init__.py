@@ -14,6 +14,10 @@ from .base import (
     StartupError,
     SystemClock,
     ToolError,
+    checked_flag,
+    checked_optional_seconds,
+    checked_optional_whole,
+    checked_whole,
     iso_time,
 )
 from .core import (
@@ -77,6 +81,10 @@ __all__ = [
     "Ui",
     "UiResource",
     "app",
+    "checked_flag",
+    "checked_optional_seconds",
+    "checked_optional_whole",
+    "checked_whole",
     "iso_time",
     "mount",
     "prompt",

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcpkit import ConfigurationError, Context
+from mcpkit import ConfigurationError, Context, checked_whole
 
 __all__ = [
     "SEARCHABLE_MAX_BYTES",
@@ -109,11 +109,9 @@ def _check(where: str, block: Block) -> None:
             raise ConfigurationError(f"{where}: give content='...' or provider=async def(ctx) -> str, one of them.")
         _check_provider(where, block.provider)
     elif isinstance(block, WritableBlock):
-        if isinstance(block.max_tokens, bool) or not isinstance(block.max_tokens, int) or block.max_tokens < 1:
-            raise ConfigurationError(f"{where}: max_tokens is a positive whole number, not {block.max_tokens!r:.40}.")
+        checked_whole(f"{where}: max_tokens", block.max_tokens)
     elif isinstance(block, SearchableBlock):
-        if isinstance(block.max_entries, bool) or not isinstance(block.max_entries, int) or block.max_entries < 1:
-            raise ConfigurationError(f"{where}: max_entries is a positive whole number, not {block.max_entries!r}.")
+        checked_whole(f"{where}: max_entries", block.max_entries)
         if isinstance(block.max_bytes, bool) or not isinstance(block.max_bytes, int) or block.max_bytes < 64 * 1024:
             raise ConfigurationError(
                 f"{where}: max_bytes is a whole number of bytes from 65,536 (room for an entry of 16 KiB and its "

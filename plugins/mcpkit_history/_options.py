@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-from mcpkit import ConfigurationError
+from mcpkit import ConfigurationError, checked_flag, checked_optional_seconds, checked_optional_whole, checked_whole
 
 from ._messages import MAX_MESSAGE_BYTES
 from ._policy import MAX_LOAD_BYTES, MAX_SEARCH_BYTES
@@ -75,28 +75,17 @@ class HistoryOptions:
                 f"scope is 'user' (a signed-in caller's conversations, across sessions and clients) or 'session', "
                 f"not {self.scope!r:.40}."
             )
-        for name, limit in (("max_message_bytes", self.max_message_bytes), ("max_messages", self.max_messages)):
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-                raise ConfigurationError(f"{name} is a positive whole number, not {limit!r:.40}.")
-        for name, total in (("max_total_messages", self.max_total_messages), ("max_total_bytes", self.max_total_bytes)):
-            if total is not None and (isinstance(total, bool) or not isinstance(total, int) or total < 1):
-                raise ConfigurationError(f"{name} is a positive whole number, or None for no limit; not {total!r:.40}.")
-        if not isinstance(self.tools, bool):
-            raise ConfigurationError(
-                f"tools is True (offer the six history tools to the model) or False, not {self.tools!r}."
-            )
+        checked_whole("max_message_bytes", self.max_message_bytes, unit="bytes")
+        checked_whole("max_messages", self.max_messages)
+        checked_optional_whole("max_total_messages", self.max_total_messages)
+        checked_optional_whole("max_total_bytes", self.max_total_bytes, unit="bytes")
+        checked_flag("tools", self.tools)
         prefix = self.tool_prefix
         if not isinstance(prefix, str) or (prefix and not prefix.replace("_", "").isalnum()):
             raise ConfigurationError(f"tool_prefix is letters, digits and '_' (like 'desk_'), not {prefix!r:.40}.")
-        for name, most in (("max_load_bytes", self.max_load_bytes), ("max_search_bytes", self.max_search_bytes)):
-            if isinstance(most, bool) or not isinstance(most, int) or most < 1:
-                raise ConfigurationError(f"{name} is a positive whole number of bytes, not {most!r:.40}.")
-        ttl = self.session_ttl
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float)):
-            raise ConfigurationError(f"session_ttl is a number of seconds, or None; not {ttl!r:.40}.")
-        if ttl is not None and ttl <= 0:
-            raise ConfigurationError(f"session_ttl is a number of seconds above 0, or None; not {ttl!r:.40}.")
-        object.__setattr__(self, "session_ttl", None if ttl is None else float(ttl))
+        checked_whole("max_load_bytes", self.max_load_bytes, unit="bytes")
+        checked_whole("max_search_bytes", self.max_search_bytes, unit="bytes")
+        object.__setattr__(self, "session_ttl", checked_optional_seconds("session_ttl", self.session_ttl))
 
     @property
     def secrets(self) -> list[str] | None:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from mcpkit import ConfigurationError
+from mcpkit import ConfigurationError, checked_flag, checked_optional_whole, checked_whole
 from mcpkit_search import Embedder
 from mcpkit_storage import DEFAULT_MIN_SIMILARITY, MAX_TTL
 
@@ -81,24 +81,15 @@ class RememberOptions:
     search_keys: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.search, bool):
-            raise ConfigurationError(
-                f"search is True (index every value, for self.remember.search) or False, not {self.search!r:.40}."
-            )
-        if not isinstance(self.search_keys, bool):
-            raise ConfigurationError(
-                f"search_keys is True (a value's key is searched with it) or False (its value alone), "
-                f"not {self.search_keys!r:.40}."
-            )
+        checked_flag("search", self.search)
+        checked_flag("search_keys", self.search_keys)
         _checked_embedder(self.embedder)
         object.__setattr__(self, "default_ttl", _seconds("default_ttl", self.default_ttl))
         object.__setattr__(self, "session_ttl", _seconds("session_ttl", self.session_ttl))
         max_value_bytes, max_bytes = self.max_value_bytes, self.max_bytes
-        if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
-            raise ConfigurationError(f"max_value_bytes is a positive whole number of bytes, not {max_value_bytes!r}.")
-        for name, limit in (("max_values", self.max_values), ("max_bytes", max_bytes)):
-            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-                raise ConfigurationError(f"{name} is a positive whole number, or None for no limit; not {limit!r:.40}.")
+        checked_whole("max_value_bytes", max_value_bytes, unit="bytes")
+        checked_optional_whole("max_values", self.max_values)
+        checked_optional_whole("max_bytes", max_bytes, unit="bytes")
         if max_bytes is not None and max_bytes < max_value_bytes + SEALING_OVERHEAD_BYTES:
             raise ConfigurationError(
                 f"max_bytes ({max_bytes:,}) leaves no room for a value of max_value_bytes ({max_value_bytes:,}) once "

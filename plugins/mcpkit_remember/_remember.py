@@ -113,7 +113,7 @@ class Remember:
         vault = self._policy.vault
         vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
-        with StorageErrors(key, scope, vault.sharded(place)):
+        with StorageErrors(key, scope, vault, place):
             await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
 
     async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
@@ -316,7 +316,7 @@ class Remember:
         vault, quota = self._policy.vault, self._policy.quota
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
-        with StorageErrors(key, scope, vault.sharded(place)):
+        with StorageErrors(key, scope, vault, place):
             if not locks.take(turn):
                 await locks.wait(turn)
             try:

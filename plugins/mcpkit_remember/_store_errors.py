@@ -7,12 +7,14 @@ from types import TracebackType
 
 from mcpkit_storage import (
     PartialWriteError,
+    Place,
     QuotaExceededError,
     RememberConflictError,
     RememberQuotaError,
     RememberStoreUnavailableError,
     StoreUnavailableError,
     TurnTimeoutError,
+    Vault,
 )
 
 __all__ = ["STORE_ERRORS", "StorageErrors"]
@@ -25,12 +27,14 @@ class StorageErrors:
     ``REMEMBER_STORE_UNAVAILABLE``, ``REMEMBER_QUOTA_EXCEEDED`` (naming ``key``, or the key of a batch that did not
     fit) and ``REMEMBER_CONFLICT``."""
 
-    __slots__ = ("key", "scope", "sharded")
+    __slots__ = ("key", "place", "scope", "vault")
 
-    def __init__(self, key: str = "", scope: str = "", sharded: bool = False) -> None:
+    def __init__(self, key: str = "", scope: str = "", vault: Vault | None = None, place: Place | None = None) -> None:
         self.key = key
         self.scope = scope
-        self.sharded = sharded  # for a quota's message: whether the scope keeps vector shards, which count too
+        # for a quota's message: whether the place keeps vector shards, which count too (asked only then)
+        self.vault = vault
+        self.place = place
 
     def __enter__(self) -> None:
         return None
@@ -38,13 +42,16 @@ class StorageErrors:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if exc is None:
             return
-        key, sharded = self.key, self.sharded
+        key: str = self.key
+        sharded: bool | None = None
         if isinstance(exc, PartialWriteError):  # one of several values: the error names it
             key, sharded, exc = exc.key, exc.sharded, exc.error
         if isinstance(exc, StoreUnavailableError):
             logger.warning("remember store unavailable: %s", exc)  # the store's own message, for the operator
             raise RememberStoreUnavailableError(maybe_applied=exc.maybe_applied) from None
         if isinstance(exc, QuotaExceededError):
+            if sharded is None:
+                sharded = self.vault is not None and self.place is not None and self.vault.sharded(self.place)
             raise RememberQuotaError(key, self.scope, exc.limit, exc.allowed, sharded=sharded) from None
         if isinstance(exc, TurnTimeoutError):
             raise RememberConflictError(key, 0, exc.timeout) from None

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcpkit import ConfigurationError
+from mcpkit import ConfigurationError, checked_flag
 from mcpkit_storage import SCOPES, Scope
 
 __all__ = ["ToolsConfig"]
@@ -52,8 +52,7 @@ class ToolsConfig:
                 raise ConfigurationError(
                     f"tools allowed_scopes has unknown scope {scope!r}; scopes are {list(SCOPES)}."
                 )
-        if not isinstance(self.anonymous_writes, bool):
-            raise ConfigurationError(f"tools anonymous_writes is True or False, not {self.anonymous_writes!r}.")
+        checked_flag("tools anonymous_writes", self.anonymous_writes)
         if not isinstance(self.prefix, str) or not all(c.isalnum() or c in "_-." for c in self.prefix):
             raise ConfigurationError(f"tools prefix {self.prefix!r} may hold only letters, digits, '_', '-' and '.'.")
         object.__setattr__(self, "allowed_scopes", tuple(dict.fromkeys(scopes)))

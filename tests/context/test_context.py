@@ -198,7 +198,7 @@ def test_blocks_are_checked_when_the_plugin_is_built() -> None:
         ContextPlugin.init([WritableBlock("notes", " ")], type="memory")
     with pytest.raises(ConfigurationError, match=re.escape("give content='...' or provider=")):
         ContextPlugin.init([ReadOnlyBlock("soul", "Who")], type="memory")
-    with pytest.raises(ConfigurationError, match="max_tokens is a positive whole number"):
+    with pytest.raises(ConfigurationError, match="max_tokens is a whole number, at least 1"):
         ContextPlugin.init([WritableBlock("notes", "n", max_tokens=0)], type="memory")
 
 
