@@ -136,3 +136,16 @@ async def test_a_test_names_its_own_store_with_mcpkit_store(call_as: CallAs, mcp
     assert mcpkit_store == f"sqlite:///{tmp_path / 'named-by-the-test.db'}"
     assert (tmp_path / "named-by-the-test.db").is_file()
     assert not (tmp_path / "shared.db").exists()
+
+
+async def test_a_server_started_by_two_tests_gives_the_second_none_of_the_firsts_values(mcp_protocol: str) -> None:
+    """A module-level server (built once, started by each test) gets a new memory store per test, for every plugin."""
+    server = build("unused:")  # built outside any test, as a conftest's module-level server is
+
+    async with running(server, protocol=mcp_protocol) as call_as:
+        await keep_something_with_every_plugin(call_as("nour"))
+    async with running(server, protocol=mcp_protocol) as call_as:
+        nour = call_as("nour")
+        assert (await nour.call("recall", {"key": "tone", "scope": "user"}))["value"] is None
+        assert (await nour.call("list_conversations", {}))["conversations"] == []
+        assert "Prefers email." not in str(await nour.read("context://notes"))

@@ -20,7 +20,7 @@ from ._decorators import (
     tool_options,
 )
 from ._plugin import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, check_hooks, providers_for
-from ._under_test import store_under_test, under_test
+from ._under_test import StoreUnderTest, current_test, store_under_test, under_test
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
@@ -32,6 +32,7 @@ __all__ = [
     "PluginSetup",
     "PromptOptions",
     "ResourceOptions",
+    "StoreUnderTest",
     "TaskProgress",
     "ToolContext",
     "ToolOptions",
@@ -41,6 +42,7 @@ __all__ = [
     "app_options",
     "caller_of",
     "check_hooks",
+    "current_test",
     "prompt",
     "prompt_options",
     "providers_for",

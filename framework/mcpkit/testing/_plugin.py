@@ -63,7 +63,7 @@ def mcpkit_server() -> Server:
 
 @pytest.fixture
 def mcpkit_store() -> str:
-    """Where plugins that take their store from the environment keep the test's data: a new memory store per server.
+    """Where plugins that take their store from the environment keep the test's data: a new memory store per test.
 
     Override it (``return f"sqlite:///{tmp_path / 'test.db'}"``) to run the tests on another store.
     """

@@ -10,7 +10,7 @@ import secrets as secret_maker
 from collections.abc import Callable, Sequence
 from typing import Self
 
-from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, store_under_test
+from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, current_test
 
 from ..index import Semantic
 from ..sealing import HELD_SECONDS, Keyring
@@ -42,7 +42,7 @@ class Backing:
         self._secrets = list(secrets) if secrets is not None else None
         self._redis_prefix = redis_prefix
         self._setup: PluginSetup | None = None
-        self._under_test: str | None = None  # the test's store this backing was set up on, if any
+        self._under_test: object = None  # the test (``under_test`` block) this backing was set up in, if any
         self.clock: Callable[[], Clock] = SystemClock
         self._store: Store | None = None
         self._keyring: Keyring | None = None
@@ -60,9 +60,9 @@ class Backing:
 
     def setup(self, setup: PluginSetup) -> None:
         self._setup = setup
-        self._under_test = under_test = None if self._given is not None else store_under_test()
+        self._under_test = under_test = None if self._given is not None else current_test()
         if under_test is not None:  # the test's store, and no secret from the environment
-            self._config = config = parse_store_url(under_test)
+            self._config = config = parse_store_url(under_test.url)
             secrets = self._secrets or ([_test_secret()] if config.kind.needs_secret else [])
         else:
             self._config = config = self._given or store_config(None, None, None)
@@ -81,8 +81,12 @@ class Backing:
             )
         elif kind.in_process:
             self._keyring = setup.shared.setdefault("mcpkit_storage.keyring", Keyring.ephemeral())
-        if kind.in_process:  # one in-process store per server, as with SQLite or Redis
-            self._store = setup.shared.setdefault(f"mcpkit_storage.{kind.name}", make_store(config, ""))
+        if kind.in_process:  # one in-process store per server (and per test), as with SQLite or Redis
+            per_test = setup.shared.setdefault("mcpkit_storage.in_process", {})
+            if per_test.get("test") is not under_test:  # a new test: the last one's values stay with it
+                per_test.clear()
+                per_test["test"] = under_test
+            self._store = per_test.setdefault(kind.name, make_store(config, ""))
         else:
             self._store = make_store(config, self._redis_prefix)
 
@@ -91,7 +95,7 @@ class Backing:
     ) -> Vault:
         if self._store is None or self._setup is None:
             raise RuntimeError("the plugin started before the server was built")
-        if self._given is None and store_under_test() != self._under_test:
+        if self._given is None and current_test() is not self._under_test:
             self.setup(self._setup)  # built outside the test that starts it (or inside another): the test's store
         config, kind = self.config, self.config.kind
         if self._keyring is None:  # a store that keeps its secret beside it (SQLite's file), none configured
