@@ -1,0 +1,43 @@
+"""The OpenTelemetry SDK as the telemetry tests record with: one global tracer provider (a process may set it only
+once) that records only while a test holds the ``spans`` fixture, so the rest of the suite pays nothing for it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Sampler, SamplingResult
+from opentelemetry.trace import Link, SpanKind
+from opentelemetry.util.types import Attributes
+
+
+class _Switch(Sampler):
+    """Samples every span while ``on``, none otherwise."""
+
+    on = False
+
+    def should_sample(
+        self,
+        parent_context: Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: Any = None,
+    ) -> SamplingResult:
+        chosen = ALWAYS_ON if self.on else ALWAYS_OFF
+        return chosen.should_sample(parent_context, trace_id, name, kind, attributes, links, trace_state)
+
+    def get_description(self) -> str:
+        return "on while a test records"
+
+
+SWITCH = _Switch()
+EXPORTER = InMemorySpanExporter()
+PROVIDER = TracerProvider(sampler=SWITCH)
+PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
