@@ -2,7 +2,8 @@
 from the client, and the metrics, through the OpenTelemetry API only, so that without an SDK all of it is a no-op."""
 
 from ._instruments import Instruments
+from ._otlp import OtlpExport
 from ._server_spans import ServerSpans, install_server_spans
 from ._telemetry import MODES, Mode, Telemetry
 
-__all__ = ["MODES", "Instruments", "Mode", "ServerSpans", "Telemetry", "install_server_spans"]
+__all__ = ["MODES", "Instruments", "Mode", "OtlpExport", "ServerSpans", "Telemetry", "install_server_spans"]
