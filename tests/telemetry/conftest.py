@@ -1,15 +1,15 @@
-"""Fixtures of the telemetry tests: the spans recorded during a test, and a metric reader of its own."""
+"""Fixtures of the telemetry tests: the spans recorded during a test, and an OTLP/HTTP receiver."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from telemetry.recording import EXPORTER, PROVIDER, SWITCH
+from telemetry.recording import EXPORTER, PROVIDER, SWITCH, Receiver
 
 
 @pytest.fixture
@@ -27,6 +27,13 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 
 @pytest.fixture
-def metric_reader() -> InMemoryMetricReader:
-    """A reader of this test's metrics: give ``MeterProvider(metric_readers=[reader])`` to the server under test."""
-    return InMemoryMetricReader()
+def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    serving = Receiver()
+    thread = threading.Thread(target=serving.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield serving
+    finally:
+        serving.shutdown()
+        serving.server_close()

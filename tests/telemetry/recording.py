@@ -1,9 +1,11 @@
 """The OpenTelemetry SDK as the telemetry tests record with: one global tracer provider (a process may set it only
-once) that records only while a test holds the ``spans`` fixture, so the rest of the suite pays nothing for it."""
+once) that records only while a test holds the ``spans`` fixture, so the rest of the suite pays nothing for it; and
+a tiny OTLP/HTTP receiver."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from opentelemetry.context import Context
@@ -41,3 +43,26 @@ SWITCH = _Switch()
 EXPORTER = InMemorySpanExporter()
 PROVIDER = TracerProvider(sampler=SWITCH)
 PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
+
+
+class Receiver(ThreadingHTTPServer):
+    """A tiny OTLP/HTTP receiver on 127.0.0.1: keeps each POST's path and body."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[str, bytes]] = []
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Receiver
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.received.append((self.path, body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass

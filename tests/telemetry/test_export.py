@@ -7,9 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from core._support import body_of, call_legacy, call_modern, open_legacy_session
 from helpdesk.test_end_to_end import Running, free_port, reply_for, wait_until_listening
 from mcpkit import ConfigurationError, OtlpExport, Server, StaticKeys, ToolContext, app, tool
 from mcpkit_remember import RememberPlugin
-from telemetry.recording import PROVIDER
+from telemetry.recording import PROVIDER, Receiver
 
 MARKER = "marker-7d1c3a9e"
 KEY = "nour-otel-key-0123456789abcdef"
@@ -35,42 +32,6 @@ class Keep(ToolContext):
         await self.remember.set(key, note, scope="user")
         kept = await self.remember.get(key, scope="user")
         return f"kept {kept}"
-
-
-class Receiver(ThreadingHTTPServer):
-    """A tiny OTLP/HTTP receiver on 127.0.0.1: keeps each POST's path and body."""
-
-    def __init__(self) -> None:
-        self.received: list[tuple[str, bytes]] = []
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: Receiver
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.received.append((self.path, body))
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def receiver(monkeypatch: pytest.MonkeyPatch) -> Iterator[Receiver]:
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    serving = Receiver()
-    thread = threading.Thread(target=serving.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield serving
-    finally:
-        serving.shutdown()
-        serving.server_close()
 
 
 async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_or_secret(
