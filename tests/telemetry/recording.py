@@ -9,11 +9,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from opentelemetry.context import Context
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Sampler, SamplingResult
-from opentelemetry.trace import Link, SpanKind
+from opentelemetry.trace import Link, Span, SpanKind
 from opentelemetry.util.types import Attributes
 
 
@@ -66,3 +67,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+
+def assert_continues(receiver: Receiver, name: str, turn: Span, spans: InMemorySpanExporter) -> Any:
+    """The one span named ``name`` the receiver got, checked to be in ``turn``'s trace under the official client's
+    span that sent the request (``MCP send NAME``); returned for more checks."""
+    served = [
+        span
+        for path, body in receiver.received
+        if path == "/v1/traces"
+        for resource in ExportTraceServiceRequest.FromString(body).resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+        if span.name == name
+    ]
+    [span] = served
+    [sent] = [mine for mine in spans.get_finished_spans() if mine.name == f"MCP send {name}"]
+    assert int.from_bytes(span.trace_id, "big") == turn.get_span_context().trace_id
+    assert int.from_bytes(span.parent_span_id, "big") == sent.context.span_id
+    return span

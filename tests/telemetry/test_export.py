@@ -19,7 +19,7 @@ from core._support import body_of, call_legacy, call_modern, open_legacy_session
 from helpdesk.test_end_to_end import Running, free_port, reply_for, wait_until_listening
 from mcpkit import ConfigurationError, OtlpExport, Server, StaticKeys, ToolContext, app, tool
 from mcpkit_remember import RememberPlugin
-from telemetry.recording import PROVIDER, Receiver
+from telemetry.recording import PROVIDER, Receiver, assert_continues
 
 MARKER = "marker-7d1c3a9e"
 KEY = "nour-otel-key-0123456789abcdef"
@@ -104,19 +104,7 @@ def test_a_help_desk_call_is_one_trace_from_the_client_to_python_m_mcpkit_helpde
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
-    served = [
-        span
-        for path, body in receiver.received
-        if path == "/v1/traces"
-        for resource in ExportTraceServiceRequest.FromString(body).resource_spans
-        for scope in resource.scope_spans
-        for span in scope.spans
-        if span.name == "tools/call draft_reply"
-    ]
-    [span] = served
-    [sent] = [mine for mine in spans.get_finished_spans() if mine.name == "MCP send tools/call draft_reply"]
-    assert int.from_bytes(span.trace_id, "big") == turn.get_span_context().trace_id
-    assert int.from_bytes(span.parent_span_id, "big") == sent.context.span_id
+    assert_continues(receiver, "tools/call draft_reply", turn, spans)
 
 
 def test_otlp_takes_an_http_url() -> None:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from telemetry.recording import PROVIDER, Receiver
+from telemetry.recording import PROVIDER, Receiver, assert_continues
 
 SERVED = textwrap.dedent(
     '''
@@ -51,19 +50,7 @@ async def test_a_stdio_call_continues_the_clients_trace(
         async with Client(stdio_client(parameters)) as client:
             result = await client.call_tool("echo", {"text": "hello"})
     assert not result.is_error
-    served = [
-        span
-        for path, body in receiver.received
-        if path == "/v1/traces"
-        for resource in ExportTraceServiceRequest.FromString(body).resource_spans
-        for scope in resource.scope_spans
-        for span in scope.spans
-        if span.name == "tools/call echo"
-    ]
-    [span] = served
-    [sent] = [mine for mine in spans.get_finished_spans() if mine.name == "MCP send tools/call echo"]
-    assert int.from_bytes(span.trace_id, "big") == turn.get_span_context().trace_id
-    assert int.from_bytes(span.parent_span_id, "big") == sent.context.span_id
+    span = assert_continues(receiver, "tools/call echo", turn, spans)
     attributes = {item.key: item.value.string_value for item in span.attributes}
     assert attributes["gen_ai.tool.name"] == "echo"
     assert attributes["mcp.method.name"] == "tools/call"
