@@ -153,6 +153,7 @@ class Server:
                 limit=task_limit,
                 lease=task_lease,
                 max_bytes=task_max_bytes,
+                telemetry=self.telemetry,
             )
             self._dispatcher.tasks = self._tasks
         with warnings.catch_warnings():

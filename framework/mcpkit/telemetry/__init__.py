@@ -3,7 +3,16 @@ from the client, and the metrics, through the OpenTelemetry API only, so that wi
 
 from ._instruments import Instruments
 from ._otlp import OtlpExport
-from ._server_spans import ServerSpans, install_server_spans
+from ._server_spans import ServerSpans, install_server_spans, tool_error_type
 from ._telemetry import MODES, Mode, Telemetry
 
-__all__ = ["MODES", "Instruments", "Mode", "OtlpExport", "ServerSpans", "Telemetry", "install_server_spans"]
+__all__ = [
+    "MODES",
+    "Instruments",
+    "Mode",
+    "OtlpExport",
+    "ServerSpans",
+    "Telemetry",
+    "install_server_spans",
+    "tool_error_type",
+]

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from ..base import ERROR_META_KEY
 from ._telemetry import Telemetry
 
-__all__ = ["ServerSpans", "install_server_spans"]
+__all__ = ["ServerSpans", "install_server_spans", "tool_error_type"]
 
 #: The era without sessions: its requests carry no ``Mcp-Session-Id``.
 _STATELESS_ERA = "2026-07-28"
@@ -74,7 +74,7 @@ class ServerSpans:
                 raise
             else:
                 if method == "tools/call":
-                    error_type = _tool_error(result)
+                    error_type = tool_error_type(result)
                 return result
             finally:
                 if error_type is not None and recording:
@@ -155,7 +155,7 @@ def _extracted(carrier: Mapping[str, Any] | None) -> Context | None:
     return found if trace.get_current_span(found).get_span_context().is_valid else None
 
 
-def _tool_error(result: object) -> str | None:
+def tool_error_type(result: object) -> str | None:
     """The ``error.type`` of a ``tools/call`` result: mcpkit's error code when it is an ``isError`` result."""
     if isinstance(result, types.CallToolResult):
         failed, meta = result.is_error, result.meta

@@ -8,8 +8,9 @@ from contextlib import contextmanager
 from typing import Literal, get_args
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import Span, SpanKind, StatusCode, TracerProvider
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, StatusCode, TracerProvider
 
 from ..base import ConfigurationError
 from ._instruments import Instruments
@@ -73,6 +74,39 @@ class Telemetry:
                 span.set_attribute("error.type", type(exc).__qualname__)
                 span.set_status(StatusCode.ERROR)  # no description: an exception's text may carry a value
                 raise
+
+    @contextmanager
+    def task_span(self, tool: str) -> Iterator[Span]:
+        """The span of a task's work, in a trace of its own linked to the request that started or resumed it (the
+        current span when called), which has ended long before the work does."""
+        if not self.native:
+            yield trace.INVALID_SPAN
+            return
+        started_by = trace.get_current_span().get_span_context()
+        with self.tracer.start_as_current_span(
+            f"task {tool}",
+            context=Context(),
+            kind=SpanKind.INTERNAL,
+            links=[Link(started_by)] if started_by.is_valid else None,
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            yield span
+
+    @staticmethod
+    def failed(span: Span, error_type: str) -> None:
+        """Mark ``span`` failed with ``error_type`` (a code, never a message)."""
+        if span.is_recording():
+            span.set_attribute("error.type", error_type)
+            span.set_status(StatusCode.ERROR)
+
+    @staticmethod
+    def link(to: SpanContext | None) -> None:
+        """Link the current span (a ``tasks/get``, say) to ``to`` (the task's work), when both record."""
+        span = trace.get_current_span()
+        if to is not None and span.is_recording():
+            span.add_link(to)
 
     def refused(self, reason: str, method: str | None) -> None:
         """Record a request refused before any handler saw it (``TOO_MANY_CALLS``): a counter and an error span."""
