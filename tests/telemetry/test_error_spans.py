@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from core._support import body_of, call_modern, running
+from core._support import ACCEPT, LEGACY, body_of, call_modern, open_legacy_session, running
 from mcpkit import Server, ToolContext, ToolError, app, tool
 from telemetry.recording import PROVIDER
 
@@ -109,6 +109,20 @@ async def test_an_unknown_tool_is_recorded_by_its_code(spans: InMemorySpanExport
     assert (span.attributes or {})["error.type"] == expected
     [point] = points(reader, "mcp.server.operation.duration")
     assert point.attributes["error.type"] == expected
+    assert point.attributes["gen_ai.tool.name"] == "_OTHER"  # a name the client chose adds no series
+
+
+async def test_an_unknown_method_is_recorded_as_other_on_the_metric(spans: InMemorySpanExporter) -> None:
+    reader = InMemoryMetricReader()
+    async with running(desk(reader).http_app()) as http:
+        session = await open_legacy_session(http)
+        message = {"jsonrpc": "2.0", "id": 5, "method": "no/such-method-4711", "params": {}}
+        headers = {**ACCEPT, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+        answer = body_of(await http.post("/mcp", json=message, headers=headers))
+    assert answer["error"]["code"] == -32601
+    methods = {point.attributes["mcp.method.name"] for point in points(reader, "mcp.server.operation.duration")}
+    assert "_OTHER" in methods
+    assert not any("4711" in method for method in methods)
 
 
 async def test_a_refused_request_is_counted_and_has_an_error_span(spans: InMemorySpanExporter) -> None:

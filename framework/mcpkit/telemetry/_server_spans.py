@@ -23,6 +23,9 @@ __all__ = ["ServerSpans", "install_server_spans", "tool_error_type"]
 
 #: The era without sessions: its requests carry no ``Mcp-Session-Id``.
 _STATELESS_ERA = "2026-07-28"
+#: The error types whose method or tool name the client chose and the server does not have.
+_METHOD_NOT_FOUND = str(types.METHOD_NOT_FOUND)
+_UNKNOWN_TOOL = "UNKNOWN_TOOL"
 
 
 class ServerSpans:
@@ -82,12 +85,7 @@ class ServerSpans:
                     if error_type.lstrip("-").isdigit():
                         span.set_attribute("rpc.response.status_code", error_type)
                     span.set_status(StatusCode.ERROR)  # no description: an exception's text may carry a value
-                point: dict[str, str] = {"mcp.method.name": method, "mcp.protocol.version": ctx.protocol_version}
-                if target is not None and method == "tools/call":
-                    point["gen_ai.tool.name"] = target
-                if error_type is not None:
-                    point["error.type"] = error_type
-                self._duration.record(time.perf_counter() - started, point)
+                self._duration.record(time.perf_counter() - started, _point(ctx, target, error_type))
 
     def _attributes(
         self, ctx: ServerRequestContext[Any, Any], target: str | None, session: str | None
@@ -115,6 +113,18 @@ def install_server_spans(telemetry: Telemetry, middleware: list[Any]) -> None:
     middleware[:] = [layer for layer in middleware if not isinstance(layer, OpenTelemetryMiddleware)]
     if telemetry.mode != "off":
         middleware.insert(0, ServerSpans(telemetry))
+
+
+def _point(ctx: ServerRequestContext[Any, Any], target: str | None, error_type: str | None) -> dict[str, str]:
+    """A duration point's attributes, bounded by what the server offers: a method or tool the server does not have
+    (the client's to choose) is ``_OTHER``, as the conventions have it, so no client can add series."""
+    method = "_OTHER" if error_type == _METHOD_NOT_FOUND else ctx.method
+    point = {"mcp.method.name": method, "mcp.protocol.version": ctx.protocol_version}
+    if target is not None and method == "tools/call":
+        point["gen_ai.tool.name"] = "_OTHER" if error_type == _UNKNOWN_TOOL else target
+    if error_type is not None:
+        point["error.type"] = error_type
+    return point
 
 
 def _target(ctx: ServerRequestContext[Any, Any]) -> str | None:
