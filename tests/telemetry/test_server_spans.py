@@ -18,6 +18,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from conformance.server import EverythingApp
 from core._support import ACCEPT, LEGACY, MODERN, body_of, open_legacy_session, post_modern, running
 from mcpkit import ConfigurationError, Server
+from tasks.support import Caller, serving
 from telemetry.recording import PROVIDER
 
 #: (method, params, target) the walk sends in both eras: every request method the conformance server answers.
@@ -137,3 +138,15 @@ async def test_propagation_and_off_record_no_server_span(mode: str, spans: InMem
 def test_a_mode_that_is_not_one_of_the_three_fails_when_the_server_is_built() -> None:
     with pytest.raises(ConfigurationError, match=r"one of 'native', 'propagation', 'off', not 'nativ'"):
         everything(telemetry="nativ")
+
+
+async def test_the_tasks_methods_have_conformant_spans(spans: InMemorySpanExporter) -> None:
+    async with serving(everything()) as http:
+        caller = Caller(http, None)
+        task_id = await caller.start("slow_compute", {"seconds": 30})
+        assert (await caller.get(task_id)).result is not None
+        assert (await caller.update(task_id, {})).error is None
+        assert (await caller.cancel(task_id)).result is not None
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        [span] = [span for span in server_spans(spans) if span.name == method]
+        assert_conformant(span, method, None, MODERN, None, "1")
