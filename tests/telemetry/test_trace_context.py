@@ -61,14 +61,17 @@ async def test_without_meta_the_http_traceparent_header_parents_the_span(spans: 
     assert served.parent.span_id == int(parent_id, 16)
 
 
-async def test_the_servers_own_request_to_the_client_carries_the_trace_on(spans: InMemorySpanExporter) -> None:
+@pytest.mark.parametrize("mode", ["native", "propagation"])
+async def test_the_servers_own_request_to_the_client_carries_the_trace_on(
+    mode: str, spans: InMemorySpanExporter
+) -> None:
     seen: list[dict[str, Any]] = []
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         seen.append(dict(params.meta or {}))
         return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="hi"), model="m")
 
-    asgi = everything().http_app()
+    asgi = everything(telemetry=mode).http_app()
     async with asgi.router.lifespan_context(asgi):
         http = httpx2.AsyncClient(transport=StreamingASGITransport(asgi), timeout=30)  # questions live
         async with (
@@ -78,10 +81,14 @@ async def test_the_servers_own_request_to_the_client_carries_the_trace_on(spans:
             with AGENT.start_as_current_span("agent turn") as turn:
                 result = await client.call_tool("test_sampling", {"prompt": "Say hi"})
     assert not result.is_error, result
-    served = named(spans, "tools/call test_sampling", SpanKind.SERVER)
     asked = named(spans, "MCP send sampling/createMessage", SpanKind.CLIENT)
     assert asked.parent is not None
-    assert asked.parent.span_id == served.context.span_id
+    if mode == "native":  # under the server's span
+        assert asked.parent.span_id == named(spans, "tools/call test_sampling", SpanKind.SERVER).context.span_id
+    else:  # no server span: straight under the client's, whose context the server made current
+        assert (
+            asked.parent.span_id == named(spans, "MCP send tools/call test_sampling", SpanKind.CLIENT).context.span_id
+        )
     [meta] = seen
     _, trace_id, parent_id, _ = meta["traceparent"].split("-")
     assert int(trace_id, 16) == turn.get_span_context().trace_id
