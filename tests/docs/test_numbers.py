@@ -563,12 +563,12 @@ NOT_CONSTANTS = {
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
     "observability.md": [  # python -m bench.revisions, and the same with the SDK configured (issue 38)
-        "0.987 times",
-        "0.998 times",
-        "1.16 to 1.18 times",
+        "0.963 times",
+        "0.977 times",
+        "1.136 and 1.117 times",
     ],
     "architecture.md": [
-        "the call costs 1.182 times",  # the SDK configured, measured as bench.revisions counts (issue 38)
+        "1.136 and 1.117 times",  # python -m bench.otel_cost against bench.revisions' before (issue 38)
         "about 37 MiB in two seconds against its 16 MiB quota (issue 35)",  # the issue's measurement
         # python -m bench.hardening --parts embedding, before and after issue 35 (and the designs measured beside)
         "a 60,000-character memory was embedded whole",
