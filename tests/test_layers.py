@@ -21,6 +21,7 @@ INNER_RANKS = {
     "mcpkit": {
         "mcpkit.base": 0,
         "mcpkit.auth": 1,
+        "mcpkit.telemetry": 1,
         "mcpkit.reporting": 2,
         "mcpkit.elicitation": 2,
         "mcpkit.subscriptions": 3,

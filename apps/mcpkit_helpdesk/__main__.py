@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from mcpkit import ConfigurationError, StartupError
+from mcpkit import ConfigurationError, OtlpExport, StartupError
 from mcpkit_remember import STORE_URLS, parse_store_url
 
 from ._drafts import SEND_SCOPE
@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument(
+        "--otlp",
+        metavar="URL",
+        help="send traces and metrics over OTLP/HTTP to URL, like http://127.0.0.1:4318 (needs mcpkit[otel])",
+    )
     parser.add_argument(
         "--store",
         default=os.environ.get("REMEMBER_STORE") or "memory",
@@ -110,7 +115,12 @@ def _exit_on_sigterm(_signal: int, _frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    export: OtlpExport | None = None
     try:
+        if args.otlp is not None:
+            export = OtlpExport(args.otlp, "mcpkit-helpdesk")
+            export.install()
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)  # so that the batch goes out on the way out too
         if args.oauth:
             _serve_oauth(args)
             return 0
@@ -131,6 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except IdentityProviderUnavailable as exc:
         print(f"mcpkit-helpdesk: the demo identity provider cannot run: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if export is not None:
+            export.shutdown()  # what is still batched goes out before the process ends
     return 0
 
 

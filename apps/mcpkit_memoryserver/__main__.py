@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
-from mcpkit import ConfigurationError, StartupError
+from mcpkit import ConfigurationError, OtlpExport, StartupError
 from mcpkit_remember import STORE_URLS, parse_store_url
 
 from ._server import create_server, semantic_on
@@ -42,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000)")
     parser.add_argument(
+        "--otlp",
+        metavar="URL",
+        help="send traces and metrics over OTLP/HTTP to URL, like http://127.0.0.1:4318 (needs mcpkit[otel])",
+    )
+    parser.add_argument(
         "--store",
         default=os.environ.get("REMEMBER_STORE") or "memory",
         help=(
@@ -67,9 +73,18 @@ def _show_search_by_meaning() -> None:
     semantic_log.setLevel(logging.INFO)
 
 
+def _exit_on_sigterm(_signal: int, _frame: object) -> None:
+    raise SystemExit(0)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    export: OtlpExport | None = None
     try:
+        if args.otlp is not None:
+            export = OtlpExport(args.otlp, "mcpkit-memoryserver")
+            export.install()
+            signal.signal(signal.SIGTERM, _exit_on_sigterm)  # uvicorn re-raises it: the batch goes out on the way out
         store = parse_store_url(args.store)
         sign_in = load_sign_in()
         semantic = semantic_on(args.semantic)
@@ -87,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StartupError as exc:  # the store cannot be opened (Redis down, say)
         print(f"mcpkit-memoryserver: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if export is not None:
+            export.shutdown()  # what is still batched goes out before the process ends
     return 0
 
 

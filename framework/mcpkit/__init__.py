@@ -42,6 +42,7 @@ from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Mount, Server, mount
 from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
+from .telemetry import OtlpExport
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
@@ -63,6 +64,7 @@ __all__ = [
     "MethodRefused",
     "Middleware",
     "Mount",
+    "OtlpExport",
     "Plugin",
     "PluginSetup",
     "PromptContext",

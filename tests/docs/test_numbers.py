@@ -567,10 +567,16 @@ NOT_CONSTANTS = {
         "thousands of keys moves in well under a second",  # a measurement (the reliability tests)
         "(about 45 ms among 10,000 values",  # measured by hand (the SQLite index's merge, with its commit)
     ],
+    "observability.md": [  # python -m bench.revisions, and the same with the SDK configured (issue 38)
+        "0.963 times",
+        "0.977 times",
+        "1.136 and 1.117 times",
+    ],
     "architecture.md": [
         # the Redis store's key layout (stores/redis/_redis_scripts.py), fixed by its Lua and wire format
         "the value: 8-byte big-endian double deadline",
         "(terms as 16 hex digits)",
+        "1.136 and 1.117 times",  # python -m bench.otel_cost against bench.revisions' before (issue 38)
         "about 37 MiB in two seconds against its 16 MiB quota (issue 35)",  # the issue's measurement
         # python -m bench.hardening --parts embedding, before and after issue 35 (and the designs measured beside)
         "a 60,000-character memory was embedded whole",

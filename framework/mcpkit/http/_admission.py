@@ -55,8 +55,17 @@ def checked_calls(value: object) -> int:
 class CallAdmission:
     """ASGI middleware behind the auth gate: counts each caller's requests in progress and refuses one too many."""
 
-    def __init__(self, app: ASGIApp, *, per_caller: int, max_body_bytes: int, monotonic: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        per_caller: int,
+        max_body_bytes: int,
+        monotonic: Callable[[], float],
+        refused: Callable[[str, str | None], None] = lambda reason, method: None,
+    ) -> None:
         self._app = app
+        self._refused = refused
         self._per_caller = per_caller
         self._max_body_bytes = max_body_bytes
         self._monotonic = monotonic
@@ -76,9 +85,10 @@ class CallAdmission:
         held = self._in_flight.get(caller, 0)
         if held >= self._per_caller:
             body, receive = await _peeked(receive, self._max_body_bytes)
-            request_id = _request_id(body)
+            request_id, method = _request(body)
             if request_id is not _NOT_A_REQUEST:
                 self._log(caller)
+                self._refused(REFUSAL_CODE, method)
                 await _refuse(send, request_id, self._per_caller)
                 return
             await self._app(scope, receive, send)  # an answer or a notification: never refused, never counted
@@ -194,16 +204,17 @@ async def _peeked(receive: Receive, most: int) -> tuple[bytes, Receive]:
     return body, replaying
 
 
-def _request_id(body: bytes) -> Any:
-    """The id of the JSON-RPC request in ``body``, or ``_NOT_A_REQUEST`` (an answer, a notification, or not
-    JSON at all, which the layers behind refuse at once)."""
+def _request(body: bytes) -> tuple[Any, str | None]:
+    """The id and method of the JSON-RPC request in ``body``, or ``_NOT_A_REQUEST`` (an answer, a notification, or
+    not JSON at all, which the layers behind refuse at once)."""
     try:
         message = pydantic_core.from_json(body)  # the SDK's own parser: the two never disagree on what is JSON
     except ValueError:  # not JSON, or nested past the parser's limit
-        return _NOT_A_REQUEST
+        return _NOT_A_REQUEST, None
     if isinstance(message, dict) and "method" in message and "id" in message:
-        return message["id"]
-    return _NOT_A_REQUEST
+        method = message["method"]
+        return message["id"], method if isinstance(method, str) else None
+    return _NOT_A_REQUEST, None
 
 
 async def _refuse(send: Send, request_id: Any, limit: int) -> None:

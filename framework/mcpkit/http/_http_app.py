@@ -77,6 +77,8 @@ class Serving:
     session_ended: Callable[[str], None] = lambda session: None  # a 2025-11-25 session ended: forget its state
     #: The authenticators as bound to another name of the resource (``metadata``), for a client that uses it.
     authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None
+    #: A request was refused before any handler saw it: its reason (``TOO_MANY_CALLS``) and method, for telemetry.
+    refused: Callable[[str, str | None], None] = lambda reason, method: None
 
 
 def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Starlette:
@@ -132,7 +134,11 @@ def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Sta
     sdk_app.add_middleware(ProtocolErrorMask, max_body_bytes=limit)
     sdk_app.add_middleware(SessionGuard, limits=sessions, clock=server.clock)
     sdk_app.add_middleware(
-        CallAdmission, per_caller=per_caller, max_body_bytes=limit, monotonic=lambda: server.clock().monotonic()
+        CallAdmission,
+        per_caller=per_caller,
+        max_body_bytes=limit,
+        monotonic=lambda: server.clock().monotonic(),
+        refused=server.refused,
     )
     sdk_app.add_middleware(
         AuthGate,

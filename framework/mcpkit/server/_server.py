@@ -13,6 +13,8 @@ from typing import Any, Literal
 import anyio
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import TracerProvider
 from starlette.applications import Starlette
 
 from ..auth import RequiredScopes, adopt, issuers_of, resource_metadata
@@ -40,6 +42,7 @@ from ..subscriptions import (
     switch,
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
+from ..telemetry import Telemetry, install_server_spans
 from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, local_identity, shared_limits
 from ._catalog import catalog
@@ -58,7 +61,8 @@ class Server:
     Each argument is described with its feature: ``auth``, ``allow_anonymous`` and ``resource_url`` in
     docs/authorization.md, ``rate_limit`` in docs/deployment.md, ``middleware`` in docs/middleware.md, ``state_secrets``
     in docs/elicitation.md, ``task_*`` in docs/tasks.md, ``question_timeout`` and ``turn_timeout`` in
-    docs/reliability.md.
+    docs/reliability.md, ``telemetry``, ``tracer_provider``, ``meter_provider`` and ``telemetry_resource_uris`` in
+    docs/observability.md.
     """
 
     def __init__(
@@ -90,8 +94,19 @@ class Server:
         subscription_limits: SubscriptionLimits | None = None,
         question_timeout: float = DEFAULT_QUESTION_TIMEOUT,
         turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+        telemetry: str = "native",
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        telemetry_resource_uris: bool = False,
     ) -> None:
         self.name = name
+        #: What the server records (``telemetry``, docs/observability.md): checked first, it fails before the rest.
+        self.telemetry = Telemetry(
+            telemetry,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            resource_uris=telemetry_resource_uris,
+        )
         self.version = version
         self.clock: Clock = checked_clock(clock)
         self.allow_anonymous = allow_anonymous
@@ -140,6 +155,7 @@ class Server:
                 limit=task_limit,
                 lease=task_lease,
                 max_bytes=task_max_bytes,
+                telemetry=self.telemetry,
             )
             self._dispatcher.tasks = self._tasks
         with warnings.catch_warnings():
@@ -164,6 +180,9 @@ class Server:
                 self._sdk.add_request_handler(method, params, handler)
             self._sdk.extensions.update(self._tasks.advertised())
         self._sdk.extensions.update(advertised)  # MCP Apps, when a tool or resource has a view
+        install_server_spans(
+            self.telemetry, self._sdk.middleware
+        )  # the server span first, in the SDK's own span's place
         self._sdk.middleware.append(held_while_running)  # an admitted request's work holds its caller's slot too
         # 2026-07-28 multi-round calls: the SDK seals the requestState mcpkit writes, and checks it on return.
         self._sdk.middleware.append(request_state_boundary(state_secrets, name))
@@ -237,10 +256,15 @@ class Server:
             metadata=self.resource_metadata,
             required_scopes=self.required_scopes(),
             running=self.running,
-            session_ended=self._services.subscriptions.session_ended,
+            session_ended=self._session_ended,
+            refused=self.telemetry.refused,
             authenticators_at=lambda other: adopt(self._configured_authenticators, other),
         )
         return build_http_app(serving, self._sdk, options)
+
+    def _session_ended(self, session: str) -> None:
+        self._services.subscriptions.session_ended(session)
+        self.telemetry.session_ended(session)
 
     async def serve_stdio(self, user: str | None = None) -> None:
         """Serve one connection over stdin/stdout; ``user`` signs the local person in as ``local:<user>``."""

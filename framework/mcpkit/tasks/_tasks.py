@@ -22,6 +22,7 @@ from ..base import (
     error_result,
 )
 from ..core import BecomesTask, CallState, ToolContext
+from ..telemetry import Telemetry
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
 from ._record import TaskRecord
@@ -72,6 +73,7 @@ class Tasks:
         lease: float = DEFAULT_LEASE,
         max_bytes: int | None = DEFAULT_MAX_BYTES,
         poll_ms: int = DEFAULT_POLL_MS,
+        telemetry: Telemetry,
     ) -> None:
         checked_optional_seconds("task_ttl", ttl)
         checked_seconds("task_lease", lease)
@@ -82,7 +84,7 @@ class Tasks:
         self.ttl = ttl
         self.poll_ms = poll_ms
         self.ledger = Ledger(MemoryTaskStore(), clock, limit=limit, max_bytes=max_bytes)
-        self.workers = Workers(self.ledger, dispatcher, lease)
+        self.workers = Workers(self.ledger, dispatcher, lease, telemetry)
 
     def use(self, store: TaskStore) -> None:
         """Keep tasks in ``store`` (a plugin's, once it has started) instead of this process's memory."""
@@ -206,6 +208,7 @@ class Tasks:
     async def get(self, ctx: ServerRequestContext[Any, Any], sent: SentParams) -> dict[str, Any]:
         params = admitted(ctx, "tasks/get", sent, TaskParams)
         record = await self.ledger.change(owner_of(ctx), params.task_id, self._reap)
+        Telemetry.link(self.workers.span_of(params.task_id))
         if record is None:
             raise MCPError(
                 types.INVALID_PARAMS,

@@ -15,8 +15,11 @@ from typing import Any
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from opentelemetry import trace
+from opentelemetry.trace import SpanContext
 
 from ..elicitation import Answers
+from ..telemetry import Telemetry, tool_error_type
 from ..tools import BoundTool, Dispatcher
 from ._ledger import Ledger
 from ._record import TaskRecord
@@ -57,8 +60,11 @@ def crashed(tool: str) -> dict[str, Any]:
 
 
 class Workers:
-    def __init__(self, ledger: Ledger, dispatcher: Dispatcher, lease: float) -> None:
+    def __init__(self, ledger: Ledger, dispatcher: Dispatcher, lease: float, telemetry: Telemetry) -> None:
         self._ledger = ledger
+        self._telemetry = telemetry
+        #: The span of each task running here, for the ``tasks/*`` requests about it to link to.
+        self._spans: dict[str, SpanContext] = {}
         self._dispatcher = dispatcher
         self.lease = lease
         self._beat = lease / 3
@@ -68,6 +74,10 @@ class Workers:
 
     def running(self, task_id: str) -> bool:
         return task_id in self._bodies
+
+    def span_of(self, task_id: str) -> SpanContext | None:
+        """The span of the task's work, while it runs here."""
+        return self._spans.get(task_id)
 
     def launch(self, owner: str, record: TaskRecord, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> None:
         """Run ``record``'s call here, in the background (``ctx``: the request that started or resumed it)."""
@@ -91,6 +101,14 @@ class Workers:
     async def _work(
         self, owner: str, record: TaskRecord, bound: BoundTool, ctx: ServerRequestContext[Any, Any]
     ) -> None:
+        with self._telemetry.task_span(bound.spec.name) as span:
+            self._spans[record.id] = span.get_span_context()
+            try:
+                await self._run(owner, record, bound, ctx)
+            finally:
+                self._spans.pop(record.id, None)
+
+    async def _run(self, owner: str, record: TaskRecord, bound: BoundTool, ctx: ServerRequestContext[Any, Any]) -> None:
         task_id, spec = record.id, bound.spec
         try:
             progress = _Progress()
@@ -151,6 +169,10 @@ class Workers:
         return renewed is not None and not renewed.terminal
 
     async def _end(self, owner: str, task_id: str, status: Any, **changes: Any) -> None:
+        failure = tool_error_type(changes["result"]) if "result" in changes else str(changes["error"].get("code"))
+        if failure is not None:  # in the task's span (the run's context): its error.type
+            self._telemetry.failed(trace.get_current_span(), failure)
+
         def end(record: TaskRecord, now: float) -> TaskRecord:
             return record if record.terminal else record.ended(now, status, **changes)
 

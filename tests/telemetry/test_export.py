@@ -1,0 +1,112 @@
+"""What leaves the server as telemetry (issue 38): an OTLP/HTTP export reaches a real receiver, and nothing in it, no
+span attribute, event or metric point, carries a value a tool wrote, its key, the caller's bearer token or
+REMEMBER_SECRET, in either era."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf.json_format import MessageToJson
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from core._support import body_of, call_legacy, call_modern, open_legacy_session, running
+from helpdesk.test_end_to_end import Running, free_port, reply_for, wait_until_listening
+from mcpkit import ConfigurationError, OtlpExport, Server, StaticKeys, ToolContext, app, tool
+from mcpkit_remember import RememberPlugin
+from telemetry.recording import PROVIDER, Receiver, assert_continues
+
+MARKER = "marker-7d1c3a9e"
+KEY = "nour-otel-key-0123456789abcdef"
+SECRET = "remember-secret-for-the-otel-test-0123456789"
+
+
+@tool(name="keep", description="Keeps a note under a key of the caller's choosing, and reads it back.")
+class Keep(ToolContext):
+    async def execute(self, key: str, note: str) -> str:
+        await self.remember.set(key, note, scope="user")
+        kept = await self.remember.get(key, scope="user")
+        return f"kept {kept}"
+
+
+async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_or_secret(
+    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REMEMBER_SECRET", SECRET)
+    export = OtlpExport(f"http://127.0.0.1:{receiver.server_port}", "otel-test")
+    plugin = RememberPlugin.init(type="sqlite", path=tmp_path / "kept.db")
+
+    @app(id="notes", tools=[Keep], plugins=[plugin])
+    class Notes: ...
+
+    server = Server(
+        [Notes],
+        auth=StaticKeys({"nour": KEY}),
+        tracer_provider=export.tracer_provider,
+        meter_provider=export.meter_provider,
+        telemetry_resource_uris=True,
+    )
+    note = {"key": f"key-{MARKER}", "note": f"{MARKER} password={KEY} {SECRET}"}
+    async with running(server.http_app()) as http:
+        modern = body_of(await call_modern(http, "keep", note, token=KEY))
+        session = await open_legacy_session(http, token=KEY)
+        legacy = body_of(await call_legacy(http, session, "keep", note, token=KEY))
+    assert MARKER in repr(modern["result"])
+    assert MARKER in repr(legacy["result"])
+    export.shutdown()
+
+    traces = [ExportTraceServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/traces"]
+    meters = [ExportMetricsServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/metrics"]
+    spans = [
+        span
+        for request in traces
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+    assert sorted(span.name for span in spans if span.name.startswith("tools/call")) == ["tools/call keep"] * 2
+    metric_names = {
+        metric.name
+        for request in meters
+        for resource in request.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }
+    assert "mcp.server.operation.duration" in metric_names
+    exported = [MessageToJson(request) for request in [*traces, *meters]]
+    raw = b"".join(body for _, body in receiver.received)
+    assert any('"gen_ai.tool.name"' in text and '"keep"' in text for text in exported)  # the scan sees attributes
+    for secret in (MARKER, KEY, SECRET):
+        assert not any(secret in text for text in exported), secret
+        assert secret.encode() not in raw, secret
+
+
+def test_a_help_desk_call_is_one_trace_from_the_client_to_python_m_mcpkit_helpdesk_otlp(
+    receiver: Receiver, tmp_path: Path, spans: InMemorySpanExporter
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in {"HELPDESK_KEYS", "REMEMBER_SECRET", "REMEMBER_STORE"}}
+    port = free_port()
+    command = ["-m", "mcpkit_helpdesk", "--port", str(port), "--otlp", f"http://127.0.0.1:{receiver.server_port}"]
+    with (tmp_path / "helpdesk.out").open("wb") as sink:
+        process = subprocess.Popen([sys.executable, *command], cwd=tmp_path, env=env, stdout=sink, stderr=sink)
+    running = Running(process, f"http://127.0.0.1:{port}/mcp", tmp_path / "helpdesk.out")
+    try:
+        wait_until_listening(running, port)
+        with PROVIDER.get_tracer("agent").start_as_current_span("agent turn") as turn:
+            reply_for(running.url, "nour-demo-key", "legacy")
+        running.stop()  # SIGTERM: what is batched still goes out
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    assert_continues(receiver, "tools/call draft_reply", turn, spans)
+
+
+def test_otlp_takes_an_http_url() -> None:
+    with pytest.raises(ConfigurationError, match="--otlp takes the http:// or https:// URL"):
+        OtlpExport("127.0.0.1:4318", "otel-test")
