@@ -91,7 +91,7 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_storage/stores/redis/_redis_cluster_store.py", "RedisClusterStore._replicated", "wait"): RETRIES,
     ("plugins/mcpkit_storage/stores/sqlite/_sqlite_connect.py", "connect", "sleep"): RETRIES,
     # the server's own housekeeping and shutdown, which no caller waits on
-    ("framework/mcpkit/tasks/_worker.py", "Workers._work", "wait"): BACKGROUND,
+    ("framework/mcpkit/tasks/_worker.py", "Workers._run", "wait"): BACKGROUND,
     ("framework/mcpkit/tasks/_worker.py", "Workers.close", "wait"): SHUTDOWN,
     ("plugins/mcpkit_storage/backing/_backing.py", "Backing._purge_forever", "sleep"): BACKGROUND,
     ("plugins/mcpkit_storage/backing/_backing.py", "Backing._watch_forever", "sleep"): BACKGROUND,
