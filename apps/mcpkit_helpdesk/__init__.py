@@ -11,9 +11,19 @@ import os
 from mcpkit import Server
 
 from ._apps import HELP_DESK_TOOLS, HELP_DESK_VIEW_TOOLS, assistant_app, help_desk_app
-from ._banner import BannerResource, GetBanner, SetBanner
+from ._banner import BANNER_VIEW, BannerResource, BannerView, GetBanner, SetBanner
 from ._conversations import NOTES_TOKENS, RUNBOOKS, conversations_app
-from ._drafts import DRAFT_TTL, SEND_SCOPE, DraftResource, GetDraft, SaveDraft, SendReply
+from ._drafts import (
+    DRAFT_TTL,
+    DRAFT_VIEW,
+    SEND_SCOPE,
+    DraftResource,
+    DraftView,
+    GetDraft,
+    SaveDraft,
+    SendDraft,
+    SendReply,
+)
 from ._identity_provider import (
     DEMO_PASSWORDS,
     IdentityProvider,
@@ -28,10 +38,12 @@ from ._startup import client_snippet, connect_url, oauth_startup_message, startu
 from ._tickets import QUEUE, CurrentTicket, NextTicket, WorkOn
 
 __all__ = [
+    "BANNER_VIEW",
     "DEFAULT_SIGNATURE",
     "DEMO_KEYS",
     "DEMO_PASSWORDS",
     "DRAFT_TTL",
+    "DRAFT_VIEW",
     "HELP_DESK_TOOLS",
     "HELP_DESK_VIEW_TOOLS",
     "KEYS_VARIABLE",
@@ -42,9 +54,11 @@ __all__ = [
     "SIGNATURE_EDITOR",
     "AgentKeys",
     "BannerResource",
+    "BannerView",
     "CurrentTicket",
     "DraftReply",
     "DraftResource",
+    "DraftView",
     "GetBanner",
     "GetDraft",
     "GetSignature",
@@ -53,6 +67,7 @@ __all__ = [
     "NextTicket",
     "ReplyToTicket",
     "SaveDraft",
+    "SendDraft",
     "SendReply",
     "SetBanner",
     "SetSignature",

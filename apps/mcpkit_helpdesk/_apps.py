@@ -7,8 +7,8 @@ from typing import Any
 from mcpkit import ToolContext, app
 from mcpkit_remember import RememberPlugin, StoreConfig
 
-from ._banner import BannerResource, GetBanner, SetBanner
-from ._drafts import DraftResource, GetDraft, SaveDraft, SendReply
+from ._banner import BannerResource, BannerView, GetBanner, SetBanner
+from ._drafts import DraftResource, DraftView, GetDraft, SaveDraft, SendDraft, SendReply
 from ._prompts import ReplyToTicket
 from ._signature import DraftReply, GetSignature, SetSignature, SignatureEditor
 from ._tickets import CurrentTicket, NextTicket, WorkOn
@@ -30,7 +30,7 @@ HELP_DESK_TOOLS: tuple[type[ToolContext], ...] = (
 )
 
 #: The tools only the help desk's views call (a host that renders no views is not listed them).
-HELP_DESK_VIEW_TOOLS: tuple[type[ToolContext], ...] = (GetSignature,)
+HELP_DESK_VIEW_TOOLS: tuple[type[ToolContext], ...] = (GetSignature, SendDraft)
 
 
 def _remember(store: StoreConfig, tools: dict[str, Any] | None = None) -> RememberPlugin:
@@ -44,13 +44,14 @@ def help_desk_app(store: StoreConfig) -> type[Any]:
         id="help-desk",
         name="Help Desk",
         tools=(*HELP_DESK_TOOLS, *HELP_DESK_VIEW_TOOLS),
-        resources=[BannerResource, DraftResource, SignatureEditor],
+        resources=[BannerResource, DraftResource, SignatureEditor, DraftView, BannerView],
         prompts=[ReplyToTicket],
         plugins=[_remember(store)],
     )
     class HelpDeskApp:
         """Signatures, a banner, tickets and reply drafts for support agents; the banner and drafts as resources,
-        a prompt to reply to a ticket, and the signature editor, a view for hosts that render MCP Apps."""
+        a prompt to reply to a ticket, and three views for hosts that render MCP Apps: the draft, the signature editor
+        and the banner."""
 
         __qualname__ = "HelpDeskApp"  # errors name the app, not this factory
 

@@ -1,21 +1,40 @@
-"""Reply drafts: kept per agent (user scope) for a day, and forgotten once the reply is sent."""
+"""Reply drafts: kept per agent (user scope) for a day, and forgotten once the reply is sent; and the draft view, an
+MCP Apps view where the agent reads the draft ``draft_reply`` made, corrects it, and sends it after confirming."""
 
 from __future__ import annotations
 
-from typing import NotRequired
+from typing import Annotated, NotRequired
 
+from pydantic import Field
 from typing_extensions import TypedDict
 
-from mcpkit import ResourceContext, ResourceNotFoundError, ToolContext, resource, tool
+from mcpkit import ResourceContext, ResourceNotFoundError, ToolContext, Ui, UiResource, resource, tool
 
 from ._tickets import QUEUE, TicketId
+from ._views import view_html
 
-__all__ = ["DRAFT_TTL", "SEND_SCOPE", "DraftResource", "GetDraft", "SaveDraft", "SendReply"]
+__all__ = [
+    "DRAFT_TTL",
+    "DRAFT_VIEW",
+    "SEND_SCOPE",
+    "DraftResource",
+    "DraftView",
+    "GetDraft",
+    "SaveDraft",
+    "SendDraft",
+    "SendReply",
+]
 
 #: How long a draft is kept, in seconds: there tomorrow morning, gone next month.
 DRAFT_TTL = 24 * 60 * 60
 #: The OAuth scope ``send_reply`` requires of a token (sending reaches a customer).
 SEND_SCOPE = "tickets:write"
+#: The draft view's URI: ``draft_reply`` is shown in it.
+DRAFT_VIEW = "ui://helpdesk/draft"
+
+Confirmed = Annotated[
+    bool, Field(description="True once the agent, shown 'Send this reply to ...?' in the draft view, clicked Send it.")
+]
 
 
 def _key(ticket_id: str) -> str:
@@ -68,10 +87,32 @@ class SendReply(ToolContext):
             if not (answer.accepted and answer.content and answer.content["confirm"]):
                 return {"sent": False}
         # The sending comes last, after the question (on 2026-07-28 everything before it runs once per round).
-        # forget() says whether the draft was still there, so two sends at once send it once.
-        if not await self.remember.forget(key, scope="user"):
+        return await _sent(self, key, draft)
+
+
+@tool(
+    name="send_draft",
+    description="Send your reply draft for a ticket once you confirmed it in the draft view.",
+    scopes=[SEND_SCOPE],
+    ui=Ui(view=DRAFT_VIEW, visibility=["app"]),  # the host offers it to no model: only the view's click calls it
+)
+class SendDraft(ToolContext):
+    """``send_reply`` for the draft view: the view asked the question and the agent answered by clicking, so the
+    call carries the answer; it sends only the text the agent was shown, and only while it is still the draft."""
+
+    async def execute(self, ticket_id: TicketId, text: str, confirmed: Confirmed) -> SendResult:
+        key = _key(ticket_id)
+        if not confirmed or await self.remember.get(key, scope="user") != text:
             return {"sent": False}
-        return {"sent": True, "text": draft}
+        return await _sent(self, key, text)
+
+
+async def _sent(tool: ToolContext, key: str, draft: str) -> SendResult:
+    """Send ``draft`` if it is still remembered under ``key``: forget() says whether it was, so two sends at once
+    send it once."""
+    if not await tool.remember.forget(key, scope="user"):
+        return {"sent": False}
+    return {"sent": True, "text": draft}
 
 
 @resource(
@@ -89,3 +130,12 @@ class DraftResource(ResourceContext):
 
     async def complete_ticket_id(self, value: str) -> list[str]:
         return [ticket for ticket in QUEUE if ticket.startswith(value.upper())]
+
+
+@resource(uri=DRAFT_VIEW, name="draft_view", ui=UiResource(prefers_border=True))
+class DraftView(ResourceContext):
+    """The reply ``draft_reply`` drafted, signed with your signature: correct it by hand, save it, or send it after
+    confirming; it saves with save_draft and sends with send_draft, as you."""
+
+    async def read(self) -> str:
+        return view_html("draft.html")

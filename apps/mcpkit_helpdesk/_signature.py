@@ -3,7 +3,6 @@ MCP Apps view a host that renders views shows beside ``set_signature``."""
 
 from __future__ import annotations
 
-from importlib import resources
 from typing import Annotated
 
 from pydantic import Field
@@ -11,7 +10,9 @@ from typing_extensions import TypedDict
 
 from mcpkit import ResourceContext, ToolContext, Ui, UiResource, resource, tool
 
+from ._drafts import DRAFT_VIEW
 from ._tickets import TicketId
+from ._views import view_html
 
 __all__ = ["DEFAULT_SIGNATURE", "SIGNATURE_EDITOR", "DraftReply", "GetSignature", "SetSignature", "SignatureEditor"]
 
@@ -40,7 +41,11 @@ class SetSignature(ToolContext):
         return {"signature": signature}
 
 
-@tool(name="draft_reply", description="Draft a reply to a support ticket, signed with your signature.")
+@tool(
+    name="draft_reply",
+    description="Draft a reply to a support ticket, signed with your signature.",
+    ui=Ui(view=DRAFT_VIEW),
+)
 class DraftReply(ToolContext):
     async def execute(self, ticket_id: TicketId, text: str) -> DraftReplyResult:
         signature = await self.remember.get("signature", scope="user", default=DEFAULT_SIGNATURE)
@@ -63,4 +68,4 @@ class SignatureEditor(ResourceContext):
     """Shows your signature and lets you correct it by hand; it saves with set_signature, as you."""
 
     async def read(self) -> str:
-        return resources.files(__package__).joinpath("signature.html").read_text(encoding="utf-8")
+        return view_html("signature.html")

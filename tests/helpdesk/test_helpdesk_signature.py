@@ -9,7 +9,7 @@ from pydantic import Field
 
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import CallAs, ToolCallError
-from mcpkit_helpdesk import DEFAULT_SIGNATURE, DEMO_KEYS, DraftReply, SetSignature, SignatureEditor
+from mcpkit_helpdesk import DEFAULT_SIGNATURE, DEMO_KEYS, DraftReply, DraftView, SetSignature, SignatureEditor
 from mcpkit_remember import RememberPlugin
 
 REPLY = {"ticketId": "T-1", "text": "Your printer is fixed."}
@@ -93,7 +93,8 @@ class GlobalDraftReply(ToolContext):
 
 
 def signature_server(tools: list[type[ToolContext]]) -> Server:
-    views = [SignatureEditor] if SetSignature in tools else []  # set_signature is shown in the signature editor
+    # set_signature is shown in the signature editor, draft_reply in the draft view
+    views = [view for tool, view in ((SetSignature, SignatureEditor), (DraftReply, DraftView)) if tool in tools]
 
     @app(id="help-desk", name="Help Desk", tools=tools, resources=views, plugins=[RememberPlugin.init(type="memory")])
     class HelpDeskApp:

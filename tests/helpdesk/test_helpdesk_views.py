@@ -1,13 +1,17 @@
-"""The help desk's first view (issue 40): the signature editor, shown beside ``set_signature`` by a host that renders
-MCP Apps; it reads the signature with the view-only ``get_signature`` and saves it with ``set_signature``, as its
-caller, so Sam's editor never shows Nour's signature. A host that renders no views sees the help desk unchanged."""
+"""The help desk's views (issue 40), without a browser: the signature editor, shown beside ``set_signature`` (it reads
+with the view-only ``get_signature`` and saves with ``set_signature``, as its caller, so Sam's editor never shows
+Nour's signature); the draft view, shown beside ``draft_reply`` (it sends with the view-only ``send_draft`` once the
+agent confirmed by clicking); and the banner view. A host that renders no views sees the help desk unchanged.
+tests/helpdesk/test_helpdesk_views_in_a_browser.py runs their scripts in Chromium."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from mcpkit.testing import CallAs
-from mcpkit_helpdesk import DEFAULT_SIGNATURE, SIGNATURE_EDITOR
+from mcpkit_helpdesk import BANNER_VIEW, DEFAULT_SIGNATURE, DRAFT_VIEW, SIGNATURE_EDITOR
 
 
 async def test_a_host_that_renders_views_shows_set_signature_in_the_editor(call_as: CallAs) -> None:
@@ -15,20 +19,38 @@ async def test_a_host_that_renders_views_shows_set_signature_in_the_editor(call_
 
     assert listed["set_signature"] == {"ui": {"resourceUri": SIGNATURE_EDITOR, "visibility": ["model", "app"]}}
     assert listed["get_signature"] == {"ui": {"resourceUri": SIGNATURE_EDITOR, "visibility": ["app"]}}
+    assert listed["draft_reply"] == {"ui": {"resourceUri": DRAFT_VIEW, "visibility": ["model", "app"]}}
+    assert listed["send_draft"] == {"ui": {"resourceUri": DRAFT_VIEW, "visibility": ["app"]}}
+    assert (
+        listed["get_banner"]
+        == listed["set_banner"]
+        == {"ui": {"resourceUri": BANNER_VIEW, "visibility": ["model", "app"]}}
+    )
 
 
-async def test_the_editor_ships_in_the_package_and_loads_nothing_from_elsewhere(call_as: CallAs) -> None:
-    view = await call_as("nour", ui=True).view_of("set_signature")
+@pytest.mark.parametrize(
+    ("tool", "uri", "calls"),
+    [
+        ("set_signature", "ui://helpdesk/signature", ["get_signature", "set_signature"]),
+        ("draft_reply", "ui://helpdesk/draft", ["save_draft", "send_draft"]),
+        ("get_banner", "ui://helpdesk/banner", ["get_banner", "set_banner"]),
+    ],
+)
+async def test_each_view_ships_in_the_package_and_loads_nothing_from_elsewhere(
+    call_as: CallAs, tool: str, uri: str, calls: list[str]
+) -> None:
+    view = await call_as("nour", ui=True).view_of(tool)
 
-    assert view.uri == "ui://helpdesk/signature"
+    assert view.uri == uri
     assert view.mime_type == "text/html;profile=mcp-app"
     assert view.html.startswith("<!DOCTYPE html>")
     assert view.ui == {"prefersBorder": True}
     assert view.csp == {}  # the strict default sandbox: no origin outside the view
     assert re.findall(r"""(?:src|href)\s*=|https?://|@import""", view.html) == []  # no CDN, nothing fetched
-    assert '"tools/call"' in view.html
-    assert '"set_signature"' in view.html
-    assert '"get_signature"' in view.html
+    assert '"tools/call"' in view.html  # the bridge, inlined
+    assert "/* the bridge */" not in view.html
+    assert all(f'"{name}"' in view.html for name in calls)
+    assert "innerHTML" not in view.html  # what a caller typed is shown as text, never parsed as HTML
 
 
 async def test_the_editor_reads_and_saves_as_its_caller_so_sam_never_sees_nours_signature(call_as: CallAs) -> None:
@@ -43,9 +65,26 @@ async def test_the_editor_reads_and_saves_as_its_caller_so_sam_never_sees_nours_
     )
 
 
-async def test_a_host_that_renders_no_views_sees_neither_the_editor_nor_its_tool(call_as: CallAs) -> None:
+async def test_a_host_that_renders_no_views_sees_neither_the_views_nor_their_tools(call_as: CallAs) -> None:
     plain = call_as("nour")
 
-    assert "get_signature" not in {tool.name for tool in await plain.list_tools()}
-    assert SIGNATURE_EDITOR not in {resource.uri for resource in await plain.list_resources()}
+    assert {"get_signature", "send_draft"}.isdisjoint(tool.name for tool in await plain.list_tools())
+    assert {resource.uri for resource in await plain.list_resources()}.isdisjoint(
+        {SIGNATURE_EDITOR, DRAFT_VIEW, BANNER_VIEW}
+    )
     assert all(tool.meta is None or "ui" not in tool.meta for tool in await plain.list_tools())
+
+
+async def test_send_draft_sends_only_the_confirmed_text_and_only_the_callers(call_as: CallAs) -> None:
+    nour, sam = call_as("nour", ui=True), call_as("sam", ui=True)
+    await nour.call("save_draft", {"ticketId": "T-2", "text": "Nour's reply"})
+    await sam.call("save_draft", {"ticketId": "T-2", "text": "Sam's reply"})
+    shown = {"ticketId": "T-2", "text": "Nour's reply"}
+
+    assert await nour.call("send_draft", {**shown, "confirmed": False}) == {"sent": False}  # not confirmed
+    assert await nour.call("send_draft", {**shown, "text": "another text", "confirmed": True}) == {"sent": False}
+    assert await nour.call("get_draft", {"ticketId": "T-2"}) == {"draft": "Nour's reply"}
+    assert await nour.call("send_draft", {**shown, "confirmed": True}) == {"sent": True, "text": "Nour's reply"}
+    assert await nour.call("send_draft", {**shown, "confirmed": True}) == {"sent": False}  # once
+    assert await nour.call("get_draft", {"ticketId": "T-2"}) == {"draft": None}
+    assert await sam.call("get_draft", {"ticketId": "T-2"}) == {"draft": "Sam's reply"}
