@@ -10,6 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 from mcp import Client
+from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
 
 from cli._commands import APP, KEY, environment, mcpkit, running
@@ -223,6 +224,64 @@ async def test_a_task_only_tool_is_listed_as_a_client_with_tasks_sees_it_and_nam
     assert printed["taskOnly"] == ["export"]
     assert [tool["name"] for tool in printed["2025-11-25"]["tools"]] == ["greet"]
     assert "taskOnly" not in printed["2025-11-25"]
+
+
+WITH_VIEWS = APP.replace("from mcpkit import ", "from mcpkit import Ui, UiResource, ").replace(
+    '@app(id="notes", tools=[Greet], resources=[Note]',
+    textwrap.dedent(
+        """
+        CARD = UiResource(prefers_border=True, permissions=["clipboard-write"])
+
+
+        @resource(uri="ui://notes/card", name="note_card", ui=CARD)
+        class NoteCard(ResourceContext):
+            async def read(self) -> str:
+                return "<!DOCTYPE html><html><body>a note</body></html>"
+
+
+        @tool(name="show_note", description="Shows a note.", ui=Ui(view="ui://notes/card"))
+        class ShowNote(ToolContext):
+            async def execute(self, topic: str) -> str:
+                return "about " + topic
+
+
+        @tool(name="pin_note", description="Pins a note.", ui=Ui(view="ui://notes/card", visibility=["app"]))
+        class PinNote(ToolContext):
+            async def execute(self, topic: str) -> str:
+                return "pinned " + topic
+
+
+        @app(id="notes", tools=[Greet, ShowNote, PinNote], resources=[Note, NoteCard]"""
+    ),
+)
+
+
+async def test_inspect_lists_as_a_host_that_renders_views_and_names_each_view_with_its_tools(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(WITH_VIEWS)
+    rendering = [advertise("io.modelcontextprotocol/ui", {"mimeTypes": ["text/html;profile=mcp-app"]})]
+    with running(tmp_path, "run", "app.py", "--port", "0", "--log-level", "warning", env=environment()) as served:
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {KEY}"}, timeout=30) as http,
+            Client(streamable_http_client(served.url(), http_client=http), extensions=rendering) as client,
+        ):
+            tools, resources = wire((await client.list_tools()).tools), wire((await client.list_resources()).resources)
+
+    done = mcpkit(tmp_path, "inspect", "app.py", env=environment())
+
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)
+    assert printed["tools"] == tools
+    assert printed["resources"] == resources
+    assert printed["views"] == [
+        {
+            "uri": "ui://notes/card",
+            "name": "note_card",
+            "ui": {"prefersBorder": True, "permissions": {"clipboardWrite": {}}},
+            "tools": {"show_note": ["model", "app"], "pin_note": ["app"]},
+        }
+    ]
+    assert printed["viewOnly"] == ["pin_note"]
+    assert "taskOnly" not in printed
 
 
 def nested(depth: int) -> dict[str, Any]:

@@ -213,6 +213,8 @@ def test_a_tools_ui_is_checked_when_the_server_is_built(ui: Any, problem: str) -
         ("ui://helpdesk/draft", {"ui": UiResource(connect_domains="https://a.com")}, "is a list of origins"),  # type: ignore[arg-type]
         ("ui://helpdesk/draft", {"ui": UiResource(prefers_border="yes")}, "is True, False or None"),  # type: ignore[arg-type]
         ("ui://helpdesk/draft", {"ui": UiResource(domain="a b")}, "is a host name"),
+        ("ui://helpdesk/draft", {"ui": UiResource(permissions=["clipboard"])}, "holds 'clipboard'; a view may ask for"),
+        ("ui://helpdesk/draft", {"ui": UiResource(permissions="camera")}, "is a list, like ['clipboard-write']"),  # type: ignore[arg-type]
     ],
 )
 def test_a_views_uri_and_sandbox_are_checked_when_the_server_is_built(
@@ -249,3 +251,13 @@ def test_a_view_accepts_wildcard_subdomains_and_ports_in_its_origins() -> None:
             return DRAFT_HTML
 
     assert server_with(resources=(MapView,)).catalog.resources.views() == {"ui://helpdesk/map"}
+
+
+async def test_a_view_asks_for_browser_features_as_the_extension_spells_them() -> None:
+    @resource(uri="ui://helpdesk/call", name="call_view", ui=UiResource(permissions=["microphone", "clipboard-write"]))
+    class CallView(ResourceContext):
+        async def read(self) -> str:
+            return DRAFT_HTML
+
+    [listed] = (await listing(server_with(resources=(CallView,)), "2026-07-28", ui=True))["resources"]
+    assert listed["_meta"] == {"ui": {"permissions": {"microphone": {}, "clipboardWrite": {}}}}

@@ -23,7 +23,10 @@ The JSON holds what a 2026-07-28 client is shown: serverInfo, capabilities, inst
 resourceTemplates and prompts (every page), then "protocolVersions", the eras shown the same, and "lint", the
 schema findings. An era shown something else gets its own object under its version ("2025-11-25": {...}).
 Tools declared task="required" are listed as to a client that declares the tasks extension, and named in
-"taskOnly" (other clients are not shown them). Nothing is served and no plugin starts: no store is opened.
+"taskOnly" (other clients are not shown them). Everything is listed as to a host that renders MCP Apps views:
+each tool's _meta.ui (its view and visibility), the ui:// resources, and "views", each view with the tools shown
+in it; "viewOnly" names the tools only views call (a host without views is not shown them, nor the views).
+Nothing is served and no plugin starts: no store is opened.
 
 The lint is the MCP Inspector's --strict one: a bare true/false where a schema object belongs is an error;
 `type` as a list, a $ref outside the document and a schema that accepts anything are warnings. It walks schemas
@@ -70,11 +73,41 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _shown(server: Server, era: str) -> dict[str, Any]:
-    """What ``era`` lists to a client that declares tasks, ``taskOnly`` naming the tools only such a client sees."""
-    declaring = anyio.run(lambda: listing(server, era, tasks=True))
-    plain = {tool["name"] for tool in anyio.run(listing, server, era)["tools"]}
-    task_only = [tool["name"] for tool in declaring["tools"] if tool["name"] not in plain]
-    return declaring | ({"taskOnly": task_only} if task_only else {})
+    """What ``era`` lists to a client that declares tasks and renders views, ``taskOnly`` and ``viewOnly`` naming the
+    tools only such a client sees, and ``views`` each view with the tools shown in it."""
+    declaring = anyio.run(lambda: listing(server, era, tasks=True, ui=True))
+    plain = _names(anyio.run(listing, server, era))
+    with_views = _names(anyio.run(lambda: listing(server, era, ui=True)))
+    task_only = [tool["name"] for tool in declaring["tools"] if tool["name"] not in with_views]
+    view_only = [tool["name"] for tool in declaring["tools"] if tool["name"] in with_views - plain]
+    views = _views(declaring)
+    return (
+        declaring
+        | ({"taskOnly": task_only} if task_only else {})
+        | ({"viewOnly": view_only} if view_only else {})
+        | ({"views": views} if views else {})
+    )
+
+
+def _names(shown: dict[str, Any]) -> set[str]:
+    return {tool["name"] for tool in shown["tools"]}
+
+
+def _views(shown: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each ``ui://`` resource listed: its URI, name and sandbox (``_meta.ui``), and the tools naming it, with who
+    may call them (``visibility``)."""
+    views = []
+    for resource in shown.get("resources", []):
+        if not resource["uri"].startswith("ui://"):
+            continue
+        tools = {}
+        for tool in shown["tools"]:
+            ui = tool.get("_meta", {}).get("ui", {})
+            if ui.get("resourceUri") == resource["uri"]:
+                tools[tool["name"]] = ui.get("visibility", ["model", "app"])
+        sandbox = resource.get("_meta", {}).get("ui", {})
+        views.append({"uri": resource["uri"], "name": resource["name"], "ui": sandbox, "tools": tools})
+    return views
 
 
 def inspected(shown: dict[str, dict[str, Any]]) -> tuple[dict[str, Any], list[tuple[str, Finding]]]:

@@ -53,8 +53,9 @@ class Ui:
 @dataclass(frozen=True, slots=True)
 class UiResource:
     """``@resource(uri="ui://...", ui=UiResource(...))``: what a view's sandbox may reach (origins for ``fetch`` and
-    for scripts, styles, images and fonts, nested frames, ``<base>``), its dedicated origin, and whether the host draws
-    a border around it (docs/apps.md)."""
+    for scripts, styles, images and fonts, nested frames, ``<base>``), the browser features it asks for (``camera``,
+    ``microphone``, ``geolocation``, ``clipboard-write``), its dedicated origin, and whether the host draws a border
+    around it (docs/apps.md)."""
 
     connect_domains: Sequence[str] = ()
     resource_domains: Sequence[str] = ()
@@ -62,6 +63,7 @@ class UiResource:
     base_uri_domains: Sequence[str] = ()
     domain: str | None = None
     prefers_border: bool | None = None
+    permissions: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)

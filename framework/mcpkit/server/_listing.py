@@ -16,6 +16,8 @@ from pydantic import BaseModel
 
 from ..base import LocalConnection, local_connection
 from ..tasks import EXTENSION
+from ..ui import EXTENSION as UI_EXTENSION
+from ..ui import MIME_TYPE
 from ._server import Server
 
 __all__ = ["LISTED_PROTOCOLS", "listing"]
@@ -28,13 +30,16 @@ _MODES = {"2026-07-28": "auto", "2025-11-25": "legacy"}
 _MAX_PAGES = 1000
 
 
-async def listing(server: Server, protocol: str, *, tasks: bool = False) -> dict[str, Any]:
+async def listing(server: Server, protocol: str, *, tasks: bool = False, ui: bool = False) -> dict[str, Any]:
     """The server's info, capabilities, tools, resources, resource templates and prompts as ``protocol`` shows them
-    (with ``tasks``, to a client that declares the tasks extension: ``task="required"`` tools included)."""
+    (with ``tasks``, to a client that declares the tasks extension: ``task="required"`` tools included; with ``ui``,
+    to one that renders MCP Apps views: the tools' ``_meta.ui``, the views and the tools only views call)."""
     if protocol not in _MODES:
         raise ValueError(f"protocol must be one of {LISTED_PROTOCOLS}, not {protocol!r}")
     token = local_connection.set(LocalConnection(None, uuid.uuid4().hex))
     extensions = [advertise(EXTENSION)] if tasks else []
+    if ui:
+        extensions.append(advertise(UI_EXTENSION, {"mimeTypes": [MIME_TYPE]}))
     try:
         async with Client(server._sdk, mode=_MODES[protocol], extensions=extensions) as client:
             if client.protocol_version != protocol:

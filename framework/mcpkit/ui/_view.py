@@ -1,5 +1,5 @@
 """A ``ui://`` resource checked as an MCP Apps view: one fixed URI, served as ``text/html;profile=mcp-app``, with the
-sandbox ``UiResource`` describes as ``_meta.ui`` (CSP origins, dedicated domain, border)."""
+sandbox ``UiResource`` describes as ``_meta.ui`` (CSP origins, browser permissions, dedicated domain, border)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,13 @@ _CSP = {
     "resource_domains": "resourceDomains",
     "frame_domains": "frameDomains",
     "base_uri_domains": "baseUriDomains",
+}
+#: ``UiResource(permissions=...)`` value (the Permissions Policy feature) -> its key under ``_meta.ui.permissions``.
+_PERMISSIONS = {
+    "camera": "camera",
+    "microphone": "microphone",
+    "geolocation": "geolocation",
+    "clipboard-write": "clipboardWrite",
 }
 
 
@@ -60,6 +67,9 @@ def checked_view(where: str, uri: str, ui: object, mime_type: str | None, templa
     csp = {key: _origins(where, field, getattr(ui, field)) for field, key in _CSP.items()}
     if any(csp.values()):
         shown["csp"] = {key: origins for key, origins in csp.items() if origins}
+    permissions = _permissions(where, ui.permissions)
+    if permissions:
+        shown["permissions"] = permissions
     if ui.domain is not None:
         if not isinstance(ui.domain, str) or not ui.domain.strip() or any(c.isspace() for c in ui.domain):
             raise ConfigurationError(
@@ -86,3 +96,17 @@ def _origins(where: str, field: str, given: object) -> list[str]:
                 "scheme://host[:port], like 'https://api.example.com' or 'https://*.example.com'."
             )
     return list(given)
+
+
+def _permissions(where: str, given: object) -> dict[str, dict[str, Any]]:
+    if isinstance(given, str) or not isinstance(given, list | tuple):
+        raise ConfigurationError(
+            f"{where}: UiResource(permissions=...) is a list, like ['clipboard-write'], not {given!r:.60}."
+        )
+    unknown = [feature for feature in given if feature not in _PERMISSIONS]
+    if unknown:
+        raise ConfigurationError(
+            f"{where}: UiResource(permissions=...) holds {unknown[0]!r:.40}; a view may ask for "
+            f"{', '.join(repr(name) for name in _PERMISSIONS)} (the host decides whether to grant them)."
+        )
+    return {_PERMISSIONS[feature]: {} for feature in given}
