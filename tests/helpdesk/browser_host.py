@@ -21,6 +21,8 @@ from mcpkit.testing import CallerClient
 __all__ = ["BrowserHost", "ShownInBrowser", "browser_host", "csp_of"]
 
 _CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/chromium-headless-shell")
+#: How long ``expect`` waits for a view to show something before the test fails (Playwright's default is 5 s).
+_PATIENCE_MS = 30_000
 _HOST_PAGE = (Path(__file__).parent / "view_host.html").read_bytes()
 #: ``_meta.ui.csp`` key -> the directives it opens (the extension's table).
 _OPENS = {
@@ -149,11 +151,13 @@ async def browser_host() -> AsyncIterator[BrowserHost]:
     if executable is None:
         missing("no Chromium here (apt-get install chromium): the views' browser tests need one")
     try:
-        from playwright.async_api import async_playwright
+        from playwright.async_api import async_playwright, expect
     except ImportError:
         missing(
             "playwright is not installed (pip install -e '.[dev]'): the views' browser tests drive Chromium with it"
         )
+    # expect() waits for what the view shows until it shows it; the ceiling is for a busy machine, not a measure.
+    expect.set_options(timeout=_PATIENCE_MS)
     views: dict[str, tuple[bytes, str]] = {}
     handler = type("Pages", (_Pages,), {"views": views})
     pages = ThreadingHTTPServer(("127.0.0.1", 0), handler)

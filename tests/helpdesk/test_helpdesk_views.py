@@ -7,11 +7,16 @@ tests/helpdesk/test_helpdesk_views_in_a_browser.py runs their scripts in Chromiu
 from __future__ import annotations
 
 import re
+import time
 
+import jwt
 import pytest
 
+from core._support import JWT_SECRET, URL, call_modern, running, structured
+from mcpkit import JWTAuth, Server
 from mcpkit.testing import CallAs
-from mcpkit_helpdesk import BANNER_VIEW, DEFAULT_SIGNATURE, DRAFT_VIEW, SIGNATURE_EDITOR
+from mcpkit_helpdesk import BANNER_VIEW, DEFAULT_SIGNATURE, DRAFT_VIEW, SEND_SCOPE, SIGNATURE_EDITOR, help_desk_app
+from mcpkit_remember import StoreConfig
 
 
 async def test_a_host_that_renders_views_shows_set_signature_in_the_editor(call_as: CallAs) -> None:
@@ -88,3 +93,24 @@ async def test_send_draft_sends_only_the_confirmed_text_and_only_the_callers(cal
     assert await nour.call("send_draft", {**shown, "confirmed": True}) == {"sent": False}  # once
     assert await nour.call("get_draft", {"ticketId": "T-2"}) == {"draft": None}
     assert await sam.call("get_draft", {"ticketId": "T-2"}) == {"draft": "Sam's reply"}
+
+
+async def test_a_view_cannot_send_what_its_agents_token_may_not() -> None:
+    """send_draft needs send_reply's scope: a view reaches nothing its caller could not."""
+    issuer = "http://127.0.0.1:9000/"
+    auth = JWTAuth(secret=JWT_SECRET, issuer=issuer)
+    server = Server([help_desk_app(StoreConfig(type="memory"))], auth=auth, resource_url=URL)
+
+    def token(scope: str) -> str:
+        claims = {"sub": "nour", "iss": issuer, "aud": URL, "exp": int(time.time()) + 600, "scope": scope}
+        return jwt.encode(claims, JWT_SECRET, algorithm="HS256")
+
+    draft = {"ticketId": "T-3", "text": "On its way."}
+    async with running(server.http_app()) as http:
+        assert structured(await call_modern(http, "save_draft", draft, token=token("tickets:read"))) == {"saved": "T-3"}
+        sent = {**draft, "confirmed": True}
+        refused = await call_modern(http, "send_draft", sent, token=token("tickets:read"))
+        assert refused.status_code == 403
+        assert SEND_SCOPE in refused.json()["error"]["data"]["error_description"]
+        granted = await call_modern(http, "send_draft", sent, token=token(f"tickets:read {SEND_SCOPE}"))
+        assert structured(granted) == {"sent": True, "text": "On its way."}
