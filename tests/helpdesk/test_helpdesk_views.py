@@ -54,6 +54,7 @@ async def test_each_view_ships_in_the_package_and_loads_nothing_from_elsewhere(
     assert re.findall(r"""(?:src|href)\s*=|https?://|@import""", view.html) == []  # no CDN, nothing fetched
     assert '"tools/call"' in view.html  # the bridge, inlined
     assert "/* the bridge */" not in view.html
+    assert "/* the style */" not in view.html
     assert all(f'"{name}"' in view.html for name in calls)
     assert "innerHTML" not in view.html  # what a caller typed is shown as text, never parsed as HTML
 
