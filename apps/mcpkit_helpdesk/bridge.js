@@ -32,13 +32,13 @@ const bridge = (() => {
     }
   });
 
+  /** What an error result says (its text content). */
+  function failure(result) { return (result.content || []).map((block) => block.text || "").join(""); }
+
   /** Calls a server tool through the host; an Error with the tool's own message when it answers with an error. */
   async function call(name, args) {
     const result = await request("tools/call", { name, arguments: args });
-    if (result.isError) {
-      const text = (result.content || []).map((block) => block.text || "").join("");
-      throw new Error(text || name + " failed");
-    }
+    if (result.isError) throw new Error(failure(result) || name + " failed");
     return result.structuredContent || {};
   }
 
@@ -70,10 +70,18 @@ const bridge = (() => {
     }
   }
 
+  /** `listener(structuredContent, result)` for the result of the call the view is shown for. */
+  function onResult(listener) {
+    listeners["ui/notifications/tool-result"].push((params) => listener(params.structuredContent || {}, params));
+  }
+
   /** A view that edits one field: once the host is there `load()` fills it, and submitting `form` runs `save()`,
    * both answering with a tool result for `show`; `saving` and `saved` are what the status line says meanwhile. */
   function editor(name, { form, field, button, status, load, save, show, saving, saved }) {
-    listeners["ui/notifications/tool-result"].push((params) => show(params.structuredContent || {}));
+    onResult((result, params) => {
+      if (params.isError) status.textContent = failure(params);
+      else show(result);
+    });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       status.textContent = saving;
@@ -88,11 +96,10 @@ const bridge = (() => {
   return {
     call,
     editor,
+    failure,
+    onResult,
     run,
     start,
     onInput(listener) { listeners["ui/notifications/tool-input"].push((params) => listener(params.arguments || {})); },
-    onResult(listener) {
-      listeners["ui/notifications/tool-result"].push((params) => listener(params.structuredContent || {}));
-    },
   };
 })();

@@ -102,6 +102,23 @@ async def test_the_banner_view_shows_the_banner_and_a_change_reaches_every_agent
     assert nours.errors == sams.errors == []
 
 
+async def test_a_call_that_failed_shows_the_tools_own_message_in_its_view(call_as: CallAs, host: BrowserHost) -> None:
+    from playwright.async_api import expect
+
+    nour = call_as("nour", ui=True)
+    too_long = "N" * 81
+    failed = await nour.call_tool("set_signature", {"signature": too_long})
+
+    editor = await host.show(nour, "set_signature", {"signature": too_long})
+
+    said = "".join(block.text for block in failed.content if block.type == "text")
+    assert failed.is_error
+    assert "80" in said  # the tool's own message, which the view shows as it is
+    await expect(editor.frame.locator("#status")).to_have_text(said)
+    await expect(editor.frame.locator("#signature")).to_have_value(DEFAULT_SIGNATURE)  # what is remembered, unchanged
+    assert editor.errors == []
+
+
 async def test_the_sandbox_refuses_what_the_view_did_not_declare(call_as: CallAs, host: BrowserHost) -> None:
     shown = await host.show(call_as("nour", ui=True), "get_banner", {})
 
