@@ -14,6 +14,7 @@ import anyio
 from mcpkit import ConfigurationError
 from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
+from ._portability_cli import add_commands
 from .admin import (
     NOTHING_PURGED,
     SEEN_SECONDS,
@@ -253,6 +254,7 @@ def register(commands: Any) -> None:
     )
     purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     purge_cmd.set_defaults(handler=_purge_command)
+    add_commands(actions, _execute, _STORE_HELP, _PREFIX_HELP)
     remember.set_defaults(handler=lambda _: remember.print_help() or 2)
 
 
