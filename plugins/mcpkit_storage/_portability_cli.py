@@ -13,6 +13,7 @@ from typing import IO, Any
 from mcpkit import ConfigurationError
 from mcpkit_search import MiniLM, SemanticUnavailableError
 
+from .admin import NOTHING_PURGED, purge_target
 from .backing import StoreConfig
 from .portability import (
     CONFLICTS,
@@ -52,8 +53,18 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
     )
     export_cmd.add_argument("--store", required=True, help=store_help)
     whose = export_cmd.add_mutually_exclusive_group(required=True)
-    whose.add_argument("--user", action="append", metavar="USER_ID", help="a user id to export (repeatable)")
+    whose.add_argument(
+        "--user", metavar="USER_ID", help="the user id to export: a JWT's sub, static:<hash>, local:NAME"
+    )
+    whose.add_argument(
+        "--key-label",
+        metavar="LABEL",
+        help="a static key's label, like nour: its user id is worked out from --keys-from",
+    )
     whose.add_argument("--all", action="store_true", help="every value of the store, every scope")
+    export_cmd.add_argument(
+        "--keys-from", metavar="VARIABLE", help="with --key-label: the variable holding the servers' label=key pairs"
+    )
     export_cmd.add_argument("--out", metavar="FILE", help="the file to write (default: standard output)")
     _sealing_arguments(export_cmd)
     export_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=prefix_help)
@@ -66,6 +77,11 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
     )
     import_cmd.add_argument("--store", required=True, help=store_help)
     import_cmd.add_argument("file", metavar="FILE", help="the export file")
+    import_cmd.add_argument(
+        "--create",
+        action="store_true",
+        help="make the store if it is not there yet (a new SQLite file, the tables in a PostgreSQL database)",
+    )
     import_cmd.add_argument(
         "--on-conflict",
         choices=CONFLICTS,
@@ -134,6 +150,7 @@ def _progress(verb: str) -> Iterator[Callable[[int], None] | None]:
 
 def _export_command(args: argparse.Namespace, execute: Execute) -> int:
     try:
+        users = None if args.all else [purge_target(args.user, args.key_label, args.keys_from).user_id]
         key = _sealing_key(args, confirm=True)
     except ConfigurationError as exc:
         print(f"mcpkit remember: {exc}", file=sys.stderr)
@@ -144,7 +161,7 @@ def _export_command(args: argparse.Namespace, execute: Execute) -> int:
         try:
             with _progress("exported") as progress:
                 report = await export_memory(
-                    store, keyring, out, key=key, plaintext=args.plaintext, users=args.user, progress=progress
+                    store, keyring, out, key=key, plaintext=args.plaintext, users=users, progress=progress
                 )
         finally:
             if args.out is not None:
@@ -153,6 +170,13 @@ def _export_command(args: argparse.Namespace, execute: Execute) -> int:
 
     def reported(config: StoreConfig, report: ExportReport) -> int:
         print(f"{config.describe()}: {report}", file=sys.stderr)  # standard output may be the file
+        if users is not None and not report.exported:
+            print(
+                f"mcpkit remember: nothing is kept under user id {users[0]!r}: a static key's id is static:<hash>, "
+                "never its label (use --key-label LABEL --keys-from VARIABLE); check REMEMBER_SECRET too.",
+                file=sys.stderr,
+            )
+            return NOTHING_PURGED
         return 0
 
     return execute(args, export, reported)

@@ -74,6 +74,7 @@ import mcpkit_storage.index._index as index
 import mcpkit_storage.index._semantic as semantic
 import mcpkit_storage.index._shard_layout as shard
 import mcpkit_storage.index._shard_tree as shards
+import mcpkit_storage.portability._sealing as portability_sealing
 import mcpkit_storage.retrieval._search as search
 import mcpkit_storage.retrieval._sharded_search as sharded
 import mcpkit_storage.sealing._keyring as keyring
@@ -171,6 +172,7 @@ MAX_VALUE_BYTES = remember_options.RememberOptions().max_value_bytes
 ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(signed_in_too=True).max_anonymous]
 
 STATED = [
+    Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
     # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
     Stated("remember.md", "changed the value in between, up to {} times, then raise", UPDATE_ATTEMPTS),
     Stated("errors.md", "`update()` or `increment()` lost {} attempts in a row", UPDATE_ATTEMPTS),
@@ -673,6 +675,7 @@ NOT_CONSTANTS = {
     "tasks.md": ["(about 150 bytes more a task)"],  # measured: the sealing of one task record
     "tools.md": ["arrives as the one character it is"],  # prose
     "ttl.md": ["the count at 60 minutes would have been 5"],  # the page's worked example
+    "portability.md": ["a value with an hour left has an hour left"],  # an example of time left, not a setting
 }
 
 _QUANTITY = re.compile(
