@@ -14,7 +14,7 @@ from ..base import Place, RememberConflictError, backoff
 from ..index import Semantic
 from ..sealing import Keyring
 from ..stores import Quota, QuotaExceededError, Store
-from ..vault import Vault
+from ..vault import Observed, Vault
 from ._format import ExportFileError, Item, item_of
 from ._lines import LineReader
 from ._sealing import SealingKey
@@ -27,6 +27,10 @@ CONFLICTS: tuple[Conflicts, ...] = get_args(Conflicts)
 #: Lines named in a report, at most (the count says how many more).
 _NAMED = 10
 _ATTEMPTS = 16
+#: Values read from the file before they are written, so that one store call can say which keys are free.
+_CHUNK = 256
+#: A value of the file waiting to be written: its line, the value, and where it goes.
+_Pending = tuple[int, Item, Place]
 
 
 @dataclass
@@ -108,6 +112,7 @@ async def import_memory(
     vault = Vault(store, keyring, search_all=True, semantic=None if embedder is None else Semantic(embedder))
     report = ImportReport()
     now = time.time() if now is None else now
+    pending: list[_Pending] = []
     try:
         for line, record in reader.records():
             try:
@@ -115,36 +120,63 @@ async def import_memory(
             except ValueError as exc:
                 raise ExportFileError(line, f"the record is not a value: {exc}") from None
             owner = _mapped(item, users, allow_global, only, line)
-            place = Place(json.dumps(owner), item.bucket, owner[0] == "s")
-            try:
-                outcome = await _apply(vault, place, item, on_conflict, quota, now)
-            except QuotaExceededError:
-                report.over_quota.append(line)
-                continue
-            if outcome == "imported":
-                report.imported += 1
-            elif outcome == "unchanged":
-                report.unchanged += 1
-            else:
-                report.kept += 1
-            if progress is not None and reader.count % 512 == 0:
-                progress(reader.count)
+            pending.append((line, item, Place(json.dumps(owner), item.bucket, owner[0] == "s")))
+            if len(pending) == _CHUNK:
+                await _apply_chunk(vault, pending, on_conflict, quota, now, report)
+                pending.clear()
+                if progress is not None:
+                    progress(reader.count)
     except ExportFileError as exc:
+        await _apply_chunk(vault, pending, on_conflict, quota, now, report)  # those before the bad line, each whole
         raise ExportFileError(exc.line, exc.problem, report.imported) from None
+    await _apply_chunk(vault, pending, on_conflict, quota, now, report)
     if progress is not None:
         progress(reader.count)
     return report
 
 
+async def _apply_chunk(
+    vault: Vault, pending: list[_Pending], on_conflict: Conflicts, quota: Quota | None, now: float, report: ImportReport
+) -> None:
+    """Write a chunk of values in file order. With one address per key, one store call first finds which keys are
+    free (a migration's usual case), and those are written with no read of their own."""
+    store, keyring = vault.store, vault.keyring
+    free: list[Observed | None] = [None] * len(pending)
+    if pending and len(keyring) == 1 and not store.legacy:
+        addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
+        for index, entry in enumerate(await store.get_many(addresses, now)):
+            if entry is None:
+                free[index] = Observed(None, ((addresses[index], None),))
+    for (line, item, place), observed in zip(pending, free, strict=True):
+        try:
+            outcome = await _apply(vault, place, item, on_conflict, quota, now, observed)
+        except QuotaExceededError:
+            report.over_quota.append(line)
+            continue
+        if outcome == "imported":
+            report.imported += 1
+        elif outcome == "unchanged":
+            report.unchanged += 1
+        else:
+            report.kept += 1
+
+
 async def _apply(
-    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float
+    vault: Vault,
+    place: Place,
+    item: Item,
+    on_conflict: Conflicts,
+    quota: Quota | None,
+    now: float,
+    observed: Observed | None = None,
 ) -> str:
     """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept"."""
     expires_at = None if item.ttl is None else now + item.ttl
     text = item.value_json.decode()
     vector = await vault.vector(place, item.key, text) if item.indexed else b""
     for attempt in range(_ATTEMPTS):
-        observed = await vault.observe(place, item.key, now)
+        if observed is None or attempt:  # (a key found free needs no read: its swap expects it free)
+            observed = await vault.observe(place, item.key, now)
         there = observed.found
         if there is not None:
             if there.updated_at == item.updated and json.dumps(there.value) == json.dumps(json.loads(text)):
