@@ -163,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.portability", description=__doc__)
     parser.add_argument("--cpu", type=int, default=None)
     parser.add_argument("--quick", action="store_true", help=f"{VALUES // 10:,} values, and no large export")
-    parser.add_argument("--large", type=int, default=LARGE, help=f"values of the memory run (default {LARGE:,}; 0: none)")
+    parser.add_argument(
+        "--large", type=int, default=LARGE, help=f"values of the memory run (default {LARGE:,}; 0: none)"
+    )
     parser.add_argument("--export-rss", nargs=2, metavar=("DB", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cpu is not None:
