@@ -65,6 +65,7 @@ import mcpkit_search._bm25 as bm25
 import mcpkit_search._chunks as chunks
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
+import mcpkit_storage._portability_cli as portability_cli
 import mcpkit_storage.admin._purge as purge
 import mcpkit_storage.admin._rollout as rollout
 import mcpkit_storage.backing._backing as backing
@@ -241,7 +242,11 @@ STATED = [
     Stated("stores.md", "An identity's group is {} hex digits", keyring.PLACEMENT_HEX_CHARS),
     Stated("stores.md", "or a `static:` id that is not {} hex digits", static_keys.USER_ID_HEX_CHARS),
     Stated("stores.md", "says so on one line, and exits with code {} (0 when", purge.NOTHING_PURGED),
-    Stated("stores.md", "| {} | `purge` only: nothing was kept under that user id", purge.NOTHING_PURGED),
+    Stated(
+        "stores.md", "| {} | `purge` (and `export --user`): nothing was kept under that user id", purge.NOTHING_PURGED
+    ),
+    Stated("stores.md", "| {} | `import` only: some values did not fit their quota", portability_cli.OVER_QUOTA),
+    Stated("cli.md", "| {} | `remember import`: some values did not fit their quota", portability_cli.OVER_QUOTA),
     Stated("errors.md", "user id says so, with exit code {}", purge.NOTHING_PURGED),
     Stated("stores.md", "{:,} groups", 16**keyring.PLACEMENT_HEX_CHARS),
     Stated("stores.md", "confirmed within {} ms (`wait_timeout_ms=`)", cluster_store.DEFAULT_WAIT_MS),
