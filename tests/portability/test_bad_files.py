@@ -9,6 +9,7 @@ import io
 import json
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -161,3 +162,9 @@ async def test_on_conflict_keeps_replaces_or_takes_the_newer(store: Store) -> No
     assert outcomes["skip"] == ("older, in the store", "newer, in the store")
     assert outcomes["replace"] == from_file
     assert outcomes["newer"] == (from_file[0], "newer, in the store")
+
+
+def test_the_schema_shown_on_the_portability_page_is_the_one_shipped() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "portability.md").read_text()
+    shown = page.split("```json\n", 1)[1].split("```", 1)[0]
+    assert json.loads(shown) == schema()

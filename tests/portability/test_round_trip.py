@@ -5,6 +5,7 @@ imports after it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from mcpkit import ManualClock
@@ -57,6 +58,17 @@ async def test_every_store_passes_everything_on_and_the_callers_read_it_all_back
             await store.close()
         assert report.imported == len(values(file))
         assert not report.over_quota
+    records = [json.loads(line) for line in values(file)]
+    assert {(record["namespace"], record["scope"]) for record in records} == {
+        ("", "user"),
+        ("", "tool"),
+        ("", "session"),
+        ("", "global"),
+        ("conversations.", "user"),  # the conversation's tree, branches and summary
+        ("history.", "user"),  # its messages
+        ("blocks.", "user"),  # a writable context block's text
+        ("context.", "user"),  # a searchable context block's entries
+    }
     for later in files[1:]:
         assert values(later) == values(file)  # the same records, the same time left, through every store
 

@@ -2,7 +2,8 @@
 
 docs/portability.md describes it and ``schema.json`` (beside this module) is its JSON Schema. A value's record
 carries its owner, bucket, key, value, time left to live and write time; conversations and context blocks are the
-values of their plugins' namespaces (``conversations.``, ``history.``, ``context.``), exported and imported alike.
+values of their plugins' namespaces (``conversations.``, ``history.``, ``blocks.``, ``context.``), exported and
+imported alike.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 
 import pydantic_core
 
-from ..base import without_namespace
+from ..base import SCOPES
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
 
@@ -23,6 +24,7 @@ FORMAT = "mcpkit-memory"
 FORMAT_VERSION = 1
 
 _IDENTITY_KINDS = {"u": 2, "s": 2, "g": 1}
+_SCOPES = frozenset(SCOPES)
 
 
 class ExportFileError(ValueError):
@@ -46,12 +48,16 @@ class Item(NamedTuple):
     indexed: bool
 
 
-def scope_of(identity: list[str], bucket: str) -> str:
-    """The scope a bucket is (user, session, tool or global), or ``other`` for a plugin's own (the server's tasks)."""
-    base = without_namespace(bucket)
-    if base.startswith("tool"):
-        return "tool"
-    return base if base in ("user", "session", "global") else "other"
+def scope_of(bucket: str) -> tuple[str, str]:
+    """A bucket's namespace (``""`` for remember's own) and scope (user, session, tool, global; ``other`` for none),
+    read from its name alone, so an export says the same whichever plugins the exporting process imported."""
+    first, dot, rest = bucket.partition(".")
+    if first in _SCOPES:
+        return "", first
+    second = rest.partition(".")[0]
+    if dot and second in _SCOPES:
+        return first + ".", second
+    return "", "other"
 
 
 def record_of(
@@ -67,11 +73,11 @@ def record_of(
 ) -> bytes:
     """A value's record line (without its newline)."""
     owner = json.loads(identity)
-    namespace = bucket.partition(".")[0] + "." if without_namespace(bucket) != bucket else ""
+    namespace, scope = scope_of(bucket)
     record: dict[str, Any] = {
         "type": "value",
         "owner": owner,
-        "scope": scope_of(owner, bucket),
+        "scope": scope,
         "namespace": namespace,
         "bucket": bucket,
         "key": key,
