@@ -48,6 +48,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip-micro", action="store_true")
     parser.add_argument("--skip-search", action="store_true", help="skip the search benchmarks (about 6 minutes)")
     parser.add_argument("--skip-history", action="store_true", help="skip the conversation history benchmarks")
+    parser.add_argument(
+        "--skip-portability", action="store_true", help="skip export and import (a 1,000,000-value export: minutes)"
+    )
     parser.add_argument("--skip-cluster", action="store_true", help="skip the Redis Cluster benchmarks (a minute)")
     parser.add_argument("--skip-capacity", action="store_true", help="skip bytes per value on every store (a minute)")
     parser.add_argument("--skip-imports", action="store_true")
@@ -286,6 +289,10 @@ def run_history(args: argparse.Namespace) -> dict[str, Any]:
     return _run_part("history", args, 1800, quick=False)
 
 
+def run_portability(args: argparse.Namespace) -> dict[str, Any]:
+    return _run_part("portability", args, 3600)
+
+
 def run_cluster(args: argparse.Namespace) -> dict[str, Any]:
     return _run_part("cluster", args, 900)
 
@@ -412,6 +419,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_history:
         print("  conversation history benchmarks ...", flush=True)
         results["history"] = run_history(args)
+    if not args.skip_portability:
+        print("  export and import ...", flush=True)
+        results["portability"] = run_portability(args)
     if not args.skip_cluster:
         print("  Redis Cluster benchmarks ...", flush=True)
         results["cluster"] = run_cluster(args)

@@ -6,6 +6,7 @@ from typing import Any
 
 from bench.cases import CASES
 from bench.history_report import history_section
+from bench.portability_report import portability_section
 from bench.report import load_table, targets_table
 from bench.retrieval_report import saved_section
 from bench.search_report import search_section
@@ -367,6 +368,7 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
     lines += search_section(results.get("search", {}))
     lines += saved_section()  # python -m bench.retrieval's figures, carried over
     lines += history_section(results.get("history", {}))
+    lines += portability_section(results.get("portability", {}))
     lines += _profile(results.get("profiles", {}))
     lines += [
         "",

@@ -50,6 +50,7 @@ INNER_RANKS = {
         "mcpkit_storage.retrieval": 6,
         "mcpkit_storage.backing": 6,
         "mcpkit_storage.admin": 6,
+        "mcpkit_storage.portability": 6,
         "mcpkit_storage": 7,  # the public face and the command line
     },
 }

@@ -14,6 +14,7 @@ import anyio
 from mcpkit import ConfigurationError
 from mcpkit_search import Embedder, MiniLM, SemanticUnavailableError
 
+from ._portability_cli import add_commands
 from .admin import (
     NOTHING_PURGED,
     SEEN_SECONDS,
@@ -253,6 +254,7 @@ def register(commands: Any) -> None:
     )
     purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     purge_cmd.set_defaults(handler=_purge_command)
+    add_commands(actions, _execute, _STORE_HELP, _PREFIX_HELP)
     remember.set_defaults(handler=lambda _: remember.print_help() or 2)
 
 
@@ -334,7 +336,7 @@ def _execute(
 
     The store is opened before the secrets are read, so a store that is not there (a SQLite file that does not
     exist, a Redis that does not answer) is said first; it is opened as it is (``create=False``): a command never
-    makes a new store, nor a remember store in a file or database of something else.
+    makes a new store, nor a remember store in a file or database of something else, unless asked (import --create).
     """
     try:
         config = parse_store_url(args.store)
@@ -342,7 +344,7 @@ def _execute(
             raise ConfigurationError(
                 f"The {config.kind.label} store lives inside one server process; there is nothing to manage here."
             )
-        store = make_store(config, args.redis_prefix, create=False)
+        store = make_store(config, args.redis_prefix, create=getattr(args, "create", False))  # import --create
     except ValueError as exc:  # ConfigurationError, or a Redis prefix the store refuses
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2

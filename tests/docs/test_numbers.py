@@ -65,6 +65,7 @@ import mcpkit_search._bm25 as bm25
 import mcpkit_search._chunks as chunks
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
+import mcpkit_storage._portability_cli as portability_cli
 import mcpkit_storage.admin._purge as purge
 import mcpkit_storage.admin._rollout as rollout
 import mcpkit_storage.backing._backing as backing
@@ -74,6 +75,7 @@ import mcpkit_storage.index._index as index
 import mcpkit_storage.index._semantic as semantic
 import mcpkit_storage.index._shard_layout as shard
 import mcpkit_storage.index._shard_tree as shards
+import mcpkit_storage.portability._sealing as portability_sealing
 import mcpkit_storage.retrieval._search as search
 import mcpkit_storage.retrieval._sharded_search as sharded
 import mcpkit_storage.sealing._keyring as keyring
@@ -171,6 +173,7 @@ MAX_VALUE_BYTES = remember_options.RememberOptions().max_value_bytes
 ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(signed_in_too=True).max_anonymous]
 
 STATED = [
+    Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
     # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
     Stated("remember.md", "changed the value in between, up to {} times, then raise", UPDATE_ATTEMPTS),
     Stated("errors.md", "`update()` or `increment()` lost {} attempts in a row", UPDATE_ATTEMPTS),
@@ -239,7 +242,11 @@ STATED = [
     Stated("stores.md", "An identity's group is {} hex digits", keyring.PLACEMENT_HEX_CHARS),
     Stated("stores.md", "or a `static:` id that is not {} hex digits", static_keys.USER_ID_HEX_CHARS),
     Stated("stores.md", "says so on one line, and exits with code {} (0 when", purge.NOTHING_PURGED),
-    Stated("stores.md", "| {} | `purge` only: nothing was kept under that user id", purge.NOTHING_PURGED),
+    Stated(
+        "stores.md", "| {} | `purge` (and `export --user`): nothing was kept under that user id", purge.NOTHING_PURGED
+    ),
+    Stated("stores.md", "| {} | `import` only: some values did not fit their quota", portability_cli.OVER_QUOTA),
+    Stated("cli.md", "| {} | `remember import`: some values did not fit their quota", portability_cli.OVER_QUOTA),
     Stated("errors.md", "user id says so, with exit code {}", purge.NOTHING_PURGED),
     Stated("stores.md", "{:,} groups", 16**keyring.PLACEMENT_HEX_CHARS),
     Stated("stores.md", "confirmed within {} ms (`wait_timeout_ms=`)", cluster_store.DEFAULT_WAIT_MS),
@@ -673,6 +680,7 @@ NOT_CONSTANTS = {
     "tasks.md": ["(about 150 bytes more a task)"],  # measured: the sealing of one task record
     "tools.md": ["arrives as the one character it is"],  # prose
     "ttl.md": ["the count at 60 minutes would have been 5"],  # the page's worked example
+    "portability.md": ["a value with an hour left has an hour left"],  # an example of time left, not a setting
 }
 
 _QUANTITY = re.compile(

@@ -1,0 +1,191 @@
+"""``python -m bench.portability``: ``mcpkit remember export`` and ``import`` speed on SQLite, and the export's memory.
+
+Prints one JSON document:
+
+- export: values per second, a SQLite store of ``VALUES`` searchable values (100 owners, text of about 100
+  characters) written to a sealed file (key file) and to a plaintext one;
+- import: values per second of that sealed file into a new SQLite store, each value with its search postings made
+  anew (as a ``RememberPlugin(search=True)`` store keeps them), and of the same file again (every value already there);
+- memory: the peak RSS of a process that exports a store of ``LARGE`` values (``--large``), against the same
+  process's RSS before the export: flat means it does not grow with the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.tokens import REMEMBER_SECRET
+from mcpkit_storage import Keyring, Place, Vault
+from mcpkit_storage.portability import SealingKey, export_memory, import_memory
+from mcpkit_storage.sealing import pack
+from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
+
+__all__ = ["main"]
+
+VALUES = 20_000
+LARGE = 1_000_000
+OWNERS = 100
+#: Values written per fill transaction batch (``set_many``-like: one ``write_many`` per owner and batch).
+_BATCH = 500
+
+
+async def fill(path: Path, count: int) -> float:
+    """A SQLite store of ``count`` searchable values; the seconds it took."""
+    from bench.search import SEED, sentence  # here: the exporting process measured for memory imports nothing more
+
+    store = SQLiteStore(path)
+    await store.open()
+    vault = Vault(store, Keyring([REMEMBER_SECRET]), search_all=True)
+    rng = random.Random(SEED)
+    started = time.perf_counter()
+    now = time.time()
+    for start in range(0, count, _BATCH):
+        owner = (start // _BATCH) % OWNERS
+        place = Place(json.dumps(["u", f"user-{owner}"]), "user")
+        texts = {f"note-{number}": json.dumps(sentence(rng)) for number in range(start, min(start + _BATCH, count))}
+        await vault.write_many(place, texts, [b""] * len(texts), None, now, None, time.time)
+    await store.close()
+    return time.perf_counter() - started
+
+
+async def export_to(path: Path, out: Path, *, sealed: bool) -> tuple[int, float]:
+    store = SQLiteStore(path, create=False)
+    await store.open()
+    key = SealingKey.key_file(out.with_suffix(".key")) if sealed else None
+    started = time.perf_counter()
+    with out.open("wb") as file:
+        report = await export_memory(store, Keyring([REMEMBER_SECRET]), file, key=key, plaintext=not sealed)
+    seconds = time.perf_counter() - started
+    await store.close()
+    return report.exported, seconds
+
+
+async def import_from(file: Path, path: Path) -> tuple[int, int, float]:
+    store = SQLiteStore(path)
+    await store.open()
+    started = time.perf_counter()
+    with file.open("rb") as lines:
+        report = await import_memory(
+            store, Keyring([REMEMBER_SECRET]), lines, key=SealingKey.key_file(file.with_suffix(".key"))
+        )
+    seconds = time.perf_counter() - started
+    await store.close()
+    return report.imported, report.unchanged, seconds
+
+
+def rss_mb() -> float:
+    """This process's resident set now (MB), from /proc."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+async def speeds(tmp: Path, count: int) -> dict[str, Any]:
+    source = tmp / "source.db"
+    filled = await fill(source, count)  # through the vault, with postings: as servers write them
+    (tmp / "sealed.key").write_bytes(os.urandom(32))
+    exported, sealed_s = await export_to(source, tmp / "sealed.jsonl", sealed=True)
+    _, plain_s = await export_to(source, tmp / "plain.jsonl", sealed=False)
+    imported, _, import_s = await import_from(tmp / "sealed.jsonl", tmp / "target.db")
+    _, unchanged, again_s = await import_from(tmp / "sealed.jsonl", tmp / "target.db")
+    assert exported == imported == unchanged == count
+    return {
+        "values": count,
+        "fill_values_per_s": count / filled,
+        "export_sealed_values_per_s": count / sealed_s,
+        "export_plaintext_values_per_s": count / plain_s,
+        "import_indexed_values_per_s": count / import_s,
+        "import_again_values_per_s": count / again_s,
+        "file_bytes_per_value": (tmp / "sealed.jsonl").stat().st_size / count,
+    }
+
+
+def fill_large(path: Path, count: int) -> float:
+    """A SQLite store of ``count`` sealed values made fast: sealed here, inserted in one transaction (no postings:
+    the export reads none); the seconds it took."""
+    from bench.search import SEED, sentence
+
+    asyncio.run(fill(path, 0))  # the schema, as the store makes it
+    keyring, rng, now = Keyring([REMEMBER_SECRET]), random.Random(SEED), time.time()
+    phrases = [json.dumps(sentence(rng)).encode() for _ in range(1000)]
+    started = time.perf_counter()
+
+    def rows() -> Any:
+        for number in range(count):
+            identity, key = json.dumps(["u", f"user-{number % OWNERS}"]), f"note-{number}"
+            address = keyring.locate(identity, "user", key)[0]
+            yield (*address, keyring.seal(*address, pack(identity, "user", key, phrases[number % 1000], None, now)))
+
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            conn.executemany("INSERT INTO remember_entries (owner, bucket, key, data) VALUES (?, ?, ?, ?)", rows())
+    finally:
+        conn.close()  # the last connection: its write-ahead log goes into the file, as a server's does as it runs
+    return time.perf_counter() - started
+
+
+def memory(tmp: Path, count: int) -> dict[str, Any]:
+    """Fill a store of ``count`` values, then export it in a process of its own that reports its RSS."""
+    source = tmp / "large.db"
+    filled = fill_large(source, count)
+    (tmp / "large.key").write_bytes(os.urandom(32))
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.portability", "--export-rss", str(source), str(tmp / "large.jsonl")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {"values": count, "fill_s": filled, **json.loads(done.stdout)}
+
+
+async def export_rss(source: Path, out: Path) -> dict[str, Any]:
+    before = rss_mb()  # the interpreter, the mcp SDK and mcpkit, imported
+    exported, seconds = await export_to(source, out, sealed=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1000  # kB on Linux
+    return {
+        "exported": exported,
+        "export_values_per_s": exported / seconds,
+        "rss_before_mb": before,
+        "rss_peak_mb": peak,
+        "rss_growth_mb": peak - before,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.portability", description=__doc__)
+    parser.add_argument("--cpu", type=int, default=None)
+    parser.add_argument("--quick", action="store_true", help=f"{VALUES // 10:,} values, and no large export")
+    parser.add_argument(
+        "--large", type=int, default=LARGE, help=f"values of the memory run (default {LARGE:,}; 0: none)"
+    )
+    parser.add_argument("--export-rss", nargs=2, metavar=("DB", "OUT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+    if args.export_rss:
+        result = asyncio.run(export_rss(Path(args.export_rss[0]), Path(args.export_rss[1])))
+    else:
+        with tempfile.TemporaryDirectory(prefix="mcpkit-bench-portability-") as folder:
+            tmp = Path(folder)
+            result = asyncio.run(speeds(tmp, VALUES // 10 if args.quick else VALUES))
+            if not args.quick and args.large:
+                result["memory"] = memory(tmp, args.large)
+    json.dump(result, sys.stdout, indent=1)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The export format, version 1: JSON Lines — a header, one record per remembered value, an end record.
+
+docs/portability.md describes it and ``schema.json`` (beside this module) is its JSON Schema. A value's record
+carries its owner, bucket, key, value, time left to live and write time; conversations and context blocks are the
+values of their plugins' namespaces (``conversations.``, ``history.``, ``blocks.``, ``context.``), exported and
+imported alike.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+from typing import Any, NamedTuple
+
+import pydantic_core
+
+from ..base import SCOPES
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
+
+#: The name every header carries, and the newest version this mcpkit writes and reads.
+FORMAT = "mcpkit-memory"
+FORMAT_VERSION = 1
+
+_IDENTITY_KINDS = {"u": 2, "s": 2, "g": 1}
+_SCOPES = frozenset(SCOPES)
+
+
+class ExportFileError(ValueError):
+    """An export file that cannot be imported: which line, what is wrong with it, and what to do."""
+
+    def __init__(self, line: int, problem: str, imported: int = 0) -> None:
+        after = f" {imported} values before it were imported, each whole." if imported else " Nothing was imported."
+        super().__init__(f"line {line}: {problem}.{after}")
+        self.line, self.problem, self.imported = line, problem, imported
+
+
+class Item(NamedTuple):
+    """One value of an export file, checked: where it goes, what it is, how long it has left (None: no deadline)."""
+
+    identity: list[str]
+    bucket: str
+    key: str
+    value_json: bytes
+    ttl: float | None
+    updated: float | None
+    indexed: bool
+
+
+def scope_of(bucket: str) -> tuple[str, str]:
+    """A bucket's namespace (``""`` for remember's own) and scope (user, session, tool, global; ``other`` for none),
+    read from its name alone, so an export says the same whichever plugins the exporting process imported."""
+    first, dot, rest = bucket.partition(".")
+    if first in _SCOPES:
+        return "", first
+    second = rest.partition(".")[0]
+    if dot and second in _SCOPES:
+        return first + ".", second
+    return "", "other"
+
+
+def record_of(
+    identity: str,
+    bucket: str,
+    key: str,
+    value_json: bytes,
+    expires_at: float | None,
+    written_at: float | None,
+    *,
+    indexed: bool,
+    now: float,
+) -> bytes:
+    """A value's record line (without its newline)."""
+    owner = json.loads(identity)
+    namespace, scope = scope_of(bucket)
+    record: dict[str, Any] = {
+        "type": "value",
+        "owner": owner,
+        "scope": scope,
+        "namespace": namespace,
+        "bucket": bucket,
+        "key": key,
+        "ttl": None if expires_at is None else round(max(expires_at - now, 0.0), 6),
+        "created": None,
+        "updated": written_at,
+        "indexed": indexed,
+        "provenance": None,
+        "at": None,
+    }
+    return pydantic_core.to_json(record)[:-1] + b',"value":' + value_json + b"}"  # the value's JSON as it was kept
+
+
+def item_of(record: dict[str, Any]) -> Item:
+    """The value a ``value`` record holds; ValueError saying which field is wrong."""
+    owner = record.get("owner")
+    if not (
+        isinstance(owner, list)
+        and owner
+        and all(isinstance(part, str) for part in owner)
+        and _IDENTITY_KINDS.get(owner[0]) == len(owner)
+    ):
+        raise ValueError('its "owner" is not ["u", USER_ID], ["s", SESSION_ID] or ["g"]')
+    bucket, key = record.get("bucket"), record.get("key")
+    if not isinstance(bucket, str) or not bucket or not isinstance(key, str):
+        raise ValueError('its "bucket" or "key" is missing or not text')
+    if "value" not in record:
+        raise ValueError('it has no "value"')
+    ttl, updated = record.get("ttl"), record.get("updated")
+    for name, number in (("ttl", ttl), ("updated", updated)):
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+            raise ValueError(f'its "{name}" is not a number')
+        if number is not None and (not math.isfinite(number) or number < 0):
+            raise ValueError(f'its "{name}" is negative or not finite')
+    indexed = record.get("indexed", False)
+    if not isinstance(indexed, bool):
+        raise ValueError('its "indexed" is not true or false')
+    value_json = pydantic_core.to_json(record["value"])
+    return Item(owner, bucket, key, value_json, ttl, updated, indexed)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of one line of an export file (plaintext; a sealed line is ``{"sealed": ...}``)."""
+    text = resources.files(__package__).joinpath("schema.json").read_text(encoding="utf-8")
+    result: dict[str, Any] = json.loads(text)
+    return result

@@ -1,0 +1,170 @@
+"""Issue 39, item 6: a file cut short, corrupted, tampered with, sealed with another key or of a future version is
+refused naming the line; a value lands whole or not at all; another user's values need a mapping; the global scope
+needs asking; a quota that is full is reported, never half a value."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from mcpkit_storage import Keyring, Place, Quota, Vault
+from mcpkit_storage.portability import ExportFileError, SealingKey, import_memory, schema
+from mcpkit_storage.stores._store import Store
+from mcpkit_storage.stores.memory._memory_store import MemoryStore
+from portability.support import PASSPHRASE, exported, imported
+
+KEYRING = Keyring(["portability-secret-0123456789abcdef"])
+NOUR, SAM = json.dumps(["u", "nour"]), json.dumps(["u", "sam"])
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[Store]:
+    """A memory store holding three of Nour's values, one of Sam's and a global one."""
+    kept = MemoryStore()
+    await kept.open()
+    vault, now = Vault(kept, KEYRING, search_all=True), time.time()
+    for key in ("a", "b", "c"):
+        await vault.write(Place(NOUR, "user"), key, json.dumps({"text": f"value {key} " * 40}), None, now, None)
+    await vault.write(Place(SAM, "user"), "a", '"Sam\'s"', now + 60, now, None)
+    await vault.write(Place(json.dumps(["g"]), "global"), "motd", '"hello"', None, now, None)
+    yield kept
+    await kept.close()
+
+
+async def fresh() -> Store:
+    new = MemoryStore()
+    await new.open()
+    return new
+
+
+async def refused(data: bytes, **options: object) -> ExportFileError:
+    with pytest.raises(ExportFileError) as caught:
+        await imported(await fresh(), KEYRING, data, time.time(), allow_global=True, **options)
+    return caught.value
+
+
+async def values_in(store: Store) -> dict[tuple[str, str], object]:
+    vault, now = Vault(store, KEYRING), time.time()
+    found = {}
+    for identity in (NOUR, SAM):
+        for key, payload in (await vault.payloads(Place(identity, "user"), now)).items():
+            found[(identity, key)] = payload.value()
+    return found
+
+
+async def test_every_line_of_an_export_is_valid_against_the_shipped_schema(store: Store) -> None:
+    for data in (await exported(store, KEYRING, time.time(), plaintext=True), await exported(store, KEYRING, 0.0)):
+        lines = [json.loads(line) for line in data.splitlines()]
+        for line in lines:
+            jsonschema.validate(line, schema())
+        assert lines[0]["type"] == "header"
+    assert len(lines) == 7  # the header, five values, the end
+
+
+async def test_a_file_cut_short_is_refused_naming_the_line_and_the_values_before_it_are_whole(store: Store) -> None:
+    data = await exported(store, KEYRING, time.time())
+    lines = data.splitlines(keepends=True)
+    without_end = await refused(b"".join(lines[:-1]), key=SealingKey.passphrase(PASSPHRASE))
+    mid_line = await refused(b"".join(lines[:3]) + lines[3][:40], key=SealingKey.passphrase(PASSPHRASE))
+    assert without_end.line == 7
+    assert "cut short" in str(without_end)
+    assert "5 values before it were imported" in str(without_end)
+    assert mid_line.line == 4
+    assert "ends in the middle of this line" in str(mid_line)
+
+
+async def test_a_tampered_sealed_line_a_wrong_key_and_a_changed_header_are_told_apart(store: Store) -> None:
+    data = await exported(store, KEYRING, time.time())
+    lines = data.splitlines(keepends=True)
+    sealed = base64.b64decode(json.loads(lines[2])["sealed"])
+    flipped = base64.b64encode(sealed[:10] + bytes([sealed[10] ^ 1]) + sealed[11:]).decode()
+    tampered = b"".join([*lines[:2], json.dumps({"sealed": flipped}).encode() + b"\n", *lines[3:]])
+    swapped = b"".join([lines[0], lines[2], lines[1], *lines[3:]])
+    header = json.loads(lines[0])
+    header["exported_at"] += 1
+    reheaded = b"".join([json.dumps(header).encode() + b"\n", *lines[1:]])
+    key = SealingKey.passphrase(PASSPHRASE)
+
+    assert (await refused(tampered, key=key)).line == 3
+    assert (await refused(swapped, key=key)).line == 2  # lines are numbered into their seal: none can move
+    assert "does not open" in str(await refused(reheaded, key=key))
+    wrong = await refused(data, key=SealingKey.passphrase("not the passphrase"))
+    assert wrong.line == 1
+    assert "passphrase or key file is not the one" in str(wrong)
+    assert "sealed" in str(await refused(data, plaintext=True))
+
+
+async def test_a_corrupted_plaintext_file_and_a_future_version_are_refused(store: Store) -> None:
+    data = await exported(store, KEYRING, time.time(), plaintext=True)
+    lines = data.splitlines(keepends=True)
+    corrupted = b"".join([*lines[:2], lines[2].replace(b"value b", b"valve b", 1), *lines[3:]])
+    broken = b"".join([*lines[:3], b'{"type": "value", "owner": \n', *lines[4:]])
+    header = json.loads(lines[0]) | {"version": 2, "mcpkit": "9.0.0"}
+    future = b"".join([json.dumps(header).encode() + b"\n", *lines[1:]])
+
+    assert "not those exported" in str(await refused(corrupted, plaintext=True))
+    assert (await refused(broken, plaintext=True)).line == 4
+    newer = await refused(future, plaintext=True)
+    assert newer.line == 1
+    assert "format version 2" in str(newer)
+    assert "newer mcpkit" in str(newer)
+    with pytest.raises(ExportFileError, match="plaintext, not sealed"):
+        await import_memory(await fresh(), KEYRING, io.BytesIO(data), key=SealingKey.passphrase(PASSPHRASE))
+
+
+async def test_the_global_scope_and_another_users_values_need_asking(store: Store) -> None:
+    data = await exported(store, KEYRING, time.time())
+    target = await fresh()
+    with pytest.raises(ExportFileError, match="global scope") as no_global:
+        await imported(target, KEYRING, data, time.time())
+    with pytest.raises(ExportFileError, match="--map-user sam=NEW_USER_ID"):
+        await imported(await fresh(), KEYRING, data, time.time(), allow_global=True, only_users=["nour"])
+    report = await imported(
+        await fresh(), KEYRING, data, time.time(), allow_global=True, only_users=["nour", "lee"], users={"sam": "lee"}
+    )
+    assert no_global.value.line == 6  # the global value comes last, after Nour's and Sam's
+    assert report.imported == 5
+
+
+async def test_a_full_quota_leaves_out_whole_values_and_says_which_lines(store: Store) -> None:
+    data = await exported(store, KEYRING, time.time())
+    target = await fresh()
+    report = await imported(target, KEYRING, data, time.time(), allow_global=True, quota=Quota(values=2, bytes=None))
+    kept = await values_in(target)
+
+    assert report.over_quota == [4]  # Nour's third value
+    assert "1 did not fit their bucket's quota" in str(report)
+    assert "lines 4" in str(report)
+    assert len(kept) == 3  # Nour's first two and Sam's, each whole
+    assert all(value == {"text": f"value {key} " * 40} for (who, key), value in kept.items() if who == NOUR)
+
+
+async def test_on_conflict_keeps_replaces_or_takes_the_newer(store: Store) -> None:
+    data = await exported(store, KEYRING, time.time())
+    outcomes = {}
+    for policy in ("skip", "replace", "newer"):
+        target, now = await fresh(), time.time()
+        vault = Vault(target, KEYRING)
+        await vault.write(Place(NOUR, "user"), "a", '"older, in the store"', None, now - 3600, None)
+        await vault.write(Place(NOUR, "user"), "b", '"newer, in the store"', None, now + 3600, None)
+        await imported(target, KEYRING, data, now, allow_global=True, on_conflict=policy)
+        found = await values_in(target)
+        outcomes[policy] = (found[(NOUR, "a")], found[(NOUR, "b")])
+
+    from_file = {"text": "value a " * 40}, {"text": "value b " * 40}
+    assert outcomes["skip"] == ("older, in the store", "newer, in the store")
+    assert outcomes["replace"] == from_file
+    assert outcomes["newer"] == (from_file[0], "newer, in the store")
+
+
+def test_the_schema_shown_on_the_portability_page_is_the_one_shipped() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "portability.md").read_text()
+    shown = page.split("```json\n", 1)[1].split("```", 1)[0]
+    assert json.loads(shown) == schema()
