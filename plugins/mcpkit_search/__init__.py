@@ -5,7 +5,8 @@ It knows nothing of stores or encryption: ``Analyzer`` turns text into terms,
 formula for stores that score inside themselves. For search by meaning, an
 ``Embedder`` turns texts into vectors (``MiniLM`` is the local model of the
 ``semantic`` extra, ``E5Small`` another) and ``fuse`` joins the BM25 and vector rankings; ``chunks`` cuts a
-long text into the overlapping windows a model reads.
+long text into the overlapping windows a model reads. ``when`` reads the dates and spans of an English query as a
+time window.
 ``COMPILED`` says whether the counting of index terms runs compiled (Cython)
 or in Python; both give the same results.
 """
@@ -32,6 +33,7 @@ from ._fusion import RRF_K, WEIGHT, fuse, fuse_dense, rrf, rsf
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
+from ._when import When, when
 
 __all__ = [
     "CHUNK_OVERLAP",
@@ -51,6 +53,7 @@ __all__ = [
     "MiniLM",
     "SemanticUnavailableError",
     "Stats",
+    "When",
     "bm25",
     "chunks",
     "corpus_of",
@@ -71,4 +74,5 @@ __all__ = [
     "value_text",
     "vectors_in",
     "weight",
+    "when",
 ]
