@@ -65,6 +65,19 @@ async def test_each_mode_ranks_by_its_own_side(call_as: CallAs) -> None:
     assert await found(nour, "favourite hot beverage") == await found(nour, "favourite hot beverage", mode="hybrid")
 
 
+async def test_semantic_mode_fills_its_limit_with_the_best_weak_matches_after_the_strong_ones(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    nour = call_as("nour")
+    marked = await mem(nour, "search_weak", query="favourite hot beverage", scope="user", limit=3, mode="semantic")
+    assert marked[0] == ["pref:coffee", False]  # above min_similarity
+    assert [weak for _, weak in marked] == [False, True, True]  # then the best of the rest, marked weak
+    marked = await mem(nour, "search_weak", query="weekend hiking plans", scope="user", mode="semantic")
+    assert sorted(key for key, _ in marked) == sorted(NOTES)  # nothing near it: the best there is, every one weak
+    assert all(weak for _, weak in marked)
+    assert await mem(nour, "search_weak", query="weekend hiking plans", scope="user", mode="hybrid") == []
+    assert await mem(nour, "search_weak", query="weekend hiking plans", scope="user", mode="lexical") == []
+
+
 async def test_explain_says_how_each_side_ranked_a_match(call_as: CallAs) -> None:
     await keep_notes(call_as)
     nour = call_as("nour")
@@ -91,7 +104,7 @@ async def test_a_fact_at_the_end_of_a_long_value_is_found_by_meaning(call_as: Ca
     await mem(nour, "set", key="report", value=LONG, scope="user")
     await mem(nour, "set", key="other", value="invoices from suppliers", scope="user")
     assert await found(nour, "hot beverage", mode="semantic") == ["report"]
-    [[_, _, why]] = await mem(nour, "search_explained", query="hot beverage", scope="user", mode="semantic")
+    [[_, _, why], *_] = await mem(nour, "search_explained", query="hot beverage", scope="user", mode="semantic")
     windows = document_chunks("report", LONG)
     assert "latte" in windows[-1]
     assert "latte" not in windows[-2]

@@ -3,7 +3,7 @@ a search by meaning as asked (``Asked``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ class Match(NamedTuple):
     (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
 
     ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
+    ``weak``: in ``semantic`` mode, a value under the embedder's ``min_similarity``, returned because too few were
+    above it to fill ``limit`` (the best of the rest, ranked after every match above it).
     """
 
     key: str
@@ -55,6 +57,7 @@ class Match(NamedTuple):
     updated_at: float | None
     expires_at: float | None
     why: Explanation | None = None
+    weak: bool = False
 
 
 class Matches(list[Match]):
@@ -95,10 +98,12 @@ def explained(
     semantic_ranks: Mapping[_Doc, int] | None = None,
     *,
     windows: Callable[[Payload], int | None] | None = None,
+    weak: Collection[_Doc] = (),
 ) -> list[Match]:
     """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
     ``semantic_ranks`` when worked out already (else from ``semantic``); ``windows``: the ``windows_embedded`` of
-    a value the semantic side scored, when asked to explain (else left None)."""
+    a value the semantic side scored, when asked to explain (else left None); ``weak``: the matches under
+    ``min_similarity`` (``Match.weak``)."""
     lexical_ranks = ranks(lexical)
     if semantic_ranks is None:
         semantic_ranks = ranks(semantic)
@@ -118,6 +123,7 @@ def explained(
                 chunks.get(doc),
                 None if windows is None or doc not in semantic else windows(opened[doc]),
             ),
+            doc in weak,
         )
         for doc in best
     ]

@@ -152,8 +152,11 @@ async def _by_meaning(
         return (-scores[doc], -(payload.written_at or 0.0), payload.key)
 
     best = sorted((doc for doc in matching if doc in scores), key=order)[:limit]
+    weak: list[_Doc] = []
+    if asked.mode == "semantic" and len(best) < limit:  # the best of the rest, marked weak
+        weak = sorted((doc for doc in semantic if doc not in matching), key=order)[: limit - len(best)]
     windows = vault.semantic.windows_embedded if asked.explain else None
-    return explained(asked.mode, best, opened, scores, lexical, semantic, best_chunk, windows=windows)
+    return explained(asked.mode, best + weak, opened, scores, lexical, semantic, best_chunk, windows=windows, weak=weak)
 
 
 async def _ranked(

@@ -114,6 +114,8 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
         matching[list(lexical)] = True
         matching |= similarity > semantic.min_similarity
         matching &= ~numpy.isnan(scores)
+        weak = _weak(scores, matching, limit) if mode == "semantic" else []
+        matching[weak] = True
         shortlist = _best(columns, scores, numpy.flatnonzero(matching), opened, want)
         fresh = [item for item in shortlist if item not in opened]
         if not fresh or round_ == _ROUNDS:
@@ -138,7 +140,22 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
     }
     fused = {item: float(scores[item]) for item in top}
     windows = semantic.windows_embedded if asked.explain else None
-    return explained(mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks, windows=windows)
+    return explained(
+        mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks, windows=windows, weak=set(weak)
+    )
+
+
+def _weak(scores: Any, matching: Any, limit: int) -> list[int]:
+    """In ``semantic`` mode, the best of the values under ``min_similarity`` that fill ``limit`` (``Match.weak``)."""
+    import numpy
+
+    missing = limit - int(numpy.count_nonzero(matching))
+    if missing <= 0:
+        return []
+    rest = numpy.flatnonzero(~matching & ~numpy.isnan(scores))
+    if len(rest) > missing:
+        rest = rest[numpy.argpartition(-scores[rest], missing - 1)[:missing]]
+    return [int(item) for item in rest]
 
 
 def _best(columns: _Columns, scores: Any, matching: Any, opened: dict[int, Payload], want: int) -> list[int]:
