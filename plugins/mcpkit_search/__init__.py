@@ -29,7 +29,7 @@ from ._embedder import (
     unpack_vectors,
     vectors_in,
 )
-from ._fusion import RRF_K, WEIGHT, fuse, fuse_dense, rrf, rsf
+from ._fusion import RRF_K, WEIGHT, fuse, fuse_dense, parts, rrf, rsf
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
@@ -66,6 +66,7 @@ __all__ = [
     "idf",
     "pack_vector",
     "pack_vectors",
+    "parts",
     "rrf",
     "rsf",
     "tag_of",

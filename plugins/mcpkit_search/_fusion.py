@@ -14,13 +14,13 @@ side on each set, and better than both on one.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import numpy.typing
 
-__all__ = ["RRF_K", "WEIGHT", "fuse", "fuse_dense", "rrf", "rsf"]
+__all__ = ["RRF_K", "WEIGHT", "fuse", "fuse_dense", "parts", "rrf", "rsf"]
 
 #: The weight of the semantic side in ``fuse`` (0: words alone, 1: meaning alone).
 WEIGHT = 0.4
@@ -55,6 +55,15 @@ def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight:
         for doc in left.keys() | right.keys()
     }
     return _rescaled(summed)
+
+
+def parts(
+    lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], docs: Iterable[Doc], *, weight: float = WEIGHT
+) -> dict[Doc, tuple[float, float]]:
+    """Each of ``docs``' two parts of ``fuse``'s sum before it is rescaled: ``1 - weight`` times its standard score by
+    words, and ``weight`` times its standard score by meaning (a side's lowest where that side did not find it)."""
+    (left, left_low), (right, right_low) = _standard(lexical), _standard(semantic)
+    return {doc: ((1.0 - weight) * left.get(doc, left_low), weight * right.get(doc, right_low)) for doc in docs}
 
 
 def fuse_dense(

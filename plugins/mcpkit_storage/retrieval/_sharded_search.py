@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from mcpkit_search import dimensions_of, fuse_dense, unpack_vectors
+from mcpkit_search import dimensions_of, fuse_dense, parts, unpack_vectors
 
 from ..base import Place, RememberConflictError
 from ..index import MAX_EMBEDDED_PER_SEARCH, Change, Leaf
@@ -140,8 +140,22 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
     }
     fused = {item: float(scores[item]) for item in top}
     windows = semantic.windows_embedded if asked.explain else None
+    shares = None
+    if asked.explain and mode == "hybrid":
+        meaning = {int(item): float(similarity[item]) for item in numpy.flatnonzero(found)}
+        shares = parts(lexical, meaning, top, weight=asked.weight)
     return explained(
-        mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks, windows=windows, weak=set(weak)
+        mode,
+        top,
+        opened,
+        fused,
+        lexical,
+        semantic_scores,
+        chunks,
+        semantic_ranks,
+        windows=windows,
+        weak=set(weak),
+        shares=shares,
     )
 
 
