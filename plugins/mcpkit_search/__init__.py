@@ -29,7 +29,7 @@ from ._embedder import (
     unpack_vectors,
     vectors_in,
 )
-from ._fusion import RRF_K, WEIGHT, fuse, fuse_dense, parts, rrf, rsf
+from ._fusion import CLEAR_RANKS, CLEAR_SAMPLE, MARGIN, RRF_K, WEIGHT, fuse, fuse_dense, parts, rrf, rsf
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
@@ -38,9 +38,12 @@ from ._when import When, when
 __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_WORDS",
+    "CLEAR_RANKS",
+    "CLEAR_SAMPLE",
     "COMPILED",
     "ENGLISH_STOP_WORDS",
     "K1",
+    "MARGIN",
     "MAX_EMBED_CHARS",
     "RRF_K",
     "TAG_BYTES",

@@ -123,11 +123,11 @@ def fuse_dense(
     if weight > 0.0 and int(found.sum()) >= CLEAR_SAMPLE:
         clear += _clear_dense(numpy.flatnonzero(found), right)
     for rank, _, doc in sorted(clear, key=lambda found: found[:2]):
-        others = numpy.delete(total[either], int(numpy.count_nonzero(either[:doc])))  # the others found by a side
-        if len(others) >= rank:
-            edge = float(numpy.partition(-others, rank - 1)[rank - 1]) * -1.0
-            if total[doc] <= edge:
-                total[doc] = _past(edge)
+        pool = total[either]
+        if int(numpy.count_nonzero(pool >= total[doc])) - 1 < rank:  # fewer than rank others at or above it
+            continue
+        others = numpy.delete(pool, int(numpy.count_nonzero(either[:doc])))  # the others found by a side
+        total[doc] = _past(-float(numpy.partition(-others, rank - 1)[rank - 1]))
     summed = total[either]
     fused = numpy.full(len(semantic), numpy.nan)
     if len(summed):
