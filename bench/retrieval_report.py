@@ -168,6 +168,8 @@ def retrieval_section(results: dict[str, Any]) -> list[str]:
         " `set_many` (for mcpkit) or the encoding of every unit (plain embedding).",
         "",
     ]
+    if results.get("note"):
+        lines += [results["note"], ""]
     for entry in results["sets"]:
         lines += _set_table(entry)
     lines += _fusion_check(results["sets"])
