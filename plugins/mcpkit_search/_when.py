@@ -294,6 +294,8 @@ class _Reader:
                 return self._weekday(at + 1)
         if word in _WEEKDAYS and anchored:
             return self._weekday(at)
+        if word == "a" and self.text(at + 1) in {"few", "couple"}:  # "a few days ago", "a couple of weeks ago"
+            at, word = at + 1, self.text(at + 1)
         count = self.tokens[at].number if at < len(self.tokens) else _NUMBERS.get(word)
         count = _NUMBERS.get(word) if count is None else count
         if count is not None:

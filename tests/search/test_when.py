@@ -84,6 +84,9 @@ def test_the_date_words_leave_the_query_and_the_rest_stays() -> None:
     found = when("which festival did I go to between August 11 and 15", now=NOW)
     assert (found.query, found.phrase) == ("which festival did I go to", "between August 11 and 15")
     assert when("yesterday's dentist appointment", now=NOW).query == "'s dentist appointment"
+    assert when("the concert a few days ago", now=NOW) == When(
+        day(2023, 6, 11), day(2023, 6, 12), "the concert", "a few days ago"
+    )
 
 
 @pytest.mark.parametrize(
