@@ -47,6 +47,8 @@ def _set_table(entry: dict[str, Any]) -> list[str]:
             indexing = measured["index_s"] if mode != "lexical" else None
             lines.append(_row(f"{label}, {name}", row["quality"]["all"], row["query_ms"], indexing))
         for mode, row in measured["modes"].items():
+            if mode not in _MODES and not mode.startswith("hybrid@"):
+                lines.append(_row(f"mcpkit {mode}, {name}", row["quality"]["all"], row["query_ms"]))
             if mode.startswith("hybrid@"):
                 weight = mode.split("@")[1]
                 lines.append(_row(f"mcpkit hybrid, weight {weight}, {name}", row["quality"]["all"], row["query_ms"]))
@@ -70,22 +72,52 @@ def _fusion_check(sets: list[dict[str, Any]]) -> list[str]:
 
 
 def _kinds(entry: dict[str, Any]) -> list[str]:
-    """recall@5 per kind of query, for the first embedder's modes and rank_bm25."""
+    """recall@5 per kind of query, for the baselines and every mode of the first embedder."""
     if not entry["embedders"]:
         return []
     measured = entry["embedders"][0]
     kinds = [kind for kind in entry["rank_bm25"]["quality"] if kind != "all"]
+    if len(kinds) < 2:
+        return []
     lines = [
-        f"recall@5 by kind of query, {entry['name']}, {measured['embedder']}:",
+        f"recall@5 by kind of query (queries of the kind in brackets), {entry['name']}, {measured['embedder']}:",
         "",
         "| ranking | " + " | ".join(kinds) + " |",
         "| --- |" + " --- |" * len(kinds),
     ]
-    rows = [("rank_bm25", entry["rank_bm25"]["quality"])]
-    rows += [(_MODES[mode], measured["modes"][mode]["quality"]) for mode in _MODES]
+    rows = [("rank_bm25", entry["rank_bm25"]["quality"]), ("plain embedding", measured["plain_embedding"]["quality"])]
+    rows += [(_MODES.get(mode, f"mcpkit {mode}"), row["quality"]) for mode, row in measured["modes"].items()]
     for name, quality in rows:
         cells = " | ".join(f"{quality[kind]['recall_at_5']:.2f} ({quality[kind]['queries']})" for kind in kinds)
         lines.append(f"| {name} | {cells} |")
+    return [*lines, ""]
+
+
+def _before_after(results: dict[str, Any]) -> list[str]:
+    """Each set's rows before and after the change named in ``results["before"]`` (the first embedder)."""
+    before = results.get("before")
+    if not before:
+        return []
+    lines = [
+        f"Before and after {before['change']} (recall@5 / recall@10 / MRR, {before['embedder']}; before:"
+        f" {before['measured']}):",
+        "",
+        "| set | ranking | before | after |",
+        "| --- | --- | --- | --- |",
+    ]
+
+    def cell(quality: dict[str, float]) -> str:
+        return f"{quality['recall_at_5']:.3f} / {quality['recall_at_10']:.3f} / {quality['mrr']:.3f}"
+
+    for entry in results["sets"]:
+        old = before["sets"].get(entry["name"])
+        if old is None or not entry["embedders"]:
+            continue
+        modes = entry["embedders"][0]["modes"]
+        for mode, quality in old.items():
+            now = entry["rank_bm25"]["quality"] if mode == "rank_bm25" else modes.get(mode, {}).get("quality")
+            if now is not None:
+                lines.append(f"| {entry['name']} | {mode} | {cell(quality)} | {cell(now['all'])} |")
     return [*lines, ""]
 
 
@@ -136,10 +168,14 @@ def retrieval_section(results: dict[str, Any]) -> list[str]:
         " `set_many` (for mcpkit) or the encoding of every unit (plain embedding).",
         "",
     ]
+    if results.get("note"):
+        lines += [results["note"], ""]
     for entry in results["sets"]:
         lines += _set_table(entry)
     lines += _fusion_check(results["sets"])
-    lines += _kinds(results["sets"][0])
+    lines += _before_after(results)
+    for entry in results["sets"]:
+        lines += _kinds(entry)
     lines += _scaling(results.get("scaling", {}))
     lines += [
         "Published references (other systems, the full sets, not this slice): LongMemEval-S session level, BM25"

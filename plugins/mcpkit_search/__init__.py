@@ -5,7 +5,8 @@ It knows nothing of stores or encryption: ``Analyzer`` turns text into terms,
 formula for stores that score inside themselves. For search by meaning, an
 ``Embedder`` turns texts into vectors (``MiniLM`` is the local model of the
 ``semantic`` extra, ``E5Small`` another) and ``fuse`` joins the BM25 and vector rankings; ``chunks`` cuts a
-long text into the overlapping windows a model reads.
+long text into the overlapping windows a model reads. ``when`` reads the dates and spans of an English query as a
+time window.
 ``COMPILED`` says whether the counting of index terms runs compiled (Cython)
 or in Python; both give the same results.
 """
@@ -28,17 +29,21 @@ from ._embedder import (
     unpack_vectors,
     vectors_in,
 )
-from ._fusion import RRF_K, WEIGHT, fuse, fuse_dense, rrf, rsf
+from ._fusion import CLEAR_RANKS, CLEAR_SAMPLE, MARGIN, RRF_K, WEIGHT, fuse, fuse_dense, parts, rrf, rsf
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
+from ._when import When, when
 
 __all__ = [
     "CHUNK_OVERLAP",
     "CHUNK_WORDS",
+    "CLEAR_RANKS",
+    "CLEAR_SAMPLE",
     "COMPILED",
     "ENGLISH_STOP_WORDS",
     "K1",
+    "MARGIN",
     "MAX_EMBED_CHARS",
     "RRF_K",
     "TAG_BYTES",
@@ -51,6 +56,7 @@ __all__ = [
     "MiniLM",
     "SemanticUnavailableError",
     "Stats",
+    "When",
     "bm25",
     "chunks",
     "corpus_of",
@@ -63,6 +69,7 @@ __all__ = [
     "idf",
     "pack_vector",
     "pack_vectors",
+    "parts",
     "rrf",
     "rsf",
     "tag_of",
@@ -71,4 +78,5 @@ __all__ = [
     "value_text",
     "vectors_in",
     "weight",
+    "when",
 ]

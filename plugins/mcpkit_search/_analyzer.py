@@ -1,6 +1,7 @@
 """The analyser: text to index terms, the same way for what is kept and for what is asked.
 
-Steps, in order: camelCase splits (``ticketId`` is "ticket id"); Unicode NFKD
+Steps, in order: negative contractions open up ("don't" is "do not", "won't" is "will not": no junk term such as
+``don`` or ``won``, which would collide with real words); camelCase splits (``ticketId`` is "ticket id"); Unicode NFKD
 normalisation with combining marks dropped (accent folding: "café" is "cafe")
 and case folding; words are runs of letters and digits, so every other
 character (``:`` ``_`` ``-`` ``.`` ``/``, spaces, punctuation) splits them;
@@ -34,6 +35,9 @@ STEM_CACHE_SIZE = 65_536
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_NOT = re.compile(r"\b([^\W\d_]+?)[nN]['\u2019][tT]\b")
+#: The negative contractions whose first part is not a word ("won't" is "will not").
+_IRREGULAR = {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}
 # ASCII text takes a shortcut with the same result: its words are cut as written (_counting.ascii_tokens),
 # and each is then split at camelCase steps and lowered once, when first met (see _Terms).
 
@@ -44,6 +48,18 @@ def fold(text: str) -> str:
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(char for char in decomposed if not unicodedata.combining(char)).casefold()
+
+
+def _opened(match: re.Match[str]) -> str:
+    base = match.group(1)
+    return f"{_IRREGULAR.get(base.lower(), base)} not"
+
+
+def uncontracted(text: str) -> str:
+    """``text`` with its negative contractions opened ("haven't" is "have not"); as it was when it has none."""
+    if "'" not in text and "\u2019" not in text:
+        return text
+    return _NOT.sub(_opened, text)
 
 
 def _english_stemmer() -> Callable[[str], str]:
@@ -104,6 +120,7 @@ class Analyzer:
     @staticmethod
     def tokens(text: str) -> list[str]:
         """The words of ``text``, in order, before camelCase splits (ASCII), stop words and stemming."""
+        text = uncontracted(text)
         if text.isascii():
             return ascii_tokens(text)
         return _WORD.findall(fold(_CAMEL.sub(" ", text)))
@@ -115,6 +132,7 @@ class Analyzer:
         ``dict`` with ``__missing__`` over ``terms_of`` (the blind index's per-bucket cache of keyed hashes is
         one). One pass, compiled when mcpkit was built with a C compiler.
         """
+        text = uncontracted(text)
         if text.isascii():
             return count_ascii(words, text)
         return count_tokens(words, self.tokens(text))

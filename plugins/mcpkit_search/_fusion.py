@@ -13,20 +13,28 @@ side on each set, and better than both on one.
 
 from __future__ import annotations
 
+import heapq
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import numpy.typing
 
-__all__ = ["RRF_K", "WEIGHT", "fuse", "fuse_dense", "rrf", "rsf"]
+__all__ = ["RRF_K", "WEIGHT", "fuse", "fuse_dense", "parts", "rrf", "rsf"]
 
 #: The weight of the semantic side in ``fuse`` (0: words alone, 1: meaning alone).
 WEIGHT = 0.4
 
 #: The rank constant of reciprocal rank fusion (the value of the paper that introduced it).
 RRF_K = 60
+
+#: A side's document at rank r (1 to ``CLEAR_RANKS``) whose standard score leads that side's next one by ``MARGIN``
+#: or more (one spread: a clear margin) ranks r or better once fused, when the side scored ``CLEAR_SAMPLE`` documents
+#: or more (the standard scores of fewer say little). Chosen before measuring, not tuned (docs/architecture.md).
+CLEAR_RANKS = 3
+MARGIN = 1.0
+CLEAR_SAMPLE = 10
 
 Doc = TypeVar("Doc", bound=Hashable)
 
@@ -54,7 +62,38 @@ def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight:
         doc: (1.0 - weight) * left.get(doc, left_low) + weight * right.get(doc, right_low)
         for doc in left.keys() | right.keys()
     }
+    clear = (_clear(left) if weight < 1.0 else []) + (_clear(right) if weight > 0.0 else [])
+    for rank, _, doc in sorted(clear, key=lambda found: found[:2]):  # a larger margin last: it wins a shared rank
+        above = heapq.nlargest(rank, (score for other, score in summed.items() if other != doc))
+        if len(above) == rank and summed[doc] <= above[-1]:
+            summed[doc] = _past(above[-1])
     return _rescaled(summed)
+
+
+def _clear(standard: Mapping[Doc, float]) -> list[tuple[int, float, Doc]]:
+    """The documents a side ranks near its top with a clear margin: (rank, margin, document) (see ``MARGIN``)."""
+    if len(standard) < CLEAR_SAMPLE:
+        return []
+    top = heapq.nlargest(CLEAR_RANKS + 1, standard.items(), key=lambda item: item[1])
+    return [
+        (rank, top[rank - 1][1] - top[rank][1], top[rank - 1][0])
+        for rank in range(1, CLEAR_RANKS + 1)
+        if top[rank - 1][1] - top[rank][1] >= MARGIN
+    ]
+
+
+def _past(score: float) -> float:
+    """A score just above ``score`` (so the document it is given ranks before the one that has ``score``)."""
+    return score + 1e-9 * max(1.0, abs(score))
+
+
+def parts(
+    lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], docs: Iterable[Doc], *, weight: float = WEIGHT
+) -> dict[Doc, tuple[float, float]]:
+    """Each of ``docs``' two parts of ``fuse``'s sum before it is rescaled: ``1 - weight`` times its standard score by
+    words, and ``weight`` times its standard score by meaning (a side's lowest where that side did not find it)."""
+    (left, left_low), (right, right_low) = _standard(lexical), _standard(semantic)
+    return {doc: ((1.0 - weight) * left.get(doc, left_low), weight * right.get(doc, right_low)) for doc in docs}
 
 
 def fuse_dense(
@@ -77,12 +116,40 @@ def fuse_dense(
     words[numbers] = left
     either = found.copy()
     either[numbers] = True
-    summed = ((1.0 - weight) * words + weight * meaning)[either]
+    total = (1.0 - weight) * words + weight * meaning
+    clear = []
+    if weight < 1.0 and len(numbers) >= CLEAR_SAMPLE:
+        clear += _clear_dense(numbers, left)
+    if weight > 0.0 and int(found.sum()) >= CLEAR_SAMPLE:
+        clear += _clear_dense(numpy.flatnonzero(found), right)
+    for rank, _, doc in sorted(clear, key=lambda found: found[:2]):
+        pool = total[either]
+        if int(numpy.count_nonzero(pool >= total[doc])) - 1 < rank:  # fewer than rank others at or above it
+            continue
+        others = numpy.delete(pool, int(numpy.count_nonzero(either[:doc])))  # the others found by a side
+        total[doc] = _past(-float(numpy.partition(-others, rank - 1)[rank - 1]))
+    summed = total[either]
     fused = numpy.full(len(semantic), numpy.nan)
     if len(summed):
         high, low = float(summed.max()), float(summed.min())
         fused[either] = 1.0 if high == low else (summed - low) / (high - low)
     return fused
+
+
+def _clear_dense(docs: numpy.typing.NDArray[Any], standard: numpy.typing.NDArray[Any]) -> list[tuple[int, float, int]]:
+    """``_clear`` of documents numbered ``docs`` with standard scores ``standard`` (the same order)."""
+    import numpy
+
+    if len(standard) <= CLEAR_RANKS:
+        return []
+    best = numpy.argpartition(-standard, CLEAR_RANKS)[: CLEAR_RANKS + 1]
+    best = best[numpy.argsort(-standard[best], kind="stable")]
+    scores = standard[best].tolist()
+    return [
+        (rank, scores[rank - 1] - scores[rank], int(docs[best[rank - 1]]))
+        for rank in range(1, CLEAR_RANKS + 1)
+        if scores[rank - 1] - scores[rank] >= MARGIN
+    ]
 
 
 def _standard_dense(scores: numpy.typing.NDArray[Any]) -> tuple[numpy.typing.NDArray[Any], float]:

@@ -65,6 +65,19 @@ async def test_each_mode_ranks_by_its_own_side(call_as: CallAs) -> None:
     assert await found(nour, "favourite hot beverage") == await found(nour, "favourite hot beverage", mode="hybrid")
 
 
+async def test_semantic_mode_fills_its_limit_with_the_best_weak_matches_after_the_strong_ones(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    nour = call_as("nour")
+    marked = await mem(nour, "search_weak", query="favourite hot beverage", scope="user", limit=3, mode="semantic")
+    assert marked[0] == ["pref:coffee", False]  # above min_similarity
+    assert [weak for _, weak in marked] == [False, True, True]  # then the best of the rest, marked weak
+    marked = await mem(nour, "search_weak", query="weekend hiking plans", scope="user", mode="semantic")
+    assert sorted(key for key, _ in marked) == sorted(NOTES)  # nothing near it: the best there is, every one weak
+    assert all(weak for _, weak in marked)
+    assert await mem(nour, "search_weak", query="weekend hiking plans", scope="user", mode="hybrid") == []
+    assert await mem(nour, "search_weak", query="weekend hiking plans", scope="user", mode="lexical") == []
+
+
 async def test_explain_says_how_each_side_ranked_a_match(call_as: CallAs) -> None:
     await keep_notes(call_as)
     nour = call_as("nour")
@@ -76,6 +89,39 @@ async def test_explain_says_how_each_side_ranked_a_match(call_as: CallAs) -> Non
     assert score == pytest.approx(1.0)  # first on both sides
     [[_, _, why]] = await mem(nour, "search_explained", query="oat milk", scope="user", limit=1, mode="lexical")
     assert (why["semantic"], why["semantic_rank"], why["lexical_rank"]) == (None, None, 1)
+
+
+async def test_explain_says_which_words_matched_their_weight_each_sides_share_and_the_window(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    await mem(call_as("nour"), "set", key="note:milk", value="buy milk on the way home", scope="user")
+    nour = call_as("nour")
+    [[key, score, why]] = await mem(nour, "search_explained", query="Oat milk, coffee!", scope="user", limit=1)
+    assert key == "pref:coffee"
+    weights = dict(why["terms"])
+    assert list(weights) == ["oat", "milk", "coffee"]  # the query's words the value holds, as the query wrote them
+    assert weights["oat"] > weights["milk"] > 0  # two values hold "milk", one "oat": the rarer weighs more
+    assert why["weight"] == pytest.approx(0.4)
+    assert why["lexical_part"] > why["semantic_part"]  # found by its words above all ("coffee!" means little here)
+    assert why["window"] == "pref coffee Oat milk flat white, no sugar"
+    assert why["relevance"] == pytest.approx(0.6 * 1.0 + 0.4 * why["semantic"])  # every word of the query held
+    assert score == pytest.approx(1.0)  # the fused score is rescaled per query: relevance is what compares
+    every = await mem(nour, "search_explained", query="Oat milk, coffee!", scope="user")
+    sums = [why["lexical_part"] + why["semantic_part"] for _, _, why in every]
+    assert len(every) > 1
+    assert sums == sorted(sums, reverse=True)  # the two parts' sum ranks the matches
+
+
+async def test_relevance_compares_across_queries_where_the_fused_score_does_not(call_as: CallAs) -> None:
+    await keep_notes(call_as)
+    nour = call_as("nour")
+    [[_, _, all_held], *_] = await mem(nour, "search_explained", query="oat milk", scope="user", mode="lexical")
+    [[_, _, half_held], *_] = await mem(nour, "search_explained", query="oat tractor", scope="user", mode="lexical")
+    assert all_held["relevance"] == pytest.approx(1.0)
+    assert 0 < half_held["relevance"] < 0.6  # "tractor" is in no value, and weighs more than "oat" (no value holds it)
+    assert [term for term, _ in half_held["terms"]] == ["oat"]
+    [[_, _, meaning], *_] = await mem(nour, "search_explained", query="hot beverage", scope="user", mode="semantic")
+    assert meaning["relevance"] == pytest.approx(meaning["semantic"])
+    assert (meaning["terms"], meaning["weight"], meaning["lexical_part"]) == ([], None, None)
 
 
 async def test_the_weight_moves_hybrid_between_words_and_meaning(call_as: CallAs) -> None:
@@ -91,7 +137,7 @@ async def test_a_fact_at_the_end_of_a_long_value_is_found_by_meaning(call_as: Ca
     await mem(nour, "set", key="report", value=LONG, scope="user")
     await mem(nour, "set", key="other", value="invoices from suppliers", scope="user")
     assert await found(nour, "hot beverage", mode="semantic") == ["report"]
-    [[_, _, why]] = await mem(nour, "search_explained", query="hot beverage", scope="user", mode="semantic")
+    [[_, _, why], *_] = await mem(nour, "search_explained", query="hot beverage", scope="user", mode="semantic")
     windows = document_chunks("report", LONG)
     assert "latte" in windows[-1]
     assert "latte" not in windows[-2]

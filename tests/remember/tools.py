@@ -26,6 +26,7 @@ Op = Literal[
     "search",
     "search_times",
     "search_explained",
+    "search_weak",
     "set_many",
 ]
 
@@ -78,9 +79,12 @@ class _Mem(ToolContext):
             return {"result": appended}
         if op == "forget_all":
             return {"result": await remember.forget_all(scope=scope)}
-        if op == "search":  # each match as [key, value, score]
+        if op == "search":  # each match as [key, value, score]; a weak one (under min_similarity) left out
             matches = await remember.search(query, scope=scope, limit=limit, **searching)
-            return {"result": [[match.key, match.value, match.score] for match in matches]}
+            return {"result": [[match.key, match.value, match.score] for match in matches if not match.weak]}
+        if op == "search_weak":  # each match as [key, weak]
+            matches = await remember.search(query, scope=scope, limit=limit, **searching)
+            return {"result": [[match.key, match.weak] for match in matches]}
         if op == "search_explained":  # each match as [key, score, its Explanation as a dict]
             matches = await remember.search(query, scope=scope, limit=limit, explain=True, **searching)
             return {"result": [[match.key, match.score, match.why and match.why._asdict()] for match in matches]}

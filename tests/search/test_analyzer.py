@@ -20,7 +20,13 @@ def documented_terms(text: str) -> list[str]:
     import snowballstemmer
 
     stem = snowballstemmer.stemmer("english").stemWord
-    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)  # 1. camelCase
+    text = re.sub(r"\b([^\W\d_]+?)[nN]['\u2019][tT]\b", lambda m: f"{m[1]} not", text)  # 1. contractions
+    text = re.sub(
+        r"\b(wo|ca|sha|ai) not\b",
+        lambda m: {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}[m[1]] + " not",
+        text,
+    )
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)  # 2. camelCase
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()  # 2.
     terms = []
     for word in re.findall(r"[^\W_]+", text):  # 3. runs of letters and digits, cut to 64 characters
@@ -42,13 +48,23 @@ def test_the_documented_examples() -> None:
     assert ANALYZER.terms("x" * 100) == ["x" * 64]
 
 
+def test_negative_contractions_leave_no_junk_term() -> None:
+    assert ANALYZER.terms("I won't go, we haven't paid, they don't mind") == ["not", "go", "not", "paid", "not", "mind"]
+    assert (
+        ANALYZER.terms("Don\u2019t, can't, shan't, ain't, isn't, COULDN'T")
+        == ["not", "not", "shall", "not"] + ["not"] * 3
+    )
+    assert "won" in ANALYZER.terms("she won the race")  # the real word is still itself
+    assert ANALYZER.terms("the user's o'clock") == ["user", "o", "clock"]
+
+
 def test_counts_count_each_term_across_the_texts() -> None:
     counts = ANALYZER.value_counts("pref:reply", {"reply": ["short replies", 3], "ok": True})
     assert counts == {"pref": 1, "repli": 3, "short": 1, "3": 1, "ok": 1}
 
 
 # Letters of both cases, digits, separators, and a few characters that fold into something else.
-ASCII = st.text(st.sampled_from("aAbBzZ019 _-:./'\"\t\nThEiDxYQ"), max_size=60)
+ASCII = st.text(st.sampled_from("aAbBzZ019 _-:./'\"\t\nThEiDxYQnNtT"), max_size=60)
 # Long s, the fi ligature, one half, final and capital sigma, dotted and dotless i, a lone combining accent.
 FOLDING = "aB\u00e9\u00c9\u00df\u017f\ufb01\u00bd\u03a3\u03c3\u03c2\u0130\u0131A1 _\u0301"
 ANY = st.text(st.characters(codec="utf-8"), max_size=40) | st.text(st.sampled_from(FOLDING), max_size=30)

@@ -112,3 +112,47 @@ def test_fusion_over_numbered_documents_in_numpy_gives_what_fuse_gives(seed: int
     fused = fuse_dense(lexical, semantic, weight=weight)
     assert {n for n in range(count) if not math.isnan(fused[n])} == set(expected)
     assert [fused[n] for n in sorted(expected)] == pytest.approx([expected[n] for n in sorted(expected)], abs=1e-9)
+
+
+def clear_winner_by_words() -> tuple[dict[str, float], dict[str, float]]:
+    """Twenty documents: "x" first by words far ahead of the rest, but well down by meaning."""
+    lexical = {f"d{number}": 5.0 + number * 0.1 for number in range(19)} | {"x": 30.0}
+    semantic = {f"d{number}": 0.30 + number * 0.01 for number in range(19)} | {"x": 0.2}
+    return lexical, semantic
+
+
+def test_a_side_that_ranks_a_document_first_by_a_clear_margin_is_not_buried() -> None:
+    lexical, semantic = clear_winner_by_words()
+    fused = fuse(lexical, semantic, weight=0.6)  # meaning weighs more: by the sum alone, x would rank 9th
+    assert max(fused, key=fused.__getitem__) == "x"
+    assert fused["x"] == 1.0
+
+
+def test_without_a_clear_margin_the_sum_decides() -> None:
+    lexical, semantic = clear_winner_by_words()
+    lexical["x"] = 6.95  # first by words, but by less than one spread
+    fused = fuse(lexical, semantic, weight=0.6)
+    assert max(fused, key=fused.__getitem__) == "d18"
+
+
+def test_a_side_that_weighs_nothing_lifts_nothing_and_few_documents_say_nothing_of_a_margin() -> None:
+    lexical, semantic = clear_winner_by_words()
+    by_meaning = fuse(lexical, semantic, weight=1.0)
+    assert max(by_meaning, key=by_meaning.__getitem__) == "d18"
+    few = fuse({"a": 40.0, "b": 3.0}, {"b": 0.9, "c": 0.8, "a": 0.1}, weight=0.5)
+    assert max(few, key=few.__getitem__) == "b"
+
+
+def test_the_margin_rule_in_numpy_gives_what_fuse_gives() -> None:
+    import numpy
+
+    lexical, semantic = clear_winner_by_words()
+    names = sorted(semantic)
+    dense = fuse_dense(
+        {names.index(doc): score for doc, score in lexical.items()},
+        numpy.array([semantic[doc] for doc in names]),
+        weight=0.6,
+    )
+    expected = fuse(lexical, semantic, weight=0.6)
+    assert list(dense) == pytest.approx([expected[doc] for doc in names], abs=1e-9)
+    assert dense[names.index("x")] == 1.0

@@ -3,7 +3,7 @@ a search by meaning as asked (``Asked``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
@@ -29,6 +29,13 @@ class Explanation(NamedTuple):
 
     ``windows_embedded``: for a value too long to embed whole, how many of its first windows were embedded (a match
     past them was found by its words alone); None when every window was, or none.
+
+    ``terms``: the query's words the value holds, each with its weight (BM25's IDF in the caller's scope: a rarer
+    word weighs more). ``weight``: the semantic side's weight (``hybrid``). ``lexical_part`` and ``semantic_part``
+    (``hybrid``): each side's share of the fused score, which is their sum rescaled so the query's best match is 1
+    (``mcpkit_search.parts``). ``window``: the text of the window that matched (by meaning, else the one holding
+    the most of the query's weight). ``relevance``: a score comparable across queries, 0 to 1: the share of the
+    query's weight the value holds (``lexical``), the similarity (``semantic``), or both weighted (``hybrid``).
     """
 
     mode: SearchMode
@@ -38,6 +45,12 @@ class Explanation(NamedTuple):
     semantic_rank: int | None
     chunk: int | None
     windows_embedded: int | None = None
+    terms: tuple[tuple[str, float], ...] = ()
+    weight: float | None = None
+    lexical_part: float | None = None
+    semantic_part: float | None = None
+    window: str | None = None
+    relevance: float | None = None
 
 
 class Match(NamedTuple):
@@ -47,6 +60,8 @@ class Match(NamedTuple):
     (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
 
     ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
+    ``weak``: in ``semantic`` mode, a value under the embedder's ``min_similarity``, returned because too few were
+    above it to fill ``limit`` (the best of the rest, ranked after every match above it).
     """
 
     key: str
@@ -55,6 +70,7 @@ class Match(NamedTuple):
     updated_at: float | None
     expires_at: float | None
     why: Explanation | None = None
+    weak: bool = False
 
 
 class Matches(list[Match]):
@@ -95,10 +111,13 @@ def explained(
     semantic_ranks: Mapping[_Doc, int] | None = None,
     *,
     windows: Callable[[Payload], int | None] | None = None,
+    weak: Collection[_Doc] = (),
+    shares: Mapping[_Doc, tuple[float, float]] | None = None,
 ) -> list[Match]:
     """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
     ``semantic_ranks`` when worked out already (else from ``semantic``); ``windows``: the ``windows_embedded`` of
-    a value the semantic side scored, when asked to explain (else left None)."""
+    a value the semantic side scored, when asked to explain (else left None); ``weak``: the matches under
+    ``min_similarity`` (``Match.weak``); ``shares``: each one's two parts of the fused score (``hybrid``, explained)."""
     lexical_ranks = ranks(lexical)
     if semantic_ranks is None:
         semantic_ranks = ranks(semantic)
@@ -117,7 +136,10 @@ def explained(
                 semantic_ranks.get(doc),
                 chunks.get(doc),
                 None if windows is None or doc not in semantic else windows(opened[doc]),
+                lexical_part=None if shares is None else shares[doc][0],
+                semantic_part=None if shares is None else shares[doc][1],
             ),
+            doc in weak,
         )
         for doc in best
     ]

@@ -8,13 +8,14 @@ from typing import TypeVar
 
 import pydantic_core
 
-from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, top
+from mcpkit_search import WEIGHT, Corpus, Stats, bm25, corpus_of, fuse, parts, top
 
 from ..base import Place
 from ..index import BUSY, QUERY_FAILED, EmbedderBusyError
 from ..sealing import Payload
 from ..stores import Address, Quota
 from ..vault import Vault, newer
+from ._explain import described
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._sharded_search import by_shards, fill
 
@@ -64,7 +65,9 @@ async def search(
         if query_vector is not None:
             asked = Asked(words, query_vector, chosen, weight, caller, explain)
             found = await _by_meaning(vault, place, asked, now, limit, quota)
-            return Matches(found if explain else [match._replace(why=None) for match in found])
+            if not explain:
+                return Matches([match._replace(why=None) for match in found])
+            return Matches(await described(vault, place, query, words, found, now, weight))
         note = note or QUERY_FAILED
     matches = await _lexical(vault, place, words, now, limit)
     if explain:
@@ -72,6 +75,7 @@ async def search(
             match._replace(why=Explanation("lexical", match.score, rank, None, None, None))
             for rank, match in enumerate(matches, start=1)
         ]
+        matches = await described(vault, place, query, words, matches, now, weight)
     return Matches(matches, note)
 
 
@@ -152,8 +156,23 @@ async def _by_meaning(
         return (-scores[doc], -(payload.written_at or 0.0), payload.key)
 
     best = sorted((doc for doc in matching if doc in scores), key=order)[:limit]
+    weak: list[_Doc] = []
+    if asked.mode == "semantic" and len(best) < limit:  # the best of the rest, marked weak
+        weak = sorted((doc for doc in semantic if doc not in matching), key=order)[: limit - len(best)]
     windows = vault.semantic.windows_embedded if asked.explain else None
-    return explained(asked.mode, best, opened, scores, lexical, semantic, best_chunk, windows=windows)
+    shares = parts(lexical, semantic, best, weight=asked.weight) if asked.explain and asked.mode == "hybrid" else None
+    return explained(
+        asked.mode,
+        best + weak,
+        opened,
+        scores,
+        lexical,
+        semantic,
+        best_chunk,
+        windows=windows,
+        weak=weak,
+        shares=shares,
+    )
 
 
 async def _ranked(

@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from mcpkit_search import dimensions_of, fuse_dense, unpack_vectors
+from mcpkit_search import dimensions_of, fuse_dense, parts, unpack_vectors
 
 from ..base import Place, RememberConflictError
 from ..index import MAX_EMBEDDED_PER_SEARCH, Change, Leaf
@@ -114,6 +114,8 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
         matching[list(lexical)] = True
         matching |= similarity > semantic.min_similarity
         matching &= ~numpy.isnan(scores)
+        weak = _weak(scores, matching, limit) if mode == "semantic" else []
+        matching[weak] = True
         shortlist = _best(columns, scores, numpy.flatnonzero(matching), opened, want)
         fresh = [item for item in shortlist if item not in opened]
         if not fresh or round_ == _ROUNDS:
@@ -138,7 +140,36 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
     }
     fused = {item: float(scores[item]) for item in top}
     windows = semantic.windows_embedded if asked.explain else None
-    return explained(mode, top, opened, fused, lexical, semantic_scores, chunks, semantic_ranks, windows=windows)
+    shares = None
+    if asked.explain and mode == "hybrid":
+        meaning = {int(item): float(similarity[item]) for item in numpy.flatnonzero(found)}
+        shares = parts(lexical, meaning, top, weight=asked.weight)
+    return explained(
+        mode,
+        top,
+        opened,
+        fused,
+        lexical,
+        semantic_scores,
+        chunks,
+        semantic_ranks,
+        windows=windows,
+        weak=set(weak),
+        shares=shares,
+    )
+
+
+def _weak(scores: Any, matching: Any, limit: int) -> list[int]:
+    """In ``semantic`` mode, the best of the values under ``min_similarity`` that fill ``limit`` (``Match.weak``)."""
+    import numpy
+
+    missing = limit - int(numpy.count_nonzero(matching))
+    if missing <= 0:
+        return []
+    rest = numpy.flatnonzero(~matching & ~numpy.isnan(scores))
+    if len(rest) > missing:
+        rest = rest[numpy.argpartition(-scores[rest], missing - 1)[:missing]]
+    return [int(item) for item in rest]
 
 
 def _best(columns: _Columns, scores: Any, matching: Any, opened: dict[int, Payload], want: int) -> list[int]:
