@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ class DraftReply(ToolContext):
         return f"Re {ticket}. {signature}"
 
 
-def desk(audit: AuditLog, tmp_path: Path, **options: bool) -> Server:
+def desk(audit: AuditLog, tmp_path: Path, **options: Any) -> Server:
     plugin = RememberPlugin.init(type="sqlite", path=tmp_path / "desk.db", secret=SECRET)
 
     @app(id="desk", tools=[SetSignature, DraftReply], plugins=[plugin])
@@ -109,3 +110,11 @@ def test_an_audit_log_is_checked_when_the_server_is_built(tmp_path: Path) -> Non
 
 def _read(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_the_audit_works_with_telemetry_off(tmp_path: Path) -> None:
+    audit = AuditLog(tmp_path / "memory.jsonl")
+    async with running(desk(audit, tmp_path, telemetry="off")) as call_as:
+        await call_as("nour").call("set_signature", {"text": "Nour"})
+    [line] = list(audit.lines())
+    assert (line["operation"], line["tool"], line["method"]) == ("write", "set_signature", "tools/call")

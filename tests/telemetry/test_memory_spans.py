@@ -15,6 +15,7 @@ from opentelemetry.trace import SpanKind
 
 from mcpkit import Server, StaticKeys, ToolContext, app, tool
 from mcpkit.testing import running
+from mcpkit_history import HistoryPlugin
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Keyring, key_hash
 from telemetry.recording import PROVIDER
@@ -126,3 +127,31 @@ async def test_without_a_recording_span_a_call_records_no_memory_span(spans: InM
     async with running(server) as call_as:
         await call_as("nour").call("keep", {"key": "k", "note": "n"})
     assert [span for span in spans.get_finished_spans() if span.name.endswith(" memory")] == []
+
+
+@tool(name="converse", description="Saves two messages, reads the conversation back and searches it.")
+class Converse(ToolContext):
+    async def execute(self, text: str) -> str:
+        await self.history.append("c-1", [{"role": "user", "content": text}, {"role": "assistant", "content": "ok"}])
+        kept = await self.history.get("c-1")
+        hits = await self.history.search(text)
+        return f"{len(kept)} {len(hits)}"
+
+
+async def test_history_appends_loads_and_searches_are_memory_spans_of_its_namespace(
+    spans: InMemorySpanExporter,
+) -> None:
+    @app(id="assistant", tools=[Converse], plugins=[HistoryPlugin.init(type="memory", secret=SECRET)])
+    class Assistant: ...
+
+    server = Server([Assistant], auth=StaticKeys({"nour": "nour-key-0123456789"}), tracer_provider=PROVIDER)
+    async with running(server) as call_as:
+        assert "2 1" in str(await call_as("nour").call("converse", {"text": f"refund {MARKER}"}))
+    [call] = [span for span in spans.get_finished_spans() if span.name == "tools/call converse"]
+    inside = [dict(span.attributes or {}) for span in children(spans, call)]
+    namespaces = {attributes.get("mcpkit.memory.namespace") for attributes in inside}
+    assert namespaces == {"history", "conversations"}
+    kinds = {attributes["mcpkit.memory.operation"] for attributes in inside}
+    assert {"read", "write", "search"} <= kinds
+    assert {attributes["db.system.name"] for attributes in inside} == {"memory"}
+    assert MARKER not in repr([(span.attributes, span.events) for span in spans.get_finished_spans()])

@@ -27,6 +27,9 @@ __all__ = ["ObservedVault", "key_hash"]
 #: What an operation does to memory, as the audit log and the events say it.
 Kind = Literal["read", "write", "delete", "list", "search", "embed"]
 
+#: The one lookup an unobserved operation makes (inline: a method call per operation is measurable).
+_current_span = trace.get_current_span
+
 #: The purpose the key-hashing key is derived for (never the sealing keys themselves).
 _KEY_HASH_PURPOSE = "mcpkit telemetry key hash"
 
@@ -60,10 +63,10 @@ class ObservedVault(Vault):
         self._telemetry = telemetry
         self._system = system
         self._secret = keyring.derive_key(_KEY_HASH_PURPOSE)
-
-    def _on(self) -> bool:
-        telemetry = self._telemetry
-        return telemetry.audit is not None or trace.get_current_span().is_recording() or telemetry.metering()
+        #: Whether a metrics SDK records, looked up once when the server starts (a lookup per operation would cost
+        #: more than the operation's own Python work); with it, or with an audit log, every operation is observed.
+        self._metering = telemetry.metering()
+        self._always = telemetry.audit is not None or self._metering
 
     def _note(self, operation: str, kind: Kind, place: Place | None) -> _Operation:
         return _Operation(self, operation, kind, place)
@@ -71,7 +74,7 @@ class ObservedVault(Vault):
     # -- reads ------------------------------------------------------------------------
 
     async def read(self, place: Place, key: str, now: float) -> Found | None:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().read(place, key, now)
         with self._note("read", "read", place) as note:
             observed = await super().observe(place, key, now)
@@ -79,7 +82,7 @@ class ObservedVault(Vault):
         return observed.found
 
     async def observe(self, place: Place, key: str, now: float) -> Observed:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().observe(place, key, now)
         with self._note("read", "read", place) as note:
             observed = await super().observe(place, key, now)
@@ -89,7 +92,7 @@ class ObservedVault(Vault):
     async def read_many(
         self, place: Place, keys: Sequence[str], now: float, *, in_thread: bool = False
     ) -> list[Found | None]:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().read_many(place, keys, now, in_thread=in_thread)
         with self._note("read_many", "read", place) as note:
             found = await super().read_many(place, keys, now, in_thread=in_thread)
@@ -97,7 +100,7 @@ class ObservedVault(Vault):
         return found
 
     async def payloads(self, place: Place, now: float) -> dict[str, Any]:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().payloads(place, now)
         with self._note("list", "list", place) as note:
             found = await super().payloads(place, now)
@@ -116,7 +119,7 @@ class ObservedVault(Vault):
         quota: Quota | None,
         vector: bytes = b"",
     ) -> None:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().write(place, key, value_json, expires_at, now, quota, vector)
         with self._note("write", "write", place) as note:
             note.keys((key, len(value_json.encode())))
@@ -132,7 +135,7 @@ class ObservedVault(Vault):
         quota: Quota | None,
         clock: Callable[[], float],
     ) -> None:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().write_many(place, texts, vectors, expires_at, now, quota, clock)
         with self._note("write_many", "write", place) as note:
             note.keys(*((key, len(text.encode())) for key, text in texts.items()))
@@ -152,7 +155,7 @@ class ObservedVault(Vault):
         indexed: bool | None = None,
         vector: bytes = b"",
     ) -> bool:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().swap(
                 place,
                 key,
@@ -183,7 +186,7 @@ class ObservedVault(Vault):
         return swapped
 
     async def delete(self, place: Place, key: str, now: float) -> bool:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().delete(place, key, now)
         with self._note("delete", "delete", place) as note:
             went = await super().delete(place, key, now)
@@ -191,7 +194,7 @@ class ObservedVault(Vault):
         return went
 
     async def delete_many(self, place: Place, keys: Sequence[str], now: float) -> int:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().delete_many(place, keys, now)
         with self._note("delete_many", "delete", place) as note:
             went = await super().delete_many(place, keys, now)
@@ -200,7 +203,7 @@ class ObservedVault(Vault):
         return went
 
     async def delete_bucket(self, place: Place, now: float) -> int:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return await super().delete_bucket(place, now)
         with self._note("delete_bucket", "delete", place) as note:
             went = await super().delete_bucket(place, now)
@@ -210,21 +213,21 @@ class ObservedVault(Vault):
     # -- search and embedding ---------------------------------------------------------
 
     def searching(self, place: Place, mode: str) -> _Operation | None:
-        if not self._on():
+        if not (self._always or _current_span().is_recording()):
             return None
         note = self._note("search", "search", place)
         note.mode = mode
         return note
 
     async def vector(self, place: Place, key: str, value_json: str, caller: str | None = None) -> bytes:
-        if self.semantic is None or not self._on():
+        if self.semantic is None or not (self._always or _current_span().is_recording()):
             return await super().vector(place, key, value_json, caller)
         with self._note("embed", "embed", place) as note:
             note.count = 1
             return await super().vector(place, key, value_json, caller)
 
     async def embed_many(self, place: Place, texts: Mapping[str, str], caller: str | None = None) -> list[bytes]:
-        if self.semantic is None or not self._on():
+        if self.semantic is None or not (self._always or _current_span().is_recording()):
             return await super().embed_many(place, texts, caller)
         with self._note("embed", "embed", place) as note:
             note.count = len(texts)
@@ -285,7 +288,7 @@ class _Operation:
         system = vault._system
         error_type = None if error is None else type(error).__qualname__
         quota = error.limit if isinstance(error, QuotaExceededError) else None
-        if telemetry.metering():
+        if vault._metering:
             instruments = telemetry.instruments
             point = {"db.system.name": system, "db.operation.name": self._operation}
             if self._kind == "search":
