@@ -151,7 +151,7 @@ async def test_history_appends_loads_and_searches_are_memory_spans_of_its_namesp
     inside = [dict(span.attributes or {}) for span in children(spans, call)]
     namespaces = {attributes.get("mcpkit.memory.namespace") for attributes in inside}
     assert namespaces == {"history", "conversations"}
-    kinds = {attributes["mcpkit.memory.operation"] for attributes in inside}
-    assert {"read", "write", "search"} <= kinds
+    operations = {attributes["db.operation.name"] for attributes in inside}
+    assert {"read_many", "write", "search"} <= operations
     assert {attributes["db.system.name"] for attributes in inside} == {"memory"}
     assert MARKER not in repr([(span.attributes, span.events) for span in spans.get_finished_spans()])
