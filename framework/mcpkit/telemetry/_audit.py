@@ -14,7 +14,12 @@ from typing import IO, Any
 
 from ..base import ConfigurationError
 
-__all__ = ["AuditLog", "CallNote", "current_call", "noted_call"]
+__all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "DEFAULT_MAX_BYTES", "AuditLog", "CallNote", "current_call", "noted_call"]
+
+#: The defaults of ``AuditLog``: a file rotates at 64 MiB or after a day, and seven rotated files are kept.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_AGE = 86400.0
+DEFAULT_KEEP = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +59,9 @@ class AuditLog:
         self,
         path: str | os.PathLike[str],
         *,
-        max_bytes: int = 64 * 1024 * 1024,
-        max_age: float = 86400.0,
-        keep: int = 7,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_age: float = DEFAULT_MAX_AGE,
+        keep: int = DEFAULT_KEEP,
         clock: Callable[[], float] = time.time,
     ) -> None:
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1024:

@@ -18,7 +18,7 @@ from ..sealing import Keyring
 from ..stores import QuotaExceededError
 from ._found import Found, Observed
 
-__all__ = ["KEY_HASH_PURPOSE", "Kind", "MemoryOperation", "Observer", "hashed_key"]
+__all__ = ["KEY_HASH_DIGITS", "KEY_HASH_PURPOSE", "Kind", "MemoryOperation", "Observer", "hashed_key"]
 
 #: What an operation does to memory, as the audit log and the events say it.
 Kind = Literal["read", "write", "delete", "list", "search", "embed"]
@@ -26,12 +26,15 @@ Kind = Literal["read", "write", "delete", "list", "search", "embed"]
 #: The purpose the key-hashing key is derived for (never the sealing keys themselves).
 KEY_HASH_PURPOSE = "mcpkit telemetry key hash"
 
+#: How many hex digits of the HMAC a key's hash keeps (64 bits: no two keys of a bucket meet in practice).
+KEY_HASH_DIGITS = 16
+
 #: A bounded attribute value.
 Value = str | int | bool
 
 
 def hashed_key(secret: bytes, bucket: str, key: str) -> str:
-    return hmac.new(secret, f"{bucket}\0{key}".encode(), hashlib.sha256).hexdigest()[:16]
+    return hmac.new(secret, f"{bucket}\0{key}".encode(), hashlib.sha256).hexdigest()[:KEY_HASH_DIGITS]
 
 
 class Observer:
