@@ -8,12 +8,16 @@ from typing import Any
 
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
 from mcpkit import Server, StaticKeys, ToolContext, ToolError, app, tool
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import RememberQuotaError
+from remember.test_semantic import Concepts
 from tasks.support import Caller, serving
+from telemetry.recording import PROVIDER
 from telemetry.test_error_spans import points
 
 MARKER = "marker-90c2d7aa"
@@ -88,3 +92,40 @@ async def test_tasks_are_counted_by_status_and_tool(tmp_path: Path) -> None:
     }
     # a tool error ends its task as ``completed`` with an ``isError`` result, as the tasks extension has it
     assert counted == {("working", "background_note"): 2, ("completed", "background_note"): 2}
+
+
+@tool(name="keep_and_find", description="Keeps a note and searches it by meaning and words.")
+class KeepAndFind(ToolContext):
+    async def execute(self, text: str) -> str:
+        await self.remember.set("note", text, scope="user")
+        return f"{len(await self.remember.search(text, scope='user', mode='hybrid'))} found"
+
+
+async def test_embeddings_are_spans_and_durations_and_a_search_is_timed_by_its_mode(
+    spans: InMemorySpanExporter,
+) -> None:
+    reader = InMemoryMetricReader()
+    plugin = RememberPlugin.init(type="memory", secret=SECRET, search=True, embedder=Concepts())
+
+    @app(id="meaning", tools=[KeepAndFind], plugins=[plugin])
+    class Meaning: ...
+
+    server = Server(
+        [Meaning],
+        auth=StaticKeys({"nour": "nour-key-0123456789"}),
+        tracer_provider=PROVIDER,
+        meter_provider=MeterProvider(metric_readers=[reader]),
+    )
+    async with running(server) as call_as:
+        assert "1 found" in str(await call_as("nour").call("keep_and_find", {"text": f"a latte {MARKER}"}))
+    [call] = [span for span in spans.get_finished_spans() if span.name == "tools/call keep_and_find"]
+    assert call.context is not None
+    inside = [
+        span for span in spans.get_finished_spans() if span.parent and span.parent.span_id == call.context.span_id
+    ]
+    assert [span.name for span in inside] == ["embed memory", "write memory", "search memory"]
+    assert inside[0].kind is SpanKind.INTERNAL
+    assert (inside[0].attributes or {})["mcpkit.memory.count"] == 1
+    assert attributes_of(reader, "mcpkit.embedding.duration") == [{"db.system.name": "memory"}]
+    assert attributes_of(reader, "mcpkit.search.duration") == [{"mcpkit.search.mode": "hybrid"}]
+    assert MARKER not in repr([(span.attributes, span.events) for span in spans.get_finished_spans()])
