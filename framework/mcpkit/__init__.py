@@ -42,10 +42,11 @@ from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Mount, Server, mount
 from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
-from .telemetry import OtlpExport
+from .telemetry import AuditLog, OtlpExport, Telemetry, current_call
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
+    "AuditLog",
     "AuthUnavailableError",
     "Authenticator",
     "Caller",
@@ -79,6 +80,7 @@ __all__ = [
     "TaskQuota",
     "TaskQuotaError",
     "TaskStore",
+    "Telemetry",
     "ToolContext",
     "ToolError",
     "Ui",
@@ -88,6 +90,7 @@ __all__ = [
     "checked_optional_seconds",
     "checked_optional_whole",
     "checked_whole",
+    "current_call",
     "current_test",
     "iso_time",
     "mount",

@@ -46,7 +46,7 @@ from .index import DEFAULT_MIN_SIMILARITY, Semantic
 from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
 from .sealing import CursorSeal, Keyring
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
-from .vault import Found, Observed, PartialWriteError, Vault, read_many_in_thread
+from .vault import Found, Observed, PartialWriteError, Vault, key_hash, read_many_in_thread
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
@@ -92,6 +92,7 @@ __all__ = [
     "check_ttl",
     "encode_value",
     "indexed_count",
+    "key_hash",
     "keyring_from",
     "make_store",
     "parse_store_url",

@@ -43,6 +43,7 @@ import mcpkit.subscriptions._subscriptions as subscriptions
 import mcpkit.tasks._record as task_record
 import mcpkit.tasks._tasks as tasks_module
 import mcpkit.tasks._worker as task_worker
+import mcpkit.telemetry._audit as audit
 import mcpkit.tools._schema_input as schema_input
 import mcpkit.tools._shared_rate_limits as shared_limits
 import mcpkit.tools._threads as tool_threads
@@ -90,6 +91,7 @@ import mcpkit_storage.stores.redis._redis_store as redis_store
 import mcpkit_storage.stores.redis._redis_wire as redis_wire
 import mcpkit_storage.stores.sqlite._sqlite_index as sqlite_index
 import mcpkit_storage.stores.sqlite._sqlite_schema as sqlite_schema
+import mcpkit_storage.vault._memory_operation as memory_operation
 import mcpkit_storage.vault._rollback as rollback
 import postgres_fixtures
 import redis_fixtures
@@ -174,6 +176,16 @@ ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(sign
 
 STATED = [
     Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
+    Stated(
+        "observability.md",
+        "under a key derived from `REMEMBER_SECRET`, {} hex digits",
+        memory_operation.KEY_HASH_DIGITS,
+    ),
+    Stated(
+        "observability.md",
+        "seconds (defaults: {}, one day, 7)",
+        mib(audit.DEFAULT_MAX_BYTES) if (audit.DEFAULT_MAX_AGE, audit.DEFAULT_KEEP) == (86400, 7) else "changed",
+    ),
     # update() / increment(): how many compare-and-set attempts before REMEMBER_CONFLICT
     Stated("remember.md", "changed the value in between, up to {} times, then raise", UPDATE_ATTEMPTS),
     Stated("errors.md", "`update()` or `increment()` lost {} attempts in a row", UPDATE_ATTEMPTS),
@@ -578,6 +590,8 @@ NOT_CONSTANTS = {
         "0.963 times",
         "0.977 times",
         "1.136 and 1.117 times",
+        "0.972 and 0.987 times",  # python -m bench.otel_cost, API only, against the call before telemetry
+        "1.718 and 1.605 times",  # python -m bench.otel_cost, the SDK, against the call before telemetry
     ],
     "architecture.md": [
         # the Redis store's key layout (stores/redis/_redis_scripts.py), fixed by its Lua and wire format

@@ -1,6 +1,6 @@
 """What leaves the server as telemetry (issue 38): an OTLP/HTTP export reaches a real receiver, and nothing in it, no
-span attribute, event or metric point, carries a value a tool wrote, its key, the caller's bearer token or
-REMEMBER_SECRET, in either era."""
+span attribute, event or metric point, nor any line of the audit log or of a Prometheus scrape, carries a value a tool
+wrote, its key, the caller's bearer token or REMEMBER_SECRET, in either era."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from core._support import body_of, call_legacy, call_modern, open_legacy_session, running
 from helpdesk.test_end_to_end import Running, free_port, reply_for, wait_until_listening
-from mcpkit import ConfigurationError, OtlpExport, Server, StaticKeys, ToolContext, app, tool
+from mcpkit import AuditLog, ConfigurationError, OtlpExport, Server, StaticKeys, ToolContext, app, tool
 from mcpkit_remember import RememberPlugin
 from telemetry.recording import PROVIDER, Receiver, assert_continues
 
@@ -44,12 +44,14 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
     @app(id="notes", tools=[Keep], plugins=[plugin])
     class Notes: ...
 
+    audit = AuditLog(tmp_path / "audit.jsonl")
     server = Server(
         [Notes],
         auth=StaticKeys({"nour": KEY}),
         tracer_provider=export.tracer_provider,
         meter_provider=export.meter_provider,
         telemetry_resource_uris=True,
+        audit=audit,
     )
     note = {"key": f"key-{MARKER}", "note": f"{MARKER} password={KEY} {SECRET}"}
     async with running(server.http_app()) as http:
@@ -59,6 +61,14 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
     assert MARKER in repr(modern["result"])
     assert MARKER in repr(legacy["result"])
     export.shutdown()
+    audit.close()
+    scraped = Server([Notes], auth=StaticKeys({"nour": KEY}), prometheus=True)  # the same calls, scraped
+    async with running(scraped.http_app()) as http:
+        assert "error" not in body_of(await call_modern(http, "keep", note, token=KEY))
+        metrics_text = (await http.get("/metrics", headers={"Authorization": f"Bearer {KEY}"})).text
+    assert "mcpkit_storage_operation_duration_seconds" in metrics_text
+    audit_text = (tmp_path / "audit.jsonl").read_text()
+    assert len(audit_text.splitlines()) == 4  # a write and a read in each era
 
     traces = [ExportTraceServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/traces"]
     meters = [ExportMetricsServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/metrics"]
@@ -81,9 +91,16 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
     exported = [MessageToJson(request) for request in [*traces, *meters]]
     raw = b"".join(body for _, body in receiver.received)
     assert any('"gen_ai.tool.name"' in text and '"keep"' in text for text in exported)  # the scan sees attributes
+    assert (
+        sorted(span.name for span in spans if span.name.endswith(" sqlite"))
+        == ["read sqlite"] * 2 + ["write sqlite"] * 2
+    )
+    assert any('"mcpkit.memory.write"' in text for text in exported)  # and the events on the call's span
     for secret in (MARKER, KEY, SECRET):
         assert not any(secret in text for text in exported), secret
         assert secret.encode() not in raw, secret
+        assert secret not in audit_text, secret
+        assert secret not in metrics_text, secret
 
 
 def test_a_help_desk_call_is_one_trace_from_the_client_to_python_m_mcpkit_helpdesk_otlp(
@@ -104,7 +121,17 @@ def test_a_help_desk_call_is_one_trace_from_the_client_to_python_m_mcpkit_helpde
         if process.poll() is None:
             process.kill()
             process.wait(timeout=10)
-    assert_continues(receiver, "tools/call draft_reply", turn, spans)
+    served = assert_continues(receiver, "tools/call draft_reply", turn, spans)
+    under = [
+        span
+        for path, body in receiver.received
+        if path == "/v1/traces"
+        for resource in ExportTraceServiceRequest.FromString(body).resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+        if span.parent_span_id == served.span_id
+    ]
+    assert "read memory" in [span.name for span in under]  # the signature's read, with its store
 
 
 def test_otlp_takes_an_http_url() -> None:

@@ -12,6 +12,7 @@ from ..base import ConfigurationError
 
 if TYPE_CHECKING:
     from ..base import Clock
+    from ..telemetry import Telemetry
     from ._context import Context, ToolContext
 
 __all__ = ["DEFAULT_TURN_TIMEOUT", "Plugin", "PluginSetup", "check_hooks", "providers_for"]
@@ -33,6 +34,9 @@ class PluginSetup:
     shared: dict[str, Any] = field(default_factory=dict)
     #: How long a call that queues behind its caller's earlier ones may wait for its turn (``Server(turn_timeout)``).
     turn_timeout: float = DEFAULT_TURN_TIMEOUT
+    #: What the server records (spans, metrics, the audit log), for a plugin that observes its own work; None outside
+    #: a server.
+    telemetry: Telemetry | None = None
 
 
 class Plugin:

@@ -11,7 +11,7 @@ session's own events when streams are resumable). The lifespan starts the plugin
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -19,6 +19,8 @@ from typing import Any
 from mcp.server import Server as SDKServer
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ..auth import AuthGate, RequiredScopes, ResourceMetadata
@@ -79,6 +81,8 @@ class Serving:
     authenticators_at: Callable[[str], Sequence[Authenticator]] | None = None
     #: A request was refused before any handler saw it: its reason (``TOO_MANY_CALLS``) and method, for telemetry.
     refused: Callable[[str, str | None], None] = lambda reason, method: None
+    #: What ``GET /metrics`` serves (the body and its content type), or None: no such route.
+    metrics: Callable[[], tuple[bytes, str]] | None = None
 
 
 def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Starlette:
@@ -114,9 +118,10 @@ def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Sta
         max_sessions=max_sessions,
         ended=server.session_ended,
     )
-    sdk_app = Starlette(
-        routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))], lifespan=lambda app: manager.run()
-    )
+    routes = [Route("/mcp", endpoint=StreamableHTTPASGIApp(manager))]
+    if server.metrics is not None:  # behind the same gate as /mcp: a scraper signs in as any caller does
+        routes.append(Route("/metrics", endpoint=_scrape(server.metrics), methods=["GET"]))
+    sdk_app = Starlette(routes=routes, lifespan=lambda app: manager.run())
     # The SDK's app is the one served: in front of its routes go the gate, the per-caller session
     # limits (they need to know the caller) and the mask that makes the SDK's refusals clear JSON;
     # the lifespan starts the plugins around the SDK's own (its session manager).
@@ -164,6 +169,14 @@ def build_http_app(server: Serving, sdk: SDKServer, options: HttpOptions) -> Sta
 
     sdk_app.router.lifespan_context = lifespan
     return sdk_app
+
+
+def _scrape(metrics: Callable[[], tuple[bytes, str]]) -> Callable[[Request], Awaitable[Response]]:
+    async def scrape(request: Request) -> Response:
+        body, media_type = metrics()
+        return Response(body, media_type=media_type)
+
+    return scrape
 
 
 def _resumable(asked: bool | None, json_response: bool, retry_ms: object) -> bool:

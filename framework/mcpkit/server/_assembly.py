@@ -15,6 +15,7 @@ from typing import Any
 from ..auth import StaticKeys
 from ..base import Authenticator, Clock, ConfigurationError, Identity, SystemClock, checked_seconds
 from ..core import DEFAULT_TURN_TIMEOUT, Plugin, PluginSetup, app_options, check_hooks, tool_options
+from ..telemetry import Telemetry
 from ..tools import (
     BoundTool,
     RateLimit,
@@ -55,10 +56,12 @@ def assemble(
     server_name: str,
     clock: Callable[[], Clock],
     turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+    telemetry: Telemetry | None = None,
 ) -> Assembled:
     """Collect and check ``apps`` and the server's ``plugins`` (``clock``: the server's, read when a plugin asks;
-    ``turn_timeout``: what each plugin learns in its setup)."""
-    return _Assembly(server_name, clock, checked_seconds("turn_timeout", turn_timeout)).collect(apps, plugins)
+    ``turn_timeout`` and ``telemetry``: what each plugin learns in its setup)."""
+    assembly = _Assembly(server_name, clock, checked_seconds("turn_timeout", turn_timeout), telemetry)
+    return assembly.collect(apps, plugins)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +84,13 @@ class _Place:
 
 
 class _Assembly:
-    def __init__(self, server_name: str, clock: Callable[[], Clock], turn_timeout: float) -> None:
+    def __init__(
+        self, server_name: str, clock: Callable[[], Clock], turn_timeout: float, telemetry: Telemetry | None
+    ) -> None:
         self.name = server_name
         self.clock = clock
         self.turn_timeout = turn_timeout
+        self.telemetry = telemetry
         self.done = Assembled()
         self.owners: dict[str, str] = {}  # tool name -> who declared it
         self.shared: dict[str, Any] = {}  # one per server, mounted apps included
@@ -115,7 +121,9 @@ class _Assembly:
             _claim(self.owners, spec, f"{spec.cls.__qualname__} from {where}")
             self._bind(spec, inside)
             names.append(spec.name)
-        everything = PluginSetup(self.name, "", self.name, tuple(names), self.clock, self.shared, self.turn_timeout)
+        everything = PluginSetup(
+            self.name, "", self.name, tuple(names), self.clock, self.shared, self.turn_timeout, self.telemetry
+        )
         for plugin in server_plugins:
             _setup(plugin, everything, where)
         resources = tuple(cls for plugin in server_plugins for cls in plugin.resources())
@@ -145,7 +153,14 @@ class _Assembly:
             _claim(self.owners, spec, f"{spec.cls.__qualname__} in {where}")
         names = [s.name for s in specs]
         setup = PluginSetup(
-            self.name, options.id, options.name, tuple(names), self.clock, self.shared, self.turn_timeout
+            self.name,
+            options.id,
+            options.name,
+            tuple(names),
+            self.clock,
+            self.shared,
+            self.turn_timeout,
+            self.telemetry,
         )
         for plugin in app_plugins:
             _setup(plugin, setup, where)

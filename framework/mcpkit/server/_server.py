@@ -42,7 +42,7 @@ from ..subscriptions import (
     switch,
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
-from ..telemetry import Telemetry, install_server_spans
+from ..telemetry import AuditLog, Telemetry, install_server_spans
 from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, local_identity, shared_limits
 from ._catalog import catalog
@@ -61,8 +61,8 @@ class Server:
     Each argument is described with its feature: ``auth``, ``allow_anonymous`` and ``resource_url`` in
     docs/authorization.md, ``rate_limit`` in docs/deployment.md, ``middleware`` in docs/middleware.md, ``state_secrets``
     in docs/elicitation.md, ``task_*`` in docs/tasks.md, ``question_timeout`` and ``turn_timeout`` in
-    docs/reliability.md, ``telemetry``, ``tracer_provider``, ``meter_provider`` and ``telemetry_resource_uris`` in
-    docs/observability.md.
+    docs/reliability.md, ``telemetry``, ``tracer_provider``, ``meter_provider``, ``telemetry_*``, ``audit`` and
+    ``prometheus`` in docs/observability.md.
     """
 
     def __init__(
@@ -98,6 +98,10 @@ class Server:
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         telemetry_resource_uris: bool = False,
+        telemetry_callers: bool = False,
+        telemetry_key_labels: bool = False,
+        audit: AuditLog | None = None,
+        prometheus: bool = False,
     ) -> None:
         self.name = name
         #: What the server records (``telemetry``, docs/observability.md): checked first, it fails before the rest.
@@ -106,6 +110,10 @@ class Server:
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
             resource_uris=telemetry_resource_uris,
+            callers=telemetry_callers,
+            key_labels=telemetry_key_labels,
+            audit=audit,
+            prometheus=prometheus,
         )
         self.version = version
         self.clock: Clock = checked_clock(clock)
@@ -118,7 +126,7 @@ class Server:
         #: As the server uses them: bound to this server's audience, each issuer after the first in a namespace.
         self.authenticators: tuple[Authenticator, ...] = adopt(authenticators, resource)
         self._configured_authenticators = authenticators
-        assembled = assemble(apps, plugins, name, lambda: self.clock, turn_timeout)
+        assembled = assemble(apps, plugins, name, lambda: self.clock, turn_timeout, self.telemetry)
         self._parts = MountParts(tuple(apps), tuple(plugins), rate_limit, tuple(middleware), f"server {name!r}")
         self._plugins: list[Plugin] = assembled.plugins
         bound = assembled.tools
@@ -259,6 +267,7 @@ class Server:
             session_ended=self._session_ended,
             refused=self.telemetry.refused,
             authenticators_at=lambda other: adopt(self._configured_authenticators, other),
+            metrics=None if self.telemetry.scrape is None else self.telemetry.scrape.render,
         )
         return build_http_app(serving, self._sdk, options)
 

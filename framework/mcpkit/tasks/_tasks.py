@@ -85,6 +85,7 @@ class Tasks:
         self.poll_ms = poll_ms
         self.ledger = Ledger(MemoryTaskStore(), clock, limit=limit, max_bytes=max_bytes)
         self.workers = Workers(self.ledger, dispatcher, lease, telemetry)
+        self._telemetry = telemetry
 
     def use(self, store: TaskStore) -> None:
         """Keep tasks in ``store`` (a plugin's, once it has started) instead of this process's memory."""
@@ -177,6 +178,7 @@ class Tasks:
         except Exception:
             error = crashed(bound.spec.name)  # logged with the store's exception
             return error_result("TASKS_UNAVAILABLE", "The task could not be kept: " + error["message"])
+        self._telemetry.task_status("working", record.tool)
         self.workers.launch(owner, record, bound, ctx)
         return {"resultType": "task", **record.task()}
 
@@ -282,6 +284,7 @@ class Tasks:
 
         record = await self.ledger.change(owner_of(ctx), params.task_id, cancel)
         if record is not None:  # this caller's task: stop its run, if it is here (else its next beat stops it)
+            self._telemetry.task_status(record.status, record.tool)
             self.workers.cancel(record.id)
         return {}  # the same empty acknowledgement for any id, as the extension says
 

@@ -177,7 +177,9 @@ class Workers:
             return record if record.terminal else record.ended(now, status, **changes)
 
         try:
-            await self._ledger.change(owner, task_id, end)
+            ended = await self._ledger.change(owner, task_id, end)
+            if ended is not None and ended.status == status:  # not one cancelled meanwhile
+                self._telemetry.task_status(status, ended.tool)
         except TaskQuotaError as exc:
             await self._ledger.overflow(owner, task_id, "result" if "result" in changes else "error", exc)
         except Exception:
@@ -199,7 +201,9 @@ class Workers:
             )
 
         try:
-            await self._ledger.change(owner, task_id, park)
+            parked = await self._ledger.change(owner, task_id, park)
+            if parked is not None and parked.status == "input_required":
+                self._telemetry.task_status("input_required", parked.tool)
         except TaskQuotaError as exc:
             await self._ledger.overflow(owner, task_id, "questions", exc)
         except Exception:

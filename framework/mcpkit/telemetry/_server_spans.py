@@ -17,6 +17,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import ValidationError
 
 from ..base import ERROR_META_KEY
+from ._audit import CallNote, forget_call, noted_call
 from ._telemetry import Telemetry
 
 __all__ = ["ServerSpans", "install_server_spans", "tool_error_type"]
@@ -107,10 +108,27 @@ class ServerSpans:
         return attributes
 
 
+class _AuditedSpans(ServerSpans):
+    """``ServerSpans`` that also note each call for the audit log (only a server with ``audit=...`` pays for it)."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        request_id = None if ctx.request_id is None else str(ctx.request_id)
+        token = noted_call(CallNote(ctx.method, _target(ctx), request_id, _session(ctx)))
+        try:
+            if self._telemetry.mode == "off":
+                return await call_next(ctx)
+            return await super().__call__(ctx, call_next)
+        finally:
+            forget_call(token)
+
+
 def install_server_spans(telemetry: Telemetry, middleware: list[Any]) -> None:
-    """Put ``ServerSpans`` in the place of the SDK's own span middleware in ``middleware`` (``off``: neither)."""
+    """Put ``ServerSpans`` in the place of the SDK's own span middleware in ``middleware`` (``off``: neither, unless
+    an audit log needs each call noted)."""
     middleware[:] = [layer for layer in middleware if not isinstance(layer, OpenTelemetryMiddleware)]
-    if telemetry.mode != "off":
+    if telemetry.audit is not None:
+        middleware.insert(0, _AuditedSpans(telemetry))
+    elif telemetry.mode != "off":
         middleware.insert(0, ServerSpans(telemetry))
 
 

@@ -7,13 +7,15 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Literal, get_args
 
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, StatusCode, TracerProvider
 
 from ..base import ConfigurationError
+from ._audit import AuditLog
 from ._instruments import Instruments
+from ._prometheus import PrometheusScrape
 
 __all__ = ["MODES", "Mode", "Telemetry"]
 
@@ -36,16 +38,47 @@ class Telemetry:
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
         resource_uris: bool = False,
+        callers: bool = False,
+        key_labels: bool = False,
+        audit: AuditLog | None = None,
+        prometheus: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ConfigurationError(
                 f"Server(telemetry=...) is one of {', '.join(repr(m) for m in MODES)}, not {mode!r:.60}."
             )
-        if not isinstance(resource_uris, bool):
-            raise ConfigurationError(f"telemetry_resource_uris is True or False, not {resource_uris!r:.60}.")
+        for name, flag in (("resource_uris", resource_uris), ("callers", callers), ("key_labels", key_labels)):
+            if not isinstance(flag, bool):
+                raise ConfigurationError(f"telemetry_{name} is True or False, not {flag!r:.60}.")
+        if not isinstance(prometheus, bool):
+            raise ConfigurationError(f"Server(prometheus=...) is True or False, not {prometheus!r:.60}.")
+        #: Serves ``GET /metrics`` (``Server(prometheus=True)``): the server's metrics, and its meter provider.
+        self.scrape: PrometheusScrape | None = None
+        if prometheus:
+            if meter_provider is not None:
+                raise ConfigurationError(
+                    "Server(prometheus=True) records into a meter provider of its own: leave out meter_provider=, "
+                    "or add a PrometheusMetricReader to your own provider and serve it yourself."
+                )
+            if mode != "native":
+                raise ConfigurationError(
+                    f"Server(prometheus=True) serves metrics, which telemetry={mode!r} records none of."
+                )
+            self.scrape = PrometheusScrape()
+            meter_provider = self.scrape.meter_provider
+        if audit is not None and not isinstance(audit, AuditLog):
+            raise ConfigurationError(f"Server(audit=...) is an mcpkit.AuditLog(path, ...), not {audit!r:.60}.")
         self.mode: Mode = mode
         #: Whether ``resources/read`` spans carry ``mcp.resource.uri`` (an app opts in: a URI may name a person).
         self.resource_uris = resource_uris
+        #: Whether memory spans carry the caller's hashed id (``mcpkit.memory.caller``): an app opts in.
+        self.callers = callers
+        #: Whether memory spans and audit lines carry a key's label (its text up to the first ``:``) beside its hash.
+        self.key_labels = key_labels
+        #: Where every memory operation is written (``Server(audit=...)``), or None.
+        self.audit = audit
+        self._meter_provider = meter_provider
+        self._metering = meter_provider is not None
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("mcpkit")
         self.instruments = Instruments(meter_provider)
         #: 2025-11-25 sessions seen -> when their first request arrived (``time.monotonic``).
@@ -55,6 +88,12 @@ class Telemetry:
     def native(self) -> bool:
         """Whether spans and metrics are recorded (``propagation`` and ``off`` record nothing)."""
         return self.mode == "native"
+
+    def metering(self) -> bool:
+        """Whether a metrics SDK records what the instruments are given (else the work of a point is skipped)."""
+        if not self._metering and self.native:
+            self._metering = not type(metrics.get_meter_provider()).__module__.startswith("opentelemetry.metrics")
+        return self._metering and self.native
 
     @contextmanager
     def span(self, name: str, attributes: Mapping[str, Attribute]) -> Iterator[Span]:
@@ -118,6 +157,11 @@ class Telemetry:
             if span.is_recording():
                 span.set_attributes({"mcp.method.name": name, "error.type": reason})
                 span.set_status(StatusCode.ERROR)
+
+    def task_status(self, status: str, tool: str) -> None:
+        """Count a task reaching ``status`` (``working`` when it starts), for ``mcpkit.tasks``."""
+        if self.native:
+            self.instruments.tasks.add(1, {"mcpkit.task.status": status, "gen_ai.tool.name": tool})
 
     def session_seen(self, session: str) -> None:
         """Note when a 2025-11-25 session was first seen, for ``mcp.server.session.duration``."""

@@ -15,7 +15,7 @@ from mcpkit import Clock, ConfigurationError, Plugin, PluginSetup, SystemClock, 
 from ..index import Semantic
 from ..sealing import HELD_SECONDS, Keyring
 from ..stores import Store
-from ..vault import Vault
+from ..vault import ObservedVault, Vault
 from ._config import StoreConfig, parse_store_url, secret_from_env, store_config
 from ._secret_check import check_secret
 
@@ -103,7 +103,19 @@ class Backing:
                 raise RuntimeError(f"the {kind.label} store was set up without a secret")
             self._keyring = Keyring(_split(kind.secret_beside(config.where)))
         await self._store.open()
-        vault = Vault(self._store, self._keyring, search_all=search_all, semantic=semantic, search_keys=search_keys)
+        store, keyring, telemetry = self._store, self._keyring, self._setup.telemetry
+        if telemetry is not None and (telemetry.native or telemetry.audit is not None):  # observed: spans, audit
+            vault: Vault = ObservedVault(
+                store,
+                keyring,
+                telemetry,
+                kind.system,
+                search_all=search_all,
+                semantic=semantic,
+                search_keys=search_keys,
+            )
+        else:
+            vault = Vault(store, keyring, search_all=search_all, semantic=semantic, search_keys=search_keys)
         try:  # a diagnosis only: a slow look (a huge shared Redis) or a failing one never stops the start
             async with asyncio.timeout(SECRET_CHECK_SECONDS):
                 await check_secret(vault, config.describe())

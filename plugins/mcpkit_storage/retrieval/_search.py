@@ -49,9 +49,28 @@ async def search(
     ``quota``: the place's, which vector shards a search by meaning fills count against. ``caller``: whose share of
     the embedder the search takes (default: the place's owner's).
     """
+    chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
+    observed = vault.searching(place, chosen)
+    if observed is None:
+        return await _search(vault, place, query, now, limit, chosen, explain, weight, quota, caller)
+    with observed:
+        return await _search(vault, place, query, now, limit, chosen, explain, weight, quota, caller)
+
+
+async def _search(
+    vault: Vault,
+    place: Place,
+    query: str,
+    now: float,
+    limit: int,
+    chosen: SearchMode,
+    explain: bool,
+    weight: float,
+    quota: Quota | None,
+    caller: str | None,
+) -> Matches:
     await vault.watched(now)
     words = vault.index.words(query)
-    chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
     note = None
     if chosen != "lexical" and vault.semantic is not None and query.strip():
         caller = caller or place.identity

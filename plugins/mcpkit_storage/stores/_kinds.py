@@ -48,6 +48,13 @@ class StoreKind:
     placed: bool = False
     #: Lives in the server's process: one per server, with an ephemeral key, unseen by any other process.
     in_process: bool = False
+    #: Its OpenTelemetry ``db.system.name`` (``postgresql``, ``redis``), where that is not its ``name``.
+    db_system: str = ""
+
+    @property
+    def system(self) -> str:
+        """What telemetry calls it: ``db.system.name``."""
+        return self.db_system or self.name
 
     @property
     def needs_secret(self) -> bool:

@@ -8,6 +8,7 @@ path), ``Indexing`` (search postings) and ``Vectors`` (the embedder and the vect
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from ..base import Place
 from ..index import BlindIndex, Semantic
@@ -217,6 +218,10 @@ class Vault:
         """Remove the values at ``keys`` of ``place`` in one store call; how many live ones went."""
         await self.watched(now)
         return await self._writer.delete(place, keys, now)
+
+    def searching(self, place: Place, mode: str) -> AbstractContextManager[object] | None:
+        """What observes a search of ``place`` in ``mode`` (``ObservedVault``), or None: nothing does."""
+        return None
 
     async def delete_bucket(self, place: Place, now: float) -> int:
         """Remove every value of the place (and its vector shards, which do not count); how many values went."""

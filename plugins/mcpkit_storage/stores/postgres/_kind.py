@@ -23,6 +23,7 @@ def _make(where: str, *, prefix: str, create: bool) -> Store:
 POSTGRES = register_store(
     StoreKind(
         name="postgres",
+        db_system="postgresql",
         label="PostgreSQL",
         make=_make,
         schemes=("postgresql://", "postgres://"),

@@ -44,6 +44,7 @@ REDIS = register_store(
 REDIS_CLUSTER = register_store(
     StoreKind(
         name="redis-cluster",
+        db_system="redis",
         label="Redis Cluster",
         make=_make_cluster,
         schemes=("redis+cluster://", "rediss+cluster://"),

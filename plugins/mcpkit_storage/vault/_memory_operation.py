@@ -1,0 +1,216 @@
+"""``MemoryOperation``: what one observed vault operation records when it ends: its child span, its duration point,
+an event on the call's span and its audit lines; keys hashed, callers by their owner hash, never a value."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from typing import Literal
+
+from opentelemetry import context, trace
+from opentelemetry.trace import Span, SpanKind, StatusCode
+
+from mcpkit import AuditLog, Telemetry, current_call
+
+from ..base import Place, without_namespace
+from ..sealing import Keyring
+from ..stores import QuotaExceededError
+from ._found import Found, Observed
+
+__all__ = ["KEY_HASH_DIGITS", "KEY_HASH_PURPOSE", "Kind", "MemoryOperation", "Observer", "hashed_key"]
+
+#: What an operation does to memory, as the audit log and the events say it.
+Kind = Literal["read", "write", "delete", "list", "search", "embed"]
+
+#: The purpose the key-hashing key is derived for (never the sealing keys themselves).
+KEY_HASH_PURPOSE = "mcpkit telemetry key hash"
+
+#: How many hex digits of the HMAC a key's hash keeps (64 bits: no two keys of a bucket meet in practice).
+KEY_HASH_DIGITS = 16
+
+#: A bounded attribute value.
+Value = str | int | bool
+
+
+def hashed_key(secret: bytes, bucket: str, key: str) -> str:
+    return hmac.new(secret, f"{bucket}\0{key}".encode(), hashlib.sha256).hexdigest()[:KEY_HASH_DIGITS]
+
+
+class Observer:
+    """What an observed vault's operations share: the server's telemetry, the store's ``db.system.name``, the
+    keyring (owner hashes) and the key-hashing key; whether a metrics SDK records is looked up once, here."""
+
+    __slots__ = ("always", "keyring", "metering", "secret", "system", "telemetry")
+
+    def __init__(self, telemetry: Telemetry, system: str, keyring: Keyring, secret: bytes) -> None:
+        self.telemetry = telemetry
+        self.system = system
+        self.keyring = keyring
+        self.secret = secret
+        self.metering = telemetry.metering()
+        self.always = telemetry.audit is not None or self.metering
+
+
+class MemoryOperation:
+    """One observed operation, a context manager around it; ``keys``, ``count`` and ``mode`` say what it saw."""
+
+    __slots__ = (
+        "_found",
+        "_kind",
+        "_observer",
+        "_operation",
+        "_parent",
+        "_place",
+        "_span",
+        "_started",
+        "_token",
+        "count",
+        "mode",
+    )
+
+    def __init__(self, observer: Observer, operation: str, kind: Kind, place: Place | None) -> None:
+        self._observer = observer
+        self._operation = operation
+        self._kind = kind
+        self._place = place
+        self._found: list[tuple[str, object]] = []
+        self._parent: Span = trace.get_current_span()
+        self._span: Span | None = None
+        self._token: object = None
+        self._started = 0.0
+        self.count: int | None = None
+        self.mode: str | None = None
+
+    def keys(self, *found: tuple[str, object]) -> None:
+        """The keys the operation touched, each with what it found: an ``Observed``/``Found`` (None: a miss), a size
+        in bytes (written), True/False (deleted or not), or None (not known)."""
+        self._found.extend(found)
+
+    def __enter__(self) -> MemoryOperation:
+        if self._parent.is_recording():
+            observer = self._observer
+            span = observer.telemetry.tracer.start_span(
+                f"{self._operation} {observer.system}",
+                kind=SpanKind.CLIENT if self._kind != "embed" else SpanKind.INTERNAL,
+            )
+            self._span = span
+            self._token = context.attach(trace.set_span_in_context(span))
+        self._started = time.perf_counter()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _: object) -> None:
+        elapsed = time.perf_counter() - self._started
+        observer = self._observer
+        error_type = None if error is None else type(error).__qualname__
+        if observer.metering:
+            self._measured(elapsed, error, error_type)
+        where = self._where()
+        lines = self._lines()
+        if self._span is not None:
+            self._ended(self._span, where, lines, error_type)
+        if self._kind != "embed" and self._parent.is_recording():
+            for line in lines or [{}]:  # the call's span alone says what memory the call read and wrote
+                self._parent.add_event(f"mcpkit.memory.{self._kind}", {**where, **_prefixed(line)})
+        audit = observer.telemetry.audit
+        if audit is not None and self._kind != "embed":
+            self._audit(audit, where, lines, error_type)
+
+    def _measured(self, elapsed: float, error: BaseException | None, error_type: str | None) -> None:
+        instruments, system = self._observer.telemetry.instruments, self._observer.system
+        if self._kind == "search":
+            instruments.search_duration.record(elapsed, {"mcpkit.search.mode": self.mode or "lexical"})
+        elif self._kind == "embed":
+            instruments.embedding_duration.record(elapsed, {"db.system.name": system})
+        else:
+            point = {"db.system.name": system, "db.operation.name": self._operation}
+            if error_type is not None:
+                point["error.type"] = error_type
+            instruments.storage_duration.record(elapsed, point)
+        if isinstance(error, QuotaExceededError):
+            instruments.quota_refusals.add(1, {"mcpkit.quota.limit": str(error.limit)})
+
+    def _ended(self, span: Span, where: dict[str, Value], lines: list[dict[str, Value]], error: str | None) -> None:
+        context.detach(self._token)  # type: ignore[arg-type]
+        attributes: dict[str, Value] = {
+            "db.system.name": self._observer.system,
+            "db.operation.name": self._operation,
+            **where,
+        }
+        if len(lines) == 1:
+            attributes.update(_prefixed(lines[0]))
+        if error is not None:
+            attributes["error.type"] = error
+            span.set_status(StatusCode.ERROR)  # no description: an exception's text may carry a value
+        span.set_attributes(attributes)  # once, and few: the SDK checks each attribute it is given
+        span.end()
+
+    def _where(self) -> dict[str, Value]:
+        """The scope (and namespace), the caller where the app opts in, and what a listing or search saw."""
+        where: dict[str, Value] = {}
+        place = self._place
+        if place is not None:
+            rest = without_namespace(place.bucket)
+            where["mcpkit.memory.scope"] = rest.partition(".")[0]
+            if rest != place.bucket:
+                where["mcpkit.memory.namespace"] = place.bucket[: -len(rest) - 1]
+            if self._observer.telemetry.callers:
+                where["mcpkit.memory.caller"] = self._observer.keyring.owner_for(place.identity)
+        if self.count is not None:
+            where["mcpkit.memory.count"] = self.count
+        if self.mode is not None:
+            where["mcpkit.search.mode"] = self.mode
+        return where
+
+    def _lines(self) -> list[dict[str, Value]]:
+        """One entry per key: its hash (and label, where the app opts in), hit or miss, bytes."""
+        place = self._place
+        if place is None:
+            return []
+        secret, labels = self._observer.secret, self._observer.telemetry.key_labels
+        lines = []
+        for key, seen in self._found:
+            line: dict[str, Value] = {"key": hashed_key(secret, place.bucket, key)}
+            if labels:
+                line["key_label"] = key.partition(":")[0] if ":" in key else "-"
+            if isinstance(seen, Observed):
+                line["hit"] = seen.found is not None
+                if seen.found is not None:
+                    line["bytes"] = sum(len(stored) for _, stored in seen.seen if stored is not None)
+            elif isinstance(seen, bool):
+                line["hit"] = seen
+            elif isinstance(seen, int):
+                line["bytes"] = seen
+            elif isinstance(seen, Found):
+                line["hit"] = True
+            elif seen is None and self._kind == "read":
+                line["hit"] = False
+            lines.append(line)
+        return lines
+
+    def _audit(
+        self, audit: AuditLog, where: dict[str, Value], lines: list[dict[str, Value]], error: str | None
+    ) -> None:
+        call = current_call()
+        span = self._parent.get_span_context()
+        common: dict[str, object] = {
+            "operation": self._kind,
+            "store": self._observer.system,
+            "db_operation": self._operation,
+            **{name.rpartition(".")[2]: value for name, value in where.items()},
+        }
+        if self._place is not None:
+            common["bucket"] = self._place.bucket
+            common["caller"] = self._observer.keyring.owner_for(self._place.identity)
+        if call is not None:
+            common.update(method=call.method, tool=call.tool, request_id=call.request_id, session=call.session)
+        if span.is_valid:
+            common["trace_id"] = format(span.trace_id, "032x")
+        if error is not None:
+            common["error"] = error
+        for line in lines or [{}]:
+            audit.write({**common, **line})
+
+
+def _prefixed(line: dict[str, Value]) -> dict[str, Value]:
+    return {f"mcpkit.memory.{name}": value for name, value in line.items()}
