@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple
 
 import anyio
@@ -14,6 +15,8 @@ from mcpkit_search import WEIGHT
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     MODES,
+    SOURCES,
+    TRUST,
     Found,
     Matches,
     Place,
@@ -21,20 +24,24 @@ from mcpkit_storage import (
     RememberInvalidError,
     Scope,
     SearchMode,
+    Source,
     backoff,
     check_key,
     check_scope,
     check_ttl,
     encode_value,
     place_for,
+    seal_meta,
     search,
 )
 
 from ._glob import Glob
 from ._policy import RememberPolicy
+from ._provenance import Info, info_of, source_of, wanted
 from ._store_errors import STORE_ERRORS, StorageErrors
+from ._versions import Event, Version, record, versions_key, versions_of
 
-__all__ = ["KeyPage", "Remember", "RememberPolicy"]
+__all__ = ["Info", "KeyPage", "Remember", "RememberPolicy"]
 
 #: Compare-and-set attempts before giving up; only writers in other processes make them fail.
 _UPDATE_ATTEMPTS = 64
@@ -53,6 +60,10 @@ class KeyPage(NamedTuple):
     next_cursor: str | None
 
 
+def _no_origin() -> bytes:
+    return b""
+
+
 class Remember:
     """Values kept for the caller across calls. ``scope`` defaults to ``"session"``.
 
@@ -61,14 +72,26 @@ class Remember:
     session, but only this tool sees it; ``global`` for every caller.
     """
 
-    __slots__ = ("_caller", "_namespace", "_places", "_policy", "_tool")
+    __slots__ = ("_caller", "_namespace", "_origin", "_origin_of", "_places", "_policy", "_source", "_tool")
 
-    def __init__(self, policy: RememberPolicy, caller: Caller, tool_name: str | None, namespace: str = "") -> None:
+    def __init__(
+        self,
+        policy: RememberPolicy,
+        caller: Caller,
+        tool_name: str | None,
+        namespace: str = "",
+        *,
+        source: Source = "tool",
+        origin: Callable[[], bytes] = _no_origin,
+    ) -> None:
         self._policy = policy
         self._caller = caller
         self._tool = tool_name
         self._namespace = namespace
         self._places: dict[str, Place] = {}  # scope -> place: the caller and tool are fixed for this call
+        self._source = source  # what a write without ``source=`` says of itself
+        self._origin_of = origin  # who writes (sealed with each value), worked out at the call's first write
+        self._origin: bytes | None = None
 
     @property
     def user_id(self) -> str | None:
@@ -82,6 +105,28 @@ class Remember:
             place = place_for(checked, self._caller, self._tool, self._namespace)
             self._places[checked] = place
         return place
+
+    def _meta(self, source: object, at: object) -> bytes:
+        """The sealed provenance of a value written now by this call (``sealing.seal_meta``)."""
+        if source is None:
+            source = self._source
+        elif source not in TRUST:
+            raise RememberInvalidError(f"source is one of {', '.join(SOURCES)}; not {source!r:.40}.")
+        if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
+            raise RememberInvalidError(f"at is when it happened, in seconds since the epoch, or None; not {at!r:.40}.")
+        origin = self._origin
+        if origin is None:
+            origin = self._origin = self._origin_of()
+        return seal_meta(source, at, origin)  # type: ignore[arg-type]  # checked above
+
+    async def _recorded(
+        self, place: Place, key: str, event: Event | None, text: str | None, deadline: float | None, meta: bytes
+    ) -> None:
+        """Add a version to the key's change history, when the plugin keeps one (``history=N``)."""
+        keep = self._policy.history
+        if keep:
+            now = self._policy.clock().now()
+            await record(self._policy.vault, place, key, event, text, deadline, now, meta, keep, self._policy.quota)
 
     def _share(self, place: Place) -> str:
         """Whose share of the embedder this call's embeddings take: the signed-in user's (whatever the scope or
@@ -105,20 +150,47 @@ class Remember:
             deadline = now + cap
         return deadline
 
-    async def set(self, key: str, value: Any, *, scope: Scope = "session", ttl: float | None = None) -> None:
-        """Keep ``value`` (any JSON value) under ``key``; ``ttl`` in seconds, else the plugin's default_ttl."""
+    async def set(
+        self,
+        key: str,
+        value: Any,
+        *,
+        scope: Scope = "session",
+        ttl: float | None = None,
+        source: Source | None = None,
+        at: float | None = None,
+    ) -> None:
+        """Keep ``value`` (any JSON value) under ``key``; ``ttl`` in seconds, else the plugin's default_ttl.
+
+        ``source``: where the value came from, sealed with it (docs/provenance.md): ``user`` (the caller said it),
+        ``tool`` (the tool computed it; the default of a tool's ``self.remember``), ``model``, ``external`` (derived
+        from content fetched from elsewhere) or ``import``. ``at``: when what it says happened (seconds since the
+        epoch; default: now).
+        """
         place = self._place(scope)
         check_key(key)
+        meta = self._meta(source, at)
         text = encode_value(key, value, self._policy.max_value_bytes)
         vault = self._policy.vault
         vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
+        deadline = self._deadline(place, ttl, now)
         with StorageErrors(key, scope, vault, place):
-            await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
+            await vault.write(place, key, text, deadline, now, self._policy.quota, vector, meta)
+            if self._policy.history:
+                await self._recorded(place, key, "import" if source == "import" else None, text, deadline, meta)
 
-    async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
-        """Keep each value of ``values`` (key -> any JSON value) as ``set`` does; with an embedder their texts are
-        embedded together, in batches, which is faster than one ``set`` each.
+    async def set_many(
+        self,
+        values: Mapping[str, Any],
+        *,
+        scope: Scope = "session",
+        ttl: float | None = None,
+        source: Source | None = None,
+        at: float | None = None,
+    ) -> None:
+        """Keep each value of ``values`` (key -> any JSON value) as ``set`` does, all from one ``source`` and ``at``;
+        with an embedder their texts are embedded together, in batches, which is faster than one ``set`` each.
 
         Every key and value is checked before anything is written. The values are then written one by one, in
         order: if one fails (a quota, the store), the ones before it are kept and the error names the one that
@@ -127,6 +199,7 @@ class Remember:
         place = self._place(scope)
         if not isinstance(values, Mapping):
             raise RememberInvalidError(f"set_many() takes a mapping of key to value, not {type(values).__name__}.")
+        meta = self._meta(source, at)
         texts = {}
         for key, value in values.items():
             check_key(key)
@@ -137,7 +210,14 @@ class Remember:
         now = clock().now()  # one deadline for the batch; each value is written at its own moment, the last the newest
         deadline = self._deadline(place, deadline_ttl, now)
         with StorageErrors(scope=scope):  # a partial write names the key that did not fit
-            await vault.write_many(place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now())
+            await vault.write_many(
+                place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now(), meta
+            )
+        if self._policy.history:
+            event: Event | None = "import" if source == "import" else None
+            for key, text in texts.items():
+                with StorageErrors(key, scope, vault, place):
+                    await self._recorded(place, key, event, text, deadline, meta)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -158,12 +238,39 @@ class Remember:
         with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now())
 
-    async def forget(self, key: str, *, scope: Scope = "session") -> bool:
-        """Delete the value now; True when there was one."""
+    async def info(self, key: str, *, scope: Scope = "session") -> Info | None:
+        """Where the value under ``key`` came from and when (``Info``), or None when there is none."""
         place = self._place(scope)
         check_key(key)
         with STORE_ERRORS:
-            return await self._policy.vault.delete(place, key, self._policy.clock().now())
+            payload = await self._policy.vault.inspect(place, key, self._policy.clock().now())
+        return None if payload is None else info_of(payload.provenance, payload.written_at, payload.expires_at)
+
+    async def history(self, key: str, *, scope: Scope = "session") -> list[Version]:
+        """The key's last versions, oldest first, each with its event and provenance (``Version``); empty when the
+        plugin keeps no history (``RememberPlugin(history=0)``) or the key has none."""
+        place = self._place(scope)
+        check_key(key)
+        now = self._policy.clock().now()
+        with STORE_ERRORS:
+            found = await self._policy.vault.read(place, versions_key(key), now)
+        return [] if found is None else versions_of(found.value, now)
+
+    async def forget(self, key: str, *, scope: Scope = "session", keep_history: bool = False) -> bool:
+        """Delete the value now, and its change history; True when there was a value.
+
+        ``keep_history=True`` keeps the history, with a ``delete`` event added (when the plugin keeps one).
+        """
+        place = self._place(scope)
+        check_key(key)
+        vault, now = self._policy.vault, self._policy.clock().now()
+        with StorageErrors(key, scope, vault, place):
+            gone = await vault.delete(place, key, now)
+            if keep_history and self._policy.history:
+                await self._recorded(place, key, "delete", None, None, self._meta(None, None))
+            elif self._policy.history:
+                await vault.delete(place, versions_key(key), now)
+            return gone
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:
         """Whether a value is kept under ``key``."""
@@ -172,8 +279,19 @@ class Remember:
         with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now()) is not None
 
-    async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
-        """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case)."""
+    async def list(
+        self,
+        *,
+        scope: Scope = "session",
+        pattern: str = "*",
+        sources: Collection[Source] | None = None,
+        min_trust: Source | None = None,
+    ) -> list[str]:
+        """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case).
+
+        ``sources``: only values from these sources; ``min_trust``: only values from this source or a more trusted
+        one (user > tool > model > import > external). Either leaves out values whose source is not known.
+        """
         place = self._place(scope)
         if not isinstance(pattern, str):
             raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r:.60}.")
@@ -181,8 +299,14 @@ class Remember:
             glob = Glob(pattern)
         except ValueError as exc:
             raise RememberInvalidError(f"The pattern is not usable: {exc}.") from None
+        kept_sources = wanted(sources, min_trust)
+        vault, now = self._policy.vault, self._policy.clock().now()
         with STORE_ERRORS:
-            keys = await self._policy.vault.keys(place, self._policy.clock().now())
+            if kept_sources is None:
+                keys = await vault.keys(place, now)
+            else:
+                payloads = await vault.payloads(place, now)
+                keys = sorted(key for key, payload in payloads.items() if source_of(payload.provenance) in kept_sources)
         if pattern == "*":
             return keys
         if len(keys) * len(pattern) < _MATCH_ON_LOOP:
@@ -229,6 +353,8 @@ class Remember:
         mode: SearchMode | None = None,
         weight: float = WEIGHT,
         explain: bool = False,
+        sources: Collection[Source] | None = None,
+        min_trust: Source | None = None,
     ) -> Matches:
         """The caller's values in ``scope`` that best match ``query``, best first (ties: the newest first).
 
@@ -240,8 +366,12 @@ class Remember:
         ``min_similarity``), is found. Until the embedder's model has loaded, the search goes by words alone and
         the result's ``note`` says so. ``limit``: 1 to 100. ``explain=True``: each match's ``why`` gives each
         side's score and rank.
+
+        Each match carries its ``provenance`` (``match.source``). ``sources`` / ``min_trust`` keep only matches from
+        those sources, as ``list`` does: the best ``MAX_SEARCH_LIMIT`` matches are ranked, then filtered.
         """
         place = self._place(scope)
+        kept_sources = wanted(sources, min_trust)
         if not self._policy.vault.searchable(place.bucket):
             raise RememberInvalidError(
                 "search() needs the plugin built with RememberPlugin.init(..., search=True), which indexes "
@@ -258,9 +388,14 @@ class Remember:
         now = self._policy.clock().now()
         with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
-            return await search(
-                vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota, caller=caller
+            asked = limit if kept_sources is None else MAX_SEARCH_LIMIT
+            matches = await search(
+                vault, place, query, now, asked, mode, explain=explain, weight=weight, quota=quota, caller=caller
             )
+        if kept_sources is None:
+            return matches
+        kept = [match for match in matches if source_of(match.provenance) in kept_sources]
+        return Matches(kept[:limit], matches.note)
 
     def _check_mode(self, mode: object, weight: object) -> None:
         if mode is not None and mode not in MODES:
@@ -274,10 +409,16 @@ class Remember:
             raise RememberInvalidError(f"search(weight=...) is a number from 0 to 1, not {weight!r:.40}.")
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
-        """Delete everything this caller has in ``scope``; returns how many values went."""
+        """Delete everything this caller has in ``scope``, the values' change history too; returns how many values
+        went."""
         place = self._place(scope)
+        vault, now = self._policy.vault, self._policy.clock().now()
         with STORE_ERRORS:
-            return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
+            if not self._policy.history:
+                return await vault.delete_bucket(place, now)
+            values = len(await vault.keys(place, now))  # the store counts the versions' entries too
+            await vault.delete_bucket(place, now)
+            return values
 
     async def increment(
         self, key: str, by: int | float = 1, *, scope: Scope = "session", ttl: float | None = None
@@ -304,15 +445,18 @@ class Remember:
         scope: Scope = "session",
         default: Any = None,
         ttl: float | None = None,
+        source: Source | None = None,
+        at: float | None = None,
     ) -> Any:
         """Atomically replace the value with ``fn(current)`` (``default`` when missing); returns the new value.
 
         ``fn`` may run more than once when other writers race; keep it free of side effects.
-        Without ``ttl`` an existing value keeps its deadline.
+        Without ``ttl`` an existing value keeps its deadline. ``source`` and ``at`` as for ``set``.
         """
         place = self._place(scope)
         check_key(key)
         check_ttl(ttl)
+        meta = self._meta(source, at)
         vault, quota = self._policy.vault, self._policy.quota
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
@@ -332,7 +476,9 @@ class Remember:
                     if vault.semantic is not None and text not in vectors:
                         vectors[text] = await vault.vector(place, key, text, self._share(place))
                     vector = vectors.get(text, b"")
-                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
+                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector, meta=meta):
+                        if self._policy.history:
+                            await self._recorded(place, key, "set" if found is None else "update", text, deadline, meta)
                         return new
                     await backoff(attempt)  # another process wrote first: wait a little, and read again
             finally:

@@ -20,6 +20,7 @@ from .backing import (
     store_config,
 )
 from .base import (
+    INTERNAL_KEY,
     MAX_KEY_LENGTH,
     MAX_TTL,
     SCOPES,
@@ -44,20 +45,23 @@ from .base import (
 )
 from .index import DEFAULT_MIN_SIMILARITY, Semantic
 from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
-from .sealing import CursorSeal, Keyring
+from .sealing import SOURCES, TRUST, CursorSeal, Keyring, Provenance, Source, origin_bytes, provenance_of, seal_meta
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
 from .vault import Found, Observed, PartialWriteError, Vault, read_many_in_thread
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
     "INDEX_BYTES_PER_WORD",
+    "INTERNAL_KEY",
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
     "MODES",
     "SCOPES",
+    "SOURCES",
     "STORE_URLS",
     "TASKS_BUCKET",
+    "TRUST",
     "BackedPlugin",
     "Backing",
     "CursorSeal",
@@ -70,6 +74,7 @@ __all__ = [
     "Observed",
     "PartialWriteError",
     "Place",
+    "Provenance",
     "Quota",
     "QuotaExceededError",
     "RememberConflictError",
@@ -81,6 +86,7 @@ __all__ = [
     "Scope",
     "SearchMode",
     "Semantic",
+    "Source",
     "StoreConfig",
     "StoreUnavailableError",
     "TurnTimeoutError",
@@ -94,10 +100,13 @@ __all__ = [
     "indexed_count",
     "keyring_from",
     "make_store",
+    "origin_bytes",
     "parse_store_url",
     "place_for",
+    "provenance_of",
     "read_many_in_thread",
     "register_namespace",
+    "seal_meta",
     "search",
     "store_config",
     "usable",

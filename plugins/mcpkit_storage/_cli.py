@@ -26,6 +26,7 @@ from .admin import (
     unlisted_rotation,
 )
 from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_store_url, secret_from_env
+from .base import is_internal_key
 from .index import EmbedderFailedError, Semantic, is_shard_key
 from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
 from .stores import Address, Store, StoreUnavailableError
@@ -125,6 +126,10 @@ async def rotate(
         if is_shard_key(payload.key):  # vector shards name values by address: the old ones go, searches make anew
             if stale:
                 await store.delete(*address, now)
+            continue
+        if is_internal_key(payload.key):  # a key's versions: moved when stale, never indexed, counted with no value
+            if stale and record.entry.live(now) and payload.live(now):
+                await migrate(vault, payload, now, indexed=False)
             continue
         if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1

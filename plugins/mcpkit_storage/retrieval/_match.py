@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
-    from ..sealing import Payload
+    from ..sealing import Payload, Provenance
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Asked", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
 
@@ -47,6 +47,7 @@ class Match(NamedTuple):
     (``mcpkit_search.fuse``) in ``hybrid`` mode. ``why`` says how it was reached, when asked (``explain=True``).
 
     ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
+    ``provenance``: where the value came from (None: written before mcpkit kept it; docs/provenance.md).
     """
 
     key: str
@@ -55,6 +56,12 @@ class Match(NamedTuple):
     updated_at: float | None
     expires_at: float | None
     why: Explanation | None = None
+    provenance: Provenance | None = None
+
+    @property
+    def source(self) -> str | None:
+        """``user``, ``tool``, ``model``, ``import`` or ``external`` (None: not known)."""
+        return None if self.provenance is None else self.provenance.source
 
 
 class Matches(list[Match]):
@@ -118,6 +125,7 @@ def explained(
                 chunks.get(doc),
                 None if windows is None or doc not in semantic else windows(opened[doc]),
             ),
+            opened[doc].provenance,
         )
         for doc in best
     ]
