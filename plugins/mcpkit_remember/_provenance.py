@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mcpkit_storage import SOURCES, TRUST, Provenance, RememberInvalidError, Source
 
@@ -11,15 +11,16 @@ __all__ = ["Info", "age_text", "info_of", "source_of", "wanted"]
 
 
 class Info(NamedTuple):
-    """Where a kept value came from and when (``self.remember.info(key)``; docs/provenance.md).
+    """A kept value with where it came from and when (``self.remember.info(key)``; docs/provenance.md).
 
-    ``source`` is ``user``, ``tool``, ``model``, ``import`` or ``external``; ``at`` when what the value says happened
-    (by default when it was written); ``updated_at`` when it was written; ``expires_at`` its deadline (None: none).
-    ``app``, ``tool``, ``client``, ``client_version``, ``session`` (a hash) and ``era`` (the protocol version) say
-    who wrote it. Every field but ``updated_at`` and ``expires_at`` is None for a value written before mcpkit kept
-    provenance.
+    ``source`` is ``user``, ``tool``, ``model``, ``import`` or ``external``; ``at`` when what the value says
+    happened (by default when it was written); ``updated_at`` when it was written; ``expires_at`` its deadline (None:
+    none). ``app``, ``tool``, ``client``, ``client_version``, ``session`` (a hash) and ``era`` (the protocol version)
+    say who wrote it. Every field but ``value``, ``updated_at`` and ``expires_at`` is None for a value written before
+    mcpkit kept provenance.
     """
 
+    value: Any
     source: Source | None
     at: float | None
     updated_at: float | None
@@ -32,12 +33,12 @@ class Info(NamedTuple):
     era: str | None
 
 
-def info_of(provenance: Provenance | None, updated_at: float | None, expires_at: float | None) -> Info:
+def info_of(value: Any, provenance: Provenance | None, updated_at: float | None, expires_at: float | None) -> Info:
     """The ``Info`` of a value written at ``updated_at`` with ``provenance`` (None: not kept)."""
     if provenance is None:
-        return Info(None, None, updated_at, expires_at, None, None, None, None, None, None)
+        return Info(value, None, None, updated_at, expires_at, None, None, None, None, None, None)
     source, at, app, tool, client, client_version, session, era = provenance
-    return Info(source, at, updated_at, expires_at, app, tool, client, client_version, session, era)
+    return Info(value, source, at, updated_at, expires_at, app, tool, client, client_version, session, era)
 
 
 def age_text(seconds: float) -> str:

@@ -239,12 +239,16 @@ class Remember:
             return await self._policy.vault.read(place, key, self._policy.clock().now())
 
     async def info(self, key: str, *, scope: Scope = "session") -> Info | None:
-        """Where the value under ``key`` came from and when (``Info``), or None when there is none."""
+        """The value under ``key`` with where it came from and when (``Info``), or None when there is none."""
         place = self._place(scope)
         check_key(key)
         with STORE_ERRORS:
             payload = await self._policy.vault.inspect(place, key, self._policy.clock().now())
-        return None if payload is None else info_of(payload.provenance, payload.written_at, payload.expires_at)
+        return (
+            None
+            if payload is None
+            else info_of(payload.value(), payload.provenance, payload.written_at, payload.expires_at)
+        )
 
     async def history(self, key: str, *, scope: Scope = "session") -> list[Version]:
         """The key's last versions, oldest first, each with its event and provenance (``Version``); empty when the
