@@ -1,11 +1,13 @@
 """mcpkit_remember: per-caller memory for every tool (``self.remember``)."""
 
 from mcpkit_storage import (
+    EVENTS,
     MODES,
     SCOPES,
     SOURCES,
     STORE_URLS,
     TRUST,
+    Event,
     Explanation,
     Found,
     Match,
@@ -21,6 +23,7 @@ from mcpkit_storage import (
     SearchMode,
     Source,
     StoreConfig,
+    Version,
     parse_store_url,
 )
 
@@ -29,7 +32,6 @@ from ._plugin import NOTES_NAMESPACE, RememberPlugin
 from ._provenance import Info, age_text
 from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
-from ._versions import EVENTS, Event, Version
 
 __all__ = [
     "EVENTS",

@@ -17,6 +17,7 @@ from mcpkit_storage import (
     MODES,
     SOURCES,
     TRUST,
+    Event,
     Found,
     Matches,
     Place,
@@ -25,21 +26,24 @@ from mcpkit_storage import (
     Scope,
     SearchMode,
     Source,
+    Version,
     backoff,
     check_key,
     check_scope,
     check_ttl,
     encode_value,
     place_for,
+    record,
     seal_meta,
     search,
+    versions_key,
+    versions_of,
 )
 
 from ._glob import Glob
 from ._policy import RememberPolicy
 from ._provenance import Info, info_of, source_of, wanted
 from ._store_errors import STORE_ERRORS, StorageErrors
-from ._versions import Event, Version, record, versions_key, versions_of
 
 __all__ = ["Info", "KeyPage", "Remember", "RememberPolicy"]
 

@@ -47,10 +47,23 @@ from .index import DEFAULT_MIN_SIMILARITY, Semantic
 from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
 from .sealing import SOURCES, TRUST, CursorSeal, Keyring, Provenance, Source, origin_bytes, provenance_of, seal_meta
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
-from .vault import Found, Observed, PartialWriteError, Vault, read_many_in_thread
+from .vault import (
+    EVENTS,
+    Event,
+    Found,
+    Observed,
+    PartialWriteError,
+    Vault,
+    Version,
+    read_many_in_thread,
+    record,
+    versions_key,
+    versions_of,
+)
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
+    "EVENTS",
     "INDEX_BYTES_PER_WORD",
     "INTERNAL_KEY",
     "MAX_KEY_LENGTH",
@@ -65,6 +78,7 @@ __all__ = [
     "BackedPlugin",
     "Backing",
     "CursorSeal",
+    "Event",
     "Explanation",
     "Found",
     "KeyedLocks",
@@ -92,6 +106,7 @@ __all__ = [
     "TurnTimeoutError",
     "Vault",
     "VaultTaskStore",
+    "Version",
     "backoff",
     "check_key",
     "check_scope",
@@ -105,9 +120,12 @@ __all__ = [
     "place_for",
     "provenance_of",
     "read_many_in_thread",
+    "record",
     "register_namespace",
     "seal_meta",
     "search",
     "store_config",
     "usable",
+    "versions_key",
+    "versions_of",
 ]

@@ -7,19 +7,17 @@ Every test runs through the real HTTP app, on every store, in both protocol eras
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from mcpkit import ManualClock, Server, ToolContext, tool
+from mcpkit import ManualClock, Server, ToolContext, iso_time, tool
 from mcpkit.testing import CallAs, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Place, Vault
 from mcpkit_storage.sealing import unpack
 from remember.support import SECRET, SECRET_B, build_server, plugin_of, static_user_id, store_of, user_identity
+from remember.test_rotation import mcpkit
 
 Op = Literal["set", "update", "info", "list", "search", "history", "forget", "forget_keeping", "whoami"]
 
@@ -246,7 +244,7 @@ async def test_history_zero_keeps_none(store_options: dict[str, Any], mcp_protoc
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])
 async def test_rotation_and_reindex_keep_provenance_event_time_and_history(
-    call_as: CallAs, store_options: dict[str, Any], tmp_path: Path, mcp_protocol: str
+    call_as: CallAs, store_options: dict[str, Any], mcp_protocol: str
 ) -> None:
     nour = call_as("nour")
     await prov(nour, "set", key="city", value="Lyon", source="user", at=1_600_000_000.0)
@@ -254,13 +252,7 @@ async def test_rotation_and_reindex_keep_provenance_event_time_and_history(
     before = (await prov(nour, "info", key="city"), await prov(nour, "history", key="city"))
     url = f"sqlite:///{store_options['path']}"
     for action, secrets in (("rotate", f"{SECRET_B},{SECRET}"), ("reindex", SECRET_B)):
-        done = subprocess.run(
-            [sys.executable, "-m", "mcpkit", "remember", action, "--store", url, "--force"],
-            env={**_env(), "REMEMBER_SECRET": secrets},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = mcpkit(action, "--store", url, "--force", secret=secrets)
         assert done.returncode == 0, done.stderr
     server = build_server(RememberPlugin.init(**store_options, secret=SECRET_B, search=True), [Prov])
     async with running(server, protocol=mcp_protocol) as callers:
@@ -276,7 +268,24 @@ def test_an_old_payload_without_meta_still_unpacks() -> None:
     assert (unpack(old).value(), unpack(old).vector, unpack(old).provenance) == ("v", b"\x01\x02", None)
 
 
-def _env() -> dict[str, str]:
-    import os
-
-    return {name: value for name, value in os.environ.items() if name not in ("REMEMBER_SECRET", "REMEMBER_STORE")}
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_the_history_command_prints_each_version_values_only_when_asked(
+    call_as: CallAs, store_url: str, clock: ManualClock
+) -> None:
+    nour = call_as("nour")
+    await prov(nour, "set", key="tz", value="UTC", source="user")
+    clock.advance(60)
+    await prov(nour, "set", key="tz", value="EST (from a web page)", source="external")
+    user = static_user_id("nour")
+    done = mcpkit("history", "--store", store_url, "--user", user, "tz", secret=SECRET)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith(iso_time(clock.now() - 60) + "  set  source=user  app=notes  tool=prov  client=mcp 0.1.0")
+    assert second.startswith(iso_time(clock.now()) + "  update  source=external")
+    assert "EST" not in done.stdout  # no value unless asked by name
+    assert "UTC" not in done.stdout
+    shown = mcpkit("history", "--store", store_url, "--user", user, "--values", "tz", secret=SECRET)
+    assert shown.stdout.splitlines()[1].endswith('value="EST (from a web page)"')
+    missing = mcpkit("history", "--store", store_url, "--user", user, "nothing", secret=SECRET)
+    assert (missing.returncode, missing.stdout) == (3, "")
+    assert "no history of that key" in missing.stderr

@@ -7,7 +7,10 @@ import base64
 import json
 from typing import Any, Literal, NamedTuple
 
-from mcpkit_storage import INTERNAL_KEY, Place, Provenance, Quota, Vault, backoff, provenance_of
+from ..base import INTERNAL_KEY, Place, backoff
+from ..sealing import Provenance, provenance_of
+from ..stores import Quota
+from ._vault import Vault
 
 __all__ = ["EVENTS", "VERSIONS_KEY", "Event", "Version", "record", "versions_key", "versions_of"]
 
