@@ -18,8 +18,7 @@ from .admin import (
     NOTHING_PURGED,
     SEEN_SECONDS,
     PurgeReport,
-    history_lines,
-    key_history,
+    add_history_command,
     migrate,
     nothing_purged,
     purge_target,
@@ -260,25 +259,7 @@ def register(commands: Any) -> None:
     )
     purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     purge_cmd.set_defaults(handler=_purge_command)
-    history_cmd = actions.add_parser(
-        "history",
-        help="show a key's change history: its last versions, each with its event and provenance",
-        description="Print the last versions of one key kept under a user id (as many as the plugin's history=N "
-        "keeps), oldest first: when, the event (set, update, delete, expire, import), the source and who wrote it. "
-        "Values are left out unless --values asks for them.",
-    )
-    history_cmd.add_argument("--store", required=True, help=_STORE_HELP)
-    history_cmd.add_argument("--user", metavar="USER_ID", required=True, help="the user id, as for purge")
-    history_cmd.add_argument(
-        "--bucket",
-        default="user",
-        help="where the key lives: user (a tool's scope='user', the memory server; the default) or memory.user "
-        "(the memory tools of RememberPlugin)",
-    )
-    history_cmd.add_argument("--values", action="store_true", help="print each version's value too")
-    history_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
-    history_cmd.add_argument("key", help="the key")
-    history_cmd.set_defaults(handler=_history_command)
+    add_history_command(actions, _execute, _STORE_HELP, _PREFIX_HELP)
     remember.set_defaults(handler=lambda _: remember.print_help() or 2)
 
 
@@ -344,20 +325,6 @@ def _purge_command(args: argparse.Namespace) -> int:
         return await purge_user(store, keyring, target.user_id)
 
     return _execute(args, purge, reported)
-
-
-def _history_command(args: argparse.Namespace) -> int:
-    def reported(config: StoreConfig, versions: list[Any]) -> int:
-        if not versions:
-            print(f"mcpkit remember: {config.describe()}: no history of that key under that user id", file=sys.stderr)
-            return NOTHING_PURGED
-        print("\n".join(history_lines(versions, values=args.values)))
-        return 0
-
-    async def read(store: Store, keyring: Keyring) -> list[Any]:
-        return await key_history(store, keyring, args.user, args.bucket, args.key, time.time())
-
-    return _execute(args, read, reported)
 
 
 def _printed(config: StoreConfig, report: object) -> int:
