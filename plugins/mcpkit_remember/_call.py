@@ -34,7 +34,7 @@ class CallPlaces:
     """What every operation of one call's ``Remember`` shares: the caller's places per scope, the provenance its
     writes seal, their deadlines, whose share of the embedder they take, and the change history they add to."""
 
-    __slots__ = ("_caller", "_namespace", "_origin", "_origin_of", "_places", "_policy", "_source", "_tool")
+    __slots__ = ("_caller", "_metas", "_namespace", "_origin", "_origin_of", "_places", "_policy", "_source", "_tool")
 
     def __init__(
         self,
@@ -54,6 +54,7 @@ class CallPlaces:
         self._source = source  # what a write without ``source=`` says of itself
         self._origin_of = origin  # who writes (sealed with each value), worked out at the call's first write
         self._origin: bytes | None = None
+        self._metas: dict[object, bytes] = {}  # source (None: the default) -> the meta of a write without ``at``
 
     @property
     def user_id(self) -> str | None:
@@ -69,7 +70,13 @@ class CallPlaces:
         return place
 
     def _meta(self, source: object, at: object) -> bytes:
-        """The sealed provenance of a value written now by this call (``sealing.seal_meta``)."""
+        """The sealed provenance of a value written now by this call (``sealing.seal_meta``): the same bytes for
+        every write of the call from one source with no ``at``, made once."""
+        if at is None:
+            made = self._metas.get(source)  # a source not made yet is checked below
+            if made is not None:
+                return made
+        key = source
         if source is None:
             source = self._source
         elif source not in TRUST:
@@ -79,7 +86,10 @@ class CallPlaces:
         origin = self._origin
         if origin is None:
             origin = self._origin = self._origin_of()
-        return seal_meta(source, at, origin)  # type: ignore[arg-type]  # checked above
+        meta = seal_meta(source, at, origin)  # type: ignore[arg-type]  # checked above
+        if at is None:
+            self._metas[key] = meta
+        return meta
 
     async def _recorded(
         self, place: Place, key: str, event: Event | None, text: str | None, deadline: float | None, meta: bytes

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import pydantic_core
 
-from ._provenance import Provenance, provenance_of
+from ._provenance import META_MARK, Provenance, provenance_of
 
 __all__ = ["Payload", "pack", "peek", "unpack", "unpack_legacy", "utf8"]
 
@@ -19,8 +19,6 @@ VECTOR_LENGTH = struct.Struct(">I")
 #: The last bytes of a plaintext whose value has a vector (no JSON text ends with 0xFF).
 VECTOR_MARK = b"\xffv"
 _TRAILER = VECTOR_LENGTH.size + len(VECTOR_MARK)
-#: The last bytes before the vector (or the end) of a plaintext whose value has a meta section (provenance).
-META_MARK = b"\xffp"
 _META_TRAILER = VECTOR_LENGTH.size + len(META_MARK)
 
 
@@ -32,7 +30,7 @@ class Payload(NamedTuple):
     written_at: float | None
     names: bytes  # three u16 lengths, then identity, bucket and key as UTF-8
     vector: bytes = b""  # the sealed vector for search by meaning (empty: none)
-    meta: bytes = b""  # the sealed provenance (empty: none, as for entries written before it was kept)
+    meta: bytes = b""  # the sealed provenance section, ``seal_meta``'s (empty: none, as before it was kept)
 
     @property
     def provenance(self) -> Provenance | None:
@@ -93,14 +91,15 @@ def pack(
     vector: bytes = b"",
     meta: bytes = b"",
 ) -> bytes:
-    """The plaintext to seal for a value written now (with its provenance and its vector, when it has them)."""
+    """The plaintext to seal for a value written now (with its provenance section from ``seal_meta`` and its
+    vector, when it has them)."""
     names = names_of(identity, bucket, key)
     value = value_json.encode() if isinstance(value_json, str) else value_json
     deadline = math.inf if expires_at is None else expires_at
     written = math.nan if written_at is None else written_at
     parts = [_HEAD.pack(deadline, written, len(names)), names, value]
     if meta:
-        parts += [meta, VECTOR_LENGTH.pack(len(meta)), META_MARK]
+        parts.append(meta)  # ``seal_meta``'s section, its length and mark included
     if vector:
         parts += [vector, VECTOR_LENGTH.pack(len(vector)), VECTOR_MARK]
     return b"".join(parts)
@@ -134,8 +133,8 @@ def unpack(plaintext: bytes) -> Payload:
     if plaintext.endswith(VECTOR_MARK):
         at = tail - _TRAILER - VECTOR_LENGTH.unpack_from(plaintext, tail - _TRAILER)[0]
         vector, tail = plaintext[at : tail - _TRAILER], at
-    if tail > end:  # a meta section lies between the value and the vector
-        meta = plaintext[end : tail - _META_TRAILER]
+    if tail > end:  # a meta section lies between the value and the vector: kept whole, as ``pack`` takes it
+        meta = plaintext[end:tail]
     return Payload(
         plaintext[start:end],
         None if deadline == math.inf else deadline,

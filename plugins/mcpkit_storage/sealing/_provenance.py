@@ -7,7 +7,7 @@ import struct
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-__all__ = ["SOURCES", "TRUST", "Provenance", "Source", "origin_bytes", "provenance_of", "seal_meta"]
+__all__ = ["META_MARK", "SOURCES", "TRUST", "Provenance", "Source", "origin_bytes", "provenance_of", "seal_meta"]
 
 Source = Literal["user", "tool", "model", "external", "import"]
 
@@ -22,6 +22,9 @@ _CODES = {source: code for code, source in enumerate(SOURCES, start=1)}
 _META_VERSION = 1
 _FIXED = struct.Struct(">BBd")  # meta version, source code, event time (NaN: when written)
 _LENGTH = struct.Struct(">H")
+_SECTION_LENGTH = struct.Struct(">I")
+#: The last bytes before the vector (or the end) of a plaintext whose value has a meta section (``_payload``).
+META_MARK = b"\xffp"
 _FIELDS = 6  # app, tool, client name, client version, session (hashed), protocol era
 
 
@@ -62,12 +65,15 @@ def origin_bytes(
 
 
 def seal_meta(source: Source, at: float | None, origin: bytes) -> bytes:
-    """The meta section of a payload: the source, the event time (None: when written) and ``origin_bytes``."""
-    return _FIXED.pack(_META_VERSION, _CODES[source], math.nan if at is None else at) + origin
+    """The meta section of a payload as ``pack`` appends it: the source, the event time (None: when written) and
+    ``origin_bytes``, then its length and ``META_MARK``. The same bytes for every write of one call with no ``at``."""
+    meta = _FIXED.pack(_META_VERSION, _CODES[source], math.nan if at is None else at) + origin
+    return meta + _SECTION_LENGTH.pack(len(meta)) + META_MARK
 
 
 def provenance_of(meta: bytes, written_at: float | None) -> Provenance | None:
-    """The provenance a meta section holds (None: none, as for values written before it was kept, or unknown)."""
+    """The provenance a meta section holds (None: none, as for values written before it was kept, or unknown); the
+    bytes after it (its length and mark, when given whole) are not read."""
     if len(meta) < _FIXED.size or meta[0] != _META_VERSION:
         return None
     _, code, at = _FIXED.unpack_from(meta)
