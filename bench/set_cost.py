@@ -92,6 +92,7 @@ def compare(base: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.set_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--base", help="the git revision to compare with")
+    parser.add_argument("--merge", metavar="JSON", help="record the comparison in this results file (key 'set_cost')")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--history", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -100,7 +101,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.base:
         parser.error("--base REV is required")
-    print(json.dumps(compare(args.base), indent=1))
+    compared = compare(args.base)
+    print(json.dumps(compared, indent=1))
+    if args.merge:
+        path = Path(args.merge)
+        results = json.loads(path.read_text())
+        results["set_cost"] = compared
+        path.write_text(json.dumps(results, indent=1))
     return 0
 
 
