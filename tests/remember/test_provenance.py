@@ -1,7 +1,8 @@
 """Provenance sealed with every value: its source, its event time and who wrote it, read back by ``info``, filtered
 by ``list`` and ``search``, kept through rotation and reindex; and each key's change history (docs/provenance.md).
 
-Every test runs through the real HTTP app, on every store, in both protocol eras, with the plugin's default history.
+Every test runs through the real HTTP app, on every store (PostgreSQL too), in both protocol eras, with the plugin's
+default history.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from mcpkit.testing import CallAs, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Place, Vault
 from mcpkit_storage.sealing import unpack
-from remember.support import SECRET, SECRET_B, build_server, plugin_of, static_user_id, store_of, user_identity
+from remember.support import SECRET, SECRET_B, STORES, build_server, plugin_of, static_user_id, store_of, user_identity
 from remember.test_rotation import mcpkit
 
-Op = Literal["set", "update", "info", "list", "search", "history", "forget", "forget_keeping", "whoami"]
+Op = Literal["set", "set_many", "update", "info", "list", "search", "history", "forget", "forget_keeping", "whoami"]
 
 
 @tool(name="prov", description="Test tool: one provenance operation per call.")
@@ -39,6 +40,9 @@ class Prov(ToolContext):
         remember = self.remember
         if op == "set":
             await remember.set(key, value, scope="user", source=source, at=at, ttl=ttl)
+            return {"result": True}
+        if op == "set_many":  # value: {key: value}
+            await remember.set_many(value, scope="user", source=source, at=at)
             return {"result": True}
         if op == "update":
             return {"result": await remember.update(key, lambda _: value, scope="user", source=source, at=at)}
@@ -63,6 +67,12 @@ class Prov(ToolContext):
         if op == "forget_keeping":
             return {"result": await remember.forget(key, scope="user", keep_history=True)}
         return {"result": self.caller.session_id}
+
+
+@pytest.fixture(params=[*STORES, "postgres"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Every store, PostgreSQL too: provenance and versions are sealed in the payload, which every store keeps."""
+    return str(request.param)
 
 
 def _server(store_options: dict[str, Any], **options: Any) -> Server:
@@ -184,6 +194,17 @@ async def test_a_keys_history_keeps_its_last_versions_with_events_and_sources(
     clock.advance(10)
     await prov(nour, "set", key="tz", value="JST")  # the default history keeps 3: the oldest goes
     assert [row[1] for row in await prov(nour, "history", key="tz")] == ["CET", "EST", "JST"]
+
+
+async def test_set_many_seals_one_source_for_all_and_an_import_is_an_import_event(
+    call_as: CallAs, clock: ManualClock
+) -> None:
+    nour = call_as("nour")
+    await prov(nour, "set_many", value={"a": 1, "b": 2}, source="import", at=1_500_000_000.0)
+    for key in ("a", "b"):
+        info = await prov(nour, "info", key=key)
+        assert (info["source"], info["at"], info["updated_at"]) == ("import", 1_500_000_000.0, clock.now())
+        assert await prov(nour, "history", key=key) == [["import", info["value"], clock.now(), "import"]]
 
 
 async def test_forget_erases_the_history_unless_asked_to_keep_it_with_a_delete_event(call_as: CallAs) -> None:
