@@ -261,7 +261,7 @@ async def quota_attack(store: str, tmp: Path, prefix: str, limit: int) -> dict[s
 def micro_context(label: str) -> Any:
     from types import SimpleNamespace
 
-    return SimpleNamespace(caller=micro.caller(label), kind="tool", name="bench")
+    return SimpleNamespace(caller=micro.caller(label), kind="tool", name="bench", app_id="bench", request_context=None)
 
 
 async def quota(stores: list[str], tmp: Path, limit: int) -> dict[str, Any]:

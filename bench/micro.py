@@ -129,7 +129,8 @@ class Bench:
         await self.plugin.shutdown()
 
     def remember(self, user: str = "alice") -> Remember:
-        return self.plugin.remember_for(SimpleNamespace(caller=caller(user), kind="tool", name="bench"))  # type: ignore[arg-type]
+        context = SimpleNamespace(caller=caller(user), kind="tool", name="bench", app_id="bench", request_context=None)
+        return self.plugin.remember_for(context)  # type: ignore[arg-type]
 
 
 async def per_call_us(body: Callable[[], Awaitable[object]], number: int, repeat: int) -> dict[str, float]:

@@ -41,12 +41,14 @@ REMEMBER = Options(
         "search": True,
         "embedder": Concepts(),
         "search_keys": False,
+        "history": 5,
     },
     [
         ("max_value_bytes", 0, "max_value_bytes is a whole number of bytes, at least 1; not 0."),
         ("max_values", True, "max_values is a whole number, at least 1 (or None for no limit); not True."),
         ("session_ttl", -1, "session_ttl is a number of seconds above 0 and at most"),
         ("search", "yes", "search is True or False, not 'yes'."),
+        ("history", -1, "history is a whole number from 0 to 100; not -1."),
     ],
 )
 HISTORY = Options(

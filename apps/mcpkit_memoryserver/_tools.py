@@ -7,13 +7,13 @@ deletes, from any client and any session. An anonymous caller is refused (``REME
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, ToolError, iso_time, tool
-from mcpkit_remember import RememberInvalidError
+from mcpkit_remember import RememberInvalidError, age_text
 
 __all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "DeleteMemory", "ListMemoryKeys", "ReadMemory", "SearchMemory"]
 
@@ -34,6 +34,15 @@ Query = Annotated[str, Field(min_length=1, max_length=1000, description="Words t
 Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
 PageLimit = Annotated[int, Field(ge=1, le=1000, description="At most this many keys per page.")]
 Prefix = Annotated[str, Field(max_length=256, description="Only keys that start with this; omit for all.")]
+SourceName = Literal["user", "tool", "model", "import", "external"]
+Sources = Annotated[
+    list[SourceName] | None,
+    Field(
+        description="Only memories from these sources (user: the user said it; tool: a tool computed it; model: a "
+        "model chose to keep it; import: brought in from a file; external: derived from content fetched from "
+        "elsewhere, the least trusted). Omit for all, each marked with its source."
+    ),
+]
 #: A sealed cursor for a 256-character key of 4-byte characters is about 1,600 characters.
 Cursor = Annotated[str | None, Field(max_length=2400, description="nextCursor from the previous page.")]
 
@@ -41,6 +50,11 @@ Cursor = Annotated[str | None, Field(max_length=2400, description="nextCursor fr
 def _when(seconds: float | None) -> str | None:
     """A time as ISO 8601 UTC, like 2026-12-01T09:30:00.000Z (None stays None)."""
     return None if seconds is None else iso_time(seconds)
+
+
+def _age(now: float, at: float | None) -> str | None:
+    """How long ago what a memory says happened (or it was written), in words; None when not known."""
+    return None if at is None else age_text(max(0.0, now - at))
 
 
 def _text(value: Any) -> str:
@@ -59,6 +73,10 @@ class Read(TypedDict):
     value: str | None
     updated_at: str | None
     expires_at: str | None
+    #: Where it came from: user, tool, model, import or external (None: not known, or no memory).
+    source: str | None
+    #: How long ago it happened, in words ("3 days"); None when not known.
+    age: str | None
 
 
 class Result(TypedDict):
@@ -66,6 +84,8 @@ class Result(TypedDict):
     value: str
     score: float
     updated_at: str | None
+    source: str | None
+    age: str | None
 
 
 class Results(TypedDict):
@@ -87,14 +107,15 @@ class Deleted(TypedDict):
 @tool(
     name="write_memory",
     description=(
-        "Store a memory: text under a key, for later read_memory and search_memory. Writing a key that exists "
+        "Store a memory: text under a key, for later read_memory and search_memory; it is marked as kept by a model "
+        "(source: model). Writing a key that exists "
         "overwrites its value (search_memory first, to update a memory rather than keep a duplicate). "
         f"Optional ttl_seconds forgets it after that long. {_OWN}"
     ),
 )
 class WriteMemory(ToolContext):
     async def execute(self, key: Key, value: Value, ttl_seconds: Ttl = None) -> Written:
-        await self.remember.set(key, value, scope="user", ttl=ttl_seconds)
+        await self.remember.set(key, value, scope="user", ttl=ttl_seconds, source="model")
         return {"key": key, "written": True}
 
 
@@ -102,22 +123,33 @@ class WriteMemory(ToolContext):
     name="read_memory",
     description=(
         "Read the memory stored under a key: its value, when it was last written (updated_at, ISO 8601 UTC, so "
-        "you can tell how fresh it is) and when it expires (null: never). A key with no memory is not an "
+        "you can tell how fresh it is), when it expires (null: never), its source (user, tool, model, import or "
+        "external: weigh a fact derived from fetched content below one the user stated) and its age. A key with "
+        "no memory is not an "
         f"error: found is false. {_OWN}"
     ),
 )
 class ReadMemory(ToolContext):
     async def execute(self, key: Key) -> Read:
-        found = await self.remember.lookup(key, scope="user")
+        found = await self.remember.info(key, scope="user")
         if found is None:
-            return {"key": key, "found": False, "value": None, "updated_at": None, "expires_at": None}
-        value = _text(found.value)
+            return {
+                "key": key,
+                "found": False,
+                "value": None,
+                "updated_at": None,
+                "expires_at": None,
+                "source": None,
+                "age": None,
+            }
         return {
             "key": key,
             "found": True,
-            "value": value,
+            "value": _text(found.value),
             "updated_at": _when(found.updated_at),
             "expires_at": _when(found.expires_at),
+            "source": found.source,
+            "age": _age(self.clock.now(), found.at or found.updated_at),
         }
 
 
@@ -125,15 +157,18 @@ class ReadMemory(ToolContext):
     name="search_memory",
     description=(
         "Search memories by content: the best matches for some words among keys and values, best first, each "
-        "with a score (higher is better). Words match by their stem ('preferences' finds 'preferred'), "
+        "with a score (higher is better), its source (user, tool, model, import or external) and its age: weigh "
+        "a fact derived from fetched content (external) below one the user stated. Words match by their stem "
+        "('preferences' finds 'preferred'), "
         "ignoring case and accents; a server that also searches by meaning finds memories in other words too "
         "(right after it starts it may search by words only, and the result's note says so). Memories unrelated "
-        f"to the query are not returned. {_OWN}"
+        f"to the query are not returned; sources keeps only memories from those sources. {_OWN}"
     ),
 )
 class SearchMemory(ToolContext):
-    async def execute(self, query: Query, limit: Limit = 10) -> Results:
-        matches = await self.remember.search(query, scope="user", limit=limit)
+    async def execute(self, query: Query, limit: Limit = 10, sources: Sources = None) -> Results:
+        matches = await self.remember.search(query, scope="user", limit=limit, sources=sources)
+        now = self.clock.now()
         results: Results = {
             "results": [
                 {
@@ -141,6 +176,8 @@ class SearchMemory(ToolContext):
                     "value": _text(match.value),
                     "score": round(match.score, 4),
                     "updated_at": _when(match.updated_at),
+                    "source": match.source,
+                    "age": _age(now, match.updated_at if match.provenance is None else match.provenance.at),
                 }
                 for match in matches
             ]

@@ -1,13 +1,18 @@
 """mcpkit_remember: per-caller memory for every tool (``self.remember``)."""
 
 from mcpkit_storage import (
+    EVENTS,
     MODES,
     SCOPES,
+    SOURCES,
     STORE_URLS,
+    TRUST,
+    Event,
     Explanation,
     Found,
     Match,
     Matches,
+    Provenance,
     RememberConflictError,
     RememberError,
     RememberIdentityError,
@@ -16,25 +21,34 @@ from mcpkit_storage import (
     RememberStoreUnavailableError,
     Scope,
     SearchMode,
+    Source,
     StoreConfig,
+    Version,
     parse_store_url,
 )
 
 from ._errors import RememberScopeNotAllowedError
 from ._plugin import NOTES_NAMESPACE, RememberPlugin
+from ._provenance import Info, age_text
 from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
 
 __all__ = [
+    "EVENTS",
     "MODES",
     "NOTES_NAMESPACE",
     "SCOPES",
+    "SOURCES",
     "STORE_URLS",
+    "TRUST",
+    "Event",
     "Explanation",
     "Found",
+    "Info",
     "KeyPage",
     "Match",
     "Matches",
+    "Provenance",
     "Remember",
     "RememberConflictError",
     "RememberError",
@@ -46,7 +60,10 @@ __all__ = [
     "RememberStoreUnavailableError",
     "Scope",
     "SearchMode",
+    "Source",
     "StoreConfig",
     "ToolsConfig",
+    "Version",
+    "age_text",
     "parse_store_url",
 ]

@@ -1,4 +1,4 @@
-"""Paging cursors for ``Remember.page`` (``list_memories``, ``list_memory_keys``), bound to one caller and scope.
+"""Pages of keys and their sealed cursors for ``Remember.page`` (``list_memories``, ``list_memory_keys``).
 
 A cursor says "continue after this key", sealed (``CursorSeal``) so that it shows a client nothing and a changed or
 foreign one is refused.
@@ -6,13 +6,22 @@ foreign one is refused.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mcpkit_storage import CursorSeal, Keyring, RememberInvalidError
 
-__all__ = ["Cursors"]
+__all__ = ["Cursors", "KeyPage"]
 
 #: The purpose the cursors' key is derived for (v3: sealed by ``CursorSeal``; a v2 cursor is refused, and a
 #: client lists again from the start).
 _PURPOSE = "list_memories cursor v3"
+
+
+class KeyPage(NamedTuple):
+    """One page of keys and the sealed cursor of the next page (None: no more)."""
+
+    keys: list[str]
+    next_cursor: str | None
 
 
 class Cursors:

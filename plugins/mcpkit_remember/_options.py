@@ -15,6 +15,7 @@ from mcpkit_storage import DEFAULT_MIN_SIMILARITY, MAX_TTL
 from ._tools_config import ToolsConfig
 
 __all__ = [
+    "DEFAULT_HISTORY",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_VALUES",
     "DEFAULT_MAX_VALUE_BYTES",
@@ -34,6 +35,9 @@ SEALING_OVERHEAD_BYTES = 2048
 DEFAULT_MAX_VALUES = 10_000
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
+#: Default number of versions each key's change history keeps.
+DEFAULT_HISTORY = 3
+
 #: Default longest life of a value kept for a session, after its last write (the session is gone by then).
 DEFAULT_SESSION_TTL = 86_400.0
 
@@ -52,6 +56,7 @@ class RememberKeywords(TypedDict, total=False):
     search: bool
     embedder: Embedder | None
     search_keys: bool
+    history: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +84,8 @@ class RememberOptions:
     embedder: Embedder | None = None
     #: False leaves keys out of what is searched (keys that are ids, not words), for values written from then on.
     search_keys: bool = True
+    #: How many versions of each key its change history keeps, with their provenance and event (0: none).
+    history: int = DEFAULT_HISTORY
 
     def __post_init__(self) -> None:
         checked_flag("search", self.search)
@@ -88,6 +95,7 @@ class RememberOptions:
         object.__setattr__(self, "session_ttl", _seconds("session_ttl", self.session_ttl))
         max_value_bytes, max_bytes = self.max_value_bytes, self.max_bytes
         checked_whole("max_value_bytes", max_value_bytes, unit="bytes")
+        checked_whole("history", self.history, least=0, most=100)
         checked_optional_whole("max_values", self.max_values)
         checked_optional_whole("max_bytes", max_bytes, unit="bytes")
         if max_bytes is not None and max_bytes < max_value_bytes + SEALING_OVERHEAD_BYTES:

@@ -23,6 +23,7 @@ from mcpkit_storage import (
 )
 
 from ._options import DEFAULT_MAX_VALUE_BYTES, RememberKeywords, RememberOptions
+from ._origin import origin_of
 from ._remember import Remember, RememberPolicy
 from ._tools import memory_tools
 from ._tools_config import ToolsConfig
@@ -51,6 +52,7 @@ class RememberPlugin(BackedPlugin):
         max_values, max_bytes = checked.max_values, checked.max_bytes
         self.quota = None if max_values is None and max_bytes is None else Quota(max_values, max_bytes)
         self.max_value_bytes = checked.max_value_bytes
+        self.history = checked.history
         self.tools_config = ToolsConfig.parse(checked.tools)
         self._backing = Backing(store, checked.secrets, checked.redis_prefix)
         self._clock: Callable[[], Clock] = SystemClock
@@ -90,12 +92,14 @@ class RememberPlugin(BackedPlugin):
 
     def remember_for(self, ctx: Context) -> Remember:
         """The ``self.remember`` of one call (of a tool, a resource or a prompt)."""
-        return Remember(self._started(), ctx.caller, bucket_name(ctx))
+        return Remember(self._started(), ctx.caller, bucket_name(ctx), origin=lambda: origin_of(ctx))
 
     def notes_for(self, ctx: ToolContext) -> Remember:
         """What the model-facing memory tools use: buckets of their own, so the model never
         overwrites a value the server's tools keep (and the four tools share one tool scope)."""
-        return Remember(self._started(), ctx.caller, None, NOTES_NAMESPACE)
+        return Remember(
+            self._started(), ctx.caller, None, NOTES_NAMESPACE, source="model", origin=lambda: origin_of(ctx)
+        )
 
     def _started(self) -> RememberPolicy:
         if self._policy is None:
@@ -118,7 +122,14 @@ class RememberPlugin(BackedPlugin):
             await semantic.start()  # its model loads in the background: the server answers meanwhile
         self._semantic = semantic
         self._policy = RememberPolicy(
-            vault, self._clock, self.default_ttl, self.max_value_bytes, self.quota, self.session_ttl, self._turn_timeout
+            vault,
+            self._clock,
+            self.default_ttl,
+            self.max_value_bytes,
+            self.quota,
+            self.session_ttl,
+            self._turn_timeout,
+            self.history,
         )
         logger.info("remember store: %s", self.store_config.describe())
 

@@ -17,7 +17,8 @@ class RememberPolicy:
 
     ``quota`` bounds what one owner keeps in one scope; ``session_ttl`` is the longest a value kept
     for a session (whose values nobody can reach once it ends) lives after its last write; ``turn_timeout`` how long
-    an update waits for its turn behind this process's other writers of the value.
+    an update waits for its turn behind this process's other writers of the value; ``history`` how many versions of
+    each key its change history keeps (0: none).
     """
 
     def __init__(
@@ -29,6 +30,7 @@ class RememberPolicy:
         quota: Quota | None = None,
         session_ttl: float | None = None,
         turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+        history: int = 0,
     ) -> None:
         self.vault = vault
         self.clock = clock
@@ -36,5 +38,7 @@ class RememberPolicy:
         self.max_value_bytes = max_value_bytes
         self.quota = quota
         self.session_ttl = session_ttl
+        #: How many versions of each key its change history keeps (0: none).
+        self.history = history
         self.updates = KeyedLocks(turn_timeout)
         self.cursors = Cursors(vault.keyring)

@@ -3,38 +3,42 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from mcpkit import Caller
 from mcpkit_search import WEIGHT
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     MODES,
+    Event,
     Found,
     Matches,
-    Place,
     RememberConflictError,
     RememberInvalidError,
     Scope,
     SearchMode,
+    Source,
+    Version,
     backoff,
     check_key,
-    check_scope,
     check_ttl,
     encode_value,
-    place_for,
     search,
+    versions_key,
+    versions_of,
 )
 
+from ._call import CallPlaces
+from ._cursor import KeyPage
 from ._glob import Glob
 from ._policy import RememberPolicy
+from ._provenance import Info, info_of, source_of, wanted
 from ._store_errors import STORE_ERRORS, StorageErrors
 
-__all__ = ["KeyPage", "Remember", "RememberPolicy"]
+__all__ = ["Info", "KeyPage", "Remember", "RememberPolicy"]
 
 #: Compare-and-set attempts before giving up; only writers in other processes make them fail.
 _UPDATE_ATTEMPTS = 64
@@ -46,14 +50,7 @@ _PLAIN = frozenset({int, float, str, bool, type(None), dict, list})
 _MATCH_ON_LOOP = 100_000
 
 
-class KeyPage(NamedTuple):
-    """One page of keys and the sealed cursor of the next page (None: no more)."""
-
-    keys: list[str]
-    next_cursor: str | None
-
-
-class Remember:
+class Remember(CallPlaces):
     """Values kept for the caller across calls. ``scope`` defaults to ``"session"``.
 
     ``user`` keeps a value for the signed-in caller; ``session`` for the session
@@ -61,64 +58,49 @@ class Remember:
     session, but only this tool sees it; ``global`` for every caller.
     """
 
-    __slots__ = ("_caller", "_namespace", "_places", "_policy", "_tool")
+    __slots__ = ()
 
-    def __init__(self, policy: RememberPolicy, caller: Caller, tool_name: str | None, namespace: str = "") -> None:
-        self._policy = policy
-        self._caller = caller
-        self._tool = tool_name
-        self._namespace = namespace
-        self._places: dict[str, Place] = {}  # scope -> place: the caller and tool are fixed for this call
+    async def set(
+        self,
+        key: str,
+        value: Any,
+        *,
+        scope: Scope = "session",
+        ttl: float | None = None,
+        source: Source | None = None,
+        at: float | None = None,
+    ) -> None:
+        """Keep ``value`` (any JSON value) under ``key``; ``ttl`` in seconds, else the plugin's default_ttl.
 
-    @property
-    def user_id(self) -> str | None:
-        """The caller's resolved identity (None when anonymous); it never comes from tool arguments."""
-        return self._caller.user_id
-
-    def _place(self, scope: object) -> Place:
-        place = self._places.get(scope) if isinstance(scope, str) else None
-        if place is None:  # first use of this scope in this call (or not a scope at all: check_scope says so)
-            checked = check_scope(scope)
-            place = place_for(checked, self._caller, self._tool, self._namespace)
-            self._places[checked] = place
-        return place
-
-    def _share(self, place: Place) -> str:
-        """Whose share of the embedder this call's embeddings take: the signed-in user's (whatever the scope or
-        session), else the session's, else the place owner's."""
-        caller = self._caller
-        if caller.user_id is not None:
-            return f"u {caller.user_id}"
-        return place.identity if caller.session_id is None else f"s {caller.session_id}"
-
-    def _deadline(self, place: Place, ttl: object, now: float, kept: Found | None = None) -> float | None:
-        """When a value written now expires: ``ttl``, else what ``kept`` had, else the default; capped for sessions."""
-        seconds = check_ttl(ttl)
-        if seconds is not None:
-            deadline: float | None = now + seconds
-        elif kept is not None:
-            deadline = kept.expires_at  # an update without a ttl keeps the deadline
-        else:
-            deadline = None if self._policy.default_ttl is None else now + self._policy.default_ttl
-        cap = self._policy.session_ttl
-        if place.session and cap is not None and (deadline is None or deadline > now + cap):
-            deadline = now + cap
-        return deadline
-
-    async def set(self, key: str, value: Any, *, scope: Scope = "session", ttl: float | None = None) -> None:
-        """Keep ``value`` (any JSON value) under ``key``; ``ttl`` in seconds, else the plugin's default_ttl."""
+        ``source``: where the value came from, sealed with it (docs/provenance.md): ``user`` (the caller said it),
+        ``tool`` (the tool computed it; the default of a tool's ``self.remember``), ``model``, ``external`` (derived
+        from content fetched from elsewhere) or ``import``. ``at``: when what it says happened (seconds since the
+        epoch; default: now).
+        """
         place = self._place(scope)
         check_key(key)
+        meta = self._meta(source, at)
         text = encode_value(key, value, self._policy.max_value_bytes)
         vault = self._policy.vault
         vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
+        deadline = self._deadline(place, ttl, now)
         with StorageErrors(key, scope, vault, place):
-            await vault.write(place, key, text, self._deadline(place, ttl, now), now, self._policy.quota, vector)
+            await vault.write(place, key, text, deadline, now, self._policy.quota, vector, meta)
+            if self._policy.history:
+                await self._recorded(place, key, "import" if source == "import" else None, text, deadline, meta)
 
-    async def set_many(self, values: Mapping[str, Any], *, scope: Scope = "session", ttl: float | None = None) -> None:
-        """Keep each value of ``values`` (key -> any JSON value) as ``set`` does; with an embedder their texts are
-        embedded together, in batches, which is faster than one ``set`` each.
+    async def set_many(
+        self,
+        values: Mapping[str, Any],
+        *,
+        scope: Scope = "session",
+        ttl: float | None = None,
+        source: Source | None = None,
+        at: float | None = None,
+    ) -> None:
+        """Keep each value of ``values`` (key -> any JSON value) as ``set`` does, all from one ``source`` and ``at``;
+        with an embedder their texts are embedded together, in batches, which is faster than one ``set`` each.
 
         Every key and value is checked before anything is written. The values are then written one by one, in
         order: if one fails (a quota, the store), the ones before it are kept and the error names the one that
@@ -127,6 +109,7 @@ class Remember:
         place = self._place(scope)
         if not isinstance(values, Mapping):
             raise RememberInvalidError(f"set_many() takes a mapping of key to value, not {type(values).__name__}.")
+        meta = self._meta(source, at)
         texts = {}
         for key, value in values.items():
             check_key(key)
@@ -137,7 +120,14 @@ class Remember:
         now = clock().now()  # one deadline for the batch; each value is written at its own moment, the last the newest
         deadline = self._deadline(place, deadline_ttl, now)
         with StorageErrors(scope=scope):  # a partial write names the key that did not fit
-            await vault.write_many(place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now())
+            await vault.write_many(
+                place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now(), meta
+            )
+        if self._policy.history:
+            event: Event | None = "import" if source == "import" else None
+            for key, text in texts.items():
+                with StorageErrors(key, scope, vault, place):
+                    await self._recorded(place, key, event, text, deadline, meta)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -158,12 +148,43 @@ class Remember:
         with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now())
 
-    async def forget(self, key: str, *, scope: Scope = "session") -> bool:
-        """Delete the value now; True when there was one."""
+    async def info(self, key: str, *, scope: Scope = "session") -> Info | None:
+        """The value under ``key`` with where it came from and when (``Info``), or None when there is none."""
         place = self._place(scope)
         check_key(key)
         with STORE_ERRORS:
-            return await self._policy.vault.delete(place, key, self._policy.clock().now())
+            payload = await self._policy.vault.inspect(place, key, self._policy.clock().now())
+        return (
+            None
+            if payload is None
+            else info_of(payload.value(), payload.provenance, payload.written_at, payload.expires_at)
+        )
+
+    async def history(self, key: str, *, scope: Scope = "session") -> list[Version]:
+        """The key's last versions, oldest first, each with its event and provenance (``Version``); empty when the
+        plugin keeps no history (``RememberPlugin(history=0)``) or the key has none."""
+        place = self._place(scope)
+        check_key(key)
+        now = self._policy.clock().now()
+        with STORE_ERRORS:
+            found = await self._policy.vault.read(place, versions_key(key), now)
+        return [] if found is None else versions_of(found.value, now)
+
+    async def forget(self, key: str, *, scope: Scope = "session", keep_history: bool = False) -> bool:
+        """Delete the value now, and its change history; True when there was a value.
+
+        ``keep_history=True`` keeps the history, with a ``delete`` event added (when the plugin keeps one).
+        """
+        place = self._place(scope)
+        check_key(key)
+        vault, now = self._policy.vault, self._policy.clock().now()
+        with StorageErrors(key, scope, vault, place):
+            gone = await vault.delete(place, key, now)
+            if keep_history and self._policy.history:
+                await self._recorded(place, key, "delete", None, None, self._meta(None, None))
+            elif self._policy.history:
+                await vault.delete(place, versions_key(key), now)
+            return gone
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:
         """Whether a value is kept under ``key``."""
@@ -172,8 +193,19 @@ class Remember:
         with STORE_ERRORS:
             return await self._policy.vault.read(place, key, self._policy.clock().now()) is not None
 
-    async def list(self, *, scope: Scope = "session", pattern: str = "*") -> list[str]:
-        """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case)."""
+    async def list(
+        self,
+        *,
+        scope: Scope = "session",
+        pattern: str = "*",
+        sources: Collection[Source] | None = None,
+        min_trust: Source | None = None,
+    ) -> list[str]:
+        """The caller's keys in ``scope``, sorted, matching a glob ``pattern`` (``*``, ``?``, ``[...]``; exact case).
+
+        ``sources``: only values from these sources; ``min_trust``: only values from this source or a more trusted
+        one (user > tool > model > import > external). Either leaves out values whose source is not known.
+        """
         place = self._place(scope)
         if not isinstance(pattern, str):
             raise RememberInvalidError(f"pattern is a glob string like 'draft:*', not {pattern!r:.60}.")
@@ -181,8 +213,14 @@ class Remember:
             glob = Glob(pattern)
         except ValueError as exc:
             raise RememberInvalidError(f"The pattern is not usable: {exc}.") from None
+        kept_sources = wanted(sources, min_trust)
+        vault, now = self._policy.vault, self._policy.clock().now()
         with STORE_ERRORS:
-            keys = await self._policy.vault.keys(place, self._policy.clock().now())
+            if kept_sources is None:
+                keys = await vault.keys(place, now)
+            else:
+                payloads = await vault.payloads(place, now)
+                keys = sorted(key for key, payload in payloads.items() if source_of(payload.provenance) in kept_sources)
         if pattern == "*":
             return keys
         if len(keys) * len(pattern) < _MATCH_ON_LOOP:
@@ -229,6 +267,8 @@ class Remember:
         mode: SearchMode | None = None,
         weight: float = WEIGHT,
         explain: bool = False,
+        sources: Collection[Source] | None = None,
+        min_trust: Source | None = None,
     ) -> Matches:
         """The caller's values in ``scope`` that best match ``query``, best first (ties: the newest first).
 
@@ -240,8 +280,12 @@ class Remember:
         ``min_similarity``), is found. Until the embedder's model has loaded, the search goes by words alone and
         the result's ``note`` says so. ``limit``: 1 to 100. ``explain=True``: each match's ``why`` gives each
         side's score and rank.
+
+        Each match carries its ``provenance`` (``match.source``). ``sources`` / ``min_trust`` keep only matches from
+        those sources, as ``list`` does: the best ``MAX_SEARCH_LIMIT`` matches are ranked, then filtered.
         """
         place = self._place(scope)
+        kept_sources = wanted(sources, min_trust)
         if not self._policy.vault.searchable(place.bucket):
             raise RememberInvalidError(
                 "search() needs the plugin built with RememberPlugin.init(..., search=True), which indexes "
@@ -258,9 +302,14 @@ class Remember:
         now = self._policy.clock().now()
         with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
-            return await search(
-                vault, place, query, now, limit, mode, explain=explain, weight=weight, quota=quota, caller=caller
+            asked = limit if kept_sources is None else MAX_SEARCH_LIMIT
+            matches = await search(
+                vault, place, query, now, asked, mode, explain=explain, weight=weight, quota=quota, caller=caller
             )
+        if kept_sources is None:
+            return matches
+        kept = [match for match in matches if source_of(match.provenance) in kept_sources]
+        return Matches(kept[:limit], matches.note)
 
     def _check_mode(self, mode: object, weight: object) -> None:
         if mode is not None and mode not in MODES:
@@ -274,10 +323,16 @@ class Remember:
             raise RememberInvalidError(f"search(weight=...) is a number from 0 to 1, not {weight!r:.40}.")
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
-        """Delete everything this caller has in ``scope``; returns how many values went."""
+        """Delete everything this caller has in ``scope``, the values' change history too; returns how many values
+        went."""
         place = self._place(scope)
+        vault, now = self._policy.vault, self._policy.clock().now()
         with STORE_ERRORS:
-            return await self._policy.vault.delete_bucket(place, self._policy.clock().now())
+            if not self._policy.history:
+                return await vault.delete_bucket(place, now)
+            values = len(await vault.keys(place, now))  # the store counts the versions' entries too
+            await vault.delete_bucket(place, now)
+            return values
 
     async def increment(
         self, key: str, by: int | float = 1, *, scope: Scope = "session", ttl: float | None = None
@@ -304,15 +359,18 @@ class Remember:
         scope: Scope = "session",
         default: Any = None,
         ttl: float | None = None,
+        source: Source | None = None,
+        at: float | None = None,
     ) -> Any:
         """Atomically replace the value with ``fn(current)`` (``default`` when missing); returns the new value.
 
         ``fn`` may run more than once when other writers race; keep it free of side effects.
-        Without ``ttl`` an existing value keeps its deadline.
+        Without ``ttl`` an existing value keeps its deadline. ``source`` and ``at`` as for ``set``.
         """
         place = self._place(scope)
         check_key(key)
         check_ttl(ttl)
+        meta = self._meta(source, at)
         vault, quota = self._policy.vault, self._policy.quota
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
@@ -332,7 +390,9 @@ class Remember:
                     if vault.semantic is not None and text not in vectors:
                         vectors[text] = await vault.vector(place, key, text, self._share(place))
                     vector = vectors.get(text, b"")
-                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector):
+                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector, meta=meta):
+                        if self._policy.history:
+                            await self._recorded(place, key, "set" if found is None else "update", text, deadline, meta)
                         return new
                     await backoff(attempt)  # another process wrote first: wait a little, and read again
             finally:

@@ -11,12 +11,14 @@ from mcpkit_storage import (
     MAX_KEY_LENGTH,
     MAX_SEARCH_LIMIT,
     SCOPES,
+    Match,
     RememberIdentityError,
     Scope,
     usable,
 )
 
 from ._errors import RememberScopeNotAllowedError
+from ._provenance import age_text
 from ._remember import Remember
 from ._tools_config import ToolsConfig
 
@@ -102,6 +104,10 @@ class Found(TypedDict):
     score: float
     #: When it was last written, ISO 8601 in UTC (None: written by mcpkit 0.1, which kept no time).
     updated_at: str | None
+    #: Where it came from: user, tool, model, import or external (None: not known).
+    source: str | None
+    #: How long ago it happened, in words ("3 days"; None: not known).
+    age: str | None
 
 
 class Searched(TypedDict):
@@ -216,13 +222,16 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
                 else "Find remembered values by what they say: the best matches for some words, best first (words "
                 "are matched by their stem, so 'preferences' finds 'preferred')."
             )
-            + " Search before remembering something new, to update a memory rather than keep a duplicate.",
+            + " Each match says its source (user, tool, model, import or external: weigh a fact derived from fetched "
+            "content below one the user stated) and its age. Search before remembering something new, to update a "
+            "memory rather than keep a duplicate.",
         ),
     )
     class SearchMemories(ToolContext):
         async def execute(self, query: Query, scope: ScopeArg = default, limit: SearchLimit = 10) -> Searched:
             remember, chosen = open_scope(self, scope)
             matches = await remember.search(query, scope=chosen, limit=limit)
+            now = self.clock.now()
             searched: Searched = {
                 "scope": chosen,
                 "results": [
@@ -231,6 +240,8 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
                         "value": m.value,
                         "score": round(m.score, 4),
                         "updated_at": None if m.updated_at is None else iso_time(m.updated_at),
+                        "source": m.source,
+                        "age": _age(now, m),
                     }
                     for m in matches
                 ],
@@ -240,3 +251,9 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
             return searched
 
     return [RememberThis, Recall, Forget, ListMemories, SearchMemories]
+
+
+def _age(now: float, match: Match) -> str | None:
+    """How long ago what a match says happened (or it was written), in words."""
+    at = match.updated_at if match.provenance is None else match.provenance.at
+    return None if at is None else age_text(max(0.0, now - at))

@@ -20,6 +20,7 @@ from .backing import (
     store_config,
 )
 from .base import (
+    INTERNAL_KEY,
     MAX_KEY_LENGTH,
     MAX_TTL,
     SCOPES,
@@ -44,23 +45,41 @@ from .base import (
 )
 from .index import DEFAULT_MIN_SIMILARITY, Semantic
 from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
-from .sealing import CursorSeal, Keyring
+from .sealing import SOURCES, TRUST, CursorSeal, Keyring, Provenance, Source, origin_bytes, provenance_of, seal_meta
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
-from .vault import Found, Observed, PartialWriteError, Vault, key_hash, read_many_in_thread
+from .vault import (
+    EVENTS,
+    Event,
+    Found,
+    Observed,
+    PartialWriteError,
+    Vault,
+    Version,
+    key_hash,
+    read_many_in_thread,
+    record,
+    versions_key,
+    versions_of,
+)
 
 __all__ = [
     "DEFAULT_MIN_SIMILARITY",
+    "EVENTS",
     "INDEX_BYTES_PER_WORD",
+    "INTERNAL_KEY",
     "MAX_KEY_LENGTH",
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
     "MODES",
     "SCOPES",
+    "SOURCES",
     "STORE_URLS",
     "TASKS_BUCKET",
+    "TRUST",
     "BackedPlugin",
     "Backing",
     "CursorSeal",
+    "Event",
     "Explanation",
     "Found",
     "KeyedLocks",
@@ -70,6 +89,7 @@ __all__ = [
     "Observed",
     "PartialWriteError",
     "Place",
+    "Provenance",
     "Quota",
     "QuotaExceededError",
     "RememberConflictError",
@@ -81,11 +101,13 @@ __all__ = [
     "Scope",
     "SearchMode",
     "Semantic",
+    "Source",
     "StoreConfig",
     "StoreUnavailableError",
     "TurnTimeoutError",
     "Vault",
     "VaultTaskStore",
+    "Version",
     "backoff",
     "check_key",
     "check_scope",
@@ -95,11 +117,17 @@ __all__ = [
     "key_hash",
     "keyring_from",
     "make_store",
+    "origin_bytes",
     "parse_store_url",
     "place_for",
+    "provenance_of",
     "read_many_in_thread",
+    "record",
     "register_namespace",
+    "seal_meta",
     "search",
     "store_config",
     "usable",
+    "versions_key",
+    "versions_of",
 ]

@@ -19,6 +19,7 @@ from .admin import (
     NOTHING_PURGED,
     SEEN_SECONDS,
     PurgeReport,
+    add_history_command,
     migrate,
     nothing_purged,
     purge_target,
@@ -27,6 +28,7 @@ from .admin import (
     unlisted_rotation,
 )
 from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_store_url, secret_from_env
+from .base import is_internal_key
 from .index import EmbedderFailedError, Semantic, is_shard_key
 from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
 from .stores import Address, Store, StoreUnavailableError
@@ -126,6 +128,10 @@ async def rotate(
         if is_shard_key(payload.key):  # vector shards name values by address: the old ones go, searches make anew
             if stale:
                 await store.delete(*address, now)
+            continue
+        if is_internal_key(payload.key):  # a key's versions: moved when stale, never indexed, counted with no value
+            if stale and record.entry.live(now) and payload.live(now):
+                await migrate(vault, payload, now, indexed=False)
             continue
         if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1
@@ -255,6 +261,7 @@ def register(commands: Any) -> None:
     purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     purge_cmd.set_defaults(handler=_purge_command)
     add_commands(actions, _execute, _STORE_HELP, _PREFIX_HELP)
+    add_history_command(actions, _execute, _STORE_HELP, _PREFIX_HELP)
     remember.set_defaults(handler=lambda _: remember.print_help() or 2)
 
 

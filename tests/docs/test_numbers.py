@@ -374,7 +374,7 @@ STATED = [
     Stated("search.md", "(`int8`: {} bytes per window", MINILM_VECTOR_BYTES - embedder.TAG_BYTES),
     Stated("search.md", "after one {}-byte tag", embedder.TAG_BYTES),
     Stated("search.md", "default `mcpkit_search.WEIGHT`, {})", fusion.WEIGHT),
-    Stated("remember.md", "mode=None, weight={}, explain=False)", fusion.WEIGHT),
+    Stated("remember.md", "mode=None, weight={}, explain=False, sources=None, min_trust=None)", fusion.WEIGHT),
     Stated("search.md", "so its `min_similarity` is {}, chosen", E5Small.min_similarity),
     Stated("architecture.md", "a side's missing value at its lowest, {} on meaning)", fusion.WEIGHT),
     Stated("architecture.md", "overlapping {}-word windows", chunks.CHUNK_WORDS),
@@ -533,6 +533,10 @@ STATED = [
 
 #: Numbers with a unit on the pages that are not constants of the code: measurements, examples, prose.
 NOT_CONSTANTS = {
+    "provenance.md": [
+        '`age` ("3 days", "just now"',  # examples of the words age_text gives
+        "and adds about 50 bytes to a sealed value",  # the example app's origin strings: depends on the names
+    ],
     "deployment.md": [
         "hold the server's event loop for most of a second",  # a measurement
         "sets forward or back by an hour",  # prose: what the monotonic clock is proof against
@@ -579,6 +583,7 @@ NOT_CONSTANTS = {
         "from 234 to 300 ms to 28 to 41 ms at p50",
     ],
     "memory-server.md": [
+        '`age` how long ago ("3 days")',  # an example of age_text's words
         "are embedded (about 17,000 characters of English)",  # as search.md says: 32 windows of English
         "takes about a second of the model rather than three",  # as search.md says, timed by hand
     ],
@@ -594,6 +599,7 @@ NOT_CONSTANTS = {
         "1.718 and 1.605 times",  # python -m bench.otel_cost, the SDK, against the call before telemetry
     ],
     "architecture.md": [
+        "about 4 times the instructions of a plain set",  # measured: bench.set_cost (benchmarks.md)
         # the Redis store's key layout (stores/redis/_redis_scripts.py), fixed by its Lua and wire format
         "the value: 8-byte big-endian double deadline",
         "(terms as 16 hex digits)",

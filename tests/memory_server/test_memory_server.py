@@ -84,7 +84,10 @@ async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_
         "value": None,
         "updated_at": None,
         "expires_at": None,
+        "source": None,
+        "age": None,
     }
+    assert (read["source"], read["age"]) == ("model", "just now")  # write_memory: a model chose to keep it
 
     results = (await alice.call("search_memory", {"query": "preferred replies"}))["results"]
     assert results[0]["key"] == "pref:replies"

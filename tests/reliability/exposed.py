@@ -1,8 +1,8 @@
 """A server open to anonymous callers, with the model-facing memory tools in every scope: what an attacker meets.
 
 ``mcpkit run tests/reliability/exposed.py:server``. Its store and secret come from ``REMEMBER_STORE`` and
-``REMEMBER_SECRET``; ``EXPOSED_MAX_VALUES`` and ``EXPOSED_MAX_BYTES`` set the quotas (default: the plugin's),
-``EXPOSED_REDIS_PREFIX`` the Redis key prefix. Public API only.
+``REMEMBER_SECRET``; ``EXPOSED_MAX_VALUES`` and ``EXPOSED_MAX_BYTES`` set the quotas and ``EXPOSED_HISTORY`` the
+change history (default: the plugin's), ``EXPOSED_REDIS_PREFIX`` the Redis key prefix. Public API only.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def server() -> Server:
         redis_prefix=os.environ.get("EXPOSED_REDIS_PREFIX") or "mcpkit:remember:",
         **_limit("EXPOSED_MAX_VALUES"),
         **_limit("EXPOSED_MAX_BYTES"),
+        **_limit("EXPOSED_HISTORY"),
     )
 
     @app(id="exposed", tools=[Ping], plugins=[plugin])

@@ -45,6 +45,7 @@ async def migrate(
         written_at=best.written_at,
         indexed=indexed,
         vector=vector,
+        meta=best.meta,
     )
     if not done:
         return "changed"

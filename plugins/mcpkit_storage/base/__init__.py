@@ -14,9 +14,10 @@ from ._keyed_locks import KeyedLocks, TurnTimeoutError
 from ._namespaces import indexed_namespaces, register_namespace, without_namespace
 from ._once import first_time
 from ._scope import SCOPES, Place, Scope, check_scope, place_for, usable
-from ._values import MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value
+from ._values import INTERNAL_KEY, MAX_KEY_LENGTH, MAX_TTL, check_key, check_ttl, encode_value, is_internal_key
 
 __all__ = [
+    "INTERNAL_KEY",
     "MAX_KEY_LENGTH",
     "MAX_TTL",
     "SCOPES",
@@ -37,6 +38,7 @@ __all__ = [
     "encode_value",
     "first_time",
     "indexed_namespaces",
+    "is_internal_key",
     "place_for",
     "register_namespace",
     "usable",

@@ -9,15 +9,27 @@ from typing import Any
 from ._errors import RememberInvalidError
 
 __all__ = [
+    "INTERNAL_KEY",
     "MAX_DEPTH",
     "MAX_KEY_LENGTH",
     "MAX_TTL",
     "check_key",
     "check_ttl",
     "encode_value",
+    "is_internal_key",
 ]
 
 MAX_KEY_LENGTH = 256
+
+#: What the keys of a place's internal entries (vector shards, a key's versions) start with: a control character,
+#: which ``check_key`` refuses in a caller's key, so the two never meet.
+INTERNAL_KEY = "\x00"
+
+
+def is_internal_key(key: str) -> bool:
+    """Whether a sealed entry's key is an internal entry's (never a caller's value)."""
+    return key.startswith(INTERNAL_KEY)
+
 
 #: The longest ttl, in seconds (100 years): far beyond any real use, and within every store's range.
 MAX_TTL = 3_155_760_000

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, S
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
-    from ..sealing import Payload
+    from ..sealing import Payload, Provenance
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Asked", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
 
@@ -62,6 +62,7 @@ class Match(NamedTuple):
     ``updated_at`` is None for a value written by mcpkit 0.1; ``expires_at`` None for a value kept until forgotten.
     ``weak``: in ``semantic`` mode, a value under the embedder's ``min_similarity``, returned because too few were
     above it to fill ``limit`` (the best of the rest, ranked after every match above it).
+    ``provenance``: where the value came from (None: written before mcpkit kept it; docs/provenance.md).
     """
 
     key: str
@@ -71,6 +72,12 @@ class Match(NamedTuple):
     expires_at: float | None
     why: Explanation | None = None
     weak: bool = False
+    provenance: Provenance | None = None
+
+    @property
+    def source(self) -> str | None:
+        """``user``, ``tool``, ``model``, ``import`` or ``external`` (None: not known)."""
+        return None if self.provenance is None else self.provenance.source
 
 
 class Matches(list[Match]):
@@ -140,6 +147,7 @@ def explained(
                 semantic_part=None if shares is None else shares[doc][1],
             ),
             doc in weak,
+            opened[doc].provenance,
         )
         for doc in best
     ]

@@ -9,6 +9,8 @@ from typing import Any, NamedTuple
 
 import pydantic_core
 
+from ._provenance import META_MARK, Provenance, provenance_of
+
 __all__ = ["Payload", "pack", "peek", "unpack", "unpack_legacy", "utf8"]
 
 _HEAD = struct.Struct(">ddI")
@@ -17,6 +19,7 @@ VECTOR_LENGTH = struct.Struct(">I")
 #: The last bytes of a plaintext whose value has a vector (no JSON text ends with 0xFF).
 VECTOR_MARK = b"\xffv"
 _TRAILER = VECTOR_LENGTH.size + len(VECTOR_MARK)
+_META_TRAILER = VECTOR_LENGTH.size + len(META_MARK)
 
 
 class Payload(NamedTuple):
@@ -27,6 +30,12 @@ class Payload(NamedTuple):
     written_at: float | None
     names: bytes  # three u16 lengths, then identity, bucket and key as UTF-8
     vector: bytes = b""  # the sealed vector for search by meaning (empty: none)
+    meta: bytes = b""  # the sealed provenance section, ``seal_meta``'s (empty: none, as before it was kept)
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where the value came from (None: written before mcpkit kept provenance)."""
+        return provenance_of(self.meta, self.written_at) if self.meta else None
 
     @property
     def identity(self) -> str:
@@ -80,13 +89,17 @@ def pack(
     expires_at: float | None,
     written_at: float | None,
     vector: bytes = b"",
+    meta: bytes = b"",
 ) -> bytes:
-    """The plaintext to seal for a value written now (with its vector, when it has one)."""
+    """The plaintext to seal for a value written now (with its provenance section from ``seal_meta`` and its
+    vector, when it has them)."""
     names = names_of(identity, bucket, key)
     value = value_json.encode() if isinstance(value_json, str) else value_json
     deadline = math.inf if expires_at is None else expires_at
     written = math.nan if written_at is None else written_at
     parts = [_HEAD.pack(deadline, written, len(names)), names, value]
+    if meta:
+        parts.append(meta)  # ``seal_meta``'s section, its length and mark included
     if vector:
         parts += [vector, VECTOR_LENGTH.pack(len(vector)), VECTOR_MARK]
     return b"".join(parts)
@@ -103,6 +116,10 @@ def peek(plaintext: bytes) -> tuple[float, float, int, int]:
         if end - _TRAILER < start:
             raise ValueError("sealed payload is truncated")
         end -= _TRAILER + VECTOR_LENGTH.unpack_from(plaintext, end - _TRAILER)[0]
+    if plaintext.endswith(META_MARK, start, end):
+        if end - _META_TRAILER < start:
+            raise ValueError("sealed payload is truncated")
+        end -= _META_TRAILER + VECTOR_LENGTH.unpack_from(plaintext, end - _META_TRAILER)[0]
     if start > end:
         raise ValueError("sealed payload is truncated")
     return deadline, written, start, end
@@ -111,12 +128,20 @@ def peek(plaintext: bytes) -> tuple[float, float, int, int]:
 def unpack(plaintext: bytes) -> Payload:
     """The payload of a version-2 plaintext; ValueError when it is not one."""
     deadline, written, start, end = peek(plaintext)
+    vector = meta = b""
+    tail = len(plaintext)
+    if plaintext.endswith(VECTOR_MARK):
+        at = tail - _TRAILER - VECTOR_LENGTH.unpack_from(plaintext, tail - _TRAILER)[0]
+        vector, tail = plaintext[at : tail - _TRAILER], at
+    if tail > end:  # a meta section lies between the value and the vector: kept whole, as ``pack`` takes it
+        meta = plaintext[end:tail]
     return Payload(
         plaintext[start:end],
         None if deadline == math.inf else deadline,
         None if written != written else written,  # NaN: unknown
         plaintext[_HEAD.size : start],
-        plaintext[end : len(plaintext) - _TRAILER] if end < len(plaintext) else b"",
+        vector,
+        meta,
     )
 
 

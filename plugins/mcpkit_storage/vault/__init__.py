@@ -4,16 +4,24 @@ from ._found import Found, Observed, found, newer
 from ._observed import ObservedVault, key_hash
 from ._offloaded import read_many_in_thread
 from ._vault import Vault
+from ._versions import EVENTS, VERSIONS_KEY, Event, Version, record, versions_key, versions_of
 from ._writer import PartialWriteError
 
 __all__ = [
+    "EVENTS",
+    "VERSIONS_KEY",
+    "Event",
     "Found",
     "Observed",
     "ObservedVault",
     "PartialWriteError",
     "Vault",
+    "Version",
     "found",
     "key_hash",
     "newer",
     "read_many_in_thread",
+    "record",
+    "versions_key",
+    "versions_of",
 ]

@@ -10,7 +10,7 @@ import math
 
 import pydantic_core
 
-from ..base import Place
+from ..base import Place, is_internal_key
 from ..sealing import VERSION, Keyring, Payload, UndecryptableError, pack, peek, unpack, unpack_legacy
 from ..stores import Address, Entry, Store
 from ._found import Found
@@ -43,7 +43,7 @@ class Codec:
     def addresses(self, place: Place, key: str, legacy: bool) -> tuple[Address, ...]:
         """Every address the key may live at, primary first (``legacy``: 0.1's too)."""
         located = self.keyring.locate(place.identity, place.bucket, key)
-        if not legacy:
+        if not legacy or is_internal_key(key):  # 0.1 kept no internal entries (nor could its stores name them)
             return located
         return located + tuple(Address(owner, place.bucket, key) for owner in self.keyring.owners_for(place.identity))
 
@@ -63,9 +63,10 @@ class Codec:
         expires_at: float | None,
         written_at: float,
         vector: bytes,
+        meta: bytes = b"",
     ) -> bytes:
-        """The bytes a store keeps at ``address`` for this value (under the primary secret)."""
-        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at, vector)
+        """The bytes a store keeps at ``address`` for this value and its provenance (under the primary secret)."""
+        plaintext = pack(place.identity, place.bucket, key, value_json, expires_at, written_at, vector, meta)
         return self.keyring.seal(*address, plaintext)
 
     def peeked(self, address: Address, entry: Entry, now: float) -> Found | Exception | None:

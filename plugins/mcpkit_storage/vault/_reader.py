@@ -10,8 +10,7 @@ from collections.abc import Sequence
 
 import anyio.to_thread
 
-from ..base import Place
-from ..index import is_shard_key
+from ..base import Place, is_internal_key
 from ..sealing import Payload
 from ..stores import Address, Entry, Expectation, Store, StoreUnavailableError
 from ._codec import Codec
@@ -97,12 +96,13 @@ class Reader:
         return values
 
     async def bucket(self, place: Place, owner: str, bucket: str, now: float) -> dict[str, Payload]:
-        """Every live value at one (owner, bucket) address of the place, by store name (no shard entries)."""
+        """Every live value at one (owner, bucket) address of the place, by store name (no internal entries: vector
+        shards, versions)."""
         began = self._guard.begin()
         opened: dict[str, Payload] = {}
         for name, entry in await self._store.entries(owner, bucket, now):
             payload = self._accepted(Address(owner, bucket, name), entry, now, place, began)
-            if payload is not None and not is_shard_key(payload.key):
+            if payload is not None and not is_internal_key(payload.key):
                 opened[name] = payload
         return opened
 

@@ -117,6 +117,11 @@ class Vault:
         await self.watched(now)
         return await self._reader.look(place, key, now, legacy)
 
+    async def inspect(self, place: Place, key: str, now: float) -> Payload | None:
+        """The live payload at ``place``/``key`` whole (with its provenance), or None: a slower read than ``read``."""
+        best, _, _ = await self.look(place, key, now, self._codec.legacy)
+        return best
+
     async def open_at(self, place: Place, addresses: Sequence[Address], now: float) -> list[Payload | None]:
         """The live payload at each of ``addresses`` of ``place`` (a search's hits), in one store call."""
         return await self._reader.at(place, addresses, now)
@@ -158,11 +163,13 @@ class Vault:
         now: float,
         quota: Quota | None,
         vector: bytes = b"",
+        meta: bytes = b"",
     ) -> None:
-        """Keep ``value_json`` (and its ``vector``) at ``place``/``key``, replacing what was there."""
+        """Keep ``value_json`` (and its ``vector`` and sealed provenance ``meta``) at ``place``/``key``, replacing what
+        was there."""
         if now >= self.watch.due:
             await self.watch.look(now)
-        await self._writer.put(place, Draft(key, value_json, expires_at, vector), now, quota)
+        await self._writer.put(place, Draft(key, value_json, expires_at, vector, meta), now, quota)
 
     async def embed_many(self, place: Place, texts: Mapping[str, str], caller: str | None = None) -> list[bytes]:
         """The vectors of values to be written together (key -> JSON text), embedded in batches on ``caller``'s turn
@@ -178,13 +185,15 @@ class Vault:
         now: float,
         quota: Quota | None,
         clock: Callable[[], float],
+        meta: bytes = b"",
     ) -> None:
         """Keep each value (key -> JSON text, with its vector from ``embed_many``) as ``write`` does, in order, each
         at its own ``clock()``, their vector shards changed at once first. A failure is a ``PartialWriteError`` naming
-        the key whose write failed; the ones before it are kept."""
+        the key whose write failed; the ones before it are kept. ``meta``: their sealed provenance (one for all)."""
         await self.watched(now)
         drafts = [
-            Draft(key, text, expires_at, vector) for (key, text), vector in zip(texts.items(), vectors, strict=True)
+            Draft(key, text, expires_at, vector, meta)
+            for (key, text), vector in zip(texts.items(), vectors, strict=True)
         ]
         await self._writer.put_many(place, drafts, now, quota, clock)
 
@@ -201,12 +210,14 @@ class Vault:
         written_at: float | None = None,
         indexed: bool | None = None,
         vector: bytes = b"",
+        meta: bytes = b"",
     ) -> bool:
         """Compare-and-set against what ``observe`` saw: the value lands at the first address, the rest go; False
-        when another writer came first. ``indexed``: whether to write search postings (None: as the bucket is)."""
+        when another writer came first. ``indexed``: whether to write search postings (None: as the bucket is);
+        ``meta``: the sealed provenance (empty: none)."""
         if now >= self.watch.due:
             await self.watch.look(now)
-        draft = Draft(key, value_json, expires_at, vector)
+        draft = Draft(key, value_json, expires_at, vector, meta)
         return await self._writer.swap(place, observed, draft, now, quota, written_at=written_at, indexed=indexed)
 
     async def delete(self, place: Place, key: str, now: float) -> bool:

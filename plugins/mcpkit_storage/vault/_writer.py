@@ -36,12 +36,14 @@ class PartialWriteError(Exception):
 
 
 class Draft(NamedTuple):
-    """A value to write: its key, its JSON text, its deadline (None: none) and its vector (empty: none)."""
+    """A value to write: its key, its JSON text, its deadline (None: none), its vector (empty: none) and its sealed
+    provenance (``sealing.seal_meta``; empty: none)."""
 
     key: str
     value_json: str | bytes
     expires_at: float | None
     vector: bytes = b""
+    meta: bytes = b""
 
 
 class Writer:
@@ -106,13 +108,13 @@ class Writer:
         per key), else by compare-and-set against what ``observed`` saw, the key's other addresses deleted; False
         when another writer came first. ``indexed`` (None: as the bucket is) writes search postings, and with them
         the vector's shard (first: a write that then fails takes it out again)."""
-        key, value_json, expires_at, vector = draft
+        key, value_json, expires_at, vector, meta = draft
         if observed is None:
             address, expected, others = self._codec.keyring.locate(place.identity, place.bucket, key)[0], None, []
         else:
             (address, expected), *others = observed.seen
         stamp = now if written_at is None else written_at
-        data = self._codec.seal(address, place, key, value_json, expires_at, stamp, vector)
+        data = self._codec.seal(address, place, key, value_json, expires_at, stamp, vector, meta)
         if indexed is None:
             indexed = self._indexing.searchable(place.bucket)
         postings = await self._indexing.postings(address, key, value_json) if indexed else None

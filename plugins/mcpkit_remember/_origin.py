@@ -1,0 +1,29 @@
+"""Who writes a value, as sealed with it: the app and tool, the client's name and version, the session and the era."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from mcpkit import Context
+from mcpkit_storage import origin_bytes
+
+__all__ = ["origin_of"]
+
+
+def origin_of(ctx: Context) -> bytes:
+    """The sealed origin of what ``ctx``'s call writes (``sealing.origin_bytes``).
+
+    The client's name and version are what it said: its ``initialize`` on 2025-11-25 sessions, its request's
+    ``_meta`` client info on 2026-07-28 (the SDK builds both into the connection's ``client_params``). The session
+    is kept as a hash, never as the id a caller could present.
+    """
+    caller = ctx.caller
+    client = version = None
+    request: Any = ctx.request_context
+    params = None if request is None else request.session.client_params
+    if params is not None:
+        client, version = params.client_info.name, params.client_info.version
+    session = caller.session_id
+    hashed = None if session is None else hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return origin_bytes(ctx.app_id, ctx.name, client, version, hashed, caller.protocol_version)

@@ -1,0 +1,104 @@
+"""``Versions``: a key's change history — its last N versions, each with its event and provenance, sealed as one
+internal entry beside the value (docs/provenance.md#change-history)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, Literal, NamedTuple
+
+from ..base import INTERNAL_KEY, Place, backoff
+from ..sealing import Provenance, provenance_of
+from ..stores import Quota
+from ._vault import Vault
+
+__all__ = ["EVENTS", "VERSIONS_KEY", "Event", "Version", "record", "versions_key", "versions_of"]
+
+Event = Literal["set", "update", "delete", "expire", "import"]
+
+#: What can happen to a key: written anew, written over, forgotten (keeping its history), expired, imported.
+EVENTS: tuple[Event, ...] = ("set", "update", "delete", "expire", "import")
+
+#: Where a key's versions are kept in its place: an internal key, which no caller's key can be.
+VERSIONS_KEY = INTERNAL_KEY + "versions:"
+
+#: Compare-and-set attempts of a history write before it gives up (only writers in other processes race it).
+_ATTEMPTS = 16
+
+_LIVE_EVENTS = ("set", "update", "import")
+
+
+class Version(NamedTuple):
+    """One version of a key (``self.remember.history(key)``), oldest first.
+
+    ``value`` is None for ``delete`` and ``expire`` events, and for a version whose own ttl has passed (its value
+    is not kept past it). ``written_at``: when the event happened in the store; ``expires_at``: the version's
+    deadline (None: none); ``provenance``: who wrote it, and the source (None for ``expire``).
+    """
+
+    event: Event
+    value: Any
+    written_at: float | None
+    expires_at: float | None
+    provenance: Provenance | None
+
+
+def versions_key(key: str) -> str:
+    """The internal key a key's versions live under."""
+    return VERSIONS_KEY + key
+
+
+def _decoded(rows: object) -> list[list[Any]]:
+    """The rows of a versions entry's value: [event, value JSON or None, written at, deadline, sealed meta (base64)]."""
+    return [list(row) for row in rows if isinstance(row, list) and len(row) == 5] if isinstance(rows, list) else []
+
+
+def _settled(rows: list[list[Any]], now: float) -> list[list[Any]]:
+    """The rows with values past their deadline dropped, and an ``expire`` row after a last version that expired."""
+    for row in rows:
+        if row[3] is not None and row[3] <= now:
+            row[1] = None
+    if rows and rows[-1][0] in _LIVE_EVENTS and rows[-1][3] is not None and rows[-1][3] <= now:
+        rows.append(["expire", None, rows[-1][3], None, ""])
+    return rows
+
+
+def versions_of(stored: object, now: float) -> list[Version]:
+    """The versions a versions entry's value holds, oldest first."""
+    versions = []
+    for event, value, written, deadline, meta in _settled(_decoded(stored), now):
+        provenance = provenance_of(base64.b64decode(meta), written) if meta else None
+        versions.append(Version(event, None if value is None else json.loads(value), written, deadline, provenance))
+    return versions
+
+
+async def record(
+    vault: Vault,
+    place: Place,
+    key: str,
+    event: Event | None,
+    value_json: str | None,
+    expires_at: float | None,
+    now: float,
+    meta: bytes,
+    keep: int,
+    quota: Quota | None,
+) -> None:
+    """Add a version to the key's history, keeping the last ``keep``. ``event`` None: ``set`` for a key whose last
+    version is gone (or that has none), else ``update``. The entry lives as long as its longest-lived version."""
+    name = versions_key(key)
+    for attempt in range(_ATTEMPTS):
+        observed = await vault.observe(place, name, now)
+        rows = _settled(_decoded(None if observed.found is None else observed.found.value), now)
+        chosen: Event = event or ("update" if rows and rows[-1][0] in _LIVE_EVENTS else "set")
+        rows.append([chosen, value_json, now, expires_at, base64.b64encode(meta).decode() if meta else ""])
+        rows = rows[-keep:]
+        # The entry lives as long as the longest-lived value it holds (no longer: a value's ttl holds for its copies
+        # here too); one holding events alone (after a delete that kept the history) until it is forgotten.
+        deadlines = [row[3] for row in rows if row[1] is not None]
+        deadline = None if not deadlines or None in deadlines else max(deadlines)
+        text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
+        if await vault.swap(place, name, observed, text, deadline, now, quota, indexed=False):
+            return
+        await backoff(attempt)
+    # Racing writers in other processes kept winning: the value is written, this version of it is not recorded.
