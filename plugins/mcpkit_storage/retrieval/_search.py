@@ -293,7 +293,7 @@ async def _fetch(
         elif newer(payload, kept[1]):
             best[payload.key] = (max(kept[0], score), payload)
     matches = [
-        Match(key, payload.value(), score, payload.written_at, payload.expires_at, None, payload.provenance)
+        Match(key, payload.value(), score, payload.written_at, payload.expires_at, None, False, payload.provenance)
         for key, (score, payload) in best.items()
     ]
     matches.sort(key=lambda match: (-match.score, -(match.updated_at or 0.0), match.key))

@@ -100,12 +100,13 @@ class ObservedVault(Vault):
         now: float,
         quota: Quota | None,
         vector: bytes = b"",
+        meta: bytes = b"",
     ) -> None:
         if not (self._always or _current_span().is_recording()):
-            return await super().write(place, key, value_json, expires_at, now, quota, vector)
+            return await super().write(place, key, value_json, expires_at, now, quota, vector, meta)
         with self._note("write", "write", place) as note:
             note.keys((key, len(value_json.encode())))
-            await super().write(place, key, value_json, expires_at, now, quota, vector)
+            await super().write(place, key, value_json, expires_at, now, quota, vector, meta)
 
     async def write_many(
         self,
@@ -116,12 +117,13 @@ class ObservedVault(Vault):
         now: float,
         quota: Quota | None,
         clock: Callable[[], float],
+        meta: bytes = b"",
     ) -> None:
         if not (self._always or _current_span().is_recording()):
-            return await super().write_many(place, texts, vectors, expires_at, now, quota, clock)
+            return await super().write_many(place, texts, vectors, expires_at, now, quota, clock, meta)
         with self._note("write_many", "write", place) as note:
             note.keys(*((key, len(text.encode())) for key, text in texts.items()))
-            await super().write_many(place, texts, vectors, expires_at, now, quota, clock)
+            await super().write_many(place, texts, vectors, expires_at, now, quota, clock, meta)
 
     async def swap(
         self,
@@ -136,6 +138,7 @@ class ObservedVault(Vault):
         written_at: float | None = None,
         indexed: bool | None = None,
         vector: bytes = b"",
+        meta: bytes = b"",
     ) -> bool:
         if not (self._always or _current_span().is_recording()):
             return await super().swap(
@@ -149,6 +152,7 @@ class ObservedVault(Vault):
                 written_at=written_at,
                 indexed=indexed,
                 vector=vector,
+                meta=meta,
             )
         with self._note("swap", "write", place) as note:
             size = len(value_json) if isinstance(value_json, bytes) else len(value_json.encode())
@@ -163,6 +167,7 @@ class ObservedVault(Vault):
                 written_at=written_at,
                 indexed=indexed,
                 vector=vector,
+                meta=meta,
             )
             note.keys((key, size if swapped else None))
         return swapped
