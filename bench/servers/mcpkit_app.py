@@ -1,4 +1,5 @@
-"""mcpkit: ``self.remember.increment("hits", scope="user")``, encryption on, any store, three ways of signing in.
+"""mcpkit: ``self.remember.increment("hits", scope="user")``, encryption on, any store, three ways of signing in
+(``store="none"``: the same tool with no plugin, counting in the process: the plain call).
 
 ``auth``: ``static`` (default; ``StaticKeys`` over the shared bench tokens), ``jwt`` (``JWTAuth`` with an RS256
 public key and an explicit audience: a token verified on every call), or ``oauth`` (the same key and the same
@@ -63,6 +64,15 @@ class Report(ToolContext):  # with options["tasks"]: the server serves the tasks
         return {"count": 0}
 
 
+@tool(name="increment", description="Add one to a counter in the process and return it.")
+class PlainIncrement(ToolContext):  # options["store"] == "none": no plugin, the plain call
+    count = 0
+
+    async def execute(self) -> CountResult:
+        PlainIncrement.count += 1
+        return {"count": PlainIncrement.count}
+
+
 @functools.cache
 def _signing_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -87,6 +97,8 @@ def tokens(options: dict[str, Any]) -> dict[str, str]:
 
 
 def build(options: dict[str, Any]) -> Starlette:
+    if options["store"] == "none":  # the no-plugin call (bench.otel_cost): static keys, no store
+        return _plain(options)
     plugin = RememberPlugin.init(
         type=options["store"],
         path=options.get("path"),
@@ -112,5 +124,16 @@ def build(options: dict[str, Any]) -> Starlette:
         verifier = JWTAuth(public_key=_public_pem(), algorithms=["RS256"], issuer=ISSUER)
         server = Server([BenchApp], auth=verifier, resource_url=RESOURCE, name="bench-mcpkit")
     if "json_response" in options:  # otherwise mcpkit's own default
+        return server.http_app(json_response=bool(options["json_response"]))
+    return server.http_app()
+
+
+def _plain(options: dict[str, Any]) -> Starlette:
+    @app(id="bench", tools=[PlainIncrement])
+    class PlainApp:
+        """The benchmark's one tool, with no plugin."""
+
+    server = Server([PlainApp], auth=StaticKeys(TOKENS), name="bench-mcpkit")
+    if "json_response" in options:
         return server.http_app(json_response=bool(options["json_response"]))
     return server.http_app()

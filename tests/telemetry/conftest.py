@@ -9,14 +9,14 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from telemetry.recording import EXPORTER, PROVIDER, SWITCH, Receiver
+from telemetry.recording import EXPORTER, GLOBAL, SWITCH, Receiver
 
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
     """The spans every tracer records during the test (the SDK's client spans too: the global provider)."""
-    if trace.get_tracer_provider() is not PROVIDER:
-        trace.set_tracer_provider(PROVIDER)
+    if trace.get_tracer_provider() is not GLOBAL:
+        trace.set_tracer_provider(GLOBAL)
     EXPORTER.clear()
     SWITCH.on = True
     try:

@@ -1,6 +1,7 @@
 """The OpenTelemetry SDK as the telemetry tests record with: one global tracer provider (a process may set it only
-once) that records only while a test holds the ``spans`` fixture, so the rest of the suite pays nothing for it; and
-a tiny OTLP/HTTP receiver."""
+once) that records only while a test holds the ``spans`` fixture and is the API's no-op otherwise, so the rest of the
+suite (the docs' examples too) sees what a process without an SDK sees, whichever runs first; and a tiny OTLP/HTTP
+receiver."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, Sampler, SamplingResult
-from opentelemetry.trace import Link, Span, SpanKind
+from opentelemetry.trace import Link, NoOpTracer, Span, SpanKind, Tracer
+from opentelemetry.trace import TracerProvider as AnyTracerProvider
 from opentelemetry.util.types import Attributes
 
 
@@ -44,6 +46,35 @@ SWITCH = _Switch()
 EXPORTER = InMemorySpanExporter()
 PROVIDER = TracerProvider(sampler=SWITCH)
 PROVIDER.add_span_processor(SimpleSpanProcessor(EXPORTER))
+_NO_OP = NoOpTracer()
+
+
+class _SwitchedTracer(Tracer):
+    """``PROVIDER``'s tracer while a test records, the no-op tracer otherwise: an SDK that samples nothing still
+    makes valid (unsampled) span contexts, which the official client would send as its ``traceparent``, and a server
+    with a provider of its own (as the docs' examples have) would then record nothing under it."""
+
+    def __init__(self, recording: Tracer) -> None:
+        self._recording = recording
+
+    def _chosen(self) -> Tracer:
+        return self._recording if SWITCH.on else _NO_OP
+
+    def start_span(self, *args: Any, **kwargs: Any) -> Span:
+        return self._chosen().start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self._chosen().start_as_current_span(*args, **kwargs)
+
+
+class _SwitchedProvider(AnyTracerProvider):
+    """The global tracer provider of the test process: see ``_SwitchedTracer``."""
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Tracer:
+        return _SwitchedTracer(PROVIDER.get_tracer(*args, **kwargs))
+
+
+GLOBAL = _SwitchedProvider()
 
 
 class Receiver(ThreadingHTTPServer):

@@ -77,9 +77,13 @@ async def test_with_key_labels_the_audit_names_a_key_s_family(tmp_path: Path) ->
     audit = AuditLog(tmp_path / "memory.jsonl")
     async with running(desk(audit, tmp_path, telemetry_key_labels=True)) as call_as:
         await call_as("nour").call("set_signature", {"text": "Nour"})
-    [line] = list(audit.lines())
-    assert line["key_label"] == "signature"
-    assert MARKER not in json.dumps(line)
+    lines = list(audit.lines())
+    assert [(line["db_operation"], line["key_label"]) for line in lines] == [
+        ("write", "signature"),
+        ("read", "versions"),  # the key's change history, an internal key: its kind
+        ("swap", "versions"),
+    ]
+    assert MARKER not in json.dumps(lines)
 
 
 def test_the_audit_file_rotates_by_size_and_age_and_keeps_a_bounded_number(tmp_path: Path) -> None:
@@ -116,5 +120,7 @@ async def test_the_audit_works_with_telemetry_off(tmp_path: Path) -> None:
     audit = AuditLog(tmp_path / "memory.jsonl")
     async with running(desk(audit, tmp_path, telemetry="off")) as call_as:
         await call_as("nour").call("set_signature", {"text": "Nour"})
-    [line] = list(audit.lines())
+    line, *history = list(audit.lines())
     assert (line["operation"], line["tool"], line["method"]) == ("write", "set_signature", "tools/call")
+    assert [line["operation"] for line in history] == ["read", "write"]  # the key's change history
+    assert {line["tool"] for line in history} == {"set_signature"}

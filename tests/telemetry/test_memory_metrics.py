@@ -44,7 +44,9 @@ class BackgroundNote(ToolContext):
 
 
 def noting(reader: InMemoryMetricReader, tmp_path: Path) -> Server:
-    plugin = RememberPlugin.init(type="sqlite", path=tmp_path / "notes.db", secret=SECRET, search=True, max_values=1)
+    plugin = RememberPlugin.init(
+        type="sqlite", path=tmp_path / "notes.db", secret=SECRET, search=True, max_values=1, history=0
+    )  # history=0: a change history would count against max_values
 
     @app(id="notes", tools=[Note, BackgroundNote], plugins=[plugin])
     class Notes: ...
@@ -105,7 +107,7 @@ async def test_embeddings_are_spans_and_durations_and_a_search_is_timed_by_its_m
     spans: InMemorySpanExporter,
 ) -> None:
     reader = InMemoryMetricReader()
-    plugin = RememberPlugin.init(type="memory", secret=SECRET, search=True, embedder=Concepts())
+    plugin = RememberPlugin.init(type="memory", secret=SECRET, search=True, embedder=Concepts(), history=0)
 
     @app(id="meaning", tools=[KeepAndFind], plugins=[plugin])
     class Meaning: ...

@@ -1,6 +1,6 @@
 """Spans inside a call (issue 38, item 3): each store operation of remember, history, context blocks and the task
-store is a child of the call's SERVER span, with ``db.system.name``, the operation and the scope, and an event on the
-call's span saying what memory the call read and wrote; keys hashed (a label only where the app opts in), the caller
+store is a child of the call's SERVER span, with ``db.system.name``, the operation and the scope, and what it read or
+wrote (a bulk operation: one event per key on its span); keys hashed (a label only where the app opts in), the caller
 only where the app opts in, never a value."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Keep(ToolContext):
 
 
 def keep_server(store: dict[str, Any], **options: Any) -> Server:
-    plugin = RememberPlugin.init(**store, secret=SECRET, search=True)
+    plugin = RememberPlugin.init(**store, secret=SECRET, search=True, history=0)  # the change history: its own test
 
     @app(id="notes", tools=[Keep], plugins=[plugin])
     class Notes: ...
@@ -92,15 +92,8 @@ async def test_each_store_operation_of_a_call_is_a_child_span_with_its_store_ope
     assert write["mcpkit.memory.bytes"] == len(f'"note {MARKER}"')
     assert (hit["mcpkit.memory.hit"], miss["mcpkit.memory.hit"], delete["mcpkit.memory.hit"]) == (True, False, True)
     assert search["mcpkit.search.mode"] == "lexical"
-    events = [(event.name, dict(event.attributes or {})) for event in call.events]
-    assert [name for name, _ in events] == [
-        "mcpkit.memory.write",
-        "mcpkit.memory.read",
-        "mcpkit.memory.read",
-        "mcpkit.memory.search",
-        "mcpkit.memory.delete",
-    ]
-    assert events[1][1]["mcpkit.memory.key"] == hashed
+    assert not call.events  # the child spans say it: the call's span does not repeat them
+    assert not any(span.events for span in inside)  # one key each: its line is on its span
     assert MARKER not in repr([(span.attributes, span.events, span.name) for span in spans.get_finished_spans()])
 
 
@@ -155,3 +148,34 @@ async def test_history_appends_loads_and_searches_are_memory_spans_of_its_namesp
     assert {"read_many", "write", "search"} <= operations
     assert {attributes["db.system.name"] for attributes in inside} == {"memory"}
     assert MARKER not in repr([(span.attributes, span.events) for span in spans.get_finished_spans()])
+
+
+@tool(name="keep_both", description="Keeps two notes at once.")
+class KeepBoth(ToolContext):
+    async def execute(self, note: str) -> str:
+        await self.remember.set_many({f"a:{MARKER}": note, f"b:{MARKER}": note + "!"}, scope="user")
+        return "kept"
+
+
+async def test_a_bulk_operation_s_span_has_one_event_per_key_with_its_hash_and_bytes(
+    spans: InMemorySpanExporter,
+) -> None:
+    @app(id="both", tools=[KeepBoth], plugins=[RememberPlugin.init(type="memory", secret=SECRET, history=0)])
+    class Both: ...
+
+    server = Server([Both], auth=StaticKeys({"nour": "nour-key-0123456789"}), tracer_provider=PROVIDER)
+    async with running(server) as call_as:
+        await call_as("nour").call("keep_both", {"note": f"note {MARKER}"})
+    [call] = [span for span in spans.get_finished_spans() if span.name == "tools/call keep_both"]
+    [bulk] = [span for span in children(spans, call) if span.name == "write_many memory"]
+    events = [(event.name, dict(event.attributes or {})) for event in bulk.events]
+    keyring = Keyring([SECRET])
+    assert events == [
+        (
+            "mcpkit.memory.write",
+            {"mcpkit.memory.key": key_hash(keyring, "user", f"{name}:{MARKER}"), "mcpkit.memory.bytes": size},
+        )
+        for name, size in (("a", len(f'"note {MARKER}"')), ("b", len(f'"note {MARKER}!"')))
+    ]
+    assert not call.events
+    assert MARKER not in repr([(span.attributes, span.events, span.name) for span in spans.get_finished_spans()])

@@ -1,5 +1,6 @@
-"""``MemoryOperation``: what one observed vault operation records when it ends: its child span, its duration point,
-an event on the call's span and its audit lines; keys hashed, callers by their owner hash, never a value."""
+"""``MemoryOperation``: what one observed vault operation records when it ends: its child span (with one event per
+key for a bulk operation), its duration point and its audit lines; keys hashed, callers by their owner hash, never a
+value."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from mcpkit import AuditLog, Telemetry, current_call
 
-from ..base import Place, without_namespace
+from ..base import INTERNAL_KEY, Place, without_namespace
 from ..sealing import Keyring
 from ..stores import QuotaExceededError
 from ._found import Found, Observed
@@ -41,7 +42,7 @@ class Observer:
     """What an observed vault's operations share: the server's telemetry, the store's ``db.system.name``, the
     keyring (owner hashes) and the key-hashing key; whether a metrics SDK records is looked up once, here."""
 
-    __slots__ = ("always", "keyring", "metering", "secret", "system", "telemetry")
+    __slots__ = ("always", "keyring", "metering", "points", "secret", "system", "telemetry")
 
     def __init__(self, telemetry: Telemetry, system: str, keyring: Keyring, secret: bytes) -> None:
         self.telemetry = telemetry
@@ -50,6 +51,18 @@ class Observer:
         self.secret = secret
         self.metering = telemetry.metering()
         self.always = telemetry.audit is not None or self.metering
+        #: (operation, error type) -> the attributes of its duration point, made once (they are bounded).
+        self.points: dict[tuple[str, str | None], dict[str, Value]] = {}
+
+    def point(self, operation: str, error_type: str | None) -> dict[str, Value]:
+        """The attributes of a storage duration point (the metrics SDK keys its series by them)."""
+        found = self.points.get((operation, error_type))
+        if found is None:
+            found = {"db.system.name": self.system, "db.operation.name": operation}
+            if error_type is not None:
+                found["error.type"] = error_type
+            self.points[operation, error_type] = found
+        return found
 
 
 class MemoryOperation:
@@ -109,24 +122,19 @@ class MemoryOperation:
         lines = self._lines()
         if self._span is not None:
             self._ended(self._span, where, lines, error_type)
-        if self._kind != "embed" and self._parent.is_recording():
-            for line in lines or [{}]:  # the call's span alone says what memory the call read and wrote
-                self._parent.add_event(f"mcpkit.memory.{self._kind}", {**where, **_prefixed(line)})
         audit = observer.telemetry.audit
         if audit is not None and self._kind != "embed":
             self._audit(audit, where, lines, error_type)
 
     def _measured(self, elapsed: float, error: BaseException | None, error_type: str | None) -> None:
-        instruments, system = self._observer.telemetry.instruments, self._observer.system
+        observer = self._observer
+        instruments = observer.telemetry.instruments
         if self._kind == "search":
             instruments.search_duration.record(elapsed, {"mcpkit.search.mode": self.mode or "lexical"})
         elif self._kind == "embed":
-            instruments.embedding_duration.record(elapsed, {"db.system.name": system})
+            instruments.embedding_duration.record(elapsed, {"db.system.name": observer.system})
         else:
-            point = {"db.system.name": system, "db.operation.name": self._operation}
-            if error_type is not None:
-                point["error.type"] = error_type
-            instruments.storage_duration.record(elapsed, point)
+            instruments.storage_duration.record(elapsed, observer.point(self._operation, error_type))
         if isinstance(error, QuotaExceededError):
             instruments.quota_refusals.add(1, {"mcpkit.quota.limit": str(error.limit)})
 
@@ -139,6 +147,10 @@ class MemoryOperation:
         }
         if len(lines) == 1:
             attributes.update(_prefixed(lines[0]))
+        else:  # a bulk operation: one event per key on its span (a single key's line is on the span itself)
+            name = f"mcpkit.memory.{self._kind}"
+            for line in lines:
+                span.add_event(name, _prefixed(line))
         if error is not None:
             attributes["error.type"] = error
             span.set_status(StatusCode.ERROR)  # no description: an exception's text may carry a value
@@ -172,7 +184,7 @@ class MemoryOperation:
         for key, seen in self._found:
             line: dict[str, Value] = {"key": hashed_key(secret, place.bucket, key)}
             if labels:
-                line["key_label"] = key.partition(":")[0] if ":" in key else "-"
+                line["key_label"] = _label(key)
             if isinstance(seen, Observed):
                 line["hit"] = seen.found is not None
                 if seen.found is not None:
@@ -210,6 +222,13 @@ class MemoryOperation:
             common["error"] = error
         for line in lines or [{}]:
             audit.write({**common, **line})
+
+
+def _label(key: str) -> str:
+    """A key's family: its text up to the first ``:`` (``-`` without one); an internal key's kind (``versions``: a
+    key's change history), without the byte that makes it internal."""
+    family, colon, _ = key.removeprefix(INTERNAL_KEY).partition(":")
+    return family if colon else "-"
 
 
 def _prefixed(line: dict[str, Value]) -> dict[str, Value]:

@@ -1,5 +1,5 @@
 """``ObservedVault``: a ``Vault`` whose every operation, where something reads what it records, is a
-``MemoryOperation``: a child span, a duration point, an event on the call's span, audit lines."""
+``MemoryOperation``: a child span (an event per key for a bulk one), a duration point, audit lines."""
 
 from __future__ import annotations
 
