@@ -1,0 +1,92 @@
+"""The time window of a search as asked: ``since`` / ``until`` (seconds, datetimes or ISO dates), the dates read
+from the query (``dates=True``), and the recency half-life, checked and turned into the store's ``Kept``."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import UTC, date, datetime, time, timedelta
+
+from mcpkit_search import when
+from mcpkit_storage import Kept, RememberInvalidError
+
+__all__ = ["Moment", "checked_half_life", "instant", "window"]
+
+#: A point in time as ``search(since=, until=)`` take it: seconds since the epoch, a datetime or an ISO 8601 text.
+Moment = float | datetime | str
+
+
+def instant(moment: object, name: str, *, end: bool = False) -> float:
+    """``moment`` in seconds since the epoch. A datetime or ISO text without a time zone is UTC; an ISO date
+    alone is its day's start, or with ``end`` (for ``until``) the next day's, so ``until="2023-03-31"`` keeps
+    the 31st."""
+    if isinstance(moment, bool):
+        raise RememberInvalidError(f"search({name}=...) is a time, not {moment!r}.")
+    if isinstance(moment, int | float):
+        if moment != moment or moment in (float("inf"), float("-inf")):
+            raise RememberInvalidError(f"search({name}=...) is a finite number of seconds, not {moment!r}.")
+        return float(moment)
+    if isinstance(moment, str):
+        text = moment.strip()
+        try:
+            if len(text) == 10:
+                day = date.fromisoformat(text)
+                moment = datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
+            else:
+                moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise RememberInvalidError(
+                f"search({name}=...) is an ISO 8601 date or time like '2023-03-01' or '2023-03-01T09:30:00Z', "
+                f"not {moment!r:.40}."
+            ) from None
+    if isinstance(moment, datetime):
+        return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
+    raise RememberInvalidError(
+        f"search({name}=...) is seconds since the epoch, a datetime or an ISO 8601 text; not {moment!r:.40}."
+    )
+
+
+def window(
+    query: str,
+    since: object,
+    until: object,
+    dates: object,
+    now: object,
+    clock: float,
+    sources: Collection[str | None] | None,
+) -> tuple[str, Kept | None]:
+    """The query left to search (without its date words when ``dates`` read some) and the filter (None: none).
+
+    ``now``: the moment the query's dates are read against (an aware datetime; None: the server clock, in UTC).
+    The query's window and ``since``/``until`` both apply (their overlap).
+    """
+    start = None if since is None else instant(since, "since")
+    stop = None if until is None else instant(until, "until", end=True)
+    if dates not in (True, False):
+        raise RememberInvalidError(f"search(dates=...) is True or False, not {dates!r:.40}.")
+    if now is not None and not (isinstance(now, datetime) and now.tzinfo is not None):
+        raise RememberInvalidError(
+            f"search(now=...) is a datetime with a time zone (datetime.now(timezone.utc)), not {now!r:.60}."
+        )
+    if dates:
+        asked = when(query, now=now if isinstance(now, datetime) else datetime.fromtimestamp(clock, UTC))
+        if asked.phrase:
+            query = asked.query
+            if asked.since is not None:
+                start = max(start, asked.since.timestamp()) if start is not None else asked.since.timestamp()
+            if asked.until is not None:
+                stop = min(stop, asked.until.timestamp()) if stop is not None else asked.until.timestamp()
+    if start is None and stop is None and sources is None:
+        return query, None
+    return query, Kept(start, stop, sources)
+
+
+def checked_half_life(half_life: object) -> float | None:
+    """``search(half_life=...)``: None, or a positive number of seconds."""
+    if half_life is None:
+        return None
+    if isinstance(half_life, bool) or not isinstance(half_life, int | float) or not 0 < half_life < float("inf"):
+        raise RememberInvalidError(
+            f"search(half_life=...) is a positive number of seconds (86400: a day-old value counts half), "
+            f"not {half_life!r:.40}."
+        )
+    return float(half_life)
