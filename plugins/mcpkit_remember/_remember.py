@@ -302,7 +302,7 @@ class Remember(CallPlaces):
         recent = checked_half_life(half_life)
         with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
-            return await search(
+            matches = await search(
                 vault,
                 place,
                 query,
@@ -316,6 +316,9 @@ class Remember(CallPlaces):
                 kept=kept,
                 half_life=recent,
             )
+        if kept is not None and (kept.since is not None or kept.until is not None):
+            matches.window = (kept.since, kept.until)
+        return matches
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``, the values' change history too; returns how many values

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Annotated
 
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from mcpkit import iso_time
 from mcpkit_search import when
-from mcpkit_storage import Kept, RememberInvalidError
+from mcpkit_storage import Kept, Matches, RememberInvalidError
 
-__all__ = ["Moment", "checked_half_life", "instant", "window"]
+__all__ = ["Moment", "SearchWindow", "Since", "Until", "checked_half_life", "instant", "shown_window", "window"]
 
 #: A point in time as ``search(since=, until=)`` take it: seconds since the epoch, a datetime or an ISO 8601 text.
 Moment = float | datetime | str
@@ -90,3 +95,37 @@ def checked_half_life(half_life: object) -> float | None:
             f"not {half_life!r:.40}."
         )
     return float(half_life)
+
+
+#: The memory tools' ``since`` and ``until`` arguments.
+Since = Annotated[
+    str | None,
+    Field(
+        max_length=40,
+        description="Only memories of what happened from this ISO 8601 date or time on, like 2023-03-01; "
+        "omit: no start.",
+    ),
+]
+Until = Annotated[
+    str | None,
+    Field(
+        max_length=40,
+        description="Only memories of what happened before this ISO 8601 time; a date alone, like 2023-03-31, "
+        "includes that day. Omit: no end.",
+    ),
+]
+
+
+class SearchWindow(TypedDict):
+    """The event times a memory tool's search kept (ISO 8601 UTC; None where open)."""
+
+    since: str | None
+    until: str | None
+
+
+def shown_window(matches: Matches) -> SearchWindow | None:
+    """The window a search applied, as the memory tools show it (None: none)."""
+    if matches.window is None:
+        return None
+    since, until = matches.window
+    return {"since": None if since is None else iso_time(since), "until": None if until is None else iso_time(until)}
