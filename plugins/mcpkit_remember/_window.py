@@ -4,7 +4,7 @@ from the query (``dates=True``), and the recency half-life, checked and turned i
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import Field
@@ -21,33 +21,11 @@ Moment = float | datetime | str
 
 
 def instant(moment: object, name: str, *, end: bool = False) -> float:
-    """``moment`` in seconds since the epoch. A datetime or ISO text without a time zone is UTC; an ISO date
-    alone is its day's start, or with ``end`` (for ``until``) the next day's, so ``until="2023-03-31"`` keeps
-    the 31st."""
-    if isinstance(moment, bool):
-        raise RememberInvalidError(f"search({name}=...) is a time, not {moment!r}.")
-    if isinstance(moment, int | float):
-        if moment != moment or moment in (float("inf"), float("-inf")):
-            raise RememberInvalidError(f"search({name}=...) is a finite number of seconds, not {moment!r}.")
-        return float(moment)
-    if isinstance(moment, str):
-        text = moment.strip()
-        try:
-            if len(text) == 10:
-                day = date.fromisoformat(text)
-                moment = datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
-            else:
-                moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            raise RememberInvalidError(
-                f"search({name}=...) is an ISO 8601 date or time like '2023-03-01' or '2023-03-01T09:30:00Z', "
-                f"not {moment!r:.40}."
-            ) from None
-    if isinstance(moment, datetime):
-        return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
-    raise RememberInvalidError(
-        f"search({name}=...) is seconds since the epoch, a datetime or an ISO 8601 text; not {moment!r:.40}."
-    )
+    """``moment`` in seconds since the epoch (``mcpkit_storage.Kept.moment``), or a RememberInvalidError."""
+    try:
+        return Kept.moment(moment, end=end)
+    except ValueError as exc:
+        raise RememberInvalidError(f"search({name}=...) {exc}") from None
 
 
 def window(

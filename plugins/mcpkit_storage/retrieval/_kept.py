@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
+from datetime import UTC, date, datetime, time, timedelta
 from typing import NamedTuple
 
 from ..sealing import Payload, Provenance
@@ -27,6 +28,33 @@ class Kept(NamedTuple):
     until: float | None = None
     sources: Collection[str | None] | None = None
 
+    @staticmethod
+    def moment(moment: object, *, end: bool = False) -> float:
+        """``moment`` (seconds since the epoch, a datetime or an ISO 8601 text) in seconds, or a ValueError saying
+        what it takes. A datetime or ISO text without a time zone is UTC; an ISO date alone is its day's start, or
+        with ``end`` (for an ``until``) the next day's, so an ``until`` of ``2023-03-31`` keeps the 31st."""
+        if isinstance(moment, bool):
+            raise ValueError(f"is a time, not {moment!r}.")
+        if isinstance(moment, int | float):
+            if not math.isfinite(moment):
+                raise ValueError(f"is a finite number of seconds, not {moment!r}.")
+            return float(moment)
+        if isinstance(moment, str):
+            text = moment.strip()
+            try:
+                if len(text) == 10:
+                    day = date.fromisoformat(text) + timedelta(days=1 if end else 0)
+                    moment = datetime.combine(day, time(), UTC)
+                else:
+                    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            except ValueError:
+                raise ValueError(
+                    f"is an ISO 8601 date or time like '2023-03-01' or '2023-03-01T09:30:00Z', not {moment!r:.40}."
+                ) from None
+        if isinstance(moment, datetime):
+            return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
+        raise ValueError(f"is seconds since the epoch, a datetime or an ISO 8601 text; not {moment!r:.40}.")
+
     def __call__(self, payload: Payload) -> bool:
         provenance = None
         if self.sources is not None:
@@ -35,7 +63,12 @@ class Kept(NamedTuple):
                 return False
         if self.since is None and self.until is None:
             return True
-        at = event_time(provenance if self.sources is not None else payload.provenance, payload.written_at)
+        return self.holds(
+            event_time(provenance if self.sources is not None else payload.provenance, payload.written_at)
+        )
+
+    def holds(self, at: float) -> bool:
+        """Whether the event time ``at`` is in the window."""
         return (self.since is None or at >= self.since) and (self.until is None or at < self.until)
 
 
