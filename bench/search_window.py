@@ -45,7 +45,9 @@ async def _one(store: str, tmp: Path, size: int) -> dict[str, Any]:
     rng = random.Random(SEED)
     asked = queries(rng)
     now = time.time()
-    async with Bench(store, tmp, f"mcpkit-bench:{os.getpid()}:{uuid.uuid4().hex[:8]}:", search=True, quotas=False) as bench:
+    async with Bench(
+        store, tmp, f"mcpkit-bench:{os.getpid()}:{uuid.uuid4().hex[:8]}:", search=True, quotas=False
+    ) as bench:
         remember = bench.remember()
         for start in range(0, size, _BATCH):  # one event time per batch of 50, the batches spread evenly over the year
             at = now - 365 * _DAY * (1 - start / size)
