@@ -13,7 +13,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from mcpkit import ToolContext, ToolError, iso_time, tool
-from mcpkit_remember import RememberInvalidError, age_text
+from mcpkit_remember import RememberInvalidError, SearchWindow, Since, Until, age_text, shown_window
 
 __all__ = ["MEMORY_TOOLS", "MEMORY_TOOL_NAMES", "DeleteMemory", "ListMemoryKeys", "ReadMemory", "SearchMemory"]
 
@@ -30,7 +30,15 @@ Value = Annotated[str, Field(max_length=60_000, description="What to remember, a
 Ttl = Annotated[
     float | None, Field(gt=0, le=3_155_760_000, description="Forget the memory after this many seconds; omit to keep.")
 ]
-Query = Annotated[str, Field(min_length=1, max_length=1000, description="Words to look for in keys and values.")]
+Query = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=1000,
+        description="Words to look for in keys and values. A date or span in it ('in March', 'last week', 'between "
+        "August 11 and 15') keeps memories of what happened then, relative to today.",
+    ),
+]
 Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
 PageLimit = Annotated[int, Field(ge=1, le=1000, description="At most this many keys per page.")]
 Prefix = Annotated[str, Field(max_length=256, description="Only keys that start with this; omit for all.")]
@@ -86,12 +94,16 @@ class Result(TypedDict):
     updated_at: str | None
     source: str | None
     age: str | None
+    #: When what it says happened, ISO 8601 UTC (by default when it was written).
+    happened_at: str | None
 
 
 class Results(TypedDict):
     results: list[Result]
     #: Why the search went by words alone though the server searches by meaning (its model still loading).
     note: NotRequired[str]
+    #: The time window searched (from since/until and the query's own dates), when there was one.
+    window: NotRequired[SearchWindow]
 
 
 class Keys(TypedDict):
@@ -162,28 +174,38 @@ class ReadMemory(ToolContext):
         "('preferences' finds 'preferred'), "
         "ignoring case and accents; a server that also searches by meaning finds memories in other words too "
         "(right after it starts it may search by words only, and the result's note says so). Memories unrelated "
-        f"to the query are not returned; sources keeps only memories from those sources. {_OWN}"
+        f"to the query are not returned; sources keeps only memories from those sources. A date in the query ('what "
+        "did the user say about X in March', 'last week'), or since and until (ISO 8601 dates), keeps memories of "
+        f"what happened then (happened_at), whatever their text says; the result's window shows the one used. {_OWN}"
     ),
 )
 class SearchMemory(ToolContext):
-    async def execute(self, query: Query, limit: Limit = 10, sources: Sources = None) -> Results:
-        matches = await self.remember.search(query, scope="user", limit=limit, sources=sources)
+    async def execute(
+        self, query: Query, limit: Limit = 10, sources: Sources = None, since: Since = None, until: Until = None
+    ) -> Results:
+        matches = await self.remember.search(
+            query, scope="user", limit=limit, sources=sources, since=since, until=until, dates=True
+        )
         now = self.clock.now()
-        results: Results = {
-            "results": [
+        results: Results = {"results": []}
+        for match in matches:
+            at = match.updated_at if match.provenance is None else match.provenance.at
+            results["results"].append(
                 {
                     "key": match.key,
                     "value": _text(match.value),
                     "score": round(match.score, 4),
                     "updated_at": _when(match.updated_at),
                     "source": match.source,
-                    "age": _age(now, match.updated_at if match.provenance is None else match.provenance.at),
+                    "age": _age(now, at),
+                    "happened_at": _when(at),
                 }
-                for match in matches
-            ]
-        }
+            )
         if matches.note is not None:
             results["note"] = matches.note
+        window = shown_window(matches)
+        if window is not None:
+            results["window"] = window
         return results
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from mcpkit import Caller
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
+    Kept,
     Observed,
     Place,
     RememberConflictError,
@@ -265,12 +267,23 @@ class History:
             payloads = await self._policy.vault.payloads(trees, now)
         return listing(payloads)
 
-    async def search(self, query: str, *, conversation: str | None = None, limit: int = 10) -> Hits:
+    async def search(
+        self,
+        query: str,
+        *,
+        conversation: str | None = None,
+        limit: int = 10,
+        since: float | datetime | str | None = None,
+        until: float | datetime | str | None = None,
+    ) -> Hits:
         """The caller's messages that best match ``query``, best first, across every conversation or in one.
 
         Within one conversation the newest ``max_search_bytes`` of messages are searched (the hits' ``note`` says
         when older ones were not); across every conversation, the search index answers for all of them.
+        ``since`` / ``until``: only messages from that window (their ``created_at``; seconds, datetimes or ISO 8601
+        texts; ``until`` exclusive, a date alone includes its day), left out before the ranking is cut.
         """
+        kept = _window(since, until)
         if not isinstance(query, str):
             raise HistoryInvalidError(f"query is text to look for, not {query!r:.40}.")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
@@ -280,11 +293,13 @@ class History:
         policy = self._policy
         with STORE_ERRORS:
             if conversation is None:
-                return Hits(await search_all(policy.vault, trees, place, query, limit, now))
+                return Hits(await search_all(policy.vault, trees, place, query, limit, now, kept))
             name = check_conversation(conversation)
             async with turn(policy, policy.vault.keyring.owner_for(place.identity)):
                 most = policy.max_search_bytes
-                return await search_one(policy.vault, policy.analyzer, trees, place, name, query, limit, now, most)
+                return await search_one(
+                    policy.vault, policy.analyzer, trees, place, name, query, limit, now, most, kept
+                )
 
     # -- the tree ----------------------------------------------------------------------
 
@@ -324,3 +339,17 @@ def _checked_limit(limit: object) -> int | None:
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise HistoryInvalidError(f"limit is a positive whole number of messages, not {limit!r:.40}.")
     return limit
+
+
+def _window(since: object, until: object) -> Kept | None:
+    """``search``'s window (None: none), or a HistoryInvalidError saying what it takes."""
+    if since is None and until is None:
+        return None
+    try:
+        start = None if since is None else Kept.moment(since)
+    except ValueError as exc:
+        raise HistoryInvalidError(f"since {exc}") from None
+    try:
+        return Kept(start, None if until is None else Kept.moment(until, end=True))
+    except ValueError as exc:
+        raise HistoryInvalidError(f"until {exc}") from None

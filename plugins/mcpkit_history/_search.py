@@ -9,7 +9,7 @@ from collections.abc import Hashable
 import anyio.to_thread
 
 from mcpkit_search import Analyzer, bm25, corpus_of, top
-from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Match, Place, Vault, search
+from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Kept, Match, Place, Vault, search
 
 from ._messages import Hit, message_of, text_of
 from ._pages import read_newest
@@ -22,11 +22,14 @@ _APART: list[Analyzer] = []
 _APART_LOCK = threading.Lock()
 
 
-async def search_all(vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float) -> list[Hit]:
-    """The ``limit`` best messages of every conversation, asking the index for more when some were filtered out."""
+async def search_all(
+    vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float, kept: Kept | None = None
+) -> list[Hit]:
+    """The ``limit`` best messages of every conversation, asking the index for more when some were filtered out;
+    ``kept``: only messages written in its window (applied before the index's cut)."""
     want = limit
     while True:
-        matches = await search(vault, place, query, now, want)
+        matches = await search(vault, place, query, now, want, kept=kept)
         hits = await _kept(vault, trees, matches, now)
         if len(hits) >= limit or len(matches) < want or want >= MAX_SEARCH_LIMIT:
             return hits[:limit]
@@ -65,9 +68,11 @@ async def search_one(
     limit: int,
     now: float,
     max_bytes: int,
+    kept: Kept | None = None,
 ) -> Hits:
     """BM25 over one conversation's newest ``max_bytes`` of messages, read in batches and analysed in a worker
-    thread: the cost is bounded, and the event loop other callers wait on stays free meanwhile."""
+    thread: the cost is bounded, and the event loop other callers wait on stays free meanwhile. ``kept``: only
+    messages written in its window, left out before the ranking."""
     stored = await vault.read(trees, conversation, now)
     words = list(dict.fromkeys(analyzer.terms(query)))
     if stored is None or not words:
@@ -75,6 +80,8 @@ async def search_one(
     tree = Tree.load(stored.value)
     nodes = tree.everything()
     found, left = await read_newest(vault, place, conversation, nodes, now, max_bytes)
+    if kept is not None:
+        found = [(node, value) for node, value in found if kept.holds(value.updated_at or 0.0)]
     messages = dict(found)
 
     def ranked() -> list[tuple[Hashable, float]]:

@@ -41,6 +41,13 @@ Messages = Annotated[
 Limit = Annotated[int, Field(ge=1, le=10_000, description="At most this many messages, the most recent.")]
 SearchLimit = Annotated[int, Field(ge=1, le=100, description="At most this many matches.")]
 Query = Annotated[str, Field(min_length=1, max_length=1000, description="Words to look for in the messages.")]
+Since = Annotated[
+    str | None, Field(max_length=40, description="Only messages from this ISO 8601 date or time on, like 2023-03-01.")
+]
+Until = Annotated[
+    str | None,
+    Field(max_length=40, description="Only messages before this ISO 8601 time; a date alone includes that day."),
+]
 
 _WHOSE = (
     "Conversations belong to the signed-in user: nobody else can read, search or change them, and they survive "
@@ -120,15 +127,21 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
         description=describe(
             "search_history",
             "Find messages by what they say, best first, across every conversation or in one (words match by "
-            "their stem). Each result names its conversation and message id.",
+            "their stem). Each result names its conversation and message id. since and until (ISO 8601 dates) keep "
+            "the messages of that time.",
         ),
         read_only=True,
     )
     class SearchHistory(ToolContext):
         async def execute(
-            self, query: Query, conversation: Conversation | None = None, limit: SearchLimit = 10
+            self,
+            query: Query,
+            conversation: Conversation | None = None,
+            limit: SearchLimit = 10,
+            since: Since = None,
+            until: Until = None,
         ) -> dict[str, Any]:
-            hits = await self.history.search(query, conversation=conversation, limit=limit)
+            hits = await self.history.search(query, conversation=conversation, limit=limit, since=since, until=until)
             found: dict[str, Any] = {
                 "results": [
                     {

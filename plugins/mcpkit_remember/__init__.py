@@ -32,6 +32,7 @@ from ._plugin import NOTES_NAMESPACE, RememberPlugin
 from ._provenance import Info, age_text
 from ._remember import KeyPage, Remember
 from ._tools_config import ToolsConfig
+from ._window import SearchWindow, Since, Until, shown_window
 
 __all__ = [
     "EVENTS",
@@ -60,10 +61,14 @@ __all__ = [
     "RememberStoreUnavailableError",
     "Scope",
     "SearchMode",
+    "SearchWindow",
+    "Since",
     "Source",
     "StoreConfig",
     "ToolsConfig",
+    "Until",
     "Version",
     "age_text",
     "parse_store_url",
+    "shown_window",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Collection, Mapping
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -11,8 +12,6 @@ import anyio.to_thread
 
 from mcpkit_search import WEIGHT
 from mcpkit_storage import (
-    MAX_SEARCH_LIMIT,
-    MODES,
     Event,
     Found,
     Matches,
@@ -36,7 +35,9 @@ from ._cursor import KeyPage
 from ._glob import Glob
 from ._policy import RememberPolicy
 from ._provenance import Info, info_of, source_of, wanted
+from ._search_checks import checked
 from ._store_errors import STORE_ERRORS, StorageErrors
+from ._window import Moment, checked_half_life, window
 
 __all__ = ["Info", "KeyPage", "Remember", "RememberPolicy"]
 
@@ -269,6 +270,11 @@ class Remember(CallPlaces):
         explain: bool = False,
         sources: Collection[Source] | None = None,
         min_trust: Source | None = None,
+        since: Moment | None = None,
+        until: Moment | None = None,
+        dates: bool = False,
+        now: datetime | None = None,
+        half_life: float | None = None,
     ) -> Matches:
         """The caller's values in ``scope`` that best match ``query``, best first (ties: the newest first).
 
@@ -282,45 +288,37 @@ class Remember(CallPlaces):
         side's score and rank.
 
         Each match carries its ``provenance`` (``match.source``). ``sources`` / ``min_trust`` keep only matches from
-        those sources, as ``list`` does: the best ``MAX_SEARCH_LIMIT`` matches are ranked, then filtered.
+        those sources, as ``list`` does. ``since`` / ``until`` keep values whose event time (``set(at=...)``, by
+        default when written) is in that window (seconds, datetimes or ISO texts; ``until`` exclusive, an ISO date
+        alone includes its day); ``dates=True`` reads the query's own dates ("in March", "last week") relative to
+        ``now`` (default: the server clock, UTC) into that window and searches its other words. Filters apply before
+        the ranking is cut to ``limit``. ``half_life``: seconds after which a value's score counts half (a
+        preference for recent values; by default none).
         """
         place = self._place(scope)
-        kept_sources = wanted(sources, min_trust)
-        if not self._policy.vault.searchable(place.bucket):
-            raise RememberInvalidError(
-                "search() needs the plugin built with RememberPlugin.init(..., search=True), which indexes "
-                "values as they are written; values kept before that are found once `mcpkit remember reindex` "
-                "has run (docs/search.md)."
-            )
-        if not isinstance(query, str):
-            raise RememberInvalidError(f"search() takes the query as a string, not {type(query).__name__}.")
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
-            raise RememberInvalidError(
-                f"search(limit=...) is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}."
-            )
-        self._check_mode(mode, weight)
-        now = self._policy.clock().now()
+        checked(self._policy.vault, place.bucket, query, limit, mode, weight)
+        clock = self._policy.clock().now()
+        query, kept = window(query, since, until, dates, now, clock, wanted(sources, min_trust))
+        recent = checked_half_life(half_life)
         with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
-            asked = limit if kept_sources is None else MAX_SEARCH_LIMIT
             matches = await search(
-                vault, place, query, now, asked, mode, explain=explain, weight=weight, quota=quota, caller=caller
+                vault,
+                place,
+                query,
+                clock,
+                limit,
+                mode,
+                explain=explain,
+                weight=weight,
+                quota=quota,
+                caller=caller,
+                kept=kept,
+                half_life=recent,
             )
-        if kept_sources is None:
-            return matches
-        kept = [match for match in matches if source_of(match.provenance) in kept_sources]
-        return Matches(kept[:limit], matches.note)
-
-    def _check_mode(self, mode: object, weight: object) -> None:
-        if mode is not None and mode not in MODES:
-            raise RememberInvalidError(f"search(mode=...) is one of {', '.join(MODES)}, or None; not {mode!r:.40}.")
-        if mode in ("semantic", "hybrid") and self._policy.vault.semantic is None:
-            raise RememberInvalidError(
-                f"search(mode={mode!r}) searches by meaning, which needs an embedder: "
-                "RememberPlugin.init(..., embedder=mcpkit_search.MiniLM()) (docs/search.md)."
-            )
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
-            raise RememberInvalidError(f"search(weight=...) is a number from 0 to 1, not {weight!r:.40}.")
+        if kept is not None and (kept.since is not None or kept.until is not None):
+            matches.window = (kept.since, kept.until)
+        return matches
 
     async def forget_all(self, *, scope: Scope = "session") -> int:
         """Delete everything this caller has in ``scope``, the values' change history too; returns how many values

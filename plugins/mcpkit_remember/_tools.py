@@ -21,6 +21,7 @@ from ._errors import RememberScopeNotAllowedError
 from ._provenance import age_text
 from ._remember import Remember
 from ._tools_config import ToolsConfig
+from ._window import SearchWindow, Since, Until, shown_window
 
 #: The longest query ``search_memories`` takes, in characters.
 MAX_QUERY_CHARS = 1000
@@ -57,7 +58,12 @@ Limit = Annotated[int, Field(ge=1, le=200, description="At most this many keys p
 CursorArg = Annotated[str | None, Field(description="nextCursor from the previous page.")]
 Query = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_QUERY_CHARS, description="Words to look for in the memories' keys and values."),
+    Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description="Words to look for in the memories' keys and values. A date or span in it ('in March', "
+        "'last week', 'between August 11 and 15') keeps memories of what happened then, relative to today.",
+    ),
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="At most this many matches.")]
 
@@ -108,6 +114,8 @@ class Found(TypedDict):
     source: str | None
     #: How long ago it happened, in words ("3 days"; None: not known).
     age: str | None
+    #: When what it says happened, ISO 8601 in UTC (by default when it was written; None: not known).
+    happened_at: str | None
 
 
 class Searched(TypedDict):
@@ -115,6 +123,8 @@ class Searched(TypedDict):
     results: list[Found]
     #: Why the search went by words alone though this server searches by meaning (its model still loading).
     note: NotRequired[str]
+    #: The time window searched (from since/until and the query's own dates), when there was one.
+    window: NotRequired[SearchWindow]
 
 
 def _anonymous_rule(allowed: tuple[Scope, ...], anonymous_writes: bool) -> str:
@@ -223,14 +233,22 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
                 "are matched by their stem, so 'preferences' finds 'preferred')."
             )
             + " Each match says its source (user, tool, model, import or external: weigh a fact derived from fetched "
-            "content below one the user stated) and its age. Search before remembering something new, to update a "
-            "memory rather than keep a duplicate.",
+            "content below one the user stated), its age and when it happened. A date in the query ('in March', 'last "
+            "week'), or since and until (ISO 8601 dates), keeps memories of what happened then, whatever their text "
+            "says. Search before remembering something new, to update a memory rather than keep a duplicate.",
         ),
     )
     class SearchMemories(ToolContext):
-        async def execute(self, query: Query, scope: ScopeArg = default, limit: SearchLimit = 10) -> Searched:
+        async def execute(
+            self,
+            query: Query,
+            scope: ScopeArg = default,
+            limit: SearchLimit = 10,
+            since: Since = None,
+            until: Until = None,
+        ) -> Searched:
             remember, chosen = open_scope(self, scope)
-            matches = await remember.search(query, scope=chosen, limit=limit)
+            matches = await remember.search(query, scope=chosen, limit=limit, since=since, until=until, dates=True)
             now = self.clock.now()
             searched: Searched = {
                 "scope": chosen,
@@ -242,18 +260,33 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
                         "updated_at": None if m.updated_at is None else iso_time(m.updated_at),
                         "source": m.source,
                         "age": _age(now, m),
+                        "happened_at": _happened(m),
                     }
                     for m in matches
                 ],
             }
             if matches.note is not None:
                 searched["note"] = matches.note
+            window = shown_window(matches)
+            if window is not None:
+                searched["window"] = window
             return searched
 
     return [RememberThis, Recall, Forget, ListMemories, SearchMemories]
 
 
+def _at(match: Match) -> float | None:
+    """When what a match says happened (or it was written; None: not known)."""
+    return match.updated_at if match.provenance is None else match.provenance.at
+
+
 def _age(now: float, match: Match) -> str | None:
-    """How long ago what a match says happened (or it was written), in words."""
-    at = match.updated_at if match.provenance is None else match.provenance.at
+    """How long ago what a match says happened, in words."""
+    at = _at(match)
     return None if at is None else age_text(max(0.0, now - at))
+
+
+def _happened(match: Match) -> str | None:
+    """When what a match says happened, ISO 8601 UTC."""
+    at = _at(match)
+    return None if at is None else iso_time(at)

@@ -44,7 +44,7 @@ from .base import (
     usable,
 )
 from .index import DEFAULT_MIN_SIMILARITY, Semantic
-from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode, indexed_count, search
+from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Kept, Match, Matches, SearchMode, indexed_count, search
 from .sealing import SOURCES, TRUST, CursorSeal, Keyring, Provenance, Source, origin_bytes, provenance_of, seal_meta
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
 from .vault import (
@@ -82,6 +82,7 @@ __all__ = [
     "Event",
     "Explanation",
     "Found",
+    "Kept",
     "KeyedLocks",
     "Keyring",
     "Match",

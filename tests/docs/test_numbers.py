@@ -374,7 +374,7 @@ STATED = [
     Stated("search.md", "(`int8`: {} bytes per window", MINILM_VECTOR_BYTES - embedder.TAG_BYTES),
     Stated("search.md", "after one {}-byte tag", embedder.TAG_BYTES),
     Stated("search.md", "default `mcpkit_search.WEIGHT`, {})", fusion.WEIGHT),
-    Stated("remember.md", "mode=None, weight={}, explain=False, sources=None, min_trust=None)", fusion.WEIGHT),
+    Stated("remember.md", "mode=None, weight={}, explain=False, sources=None, min_trust=None, since=None", fusion.WEIGHT),
     Stated("search.md", "so its `min_similarity` is {}, chosen", E5Small.min_similarity),
     Stated("architecture.md", "a side's missing value at its lowest, {} on meaning)", fusion.WEIGHT),
     Stated("architecture.md", "overlapping {}-word windows", chunks.CHUNK_WORDS),
@@ -553,6 +553,10 @@ NOT_CONSTANTS = {
     "resources.md": ["sessions holding 3,000 subscriptions to 60 KiB URIs grew"],  # measured (issue 29)
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
+        '"between August 11 and 15", "3 days ago")',  # example queries (Searching by time)
+        "whose event times span a year",  # python -m bench.search_window's data
+        "a 4-day window (about 1% of the values)",  # python -m bench.search_window's rows
+        "`half_life` of 30 days",  # python -m bench.search_window's rows
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search
         "loading `MiniLM` took 4 to 6 seconds",  # python -m mcpkit_memoryserver --semantic, timed (memory-server.md)
         "45 ms at 10,000 values and 160 ms at 100,000",  # measured by hand (a merge with its commit)

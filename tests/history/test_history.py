@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcpkit import Caller, ManualClock, Server, StaticKeys, ToolContext, app, tool
+from mcpkit import Caller, ManualClock, Server, StaticKeys, ToolContext, app, iso_time, tool
 from mcpkit.testing import CallAs, ToolCallError, error_code, running
 from mcpkit_history import HistoryPlugin
 from mcpkit_storage._cli import purge_user
@@ -138,6 +138,33 @@ async def test_search_finds_only_the_callers_own_messages_best_first(protocol: s
     assert nours["results"][0]["score"] >= nours["results"][1]["score"] > 0
     assert [hit["message"]["content"] for hit in in_t2["results"]] == ["Deployment moved to Friday."]
     assert [hit["message"]["content"] for hit in sams["results"]] == ["Sam's customer also asked about refunds."]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_search_keeps_the_messages_of_the_window_asked(protocol: str, kind: str, tmp_path: Path) -> None:
+    """Across every conversation and within one, filtered before the ranking's cut: the one refund message of the
+    second day is found at limit 1 though twelve older ones say refund more often."""
+    clock = ManualClock()
+    plugin = sqlite(tmp_path) if kind == "sqlite" else HistoryPlugin.init(type="memory", tools=True)
+    async with running(desk(plugin), protocol=protocol, clock=clock) as call_as:
+        for number in range(12):
+            await save(call_as, "nour", f"T-{number}", "Refund, refund, refund the kettle.")
+        first_day = clock.now()
+        clock.advance(86_400)
+        await save(call_as, "nour", "T-0", "A refund, at last, among other words.")
+        today = iso_time(clock.now())[:10]
+        nour = call_as("nour")
+        recent = await nour.call("search_history", {"query": "refund", "limit": 1, "since": today})
+        in_t0 = await nour.call("search_history", {"query": "refund", "conversation": "T-0", "since": today})
+        before = await nour.call("search_history", {"query": "refund", "until": iso_time(first_day + 1)})
+        with pytest.raises(ToolCallError) as refused:
+            await nour.call("search_history", {"query": "refund", "since": "yesterday"})
+    assert [hit["message"]["content"] for hit in recent["results"]] == ["A refund, at last, among other words."]
+    assert [hit["message"]["content"] for hit in in_t0["results"]] == ["A refund, at last, among other words."]
+    assert len(before["results"]) == 10
+    assert all("kettle" in hit["message"]["content"] for hit in before["results"])
+    assert "ISO 8601" in refused.value.message
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -113,6 +113,27 @@ async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_
     assert (await alice.call("search_memory", {"query": "Lyon"}))["results"] == []
 
 
+async def test_search_memory_answers_a_date_question_by_when_it_was_said(call_as: CallAs, clock: ManualClock) -> None:
+    """No memory's text names a day: "yesterday" and since/until are read against when each was written."""
+    alice = call_as("alice")
+    said = clock.now()
+    await alice.call("write_memory", {"key": "coffee:then", "value": "Takes her coffee black"})
+    clock.advance(86_400)
+    await alice.call("write_memory", {"key": "coffee:now", "value": "Takes her coffee with oat milk"})
+    asked = await alice.call("search_memory", {"query": "what did she say about coffee yesterday?"})
+    assert [r["key"] for r in asked["results"]] == ["coffee:then"]
+    assert asked["results"][0]["happened_at"] == iso_time(said)
+    day = iso_time(said)[:10]
+    assert asked["window"]["since"] == f"{day}T00:00:00.000Z"
+    assert asked["window"]["until"] == f"{iso_time(clock.now())[:10]}T00:00:00.000Z"
+    both = await alice.call("search_memory", {"query": "coffee", "since": day, "until": iso_time(clock.now())[:10]})
+    assert sorted(r["key"] for r in both["results"]) == ["coffee:now", "coffee:then"]  # until: a date keeps its day
+    assert "window" not in await alice.call("search_memory", {"query": "coffee"})
+    with pytest.raises(ToolCallError) as refused:
+        await alice.call("search_memory", {"query": "coffee", "since": "last spring"})
+    assert "ISO 8601" in refused.value.message
+
+
 async def test_bob_never_sees_alices_memories(call_as: CallAs) -> None:
     alice, bob = call_as("alice"), call_as("bob")
     await alice.call("write_memory", {"key": "plan", "value": "surprise party on friday"})

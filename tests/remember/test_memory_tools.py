@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit import ConfigurationError, Server
+from mcpkit import ConfigurationError, ManualClock, Server, iso_time
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
 from mcpkit.tools import Finding, lint_tool
 from mcpkit_remember import RememberPlugin
@@ -130,6 +130,21 @@ class TestEnabled:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", found["results"][0]["updated_at"])
         assert (await nour.call("search_memories", {"query": "lyon", "scope": "user"}))["results"][0]["key"] == "city"
         assert (await nour.call("search_memories", {"query": "replies"}))["results"] == []  # session scope: none
+
+    async def test_search_memories_keeps_what_happened_in_the_window_asked(
+        self, call_as: CallAs, clock: ManualClock
+    ) -> None:
+        nour = call_as("nour")
+        await nour.call("remember_this", {"key": "trip:old", "value": "Trip to Rome", "scope": "user"})
+        clock.advance(86_400)
+        await nour.call("remember_this", {"key": "trip:new", "value": "Trip to Oslo", "scope": "user"})
+        today = iso_time(clock.now())[:10]
+        found = await nour.call("search_memories", {"query": "trip", "scope": "user", "since": today})
+        assert [r["key"] for r in found["results"]] == ["trip:new"]
+        assert found["window"] == {"since": f"{today}T00:00:00.000Z", "until": None}
+        assert found["results"][0]["happened_at"] == iso_time(clock.now())
+        asked = await nour.call("search_memories", {"query": "trip yesterday", "scope": "user"})
+        assert [r["key"] for r in asked["results"]] == ["trip:old"]
 
     async def test_the_scope_defaults_to_session(self, call_as: CallAs) -> None:
         nour = call_as("nour")

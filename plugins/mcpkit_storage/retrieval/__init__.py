@@ -1,6 +1,7 @@
 """Search over one place's values: ranked by words, by meaning or both, and how many values a place holds."""
 
 from ._census import indexed_count
+from ._kept import Kept
 from ._match import MAX_SEARCH_LIMIT, MODES, Explanation, Match, Matches, SearchMode
 from ._search import search
 
@@ -8,6 +9,7 @@ __all__ = [
     "MAX_SEARCH_LIMIT",
     "MODES",
     "Explanation",
+    "Kept",
     "Match",
     "Matches",
     "SearchMode",

@@ -82,11 +82,18 @@ class Match(NamedTuple):
 
 class Matches(list[Match]):
     """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
-    is on (its model still loading, or failing, or busy with other callers' searches), else it is None."""
+    is on (its model still loading, or failing, or busy with other callers' searches), else it is None.
+    ``window``: the event times searched (since, until; seconds, None where open), None when the search had none."""
 
-    def __init__(self, matches: Iterable[Match] = (), note: str | None = None) -> None:
+    def __init__(
+        self,
+        matches: Iterable[Match] = (),
+        note: str | None = None,
+        window: tuple[float | None, float | None] | None = None,
+    ) -> None:
         super().__init__(matches)
         self.note = note
+        self.window = window
 
 
 class Asked(NamedTuple):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import pydantic_core
 
@@ -16,10 +16,11 @@ from ..sealing import Payload
 from ..stores import Address, Quota
 from ..vault import Vault, newer
 from ._explain import described
+from ._kept import Kept, event_time, recency
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._sharded_search import by_shards, fill
 
-__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Match", "Matches", "SearchMode", "search"]
+__all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Kept", "Match", "Matches", "SearchMode", "search"]
 
 #: How many times a search asks the store for 4 times more hits when some of the best no longer open.
 _WIDENINGS = 3
@@ -42,33 +43,44 @@ async def search(
     weight: float = WEIGHT,
     quota: Quota | None = None,
     caller: str | None = None,
+    kept: Kept | None = None,
+    half_life: float | None = None,
 ) -> Matches:
     """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
 
     ``mode`` None: ``hybrid`` with an embedder, else ``lexical``; ``weight``: the semantic side's in ``hybrid``.
     ``quota``: the place's, which vector shards a search by meaning fills count against. ``caller``: whose share of
-    the embedder the search takes (default: the place's owner's).
+    the embedder the search takes (default: the place's owner's). ``kept``: only values it keeps (their event time,
+    their source), filtered before the ranking is cut to ``limit``. ``half_life``: seconds after which a value's
+    score counts half (by its event time); None: no preference for recent values.
     """
     chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
+    asked = _Query(query, now, limit, chosen, explain, weight, quota, caller, kept, half_life)
     observed = vault.searching(place, chosen)
     if observed is None:
-        return await _search(vault, place, query, now, limit, chosen, explain, weight, quota, caller)
+        return await _search(vault, place, asked)
     with observed:
-        return await _search(vault, place, query, now, limit, chosen, explain, weight, quota, caller)
+        return await _search(vault, place, asked)
 
 
-async def _search(
-    vault: Vault,
-    place: Place,
-    query: str,
-    now: float,
-    limit: int,
-    chosen: SearchMode,
-    explain: bool,
-    weight: float,
-    quota: Quota | None,
-    caller: str | None,
-) -> Matches:
+class _Query(NamedTuple):
+    """A search as asked (``search``'s arguments, the mode chosen)."""
+
+    query: str
+    now: float
+    limit: int
+    chosen: SearchMode
+    explain: bool
+    weight: float
+    quota: Quota | None
+    caller: str | None
+    kept: Kept | None
+    half_life: float | None
+
+
+async def _search(vault: Vault, place: Place, q: _Query) -> Matches:
+    query, now, limit, chosen, explain, weight = q[:6]
+    quota, caller, kept, half_life = q[6:]
     await vault.watched(now)
     words = vault.index.words(query)
     note = None
@@ -83,12 +95,12 @@ async def _search(
                 note = BUSY
         if query_vector is not None:
             asked = Asked(words, query_vector, chosen, weight, caller, explain)
-            found = await _by_meaning(vault, place, asked, now, limit, quota)
+            found = await _by_meaning(vault, place, asked, now, limit, quota, kept, half_life)
             if not explain:
                 return Matches([match._replace(why=None) for match in found])
             return Matches(await described(vault, place, query, words, found, now, weight))
         note = note or QUERY_FAILED
-    matches = await _lexical(vault, place, words, now, limit)
+    matches = await _lexical(vault, place, words, now, limit, kept, half_life)
     if explain:
         matches = [
             match._replace(why=Explanation("lexical", match.score, rank, None, None, None))
@@ -98,22 +110,46 @@ async def _search(
     return Matches(matches, note)
 
 
-async def _lexical(vault: Vault, place: Place, words: Sequence[str], now: float, limit: int) -> list[Match]:
-    """BM25 over the store's index (and the 0.1 values' words, analysed here)."""
+async def _lexical(
+    vault: Vault,
+    place: Place,
+    words: Sequence[str],
+    now: float,
+    limit: int,
+    kept: Kept | None = None,
+    half_life: float | None = None,
+) -> list[Match]:
+    """BM25 over the store's index (and the 0.1 values' words, analysed here).
+
+    With ``kept``, the store is asked for 4 times more hits until ``limit`` of them pass it or it has no more, so
+    a filter never loses a match to the cut. With ``half_life``, the best ``MAX_SEARCH_LIMIT`` by words (those
+    ``kept``) are ranked again with their recency.
+    """
     if not words:
         return []
     buckets = vault.buckets(place)
     opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
-    want = limit
-    for _ in range(_WIDENINGS):
+    enough = limit if half_life is None else MAX_SEARCH_LIMIT
+    want = enough
+    widenings = 0
+    while True:
         ranked = await _ranked(vault, place, buckets, words, now, want, opened)
-        matches = await _fetch(vault, place, buckets, ranked, opened, now, limit)
-        # Fewer than asked only when some of the best hits no longer open (written over meanwhile, or a key
-        # kept twice during a rotation): ask the store for more, unless it had no more.
-        if len(matches) >= limit or len(ranked) < want:
+        matches = await _fetch(vault, place, buckets, ranked, opened, now, enough, kept)
+        # Fewer than asked when some of the best hits no longer open (written over meanwhile, or a key kept twice
+        # during a rotation), or the filter left them out: ask the store for more, unless it had no more.
+        widenings += 1
+        if len(matches) >= enough or len(ranked) < want or (kept is None and widenings == _WIDENINGS):
             break
         want *= 4
-    return matches
+    if half_life is not None and matches:
+        times = [min(now, event_time(match.provenance, match.updated_at)) for match in matches]
+        newest = max(times)
+        matches = [
+            match._replace(score=recency(match.score, at, newest, half_life))
+            for match, at in zip(matches, times, strict=True)
+        ]
+        matches.sort(key=lambda match: (-match.score, -(match.updated_at or 0.0), match.key))
+    return matches[:limit]
 
 
 async def _opened_all(
@@ -137,7 +173,14 @@ async def _opened_all(
 
 
 async def _by_meaning(
-    vault: Vault, place: Place, asked: Asked, now: float, limit: int, quota: Quota | None
+    vault: Vault,
+    place: Place,
+    asked: Asked,
+    now: float,
+    limit: int,
+    quota: Quota | None,
+    kept: Kept | None = None,
+    half_life: float | None = None,
 ) -> list[Match]:
     """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
 
@@ -146,29 +189,42 @@ async def _by_meaning(
     and the shards are filled from them for the next search. In ``hybrid``, BM25 comes from the store's
     index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
     by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
+
+    With ``kept`` or ``half_life`` every value is opened (the shards hold no event time): the values ``kept``
+    leaves out are dropped first, BM25 ranks every value its words match (none is lost to a cut), and each fused
+    score is moved by its recency before the ranking is cut.
     """
     assert vault.semantic is not None
-    sharded = await by_shards(vault, place, asked, now, limit)
-    if sharded is not None:
-        return sharded
+    if kept is None and half_life is None:
+        sharded = await by_shards(vault, place, asked, now, limit)
+        if sharded is not None:
+            return sharded
     buckets = vault.buckets(place)
     opened = await _opened_all(vault, place, buckets, now)
+    if len(buckets) == 1:
+        await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
+    everything = len(opened)
+    if kept is not None:
+        opened = {doc: payload for doc, payload in opened.items() if kept(payload)}
     docs = list(opened)
     if not docs:
         return []
-    if len(buckets) == 1:
-        await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
     lexical: dict[_Doc, float] = {}
     if asked.words and asked.mode == "hybrid":
-        ranked = await _ranked(vault, place, buckets, asked.words, now, MAX_SEARCH_LIMIT, dict(opened))
+        want = MAX_SEARCH_LIMIT if kept is None else max(everything, 1)
+        ranked = await _ranked(vault, place, buckets, asked.words, now, want, dict(opened))
         lexical = {doc: score for doc, score in ranked if doc in opened}
-    kept = [opened[doc] for doc in docs]
-    similarities = await vault.semantic.similarities(asked.vector, kept, caller=asked.caller)
+    values = [opened[doc] for doc in docs]
+    similarities = await vault.semantic.similarities(asked.vector, values, caller=asked.caller)
     best_chunk = {docs[number]: chunk for number, (_, chunk) in similarities.items()}
     semantic = {docs[number]: score for number, (score, _) in similarities.items()}
     threshold = vault.semantic.min_similarity
     matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
     scores = fuse(lexical, semantic, weight=asked.weight) if asked.mode == "hybrid" else semantic
+    if half_life is not None:
+        times = {doc: min(now, event_time(opened[doc].provenance, opened[doc].written_at)) for doc in scores}
+        newest = max(times.values(), default=now)
+        scores = {doc: recency(score, times[doc], newest, half_life) for doc, score in scores.items()}
 
     def order(doc: _Doc) -> tuple[float, float, str]:
         payload = opened[doc]
@@ -271,8 +327,10 @@ async def _fetch(
     opened: dict[_Doc, Payload],
     now: float,
     limit: int,
+    kept: Kept | None = None,
 ) -> list[Match]:
-    """Open the ranked documents (one ``get_many``) and keep the ``limit`` best that still open.
+    """Open the ranked documents (one ``get_many``) and keep the ``limit`` best that still open (and that ``kept``
+    keeps).
 
     A document whose entry no longer opens (written over meanwhile, or tampered with) is passed over; a key
     found at two addresses (a writer that knew only one secret) counts once, as its newest copy.
@@ -285,13 +343,13 @@ async def _fetch(
     best: dict[str, tuple[float, Payload]] = {}
     for doc, score in ranked:
         payload = opened.get(doc)
-        if payload is None:
+        if payload is None or (kept is not None and not kept(payload)):
             continue
-        kept = best.get(payload.key)
-        if kept is None:
+        had = best.get(payload.key)
+        if had is None:
             best[payload.key] = (score, payload)
-        elif newer(payload, kept[1]):
-            best[payload.key] = (max(kept[0], score), payload)
+        elif newer(payload, had[1]):
+            best[payload.key] = (max(had[0], score), payload)
     matches = [
         Match(key, payload.value(), score, payload.written_at, payload.expires_at, None, False, payload.provenance)
         for key, (score, payload) in best.items()

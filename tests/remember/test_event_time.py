@@ -1,0 +1,206 @@
+"""Search by when a value happened: ``since`` / ``until``, the query's own dates (``dates=True``), the recency
+half-life, and filters applied before the ranking's cut (docs/search.md "Searching by time").
+
+Through the real HTTP app, in both protocol eras, on every store (PostgreSQL too); by meaning with ``Concepts``.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from mcpkit import ManualClock, Server, ToolContext, tool
+from mcpkit.testing import CallAs, ToolCallError, running
+from mcpkit_remember import RememberPlugin
+from remember.support import SECRET, SECRET_B, STORES, build_server
+from remember.test_rotation import mcpkit
+from remember.test_semantic import Concepts
+
+#: "Now" for the questions below: Wednesday 14 June 2023, afternoon (UTC).
+NOW = datetime(2023, 6, 14, 15, 30, tzinfo=UTC)
+
+
+def _day(month: int, day: int) -> float:
+    return datetime(2023, month, day, 12, tzinfo=UTC).timestamp()
+
+
+#: What the user said about the garden, and when; no text names its month, and one names another month.
+GARDEN = {
+    "garden:frost": ("The garden soil was frozen solid", _day(1, 20)),
+    "garden:seedlings": ("Planted tomato seedlings in the garden", _day(3, 12)),
+    "garden:plans": ("The garden plans for March slipped, the beds are still empty", _day(5, 2)),
+    "garden:watering": ("Watered the garden twice", _day(6, 6)),
+}
+
+
+@tool(name="when", description="Test tool: keep values with their event time, or search them by time.")
+class When(ToolContext):
+    async def execute(
+        self,
+        op: str,
+        key: str = "k",
+        value: Any = None,
+        at: float | None = None,
+        query: str = "",
+        limit: int = 10,
+        mode: str | None = None,
+        since: Any = None,
+        until: Any = None,
+        dates: bool = False,
+        now: str | None = None,
+        half_life: Any = None,
+        sources: list[str] | None = None,
+        source: Any = None,
+    ) -> dict[str, Any]:
+        if op == "set":
+            await self.remember.set(key, value, scope="user", at=at, source=source)
+            return {"result": True}
+        matches = await self.remember.search(
+            query,
+            scope="user",
+            limit=limit,
+            mode=mode,  # type: ignore[arg-type]
+            since=since,
+            until=until,
+            dates=dates,
+            now=None if now is None else datetime.fromisoformat(now),
+            half_life=half_life,
+            sources=sources,  # type: ignore[arg-type]
+        )
+        return {"result": [match.key for match in matches]}
+
+
+@pytest.fixture(params=[*STORES, "postgres"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def mcpkit_server(store_options: dict[str, Any]) -> Server:
+    return build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True), [When])
+
+
+async def call(caller: Any, op: str, **arguments: Any) -> Any:
+    return (await caller.call("when", {"op": op, **arguments}))["result"]
+
+
+async def keep_garden(caller: Any) -> None:
+    for key, (text, at) in GARDEN.items():
+        await call(caller, "set", key=key, value=text, at=at)
+
+
+async def test_a_date_question_is_answered_by_event_time_not_by_the_text(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    await keep_garden(nour)
+    asked = {"dates": True, "now": NOW.isoformat()}
+    assert await call(nour, "search", query="what did I say about the garden in March?", **asked) == [
+        "garden:seedlings"
+    ]
+    assert await call(nour, "search", query="garden last week", **asked) == ["garden:watering"]
+    spring = await call(nour, "search", query="the garden between January 1 and May 2", **asked)
+    assert sorted(spring) == ["garden:frost", "garden:plans", "garden:seedlings"]
+    # Without dates=True the month is a word like any other: the text that names March ranks first.
+    assert (await call(nour, "search", query="garden March"))[0] == "garden:plans"
+    # A query of a date alone has no words left to search.
+    assert await call(nour, "search", query="in March", **asked) == []
+
+
+async def test_since_and_until_take_iso_dates_and_until_keeps_its_whole_day(call_as: CallAs) -> None:
+    nour = call_as("nour")
+    await keep_garden(nour)
+    march_to_may = await call(nour, "search", query="garden", since="2023-03-01", until="2023-05-02")
+    assert sorted(march_to_may) == ["garden:plans", "garden:seedlings"]
+    assert await call(nour, "search", query="garden", since=_day(6, 1)) == ["garden:watering"]
+    assert await call(nour, "search", query="garden", until="2023-01-20T12:00:00Z") == []
+    assert await call(nour, "search", query="garden", until="2023-01-20T12:00:01+00:00") == ["garden:frost"]
+    # The query's window and since/until both apply.
+    both = {"dates": True, "now": NOW.isoformat(), "since": "2023-03-13"}
+    assert await call(nour, "search", query="garden in March", **both) == []
+
+
+async def test_a_value_without_at_is_dated_by_when_it_was_written(call_as: CallAs, clock: ManualClock) -> None:
+    nour = call_as("nour")
+    written = clock.now()
+    await call(nour, "set", key="plain", value="the garden gate squeaks")
+    clock.advance(3 * 86_400)
+    assert await call(nour, "search", query="garden", since=written, until=written + 1) == ["plain"]
+    assert await call(nour, "search", query="garden", since=written + 1) == []
+    today = datetime.fromtimestamp(clock.now(), UTC)
+    assert await call(nour, "search", query="garden 3 days ago", dates=True, now=today.isoformat()) == ["plain"]
+    assert await call(nour, "search", query="garden yesterday", dates=True, now=today.isoformat()) == []
+
+
+async def test_a_window_loses_no_match_to_the_limit(call_as: CallAs) -> None:
+    """Forty values match the words better, all outside the window: the one inside is still found at limit 1."""
+    nour = call_as("nour")
+    for number in range(40):
+        await call(nour, "set", key=f"loud:{number:02}", value="garden garden garden", at=_day(1, 1))
+    await call(nour, "set", key="quiet", value="a garden, briefly, among many other words here", at=_day(3, 3))
+    assert await call(nour, "search", query="garden", limit=1, since="2023-03-01") == ["quiet"]
+    # The source filter too is applied before the cut.
+    await call(nour, "set", key="said", value="garden words from the user", source="user", at=_day(1, 1))
+    assert await call(nour, "search", query="garden", limit=1, sources=["user"]) == ["said"]
+
+
+async def test_a_half_life_prefers_recent_values_and_is_never_the_default(call_as: CallAs, clock: ManualClock) -> None:
+    nour = call_as("nour")
+    now = clock.now()
+    await call(nour, "set", key="old", value="garden garden hose", at=now - 30 * 86_400)
+    await call(nour, "set", key="new", value="garden hose and a rake and a spade", at=now - 86_400)
+    assert await call(nour, "search", query="garden hose") == ["old", "new"]
+    assert await call(nour, "search", query="garden hose", half_life=7 * 86_400) == ["new", "old"]
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"since": "March"}, "ISO 8601"),
+        ({"until": True}, "is a time"),
+        ({"now": "2023-06-14T15:30:00"}, "time zone"),
+        ({"half_life": 0}, "positive number of seconds"),
+    ],
+)
+async def test_a_window_it_cannot_read_is_refused_saying_what_it_takes(
+    call_as: CallAs, arguments: dict[str, Any], says: str
+) -> None:
+    if "now" in arguments:
+        arguments["dates"] = True
+    with pytest.raises(ToolCallError) as refused:
+        await call(call_as("nour"), "search", query="garden", **arguments)
+    assert says in refused.value.message
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite"])
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+async def test_search_by_meaning_filters_by_event_time_before_ranking(
+    store_options: dict[str, Any], mcp_protocol: str, mode: str
+) -> None:
+    server = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True, embedder=Concepts()), [When])
+    async with running(server, protocol=mcp_protocol) as callers:
+        nour = callers("nour")
+        await call(nour, "set", key="coffee:old", value="Oat milk flat white, no sugar", at=_day(1, 5))
+        await call(nour, "set", key="coffee:new", value="Oat milk flat white with sugar now", at=_day(6, 5))
+        for number in range(12):
+            await call(nour, "set", key=f"other:{number}", value=f"Books aisle seats {number}", at=_day(3, 5))
+        asked = {"mode": mode, "dates": True, "now": NOW.isoformat(), "limit": 1}
+        assert await call(nour, "search", query="flat white in January", **asked) == ["coffee:old"]
+        assert await call(nour, "search", query="flat white this month", **asked) == ["coffee:new"]
+        assert await call(nour, "search", query="flat white", mode=mode, limit=1, half_life=86_400) == ["coffee:new"]
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_event_time_survives_rotation_and_reindex(
+    call_as: CallAs, store_options: dict[str, Any], mcp_protocol: str
+) -> None:
+    await keep_garden(call_as("nour"))
+    url = f"sqlite:///{store_options['path']}"
+    for action, secrets in (("rotate", f"{SECRET_B},{SECRET}"), ("reindex", SECRET_B)):
+        done = mcpkit(action, "--store", url, "--force", secret=secrets)
+        assert done.returncode == 0, done.stderr
+    server = build_server(RememberPlugin.init(**store_options, secret=SECRET_B, search=True), [When])
+    async with running(server, protocol=mcp_protocol) as callers:
+        asked = {"dates": True, "now": NOW.isoformat()}
+        assert await call(callers("nour"), "search", query="garden in March", **asked) == ["garden:seedlings"]
