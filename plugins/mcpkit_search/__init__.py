@@ -33,7 +33,7 @@ from ._fusion import CLEAR_RANKS, CLEAR_SAMPLE, MARGIN, RRF_K, WEIGHT, fuse, fus
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
-from ._typos import MAX_TYPO_CHARS, MIN_TYPO_CHARS, TYPO_WEIGHT, near
+from ._typos import MAX_TYPO_CHARS, MAX_TYPO_WORDS, MIN_TYPO_CHARS, TYPO_WEIGHT, near
 from ._when import When, when
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "MARGIN",
     "MAX_EMBED_CHARS",
     "MAX_TYPO_CHARS",
+    "MAX_TYPO_WORDS",
     "MIN_TYPO_CHARS",
     "RRF_K",
     "TAG_BYTES",

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["MAX_TYPO_CHARS", "MIN_TYPO_CHARS", "TYPO_WEIGHT", "near"]
+__all__ = ["MAX_TYPO_CHARS", "MAX_TYPO_WORDS", "MIN_TYPO_CHARS", "TYPO_WEIGHT", "near"]
 
 #: Shortest term given near spellings: a shorter one has many real words one edit away ("cat": "car", "bat").
 MIN_TYPO_CHARS = 4
 #: Longest term given near spellings (53 per letter are made: 20 letters make about a thousand).
 MAX_TYPO_CHARS = 20
+#: Words of one query given near spellings (its first ones that no value holds): the first time a word is met,
+#: stemming its edits is most of a typo's cost.
+MAX_TYPO_WORDS = 2
 #: A near spelling's score, as a share of what the same match would score spelt as asked.
 TYPO_WEIGHT = 0.5
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcpkit_search import TYPO_WEIGHT, near
+from mcpkit_search import MAX_TYPO_WORDS, TYPO_WEIGHT, near
 
 from ..stores import Ranking
 from ..vault import Vault
@@ -25,15 +25,16 @@ async def with_typos(
     vault: Vault, owner: str, bucket: str, words: Sequence[str], ranking: Ranking, now: float, limit: int
 ) -> list[tuple[str, float]]:
     """``ranking``'s hits (the store's answer for ``words`` in this bucket), joined by those of the nearest
-    spelling that values hold of each word none holds, scored ``TYPO_WEIGHT`` times; the ``limit`` best."""
+    spelling values hold of each word none holds (its first ``MAX_TYPO_WORDS``), scored ``TYPO_WEIGHT`` times; the
+    ``limit`` best."""
     stats = ranking.stats
     if not TYPOS or not stats.documents or 0 not in stats.frequencies:
         return ranking.hits
     asked = set(words)
     spellings: list[list[str]] = []
-    for word, held in zip(words, stats.frequencies, strict=True):
-        if not held:
-            spellings.append([term for term in near(word, vault.index.analyzer.terms_of) if term not in asked])
+    unheld = [word for word, held in zip(words, stats.frequencies, strict=True) if not held]
+    for word in unheld[:MAX_TYPO_WORDS]:
+        spellings.append([term for term in near(word, vault.index.analyzer.terms_of) if term not in asked])
     every = list(dict.fromkeys(term for terms in spellings for term in terms))
     if not every:
         return ranking.hits
