@@ -10,19 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ._stop_words import ENGLISH_STOP_WORDS
+
 __all__ = ["MAX_TYPO_CHARS", "MAX_TYPO_WORDS", "MIN_TYPO_CHARS", "TYPO_WEIGHT", "near"]
 
 #: Shortest term given near spellings: a shorter one has many real words one edit away ("cat": "car", "bat").
 MIN_TYPO_CHARS = 4
 #: Longest term given near spellings (53 per letter are made: 20 letters make about a thousand).
 MAX_TYPO_CHARS = 20
-#: Words of one query given near spellings (its first ones that no value holds): the first time a word is met,
-#: stemming its edits is most of a typo's cost.
+#: Words of one query given near spellings (its first ones that no value holds): each adds a few hundred terms to
+#: hash and count.
 MAX_TYPO_WORDS = 2
 #: A near spelling's score, as a share of what the same match would score spelt as asked.
 TYPO_WEIGHT = 0.5
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+#: Every ending the Snowball English stemmer may change (its steps' suffixes and exceptional words, shortened to
+#: the ending they share): a word with none of them stems to itself, so its edits skip the stemmer, which is most
+#: of a typo's cost (tests/search/test_typos.py checks this against the stemmer).
+STEMMED_ENDINGS = (
+    *("s", "ed", "eed", "ing", "y", "enci", "anci", "abli", "li", "izer", "ator", "ation", "tional", "alism"),
+    *("ogi", "aliti", "iviti", "biliti", "alize", "icate", "iciti", "ical", "ful", "ative", "al", "ance", "ence"),
+    *("er", "ic", "able", "ible", "ant", "ment", "ent", "ism", "ate", "iti", "ive", "ize", "ion", "e", "l"),
+)
 
 
 def edits(word: str) -> set[str]:
@@ -45,9 +56,10 @@ def near(term: str, terms_of: Callable[[str], tuple[str, ...]]) -> list[str]:
         return []
     found: dict[str, None] = {}
     for edit in sorted(edits(term)):
-        made = terms_of(edit)
-        if made:  # a stop word is never indexed
-            found[edit] = None
-            found.update(dict.fromkeys(made))
+        if edit in ENGLISH_STOP_WORDS:  # never indexed
+            continue
+        found[edit] = None
+        if edit.endswith(STEMMED_ENDINGS):
+            found.update(dict.fromkeys(terms_of(edit)))
     found.pop(term, None)
     return list(found)
