@@ -606,9 +606,9 @@ NOT_CONSTANTS = {
         "1.718 and 1.605 times",  # python -m bench.otel_cost, the SDK, against the call before telemetry
     ],
     "architecture.md": [
-        "Stemming every edit cost about 16 ms a word",  # measured by hand: near() before STEMMED_ENDINGS, 8-letter words
+        "Stemming every edit cost about 16 ms a word",  # by hand: near() before STEMMED_ENDINGS, 8 letters
         "queries (196, one seeded edit each) went from recall@5 .526 to .551 and MRR .497 to .529",  # bench typos
-        "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # /tmp measure, interleaved
+        "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved
         "queries (about 100 values) took 22 ms on average instead of 1.7",  # the same, labelled set, clean queries
         "leaves a few dozen to stem: about 1 ms",  # measured by hand: near() with it, 8- and 9-letter words
         "about 4 times the instructions of a plain set",  # measured: bench.set_cost (benchmarks.md)
