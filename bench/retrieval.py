@@ -36,8 +36,9 @@ from typing import Any
 
 import mcpkit_search._fusion as fusion_module
 import mcpkit_storage.index._semantic as semantic_module
+import mcpkit_storage.retrieval._typos as typos_module
 from bench.micro import Bench
-from bench.retrieval_data import Query, RetrievalSet, labelled, longmemeval, longmemeval_turns
+from bench.retrieval_data import Query, RetrievalSet, labelled, longmemeval, longmemeval_turns, misspelt
 from mcpkit_search import WEIGHT, SemanticUnavailableError, value_text
 from mcpkit_storage import MODES
 
@@ -146,6 +147,32 @@ async def _mcpkit(data: RetrievalSet, model: Any, tmp: Path, prefix: str) -> dic
             finally:
                 fusion_module.MARGIN = MARGIN
             out[name] = {"quality": _by_kind(found, data), "query_ms": statistics.median(times)}
+        out["typos"] = await _typos(remember, data)
+    return out
+
+
+#: The row of the typo'd queries without typo tolerance (``mcpkit_storage.retrieval._typos.TYPOS``).
+NO_TYPOS = "(no typo tolerance)"
+
+
+async def _typos(remember: Any, data: RetrievalSet) -> dict[str, Any]:
+    """The set's queries with one word misspelt (``misspelt``), lexical and hybrid, with and without tolerance."""
+    asked = misspelt(data.queries)
+    out: dict[str, Any] = {"queries": len(asked)}
+    for mode in ("lexical", "hybrid"):
+        for tolerant in (True, False):
+            found, times = [], []
+            typos_module.TYPOS = tolerant
+            try:
+                for query in asked:
+                    began = time.perf_counter()
+                    matches = await remember.search(query.text, scope="user", limit=10, mode=mode)
+                    times.append((time.perf_counter() - began) * 1000)
+                    found.append([match.key for match in matches])
+            finally:
+                typos_module.TYPOS = True
+            name = mode if tolerant else f"{mode} {NO_TYPOS}"
+            out[name] = {"quality": metrics(found, asked), "query_ms": statistics.median(times)}
     return out
 
 
@@ -157,6 +184,7 @@ async def measure(data: RetrievalSet, name: str, model: Any, tmp: Path, prefix: 
         "embedder": name,
         "model": model.name,
         "index_s": ours.pop("index_s"),
+        "typos": ours.pop("typos"),
         "modes": ours,
         "plain_embedding": {"quality": _by_kind(found, data), **costs},
     }

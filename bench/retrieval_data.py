@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
+import re
 import subprocess
 import sys
 import zipfile
@@ -28,7 +30,7 @@ from typing import Any
 
 from bench.data.quality import MEMORIES, QUERIES
 
-__all__ = ["CACHE", "Query", "RetrievalSet", "labelled", "longmemeval", "longmemeval_turns"]
+__all__ = ["CACHE", "TYPO_SEED", "Query", "RetrievalSet", "labelled", "longmemeval", "longmemeval_turns", "misspelt"]
 
 #: Where fetched data sets are kept (``MCPKIT_BENCH_CACHE`` overrides).
 CACHE = Path(os.environ.get("MCPKIT_BENCH_CACHE", Path.home() / ".cache" / "mcpkit-bench"))
@@ -42,6 +44,10 @@ _FILES = {
         "01db6dcd3c60114c0b1fa82bc44955b2b759e33ce540a39d1339dd14c834f218"
     ),
 }
+
+
+#: The seed of the typos ``misspelt`` makes: the same typo'd queries on every run.
+TYPO_SEED = 41
 
 
 @dataclass(frozen=True)
@@ -137,3 +143,33 @@ def labelled() -> RetrievalSet:
     units = dict(MEMORIES)
     queries = [Query(query, frozenset([wanted]), kind) for query, wanted, kind in QUERIES]
     return RetrievalSet("labelled set (bench/data/quality.py)", "this project's own (MIT)", units, queries)
+
+
+def misspelt(queries: list[Query], seed: int = TYPO_SEED) -> list[Query]:
+    """Each query with one word of 5 letters or more (not a stop word) misspelt by one random edit: a letter left
+    out, two swapped, one wrong or one too many, never the first; a query with no such word is left out."""
+    from mcpkit_search import ENGLISH_STOP_WORDS
+
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    out = []
+    for query in queries:
+        words = [
+            match
+            for match in re.finditer(r"[A-Za-z]+", query.text)
+            if len(match[0]) >= 5 and match[0].lower() not in ENGLISH_STOP_WORDS
+        ]
+        if not words:
+            continue
+        word = rng.choice(words)
+        text, at, how = word[0], rng.randrange(1, len(word[0]) - 1), rng.randrange(4)
+        if how == 0:
+            typo = text[:at] + text[at + 1 :]
+        elif how == 1:
+            typo = text[:at] + text[at + 1] + text[at] + text[at + 2 :]
+        elif how == 2:
+            typo = text[:at] + rng.choice(letters.replace(text[at].lower(), "")) + text[at + 1 :]
+        else:
+            typo = text[:at] + rng.choice(letters) + text[at:]
+        out.append(Query(query.text[: word.start()] + typo + query.text[word.end() :], query.answers, "typo"))
+    return out

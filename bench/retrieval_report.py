@@ -71,6 +71,30 @@ def _fusion_check(sets: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""]
 
 
+def _typos(sets: list[dict[str, Any]]) -> list[str]:
+    """The typo'd queries (one word of each misspelt by a seeded edit): lexical and hybrid, tolerance on and off."""
+    lines = [
+        "Typo'd queries (`bench.retrieval_data.misspelt`: one word of 5 letters or more in each query misspelt by one"
+        " seeded random edit), with typo tolerance and without it:",
+        "",
+        "| set, embedder | ranking | queries | recall@5 | recall@10 | MRR | query ms (median) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for entry in sets:
+        for measured in entry["embedders"]:
+            typos = measured.get("typos")
+            for name, row in (typos or {}).items():
+                if name == "queries":
+                    continue
+                quality = row["quality"]
+                lines.append(
+                    f"| {entry['name']}, {measured['embedder']} | {name} | {typos['queries']} |"
+                    f" {quality['recall_at_5']:.3f} | {quality['recall_at_10']:.3f} | {quality['mrr']:.3f} |"
+                    f" {row['query_ms']:.1f} |"
+                )
+    return [*lines, ""] if len(lines) > 4 else []
+
+
 def _kinds(entry: dict[str, Any]) -> list[str]:
     """recall@5 per kind of query, for the baselines and every mode of the first embedder."""
     if not entry["embedders"]:
@@ -174,6 +198,7 @@ def retrieval_section(results: dict[str, Any]) -> list[str]:
         lines += _set_table(entry)
     lines += _fusion_check(results["sets"])
     lines += _before_after(results)
+    lines += _typos(results["sets"])
     for entry in results["sets"]:
         lines += _kinds(entry)
     lines += _scaling(results.get("scaling", {}))

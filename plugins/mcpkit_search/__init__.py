@@ -6,7 +6,7 @@ formula for stores that score inside themselves. For search by meaning, an
 ``Embedder`` turns texts into vectors (``MiniLM`` is the local model of the
 ``semantic`` extra, ``E5Small`` another) and ``fuse`` joins the BM25 and vector rankings; ``chunks`` cuts a
 long text into the overlapping windows a model reads. ``when`` reads the dates and spans of an English query as a
-time window.
+time window; ``near`` makes the near spellings of a query term that no value holds.
 ``COMPILED`` says whether the counting of index terms runs compiled (Cython)
 or in Python; both give the same results.
 """
@@ -33,6 +33,7 @@ from ._fusion import CLEAR_RANKS, CLEAR_SAMPLE, MARGIN, RRF_K, WEIGHT, fuse, fus
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
+from ._typos import MAX_TYPO_CHARS, MAX_TYPO_WORDS, MIN_TYPO_CHARS, TYPO_WEIGHT, near
 from ._when import When, when
 
 __all__ = [
@@ -45,8 +46,12 @@ __all__ = [
     "K1",
     "MARGIN",
     "MAX_EMBED_CHARS",
+    "MAX_TYPO_CHARS",
+    "MAX_TYPO_WORDS",
+    "MIN_TYPO_CHARS",
     "RRF_K",
     "TAG_BYTES",
+    "TYPO_WEIGHT",
     "WEIGHT",
     "Analyzer",
     "B",
@@ -67,6 +72,7 @@ __all__ = [
     "fuse",
     "fuse_dense",
     "idf",
+    "near",
     "pack_vector",
     "pack_vectors",
     "parts",

@@ -254,7 +254,7 @@ async def test_a_copy_of_the_store_holds_none_of_the_words_written(
 
 
 @pytest.mark.parametrize("store_kind", ["redis"])
-async def test_a_redis_search_is_two_round_trips_and_three_while_two_secrets_are_in_use(
+async def test_a_redis_search_is_two_round_trips_and_three_while_two_secrets_are_in_use(  # two more for a typo
     store_options: dict[str, Any], mcp_protocol: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     trips = RoundTrips(monkeypatch)
@@ -266,7 +266,8 @@ async def test_a_redis_search_is_two_round_trips_and_three_while_two_secrets_are
         nour = callers("nour")
         await keep_notes(nour)
         assert await search(nour, "refund customer") == (2, 2)  # rank, then open the best
-        assert await search(nour, "zebra") == (1, 1)  # nothing ranked, nothing to open
+        assert await search(nour, "zebra") == (2, 2)  # nothing ranked, no near spelling held, nothing to open
+        assert await search(nour, "refnud") == (4, 4)  # the same, the near spellings' counts, their ranking, open
     # Values written under the old secret, read with new,old (a rotation under way): both addresses' statistics
     # at once, then both ranked with their sum at once, then one read of the best.
     async with running(searching(store_options, [SECRET_B, SECRET]), protocol=mcp_protocol) as callers:

@@ -19,6 +19,7 @@ from ._explain import described
 from ._kept import Kept, event_time, recency
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._sharded_search import by_shards, fill
+from ._typos import with_typos
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Kept", "Match", "Matches", "SearchMode", "search"]
 
@@ -265,7 +266,7 @@ async def _ranked(
     if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store
         owner, bucket = buckets[0]
         ranking = await vault.store.search(owner, bucket, terms[0], now, limit=want)
-        return [((0, key), score) for key, score in ranking.hits]
+        return [((0, key), score) for key, score in await with_typos(vault, owner, bucket, words, ranking, now, want)]
     # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
     # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits
     # for three, not five).

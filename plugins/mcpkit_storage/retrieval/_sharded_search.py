@@ -21,6 +21,7 @@ from ..sealing import Payload
 from ..stores import Address, Quota, QuotaExceededError, StoreUnavailableError
 from ..vault import Vault
 from ._match import MAX_SEARCH_LIMIT, Asked, Match, explained
+from ._typos import with_typos
 
 __all__ = ["by_shards", "fill"]
 
@@ -93,11 +94,12 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
     owner, bucket = buckets[0]
     terms = vault.index.terms(0, owner, bucket, words) if words and mode == "hybrid" else []
     ranking = await vault.store.search(owner, bucket, terms, now, limit=MAX_SEARCH_LIMIT if terms else 0)
+    hits = await with_typos(vault, owner, bucket, words, ranking, now, MAX_SEARCH_LIMIT) if terms else ranking.hits
     columns = _columns(leaves, query, semantic.name, dimensions, now)
     if len(columns.names) < ranking.stats.documents:
         return None  # values the shards do not hold (kept before them, or by an older mcpkit)
-    numbers = columns.numbers([name for name, _ in ranking.hits])
-    lexical = {number: score for number, (_, score) in zip(numbers, ranking.hits, strict=True)}
+    numbers = columns.numbers([name for name, _ in hits])
+    lexical = {number: score for number, (_, score) in zip(numbers, hits, strict=True)}
     opened: dict[int, Payload] = {}
     chunks: dict[int, int] = {}
     # Values kept without a vector: opened and embedded now, within the budget (as when every value is opened).
