@@ -263,7 +263,15 @@ def test_the_inspector_connects_from_the_deep_link_in_a_real_browser(tmp_path: P
         dev.url()
         link = dev.line_starting("mcpkit: open the MCP Inspector at ").rsplit(" ", 1)[1]
         page = subprocess.run(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=30000", "--dump-dom", link],
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--virtual-time-budget=30000",
+                "--dump-dom",
+                link,
+            ],
             capture_output=True,
             text=True,
             timeout=120,

@@ -380,7 +380,9 @@ STATED = [
     Stated("search.md", "(`int8`: {} bytes per window", MINILM_VECTOR_BYTES - embedder.TAG_BYTES),
     Stated("search.md", "after one {}-byte tag", embedder.TAG_BYTES),
     Stated("search.md", "default `mcpkit_search.WEIGHT`, {})", fusion.WEIGHT),
-    Stated("remember.md", "mode=None, weight={}, explain=False, sources=None, min_trust=None, since=None", fusion.WEIGHT),
+    Stated(
+        "remember.md", "mode=None, weight={}, explain=False, sources=None, min_trust=None, since=None", fusion.WEIGHT
+    ),
     Stated("search.md", "so its `min_similarity` is {}, chosen", E5Small.min_similarity),
     Stated("architecture.md", "a side's missing value at its lowest, {} on meaning)", fusion.WEIGHT),
     Stated("architecture.md", "overlapping {}-word windows", chunks.CHUNK_WORDS),
