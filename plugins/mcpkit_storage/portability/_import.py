@@ -14,7 +14,7 @@ from ..base import Place, RememberConflictError, backoff
 from ..index import Semantic
 from ..sealing import Keyring
 from ..stores import Quota, QuotaExceededError, Store
-from ..vault import Observed, Vault
+from ..vault import Observed, Swap, Vault
 from ._format import ExportFileError, Item, item_of
 from ._lines import LineReader
 from ._sealing import SealingKey
@@ -138,20 +138,35 @@ async def import_memory(
 async def _apply_chunk(
     vault: Vault, pending: list[_Pending], on_conflict: Conflicts, quota: Quota | None, now: float, report: ImportReport
 ) -> None:
-    """Write a chunk of values in file order. With one address per key, one store call first finds which keys are
-    free (a migration's usual case), and those are written with no read of their own."""
+    """Write a chunk of values. With one address per key, one store call finds which keys are free (a migration's
+    usual case) and one more writes them all (``Vault.swap_many``: one transaction on SQLite and PostgreSQL); the
+    others, and any that another writer took meanwhile, are then written one by one, in file order."""
     store, keyring = vault.store, vault.keyring
-    free: list[Observed | None] = [None] * len(pending)
+    done: set[int] = set()
+    refused: list[int] = []
     if pending and len(keyring) == 1 and not store.legacy:
         addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
-        for index, entry in enumerate(await store.get_many(addresses, now)):
-            if entry is None:
-                free[index] = Observed(None, ((addresses[index], None),))
-    for (line, item, place), observed in zip(pending, free, strict=True):
+        entries = await store.get_many(addresses, now)
+        free = [index for index, entry in enumerate(entries) if entry is None]
+        swaps = [
+            await _swap_of(vault, *pending[index][1:], Observed(None, ((addresses[index], None),)), now)
+            for index in free
+        ]
+        for index, result in zip(free, await vault.swap_many(swaps, now, quota), strict=True):
+            if result is True:
+                report.imported += 1
+            elif isinstance(result, QuotaExceededError):
+                refused.append(pending[index][0])
+            else:
+                continue  # taken meanwhile (or twice in the file): written below, as the conflicts policy says
+            done.add(index)
+    for index, (line, item, place) in enumerate(pending):
+        if index in done:
+            continue
         try:
-            outcome = await _apply(vault, place, item, on_conflict, quota, now, observed)
+            outcome = await _apply(vault, place, item, on_conflict, quota, now)
         except QuotaExceededError:
-            report.over_quota.append(line)
+            refused.append(line)
             continue
         if outcome == "imported":
             report.imported += 1
@@ -159,44 +174,37 @@ async def _apply_chunk(
             report.unchanged += 1
         else:
             report.kept += 1
+    report.over_quota.extend(sorted(refused))
+
+
+async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, now: float) -> Swap:
+    """The compare-and-set that writes the file's value over what ``observed`` saw, with its time left, its write
+    time, and (for a searchable value) its vector."""
+    expires_at = None if item.ttl is None else now + item.ttl
+    vector = await vault.vector(place, item.key, item.value_json.decode()) if item.indexed else b""
+    return Swap(place, item.key, observed, item.value_json, expires_at, item.updated, item.indexed, vector)
 
 
 async def _apply(
-    vault: Vault,
-    place: Place,
-    item: Item,
-    on_conflict: Conflicts,
-    quota: Quota | None,
-    now: float,
-    observed: Observed | None = None,
+    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float
 ) -> str:
     """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept"."""
-    expires_at = None if item.ttl is None else now + item.ttl
-    text = item.value_json.decode()
-    vector = await vault.vector(place, item.key, text) if item.indexed else b""
+    value = json.dumps(json.loads(item.value_json))
+    swap: Swap | None = None
     for attempt in range(_ATTEMPTS):
-        if observed is None or attempt:  # (a key found free needs no read: its swap expects it free)
-            observed = await vault.observe(place, item.key, now)
+        observed = await vault.observe(place, item.key, now)
         there = observed.found
         if there is not None:
-            if there.updated_at == item.updated and json.dumps(there.value) == json.dumps(json.loads(text)):
+            if there.updated_at == item.updated and json.dumps(there.value) == value:
                 return "unchanged"
             if on_conflict == "skip":
                 return "kept"
             if on_conflict == "newer" and (item.updated or 0.0) <= (there.updated_at or 0.0):
                 return "kept"
-        written = await vault.swap(
-            place,
-            item.key,
-            observed,
-            item.value_json,
-            expires_at,
-            now,
-            quota,
-            written_at=item.updated,
-            indexed=item.indexed,
-            vector=vector,
-        )
+        swap = await _swap_of(vault, item, place, observed, now) if swap is None else swap._replace(observed=observed)
+        (written,) = await vault.swap_many([swap], now, quota)
+        if isinstance(written, QuotaExceededError):
+            raise written
         if written:
             return "imported"
         await backoff(attempt)
