@@ -20,7 +20,7 @@ from ._indexing import Indexing
 from ._reader import Reader
 from ._rollback import RollbackGuard
 from ._vectors import Vectors
-from ._writer import Draft, Swap, Writer
+from ._writer import Draft, Sealed, Swap, Writer
 
 __all__ = ["Vault"]
 
@@ -228,6 +228,16 @@ class Vault:
         the ``QuotaExceededError`` where the quota refused it."""
         await self.watched(now)
         return await self._writer.swap_many(swaps, now, quota)
+
+    async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
+        """``swap_many`` in two halves, so that the next values are sealed and indexed while the store writes these
+        (``portability``'s import): first each value sealed with its postings."""
+        await self.watched(now)
+        return await self._writer.seal_many(swaps, now, quota)
+
+    async def write_sealed(self, sealed: Sealed, now: float) -> list[bool | QuotaExceededError]:
+        """Then ``seal_many``'s values in one store call, as ``swap_many`` answers."""
+        return await self._writer.write_sealed(sealed, now)
 
     async def delete(self, place: Place, key: str, now: float) -> bool:
         """Remove the value at ``place``/``key``; whether a live one went."""

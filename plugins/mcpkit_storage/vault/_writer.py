@@ -20,7 +20,7 @@ from ._reader import Reader
 from ._rollback import RollbackGuard
 from ._vectors import Vectors
 
-__all__ = ["WRITE_ATTEMPTS", "Draft", "PartialWriteError", "Swap", "Writer"]
+__all__ = ["WRITE_ATTEMPTS", "Draft", "PartialWriteError", "Sealed", "Swap", "Writer"]
 
 #: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
 WRITE_ATTEMPTS = 64
@@ -58,6 +58,15 @@ class Swap(NamedTuple):
     indexed: bool | None = None
     vector: bytes = b""
     meta: bytes = b""
+
+
+class Sealed(NamedTuple):
+    """Compare-and-sets of ``Writer.seal_many`` ready for ``write_sealed``: their places, the store's writes, and
+    which put a vector in a shard."""
+
+    places: list[Place]
+    writes: list[Write]
+    sharded: list[bool]
 
 
 class Writer:
@@ -157,8 +166,11 @@ class Writer:
         self, swaps: Sequence[Swap], now: float, quota: Quota | None
     ) -> list[bool | QuotaExceededError]:
         """Several ``swap``s in one store call (``Store.swap_many``), each whole or not at all: True where it was
-        written, False where another writer came first, the ``QuotaExceededError`` where the quota refused it.
-        Vector shards are changed first, one value at a time, and a value not written is taken out again."""
+        written, False where another writer came first, the ``QuotaExceededError`` where the quota refused it."""
+        return await self.write_sealed(await self.seal_many(swaps, now, quota), now)
+
+    async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
+        """The first half of ``swap_many``: each value sealed with its postings, its vector put in its shard."""
         writes: list[Write] = []
         sharded: list[bool] = []
         for place, key, observed, value_json, expires_at, written_at, indexed, vector, meta in swaps:
@@ -173,22 +185,27 @@ class Writer:
                 await self._vectors.written(place, address.key, Change(key, vector, stamp, expires_at), now, quota)
             sharded.append(shard)
             writes.append(Write(*address, expected, data, expires_at, others, quota, postings))
+        return Sealed([swap.place for swap in swaps], writes, sharded)
+
+    async def write_sealed(self, sealed: Sealed, now: float) -> list[bool | QuotaExceededError]:
+        """The second half of ``swap_many``: one store call; a value's vector not written is taken out again."""
+        places, writes, sharded = sealed
         began = self._guard.begin()
         try:
             results = await self._store.swap_many(writes, now)
         except BaseException:
-            for swap, write, shard in zip(swaps, writes, sharded, strict=True):
+            for place, write, shard in zip(places, writes, sharded, strict=True):
                 if shard:
-                    await self._vectors.unwritten(swap.place, write.key, now)
+                    await self._vectors.unwritten(place, write.key, now)
             raise
-        for swap, write, shard, result in zip(swaps, writes, sharded, results, strict=True):
+        for place, write, shard, result in zip(places, writes, sharded, results, strict=True):
             if result is True:
                 self._guard.replaced(Address(*write[:3]), write.expected, write.data, began)
                 for other, there in write.also:
                     if there is not None:
                         self._guard.deleted(other, began, there)
             elif shard:
-                await self._vectors.unwritten(swap.place, write.key, now)
+                await self._vectors.unwritten(place, write.key, now)
         return results
 
     async def delete(self, place: Place, keys: Sequence[str], now: float) -> int:
