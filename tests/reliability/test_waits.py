@@ -84,6 +84,8 @@ WAITS: dict[tuple[str, str, str], str] = {
         "ClusterClient.initialize",
         "async with self._lock",
     ): STORE,
+    # an import's store call for the chunk before, written while the next is sealed
+    ("plugins/mcpkit_storage/portability/_import.py", "_Chunks.add", "await writing"): STORE,
     # retries, a fixed number of them, each bounded by the store's own timeouts
     ("framework/mcpkit/tasks/_ledger.py", "Ledger.change", "sleep"): RETRIES,
     ("plugins/mcpkit_storage/base/_backoff.py", "backoff", "sleep"): RETRIES,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from mcpkit_search import Embedder
 
@@ -14,7 +15,7 @@ from ..base import Place, RememberConflictError, backoff
 from ..index import Semantic
 from ..sealing import Keyring
 from ..stores import Quota, QuotaExceededError, Store
-from ..vault import Observed, Vault
+from ..vault import Observed, Sealed, Swap, Vault
 from ._format import ExportFileError, Item, item_of
 from ._lines import LineReader
 from ._sealing import SealingKey
@@ -112,6 +113,7 @@ async def import_memory(
     vault = Vault(store, keyring, search_all=True, semantic=None if embedder is None else Semantic(embedder))
     report = ImportReport()
     now = time.time() if now is None else now
+    chunks = _Chunks(vault, on_conflict, quota, now, report)
     pending: list[_Pending] = []
     try:
         for line, record in reader.records():
@@ -122,81 +124,129 @@ async def import_memory(
             owner = _mapped(item, users, allow_global, only, line)
             pending.append((line, item, Place(json.dumps(owner), item.bucket, owner[0] == "s")))
             if len(pending) == _CHUNK:
-                await _apply_chunk(vault, pending, on_conflict, quota, now, report)
-                pending.clear()
+                await chunks.add(pending)
+                pending = []
                 if progress is not None:
                     progress(reader.count)
     except ExportFileError as exc:
-        await _apply_chunk(vault, pending, on_conflict, quota, now, report)  # those before the bad line, each whole
+        await chunks.add(pending)  # those before the bad line, each whole
+        await chunks.flush()
         raise ExportFileError(exc.line, exc.problem, report.imported) from None
-    await _apply_chunk(vault, pending, on_conflict, quota, now, report)
+    await chunks.add(pending)
+    await chunks.flush()
     if progress is not None:
         progress(reader.count)
     return report
 
 
-async def _apply_chunk(
-    vault: Vault, pending: list[_Pending], on_conflict: Conflicts, quota: Quota | None, now: float, report: ImportReport
-) -> None:
-    """Write a chunk of values in file order. With one address per key, one store call first finds which keys are
-    free (a migration's usual case), and those are written with no read of their own."""
-    store, keyring = vault.store, vault.keyring
-    free: list[Observed | None] = [None] * len(pending)
-    if pending and len(keyring) == 1 and not store.legacy:
-        addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
-        for index, entry in enumerate(await store.get_many(addresses, now)):
-            if entry is None:
-                free[index] = Observed(None, ((addresses[index], None),))
-    for (line, item, place), observed in zip(pending, free, strict=True):
+class _Chunk(NamedTuple):
+    """Values of the file sealed for one store call: all of them, which were free, and those sealed."""
+
+    pending: list[_Pending]
+    free: list[int]
+    sealed: Sealed
+
+
+class _Chunks:
+    """Writes the file's values a chunk at a time, in file order. With one address per key, one store call finds
+    which keys of a chunk are free (a migration's usual case), and one more writes them all (``Vault.swap_many``: one
+    transaction on SQLite and PostgreSQL) while the next chunk is sealed and indexed; the others, and any another
+    writer took meanwhile, are then written one by one."""
+
+    def __init__(
+        self, vault: Vault, on_conflict: Conflicts, quota: Quota | None, now: float, report: ImportReport
+    ) -> None:
+        self._vault, self._on_conflict, self._quota, self._now, self._report = vault, on_conflict, quota, now, report
+        self._ready: _Chunk | None = None  # sealed, not yet written
+
+    async def add(self, pending: list[_Pending]) -> None:
+        """Seal ``pending``'s free values while the chunk before is written (an embedder's vector shards: after)."""
+        vault, now = self._vault, self._now
+        free: list[int] = []
+        swaps: list[Swap] = []
+        if pending and len(vault.keyring) == 1 and not vault.store.legacy:
+            keyring = vault.keyring
+            addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
+            entries = await vault.store.get_many(addresses, now)  # (a key the chunk before takes is found again)
+            free = [index for index, entry in enumerate(entries) if entry is None]
+            for index in free:
+                _, item, place = pending[index]
+                swaps.append(await _swap_of(vault, item, place, Observed(None, ((addresses[index], None),)), now))
+        if vault.semantic is not None:  # shards are written as values are sealed: never ahead of a failed write
+            await self.flush()
+        writing = None if self._ready is None else asyncio.ensure_future(vault.write_sealed(self._ready.sealed, now))
         try:
-            outcome = await _apply(vault, place, item, on_conflict, quota, now, observed)
-        except QuotaExceededError:
-            report.over_quota.append(line)
-            continue
-        if outcome == "imported":
-            report.imported += 1
-        elif outcome == "unchanged":
-            report.unchanged += 1
-        else:
-            report.kept += 1
+            sealed = await vault.seal_many(swaps, now, self._quota)
+        finally:
+            if writing is not None and self._ready is not None:
+                ready, self._ready = self._ready, None
+                await self._finish(ready, await writing)
+        self._ready = _Chunk(pending, free, sealed)
+
+    async def flush(self) -> None:
+        """Write the chunk sealed last."""
+        if self._ready is not None:
+            ready, self._ready = self._ready, None
+            await self._finish(ready, await self._vault.write_sealed(ready.sealed, self._now))
+
+    async def _finish(self, chunk: _Chunk, results: list[bool | QuotaExceededError]) -> None:
+        """Count what the chunk's store call did, then write the chunk's other values one by one."""
+        report = self._report
+        done: set[int] = set()
+        refused: list[int] = []
+        for index, result in zip(chunk.free, results, strict=True):
+            if result is True:
+                report.imported += 1
+            elif isinstance(result, QuotaExceededError):
+                refused.append(chunk.pending[index][0])
+            else:
+                continue  # taken meanwhile (or twice in the file): written below, as the conflicts policy says
+            done.add(index)
+        for index, (line, item, place) in enumerate(chunk.pending):
+            if index in done:
+                continue
+            try:
+                outcome = await _apply(self._vault, place, item, self._on_conflict, self._quota, self._now)
+            except QuotaExceededError:
+                refused.append(line)
+                continue
+            if outcome == "imported":
+                report.imported += 1
+            elif outcome == "unchanged":
+                report.unchanged += 1
+            else:
+                report.kept += 1
+        report.over_quota.extend(sorted(refused))
+
+
+async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, now: float) -> Swap:
+    """The compare-and-set that writes the file's value over what ``observed`` saw, with its time left, its write
+    time, and (for a searchable value) its vector."""
+    expires_at = None if item.ttl is None else now + item.ttl
+    vector = await vault.vector(place, item.key, item.value_json.decode()) if item.indexed else b""
+    return Swap(place, item.key, observed, item.value_json, expires_at, item.updated, item.indexed, vector)
 
 
 async def _apply(
-    vault: Vault,
-    place: Place,
-    item: Item,
-    on_conflict: Conflicts,
-    quota: Quota | None,
-    now: float,
-    observed: Observed | None = None,
+    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float
 ) -> str:
     """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept"."""
-    expires_at = None if item.ttl is None else now + item.ttl
-    text = item.value_json.decode()
-    vector = await vault.vector(place, item.key, text) if item.indexed else b""
+    value = json.dumps(json.loads(item.value_json))
+    swap: Swap | None = None
     for attempt in range(_ATTEMPTS):
-        if observed is None or attempt:  # (a key found free needs no read: its swap expects it free)
-            observed = await vault.observe(place, item.key, now)
+        observed = await vault.observe(place, item.key, now)
         there = observed.found
         if there is not None:
-            if there.updated_at == item.updated and json.dumps(there.value) == json.dumps(json.loads(text)):
+            if there.updated_at == item.updated and json.dumps(there.value) == value:
                 return "unchanged"
             if on_conflict == "skip":
                 return "kept"
             if on_conflict == "newer" and (item.updated or 0.0) <= (there.updated_at or 0.0):
                 return "kept"
-        written = await vault.swap(
-            place,
-            item.key,
-            observed,
-            item.value_json,
-            expires_at,
-            now,
-            quota,
-            written_at=item.updated,
-            indexed=item.indexed,
-            vector=vector,
-        )
+        swap = await _swap_of(vault, item, place, observed, now) if swap is None else swap._replace(observed=observed)
+        (written,) = await vault.swap_many([swap], now, quota)
+        if isinstance(written, QuotaExceededError):
+            raise written
         if written:
             return "imported"
         await backoff(attempt)

@@ -46,8 +46,9 @@ class SealingKey:
 
     @classmethod
     def key_file(cls, path: str | Path) -> SealingKey:
-        """A key from a file's bytes (``head -c 32 /dev/urandom > export.key`` makes one)."""
-        material = Path(path).read_bytes().strip()
+        """A key from a file's bytes, every one of them (``head -c 32 /dev/urandom > export.key`` makes one): random
+        bytes may end in what looks like whitespace, so nothing is stripped."""
+        material = Path(path).read_bytes()
         if len(material) < MIN_KEY_FILE_BYTES:
             raise ValueError(
                 f"The key file {str(path)!r} holds {len(material)} bytes; it needs at least {MIN_KEY_FILE_BYTES} "

@@ -16,7 +16,9 @@ from ._store import (
     Record,
     Store,
     StoreUnavailableError,
+    Write,
     charged,
+    swap_each,
 )
 
 __all__ = [
@@ -33,10 +35,12 @@ __all__ = [
     "StoreKind",
     "StoreMaker",
     "StoreUnavailableError",
+    "Write",
     "charged",
     "kind_for_url",
     "register_store",
     "store_kind",
     "store_kinds",
+    "swap_each",
     "without_password",
 ]

@@ -19,6 +19,8 @@ __all__ = [
     "Stats",
     "Store",
     "StoreUnavailableError",
+    "Write",
+    "swap_each",
 ]
 
 
@@ -120,6 +122,21 @@ class StoreUnavailableError(Exception):
         self.maybe_applied = maybe_applied
 
 
+class Write(NamedTuple):
+    """One compare-and-set of ``Store.swap_many``: ``swap``'s arguments, with its ``quota`` and its ``postings``
+    (``swap``'s ``index``)."""
+
+    owner: str
+    bucket: str
+    key: str
+    expected: bytes | None
+    data: bytes
+    expires_at: float | None
+    also: Sequence[Expectation] = ()
+    quota: Quota | None = None
+    postings: Postings | None = None
+
+
 class Store(Protocol):
     """Where remembered values live. Every method that reads skips entries past their deadline.
 
@@ -202,6 +219,13 @@ class Store(Protocol):
         after a dropped connection): it returns True and changes nothing. ``quota`` and ``index`` as in ``put``.
         """
 
+    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """Each write as ``swap`` makes it, in order (a later one sees the earlier ones), in one transaction or
+        round trip where the store can: True where it was written, False where another writer came first, the
+        ``QuotaExceededError`` where its bucket's quota refused it, each of these changing nothing of that write.
+        ``StoreUnavailableError`` when the store failed: each write was then made whole or not at all.
+        """
+
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
     ) -> Ranking:
@@ -229,3 +253,18 @@ class Store(Protocol):
     async def note(self, name: str, value: str | None) -> None:
         """Keep ``value`` as the store's note ``name``, replacing the one before (None: remove it). Notes say what
         the instances of a store must agree on: which secret values were rotated to, which ones each holds."""
+
+
+async def swap_each(store: Store, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+    """``Store.swap_many`` made of one ``swap`` per write, for a store with no cheaper way (a round trip each)."""
+    results: list[bool | QuotaExceededError] = []
+    for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+        try:
+            results.append(
+                await store.swap(
+                    owner, bucket, key, expected, data, expires_at, now, also=also, quota=quota, index=postings
+                )
+            )
+        except QuotaExceededError as exc:
+            results.append(exc)
+    return results

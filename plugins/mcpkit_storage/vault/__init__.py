@@ -5,7 +5,7 @@ from ._observed import ObservedVault, key_hash
 from ._offloaded import read_many_in_thread
 from ._vault import Vault
 from ._versions import EVENTS, VERSIONS_KEY, Event, Version, record, versions_key, versions_of
-from ._writer import PartialWriteError
+from ._writer import PartialWriteError, Sealed, Swap
 
 __all__ = [
     "EVENTS",
@@ -15,6 +15,8 @@ __all__ = [
     "Observed",
     "ObservedVault",
     "PartialWriteError",
+    "Sealed",
+    "Swap",
     "Vault",
     "Version",
     "found",

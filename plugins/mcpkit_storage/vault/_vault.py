@@ -13,14 +13,14 @@ from contextlib import AbstractContextManager
 from ..base import Place
 from ..index import BlindIndex, Semantic
 from ..sealing import Keyring, Payload, SecretWatch
-from ..stores import Address, Entry, Expectation, Quota, Store
+from ..stores import Address, Entry, Expectation, Quota, QuotaExceededError, Store
 from ._codec import Codec
 from ._found import Found, Observed, found, newer
 from ._indexing import Indexing
 from ._reader import Reader
 from ._rollback import RollbackGuard
 from ._vectors import Vectors
-from ._writer import Draft, Writer
+from ._writer import Draft, Sealed, Swap, Writer
 
 __all__ = ["Vault"]
 
@@ -219,6 +219,25 @@ class Vault:
             await self.watch.look(now)
         draft = Draft(key, value_json, expires_at, vector, meta)
         return await self._writer.swap(place, observed, draft, now, quota, written_at=written_at, indexed=indexed)
+
+    async def swap_many(
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+    ) -> list[bool | QuotaExceededError]:
+        """Several ``swap``s in one store call (``Store.swap_many``: one transaction on SQLite and PostgreSQL), each
+        whole or not at all: True where it was written, False where another writer came first (``observe`` again),
+        the ``QuotaExceededError`` where the quota refused it."""
+        await self.watched(now)
+        return await self._writer.swap_many(swaps, now, quota)
+
+    async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
+        """``swap_many`` in two halves, so that the next values are sealed and indexed while the store writes these
+        (``portability``'s import): first each value sealed with its postings."""
+        await self.watched(now)
+        return await self._writer.seal_many(swaps, now, quota)
+
+    async def write_sealed(self, sealed: Sealed, now: float) -> list[bool | QuotaExceededError]:
+        """Then ``seal_many``'s values in one store call, as ``swap_many`` answers."""
+        return await self._writer.write_sealed(sealed, now)
 
     async def delete(self, place: Place, key: str, now: float) -> bool:
         """Remove the value at ``place``/``key``; whether a live one went."""

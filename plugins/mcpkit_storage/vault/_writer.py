@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from ..base import Place, RememberConflictError, backoff
 from ..index import Change
-from ..stores import Quota, QuotaExceededError, Store, StoreUnavailableError
+from ..stores import Address, Quota, QuotaExceededError, Store, StoreUnavailableError, Write
 from ._codec import Codec
 from ._found import Observed
 from ._indexing import Indexing
@@ -20,7 +20,7 @@ from ._reader import Reader
 from ._rollback import RollbackGuard
 from ._vectors import Vectors
 
-__all__ = ["WRITE_ATTEMPTS", "Draft", "PartialWriteError", "Writer"]
+__all__ = ["WRITE_ATTEMPTS", "Draft", "PartialWriteError", "Sealed", "Swap", "Writer"]
 
 #: Compare-and-set attempts of a write during a rotation before giving up (only racing writers fail one).
 WRITE_ATTEMPTS = 64
@@ -44,6 +44,29 @@ class Draft(NamedTuple):
     expires_at: float | None
     vector: bytes = b""
     meta: bytes = b""
+
+
+class Swap(NamedTuple):
+    """One compare-and-set of ``Vault.swap_many``: ``Vault.swap``'s arguments but the time and the quota."""
+
+    place: Place
+    key: str
+    observed: Observed
+    value_json: str | bytes
+    expires_at: float | None
+    written_at: float | None = None
+    indexed: bool | None = None
+    vector: bytes = b""
+    meta: bytes = b""
+
+
+class Sealed(NamedTuple):
+    """Compare-and-sets of ``Writer.seal_many`` ready for ``write_sealed``: their places, the store's writes, and
+    which put a vector in a shard."""
+
+    places: list[Place]
+    writes: list[Write]
+    sharded: list[bool]
 
 
 class Writer:
@@ -138,6 +161,52 @@ class Writer:
             if there is not None:
                 self._guard.deleted(other, began, there)
         return True
+
+    async def swap_many(
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+    ) -> list[bool | QuotaExceededError]:
+        """Several ``swap``s in one store call (``Store.swap_many``), each whole or not at all: True where it was
+        written, False where another writer came first, the ``QuotaExceededError`` where the quota refused it."""
+        return await self.write_sealed(await self.seal_many(swaps, now, quota), now)
+
+    async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
+        """The first half of ``swap_many``: each value sealed with its postings, its vector put in its shard."""
+        writes: list[Write] = []
+        sharded: list[bool] = []
+        for place, key, observed, value_json, expires_at, written_at, indexed, vector, meta in swaps:
+            (address, expected), *others = observed.seen
+            stamp = now if written_at is None else written_at
+            data = self._codec.seal(address, place, key, value_json, expires_at, stamp, vector, meta)
+            if indexed is None:
+                indexed = self._indexing.searchable(place.bucket)
+            postings = await self._indexing.postings(address, key, value_json) if indexed else None
+            shard = indexed and self._vectors.semantic is not None
+            if shard:
+                await self._vectors.written(place, address.key, Change(key, vector, stamp, expires_at), now, quota)
+            sharded.append(shard)
+            writes.append(Write(*address, expected, data, expires_at, others, quota, postings))
+        return Sealed([swap.place for swap in swaps], writes, sharded)
+
+    async def write_sealed(self, sealed: Sealed, now: float) -> list[bool | QuotaExceededError]:
+        """The second half of ``swap_many``: one store call; a value's vector not written is taken out again."""
+        places, writes, sharded = sealed
+        began = self._guard.begin()
+        try:
+            results = await self._store.swap_many(writes, now)
+        except BaseException:
+            for place, write, shard in zip(places, writes, sharded, strict=True):
+                if shard:
+                    await self._vectors.unwritten(place, write.key, now)
+            raise
+        for place, write, shard, result in zip(places, writes, sharded, results, strict=True):
+            if result is True:
+                self._guard.replaced(Address(*write[:3]), write.expected, write.data, began)
+                for other, there in write.also:
+                    if there is not None:
+                        self._guard.deleted(other, began, there)
+            elif shard:
+                await self._vectors.unwritten(place, write.key, now)
+        return results
 
     async def delete(self, place: Place, keys: Sequence[str], now: float) -> int:
         """Remove the values at ``keys`` of ``place`` (every address of each) in one store call; how many live ones

@@ -6,7 +6,19 @@ from collections.abc import AsyncIterator, Sequence
 
 from mcpkit_search import Stats, bm25, top
 
-from .. import Address, Entry, Expectation, Postings, Quota, QuotaExceededError, Ranking, Record, charged
+from .. import (
+    Address,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Ranking,
+    Record,
+    Write,
+    charged,
+    swap_each,
+)
 from ._memory_index import MemoryIndex
 
 __all__ = ["MemoryStore"]
@@ -151,6 +163,9 @@ class MemoryStore:
         for address, _ in also:
             self._delete(*address, now)
         return True
+
+    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        return await swap_each(self, writes, now)
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None

@@ -4,15 +4,15 @@ postings, the quota check, and the advisory locks of the buckets a write touches
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from psycopg import AsyncConnection
 
-from .. import Postings, Quota, QuotaExceededError, charged
+from .. import Postings, Quota, QuotaExceededError, Write, charged
 from . import _postgres_sql as sql
 
-__all__ = ["add_document", "check_quota", "live", "lock", "locks", "row", "rows"]
+__all__ = ["add_document", "check_quota", "live", "lock", "locks", "row", "rows", "swapping"]
 
 Connection = AsyncConnection[tuple[Any, ...]]
 
@@ -53,6 +53,33 @@ async def check_quota(conn: Connection, params: dict[str, Any], quota: Quota, wo
         if attempt == 0 and (await conn.execute(sql.TRIM, params)).rowcount:
             continue
         raise problem
+
+
+def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]]:
+    """The steps of one compare-and-set (``Store.swap``) inside a transaction that holds its buckets' locks."""
+    owner, bucket, key, expected, data, expires_at, also, quota, index = write  # index: its postings
+    params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+
+    async def body(conn: Connection) -> bool:
+        found = await row(conn, sql.LOCK_ROW, params)
+        current = None if found is None else bytes(found[0])
+        if current == data:
+            return True  # this very swap, resent (its postings are there already)
+        if current != expected:
+            return False
+        for address, there_expected in also:
+            there = await row(conn, sql.LOCK_ROW, {**address._asdict(), "now": now})
+            if (None if there is None else bytes(there[0])) != there_expected:
+                return False
+        if quota is not None:
+            await check_quota(conn, params, quota, 0 if index is None else index.length)
+        await conn.execute(sql.PUT, params)
+        await add_document(conn, params, index)
+        for address, _ in also:
+            await conn.execute(sql.DELETE, address._asdict())
+        return True
+
+    return body
 
 
 def locks(buckets: Iterable[tuple[str, str]]) -> list[int]:

@@ -12,7 +12,19 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from mcpkit_search import Stats
 
-from .. import Address, Entry, Expectation, Postings, Quota, Ranking, Record, StoreUnavailableError, without_password
+from .. import (
+    Address,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Ranking,
+    Record,
+    StoreUnavailableError,
+    Write,
+    without_password,
+)
 from . import _postgres_ops as ops
 from . import _postgres_sql as sql
 from ._postgres_schema import migrate
@@ -242,28 +254,26 @@ class PostgresStore:
         quota: Quota | None = None,
         index: Postings | None = None,
     ) -> bool:
-        params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+        write = Write(owner, bucket, key, expected, data, expires_at, also, quota, index)
+        return await self._write([(owner, bucket), *((a.owner, a.bucket) for a, _ in also)], ops.swapping(write, now))
 
-        async def body(conn: Connection) -> bool:
-            row = await ops.row(conn, sql.LOCK_ROW, params)
-            current = None if row is None else bytes(row[0])
-            if current == data:
-                return True  # this very swap, resent (its postings are there already)
-            if current != expected:
-                return False
-            for address, there_expected in also:
-                there = await ops.row(conn, sql.LOCK_ROW, {**address._asdict(), "now": now})
-                if (None if there is None else bytes(there[0])) != there_expected:
-                    return False
-            if quota is not None:
-                await ops.check_quota(conn, params, quota, 0 if index is None else index.length)
-            await conn.execute(sql.PUT, params)
-            await ops.add_document(conn, params, index)
-            for address, _ in also:
-                await conn.execute(sql.DELETE, address._asdict())
-            return True
+    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """Every write in one transaction (one commit), after the locks of every bucket they touch."""
+        if not writes:
+            return []
+        buckets = [(a.owner, a.bucket) for write in writes for a in (Address(*write[:3]), *(a for a, _ in write.also))]
+        swaps = [ops.swapping(write, now) for write in writes]
 
-        return await self._write([(owner, bucket), *((a.owner, a.bucket) for a, _ in also)], body)
+        async def body(conn: Connection) -> list[bool | QuotaExceededError]:
+            results: list[bool | QuotaExceededError] = []
+            for swap in swaps:
+                try:  # a refusal comes before the write's first change (a trim of expired rows aside)
+                    results.append(await swap(conn))
+                except QuotaExceededError as exc:
+                    results.append(exc)
+            return results
+
+        return await self._write(buckets, body)
 
     async def purge_expired(self, now: float) -> int:
         async def body(conn: Connection) -> int:

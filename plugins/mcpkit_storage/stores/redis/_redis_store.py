@@ -16,7 +16,19 @@ from redis.commands.core import AsyncScript
 
 from mcpkit_search import Stats
 
-from .. import Address, Entry, Expectation, Postings, Quota, Ranking, Record, StoreUnavailableError
+from .. import (
+    Address,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Ranking,
+    Record,
+    StoreUnavailableError,
+    Write,
+    swap_each,
+)
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
 
@@ -202,6 +214,10 @@ class RedisStore:
             args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
             keys += self._declared(other_owner, other_bucket, other_key)
         return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
+
+    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each."""
+        return await swap_each(self, writes, now)
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None

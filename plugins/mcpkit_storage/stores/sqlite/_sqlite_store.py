@@ -14,7 +14,18 @@ from typing import Any, TypeVar
 
 from mcpkit_search import Stats
 
-from .. import Address, Entry, Expectation, Postings, Quota, Ranking, Record, StoreUnavailableError
+from .. import (
+    Address,
+    Entry,
+    Expectation,
+    Postings,
+    Quota,
+    QuotaExceededError,
+    Ranking,
+    Record,
+    StoreUnavailableError,
+    Write,
+)
 from . import _sqlite_index as index_sql
 from . import _sqlite_sql as statements
 from ._sqlite_connect import connect
@@ -175,6 +186,16 @@ class SQLiteStore:
         swapped: bool = await self._run(self._changing, int, self._transaction, swap, params, list(also), quota, index)
         return swapped
 
+    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """Every write in one transaction (one commit, one trip to the worker thread)."""
+        if not writes:
+            return []
+        swaps = self._swaps_within
+        results: list[bool | QuotaExceededError] = await self._run(
+            self._changing, _written, self._transaction, swaps, list(writes), now
+        )
+        return results
+
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
     ) -> Ranking:
@@ -327,6 +348,17 @@ class SQLiteStore:
             self._rowcount(statements.DELETE, address._asdict())
         return True
 
+    def _swaps_within(self, writes: list[Write], now: float) -> list[bool | QuotaExceededError]:
+        results: list[bool | QuotaExceededError] = []
+        for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+            params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected}
+            params.update(data=data, expires_at=expires_at, now=now)
+            try:  # a refusal comes before the write's first change (a trim of expired rows aside)
+                results.append(self._swap_within(params, list(also), quota, postings))
+            except QuotaExceededError as exc:
+                results.append(exc)
+        return results
+
     async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(*args)`` on the worker thread; SQLite failures become StoreUnavailableError."""
         if self._executor is None:
@@ -340,3 +372,8 @@ class SQLiteStore:
 def _one(_: object) -> int:
     """A write's changes to the index: one."""
     return 1
+
+
+def _written(results: list[bool | QuotaExceededError]) -> int:
+    """A batch of writes' changes to the index: one per write made."""
+    return sum(result is True for result in results)
