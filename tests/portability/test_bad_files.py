@@ -168,3 +168,20 @@ def test_the_schema_shown_on_the_portability_page_is_the_one_shipped() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "portability.md").read_text()
     shown = page.split("```json\n", 1)[1].split("```", 1)[0]
     assert json.loads(shown) == schema()
+
+
+async def test_a_key_file_is_used_byte_for_byte_even_when_it_ends_in_whitespace(store: Store, tmp_path: Path) -> None:
+    """Random key bytes may end in a newline or a space: none is stripped, so such a key still has its 32 bytes and
+    opens only what it sealed."""
+    key_path, other_path = tmp_path / "export.key", tmp_path / "other.key"
+    key_path.write_bytes(b"k" * 30 + b" \n")
+    other_path.write_bytes(b"k" * 30 + b"  ")
+    data = await exported(store, KEYRING, time.time(), key=SealingKey.key_file(key_path))
+    report = await imported(
+        await fresh(), KEYRING, data, time.time(), key=SealingKey.key_file(key_path), allow_global=True
+    )
+    assert report.imported == 5
+    with pytest.raises(ExportFileError):
+        await imported(
+            await fresh(), KEYRING, data, time.time(), key=SealingKey.key_file(other_path), allow_global=True
+        )
