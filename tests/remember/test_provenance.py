@@ -1,8 +1,8 @@
 """Provenance sealed with every value: its source, its event time and who wrote it, read back by ``info``, filtered
 by ``list`` and ``search``, kept through rotation and reindex; and each key's change history (docs/provenance.md).
 
-Every test runs through the real HTTP app, on every store (PostgreSQL too), in both protocol eras, with the plugin's
-default history.
+Every test runs through the real HTTP app, on every store (PostgreSQL too), in both protocol eras, with a change
+history of 3 versions asked for (it is off by default).
 """
 
 from __future__ import annotations
@@ -75,9 +75,13 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _server(store_options: dict[str, Any], **options: Any) -> Server:
-    where = {name: value for name, value in store_options.items() if name != "history"}  # the default history
-    return build_server(RememberPlugin.init(**where, secret=SECRET, search=True, **options), [Prov])
+#: The change history these tests opt in to (the default is none).
+HISTORY = 3
+
+
+def _server(store_options: dict[str, Any], secret: str = SECRET, **options: Any) -> Server:
+    options.setdefault("history", HISTORY)
+    return build_server(RememberPlugin.init(**store_options, secret=secret, search=True, **options), [Prov])
 
 
 @pytest.fixture
@@ -192,7 +196,7 @@ async def test_a_keys_history_keeps_its_last_versions_with_events_and_sources(
         ["update", "EST", first + 20, "external"],
     ]
     clock.advance(10)
-    await prov(nour, "set", key="tz", value="JST")  # the default history keeps 3: the oldest goes
+    await prov(nour, "set", key="tz", value="JST")  # a history of 3 keeps 3: the oldest goes
     assert [row[1] for row in await prov(nour, "history", key="tz")] == ["CET", "EST", "JST"]
 
 
@@ -253,8 +257,8 @@ async def test_the_history_counts_in_the_quota(store_options: dict[str, Any], mc
         assert raised.value.code == "REMEMBER_QUOTA_EXCEEDED"
 
 
-async def test_history_zero_keeps_none(store_options: dict[str, Any], mcp_protocol: str) -> None:
-    server = _server(store_options, history=0)
+async def test_no_history_is_kept_unless_asked_for(store_options: dict[str, Any], mcp_protocol: str) -> None:
+    server = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True), [Prov])  # the default
     async with running(server, protocol=mcp_protocol) as callers:
         nour = callers("nour")
         await prov(nour, "set", key="a", value=1)
@@ -275,7 +279,7 @@ async def test_rotation_and_reindex_keep_provenance_event_time_and_history(
     for action, secrets in (("rotate", f"{SECRET_B},{SECRET}"), ("reindex", SECRET_B)):
         done = mcpkit(action, "--store", url, "--force", secret=secrets)
         assert done.returncode == 0, done.stderr
-    server = build_server(RememberPlugin.init(**store_options, secret=SECRET_B, search=True), [Prov])
+    server = _server(store_options, SECRET_B)
     async with running(server, protocol=mcp_protocol) as callers:
         after = callers("nour")
         assert (await prov(after, "info", key="city"), await prov(after, "history", key="city")) == before
