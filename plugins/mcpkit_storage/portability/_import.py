@@ -196,6 +196,7 @@ async def _apply(
             written_at=item.updated,
             indexed=item.indexed,
             vector=vector,
+            meta=item.meta,
         )
         if written:
             return "imported"
