@@ -17,7 +17,17 @@ from mcpkit.testing import CallAs, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Place, Vault
 from mcpkit_storage.sealing import unpack
-from remember.support import SECRET, SECRET_B, STORES, build_server, plugin_of, static_user_id, store_of, user_identity
+from remember.support import (
+    KEYS,
+    SECRET,
+    SECRET_B,
+    STORES,
+    build_server,
+    plugin_of,
+    static_user_id,
+    store_of,
+    user_identity,
+)
 from remember.test_rotation import mcpkit
 
 Op = Literal["set", "set_many", "update", "info", "list", "search", "history", "forget", "forget_keeping", "whoami"]
@@ -314,3 +324,33 @@ async def test_the_history_command_prints_each_version_values_only_when_asked(
     missing = mcpkit("history", "--store", store_url, "--user", user, "nothing", secret=SECRET)
     assert (missing.returncode, missing.stdout) == (3, "")
     assert "no history of that key" in missing.stderr
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_the_history_command_finds_a_static_keys_user_by_its_label_as_export_and_purge_do(
+    call_as: CallAs, store_url: str
+) -> None:
+    await prov(call_as("nour"), "set", key="tz", value="UTC", source="user")
+    pairs = {"DESK_KEYS": ",".join(f"{label}={key}" for label, key in KEYS.items())}
+    by_label = mcpkit(
+        "history",
+        "--store",
+        store_url,
+        "--key-label",
+        "nour",
+        "--keys-from",
+        "DESK_KEYS",
+        "tz",
+        secret=SECRET,
+        environ=pairs,
+    )
+    by_id = mcpkit("history", "--store", store_url, "--user", static_user_id("nour"), "tz", secret=SECRET)
+    assert by_label.returncode == 0, by_label.stderr
+    assert by_label.stdout == by_id.stdout
+    assert "  set  source=user" in by_label.stdout
+    unlabelled = mcpkit("history", "--store", store_url, "--key-label", "nour", "tz", secret=SECRET, environ=pairs)
+    assert unlabelled.returncode == 2
+    assert "--key-label 'nour' needs --keys-from VARIABLE" in unlabelled.stderr
+    a_label_as_id = mcpkit("history", "--store", store_url, "--user", "nour", "tz", secret=SECRET)
+    assert a_label_as_id.returncode == 3
+    assert "use --key-label LABEL --keys-from VARIABLE" in a_label_as_id.stderr
