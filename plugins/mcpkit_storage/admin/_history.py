@@ -81,7 +81,7 @@ def add_history_command(actions: Any, execute: Execute, store_help: str, prefix_
         "--bucket",
         default="user",
         help="where the key lives: user (a tool's scope='user', the memory server; the default) or memory.user "
-        "(the memory tools of RememberPlugin)",
+        "(the notes of the memory tools)",
     )
     command.add_argument("--values", action="store_true", help="print each version's value too")
     command.add_argument("--redis-prefix", default="mcpkit:remember:", help=prefix_help)
