@@ -20,6 +20,7 @@ from .admin import (
     SEEN_SECONDS,
     PurgeReport,
     add_history_command,
+    add_user_arguments,
     migrate,
     nothing_purged,
     purge_target,
@@ -245,19 +246,7 @@ def register(commands: Any) -> None:
         "use: a static key's id is static:<hash of the key>, never its label).",
     )
     purge_cmd.add_argument("--store", required=True, help=_STORE_HELP)
-    whose = purge_cmd.add_mutually_exclusive_group(required=True)
-    whose.add_argument("--user", metavar="USER_ID", help="the user id: a JWT's sub, static:<hash> or local:NAME")
-    whose.add_argument(
-        "--key-label",
-        metavar="LABEL",
-        help="a static key's label, like nour: its user id is worked out from its key in --keys-from",
-    )
-    purge_cmd.add_argument(
-        "--keys-from",
-        metavar="VARIABLE",
-        help="with --key-label: the environment variable holding the servers' keys as label=key pairs "
-        "(MEMORY_KEYS, HELPDESK_KEYS)",
-    )
+    add_user_arguments(purge_cmd)
     purge_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=_PREFIX_HELP)
     purge_cmd.set_defaults(handler=_purge_command)
     add_commands(actions, _execute, _STORE_HELP, _PREFIX_HELP)

@@ -13,7 +13,7 @@ from typing import IO, Any
 from mcpkit import ConfigurationError
 from mcpkit_search import MiniLM, SemanticUnavailableError
 
-from .admin import NOTHING_PURGED, purge_target
+from .admin import NOTHING_PURGED, add_user_arguments, purge_target
 from .backing import StoreConfig
 from .portability import (
     CONFLICTS,
@@ -52,19 +52,8 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
         "file (docs/portability.md), streaming. " + sealing,
     )
     export_cmd.add_argument("--store", required=True, help=store_help)
-    whose = export_cmd.add_mutually_exclusive_group(required=True)
-    whose.add_argument(
-        "--user", metavar="USER_ID", help="the user id to export: a JWT's sub, static:<hash>, local:NAME"
-    )
-    whose.add_argument(
-        "--key-label",
-        metavar="LABEL",
-        help="a static key's label, like nour: its user id is worked out from --keys-from",
-    )
+    whose = add_user_arguments(export_cmd)
     whose.add_argument("--all", action="store_true", help="every value of the store, every scope")
-    export_cmd.add_argument(
-        "--keys-from", metavar="VARIABLE", help="with --key-label: the variable holding the servers' label=key pairs"
-    )
     export_cmd.add_argument("--out", metavar="FILE", help="the file to write (default: standard output)")
     _sealing_arguments(export_cmd)
     export_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=prefix_help)

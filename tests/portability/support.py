@@ -36,6 +36,8 @@ VALUES: dict[str, Any] = {
     "object": {"a": {"b": {"c": [True, False]}}, "": "empty key"},
     "large": "kettle warranty " * 12_000,
 }
+#: Values written with a source and an event time of their own: (key, value, source, at).
+SAID = [("stated", "Allergic to peanuts", "user", 1_600_000_000.0), ("fetched", "Not allergic", "external", 1.65e9)]
 
 
 def desk(path: Path, secret: str) -> Server:
@@ -67,6 +69,8 @@ async def write_everything(call_as: CallAs) -> None:
     for name, value in VALUES.items():
         await mem(call_as, "nour", "set", key=name, value=value, scope="user")
     await mem(call_as, "nour", "set", key="soon", value="an hour left", scope="user", ttl=3600)
+    for key, value, source, at in SAID:
+        await mem(call_as, "nour", "set", key=key, value=value, scope="user", source=source, at=at)
     await mem(call_as, "nour", "set", key="tool note", value={"tool": True}, scope="tool")
     await mem(call_as, "nour", "set", key="k", value="a 2025 session's", scope="session", protocol=OLD, ttl=600)
     await mem(call_as, "nour", "set", key="motd", value="Closed on Friday", scope="global")
@@ -89,6 +93,8 @@ async def read_everything(call_as: CallAs) -> dict[str, Any]:
     for name in [*VALUES, "soon"]:
         seen[name] = await mem(call_as, "nour", "lookup", key=name, scope="user")
     seen["tool"] = await mem(call_as, "nour", "lookup", key="tool note", scope="tool")
+    for name in ["text", *(key for key, *_ in SAID)]:  # [source, at, app, tool]
+        seen[f"{name} info"] = await mem(call_as, "nour", "info", key=name, scope="user")
     seen["global"] = await mem(call_as, "sam", "get", key="motd", scope="global")
     seen["sam"] = await mem(call_as, "sam", "get", key="kettle", scope="user")
     seen["search"] = [hit[0] for hit in await mem(call_as, "nour", "search", query="kettle warranty", scope="user")]

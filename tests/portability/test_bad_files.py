@@ -5,6 +5,7 @@ needs asking; a quota that is full is reported, never half a value."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import time
@@ -185,3 +186,30 @@ async def test_a_key_file_is_used_byte_for_byte_even_when_it_ends_in_whitespace(
         await imported(
             await fresh(), KEYRING, data, time.time(), key=SealingKey.key_file(other_path), allow_global=True
         )
+
+
+def _plaintext_file(lines: list[bytes]) -> bytes:
+    """A plaintext export of ``lines`` (header, values, end) with its end record's digest made anew."""
+    end = json.loads(lines[-1]) | {"digest": hashlib.sha256(b"".join(lines[1:-1])).hexdigest()}
+    return b"".join([*lines[:-1], json.dumps(end).encode() + b"\n"])
+
+
+async def test_a_record_without_provenance_is_sealed_as_an_import_and_a_bad_provenance_is_refused(store: Store) -> None:
+    lines = (await exported(store, KEYRING, time.time(), plaintext=True)).splitlines(keepends=True)
+    first = json.loads(lines[1])
+    assert (first["provenance"], first["at"]) == (None, None)  # written at the storage layer, with no provenance
+    target = await fresh()
+    await imported(target, KEYRING, b"".join(lines), time.time(), plaintext=True, allow_global=True)
+    place = Place(json.dumps(first["owner"]), first["bucket"])
+    provenance = (await Vault(target, KEYRING).inspect(place, first["key"], time.time())).provenance  # type: ignore[union-attr]
+    assert provenance is not None
+    assert (provenance.source, provenance.at, provenance.tool) == ("import", first["updated"], None)
+
+    rumour = json.dumps(first | {"provenance": {"source": "rumour"}}).encode() + b"\n"
+    refusal = await refused(_plaintext_file([lines[0], rumour, *lines[2:]]), plaintext=True)
+    assert refusal.line == 2
+    assert 'its provenance\'s "source" is not one of user, tool, model, import, external' in str(refusal)
+    no_time = json.dumps(first | {"at": "yesterday"}).encode() + b"\n"
+    assert 'its "at" is not a finite number' in str(
+        await refused(_plaintext_file([lines[0], no_time, *lines[2:]]), plaintext=True)
+    )

@@ -144,7 +144,6 @@ async def test_floods_of_values_stop_at_the_quotas_and_anonymous_callers_cannot_
         "REMEMBER_SECRET": SECRET,
         "EXPOSED_MAX_VALUES": "100",
         "EXPOSED_MAX_BYTES": str(2 * 65536),
-        "EXPOSED_HISTORY": "0",  # the quotas count values alone here (a key's history is one entry more)
     }
     process = ServerProcess(EXPOSED, cwd=tmp_path, env=env).start()
     codes: dict[str, int] = {}

@@ -20,14 +20,8 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def store_options(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
-    """``RememberPlugin.init`` arguments for the store under test; several servers may share them.
-
-    Without a change history (``history=0``): these tests count the store's entries, one per value, and its round
-    trips; tests/remember/test_provenance.py and test_versions.py run with the default history on every store.
-    """
-    options = _where(store_kind, tmp_path, request)
-    options["history"] = 0
-    return options
+    """``RememberPlugin.init`` arguments for the store under test; several servers may share them."""
+    return _where(store_kind, tmp_path, request)
 
 
 def _where(store_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Provenance sealed with every value: its source, its event time and who wrote it, read back by ``info``, filtered
 by ``list`` and ``search``, kept through rotation and reindex; and each key's change history (docs/provenance.md).
 
-Every test runs through the real HTTP app, on every store (PostgreSQL too), in both protocol eras, with the plugin's
-default history.
+Every test runs through the real HTTP app, on every store (PostgreSQL too), in both protocol eras, with a change
+history of 3 versions asked for (it is off by default).
 """
 
 from __future__ import annotations
@@ -17,7 +17,17 @@ from mcpkit.testing import CallAs, ToolCallError, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Place, Vault
 from mcpkit_storage.sealing import unpack
-from remember.support import SECRET, SECRET_B, STORES, build_server, plugin_of, static_user_id, store_of, user_identity
+from remember.support import (
+    KEYS,
+    SECRET,
+    SECRET_B,
+    STORES,
+    build_server,
+    plugin_of,
+    static_user_id,
+    store_of,
+    user_identity,
+)
 from remember.test_rotation import mcpkit
 
 Op = Literal["set", "set_many", "update", "info", "list", "search", "history", "forget", "forget_keeping", "whoami"]
@@ -75,9 +85,13 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _server(store_options: dict[str, Any], **options: Any) -> Server:
-    where = {name: value for name, value in store_options.items() if name != "history"}  # the default history
-    return build_server(RememberPlugin.init(**where, secret=SECRET, search=True, **options), [Prov])
+#: The change history these tests opt in to (the default is none).
+HISTORY = 3
+
+
+def _server(store_options: dict[str, Any], secret: str = SECRET, **options: Any) -> Server:
+    options.setdefault("history", HISTORY)
+    return build_server(RememberPlugin.init(**store_options, secret=secret, search=True, **options), [Prov])
 
 
 @pytest.fixture
@@ -192,7 +206,7 @@ async def test_a_keys_history_keeps_its_last_versions_with_events_and_sources(
         ["update", "EST", first + 20, "external"],
     ]
     clock.advance(10)
-    await prov(nour, "set", key="tz", value="JST")  # the default history keeps 3: the oldest goes
+    await prov(nour, "set", key="tz", value="JST")  # a history of 3 keeps 3: the oldest goes
     assert [row[1] for row in await prov(nour, "history", key="tz")] == ["CET", "EST", "JST"]
 
 
@@ -253,8 +267,8 @@ async def test_the_history_counts_in_the_quota(store_options: dict[str, Any], mc
         assert raised.value.code == "REMEMBER_QUOTA_EXCEEDED"
 
 
-async def test_history_zero_keeps_none(store_options: dict[str, Any], mcp_protocol: str) -> None:
-    server = _server(store_options, history=0)
+async def test_no_history_is_kept_unless_asked_for(store_options: dict[str, Any], mcp_protocol: str) -> None:
+    server = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True), [Prov])  # the default
     async with running(server, protocol=mcp_protocol) as callers:
         nour = callers("nour")
         await prov(nour, "set", key="a", value=1)
@@ -275,7 +289,7 @@ async def test_rotation_and_reindex_keep_provenance_event_time_and_history(
     for action, secrets in (("rotate", f"{SECRET_B},{SECRET}"), ("reindex", SECRET_B)):
         done = mcpkit(action, "--store", url, "--force", secret=secrets)
         assert done.returncode == 0, done.stderr
-    server = build_server(RememberPlugin.init(**store_options, secret=SECRET_B, search=True), [Prov])
+    server = _server(store_options, SECRET_B)
     async with running(server, protocol=mcp_protocol) as callers:
         after = callers("nour")
         assert (await prov(after, "info", key="city"), await prov(after, "history", key="city")) == before
@@ -310,3 +324,33 @@ async def test_the_history_command_prints_each_version_values_only_when_asked(
     missing = mcpkit("history", "--store", store_url, "--user", user, "nothing", secret=SECRET)
     assert (missing.returncode, missing.stdout) == (3, "")
     assert "no history of that key" in missing.stderr
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite"])
+async def test_the_history_command_finds_a_static_keys_user_by_its_label_as_export_and_purge_do(
+    call_as: CallAs, store_url: str
+) -> None:
+    await prov(call_as("nour"), "set", key="tz", value="UTC", source="user")
+    pairs = {"DESK_KEYS": ",".join(f"{label}={key}" for label, key in KEYS.items())}
+    by_label = mcpkit(
+        "history",
+        "--store",
+        store_url,
+        "--key-label",
+        "nour",
+        "--keys-from",
+        "DESK_KEYS",
+        "tz",
+        secret=SECRET,
+        environ=pairs,
+    )
+    by_id = mcpkit("history", "--store", store_url, "--user", static_user_id("nour"), "tz", secret=SECRET)
+    assert by_label.returncode == 0, by_label.stderr
+    assert by_label.stdout == by_id.stdout
+    assert "  set  source=user" in by_label.stdout
+    unlabelled = mcpkit("history", "--store", store_url, "--key-label", "nour", "tz", secret=SECRET, environ=pairs)
+    assert unlabelled.returncode == 2
+    assert "--key-label 'nour' needs --keys-from VARIABLE" in unlabelled.stderr
+    a_label_as_id = mcpkit("history", "--store", store_url, "--user", "nour", "tz", secret=SECRET)
+    assert a_label_as_id.returncode == 3
+    assert "use --key-label LABEL --keys-from VARIABLE" in a_label_as_id.stderr

@@ -28,6 +28,7 @@ Op = Literal[
     "search_explained",
     "search_weak",
     "set_many",
+    "info",
 ]
 
 #: What a tool returns from ``get`` when nothing is stored (so "stored None" and "missing" differ).
@@ -49,12 +50,17 @@ class _Mem(ToolContext):
         limit: Any = 10,
         mode: Any = None,
         weight: Any = None,
+        source: Any = None,
+        at: Any = None,
     ) -> dict[str, Any]:
         remember = self.remember
         searching = {"mode": mode, **({} if weight is None else {"weight": weight})}
-        if op == "set":
-            await remember.set(key, value, scope=scope, ttl=ttl)
+        if op == "set":  # source and at: None is the default (the tool's, and when written)
+            await remember.set(key, value, scope=scope, ttl=ttl, source=source, at=at)
             return {"result": True}
+        if op == "info":  # [source, at, app, tool], or None
+            info = await remember.info(key, scope=scope)
+            return {"result": None if info is None else [info.source, info.at, info.app, info.tool]}
         if op == "set_many":  # value: {key: value}
             await remember.set_many(value, scope=scope, ttl=ttl)
             return {"result": True}

@@ -9,12 +9,13 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from mcpkit import iso_time
+from mcpkit import ConfigurationError, iso_time
 
 from ..base import Place
 from ..sealing import Keyring
 from ..stores import Store
 from ..vault import Vault, Version, versions_key, versions_of
+from ._purge import add_user_arguments, purge_target
 
 __all__ = ["NO_HISTORY", "add_history_command", "history_lines", "key_history"]
 
@@ -75,29 +76,38 @@ def add_history_command(actions: Any, execute: Execute, store_help: str, prefix_
         f"Values are left out unless --values asks for them. Exit code {NO_HISTORY} when the key has no history.",
     )
     command.add_argument("--store", required=True, help=store_help)
-    command.add_argument("--user", metavar="USER_ID", required=True, help="the user id, as for purge")
+    add_user_arguments(command)
     command.add_argument(
         "--bucket",
         default="user",
         help="where the key lives: user (a tool's scope='user', the memory server; the default) or memory.user "
-        "(the memory tools of RememberPlugin)",
+        "(the notes of the memory tools)",
     )
     command.add_argument("--values", action="store_true", help="print each version's value too")
     command.add_argument("--redis-prefix", default="mcpkit:remember:", help=prefix_help)
     command.add_argument("key", help="the key")
 
     def run(args: argparse.Namespace) -> int:
+        try:
+            user_id = purge_target(args.user, args.key_label, args.keys_from).user_id
+        except ConfigurationError as exc:
+            print(f"mcpkit remember: {exc}", file=sys.stderr)
+            return 2
+
         def reported(config: _Described, versions: list[Version]) -> int:
             if not versions:
                 print(
-                    f"mcpkit remember: {config.describe()}: no history of that key under that user id", file=sys.stderr
+                    f"mcpkit remember: {config.describe()}: no history of that key under user id {user_id!r} (a "
+                    "history is kept only with the plugin's history=N; a static key's id is static:<hash>, never "
+                    "its label: use --key-label LABEL --keys-from VARIABLE)",
+                    file=sys.stderr,
                 )
                 return NO_HISTORY
             print("\n".join(history_lines(versions, values=args.values)))
             return 0
 
         async def read(store: Store, keyring: Keyring) -> list[Version]:
-            return await key_history(store, keyring, args.user, args.bucket, args.key, time.time())
+            return await key_history(store, keyring, user_id, args.bucket, args.key, time.time())
 
         return execute(args, read, reported)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -12,7 +13,15 @@ from mcpkit import ConfigurationError, StaticKeys
 from ..sealing import Keyring
 from ..stores import Store
 
-__all__ = ["NOTHING_PURGED", "PurgeReport", "PurgeTarget", "nothing_purged", "purge_target", "purge_user"]
+__all__ = [
+    "NOTHING_PURGED",
+    "PurgeReport",
+    "PurgeTarget",
+    "add_user_arguments",
+    "nothing_purged",
+    "purge_target",
+    "purge_user",
+]
 
 #: The exit code of a purge that found nothing kept under the user id (0: it deleted some; 1 and 2: it failed).
 NOTHING_PURGED = 3
@@ -38,6 +47,25 @@ class PurgeReport:
 
     def __str__(self) -> str:
         return f"deleted {self.deleted} values kept under user id {self.user_id!r}"
+
+
+def add_user_arguments(command: argparse.ArgumentParser) -> argparse._MutuallyExclusiveGroup:
+    """``--user USER_ID`` or ``--key-label LABEL`` (with ``--keys-from VARIABLE``), as ``purge_target`` reads them, on
+    a command that acts on one user's values (purge, export, history); the group, for a command that adds a choice."""
+    whose = command.add_mutually_exclusive_group(required=True)
+    whose.add_argument("--user", metavar="USER_ID", help="the user id: a JWT's sub, static:<hash> or local:NAME")
+    whose.add_argument(
+        "--key-label",
+        metavar="LABEL",
+        help="a static key's label, like nour: its user id is worked out from its key in --keys-from",
+    )
+    command.add_argument(
+        "--keys-from",
+        metavar="VARIABLE",
+        help="with --key-label: the environment variable holding the servers' keys as label=key pairs "
+        "(MEMORY_KEYS, HELPDESK_KEYS)",
+    )
+    return whose
 
 
 def purge_target(user: str | None, key_label: str | None, keys_from: str | None) -> PurgeTarget:

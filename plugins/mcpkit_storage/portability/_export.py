@@ -101,8 +101,9 @@ async def export_memory(
                 payload.written_at,
                 indexed=record.indexed,
                 now=now,
+                provenance=payload.provenance,
             )
-        except ValueError:  # an owner that is no caller's identity: no value of a plugin's
+        except ValueError:  # an owner that is no caller's identity (no value of a plugin's), or a damaged provenance
             report.unreadable += 1
             continue
         writer.record(line)

@@ -1,7 +1,8 @@
 """The export format, version 1: JSON Lines — a header, one record per remembered value, an end record.
 
 docs/portability.md describes it and ``schema.json`` (beside this module) is its JSON Schema. A value's record
-carries its owner, bucket, key, value, time left to live and write time; conversations and context blocks are the
+carries its owner, bucket, key, value, time left to live, write time, provenance and event time; conversations and
+context blocks are the
 values of their plugins' namespaces (``conversations.``, ``history.``, ``blocks.``, ``context.``), exported and
 imported alike.
 """
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 import pydantic_core
 
 from ..base import SCOPES
+from ..sealing import SOURCES, Provenance, origin_bytes, seal_meta
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
 
@@ -36,8 +38,13 @@ class ExportFileError(ValueError):
         self.line, self.problem, self.imported = line, problem, imported
 
 
+#: The fields of a record's ``provenance`` object besides ``source``: who wrote the value (``Provenance``'s).
+_ORIGIN = ("app", "tool", "client", "client_version", "session", "era")
+
+
 class Item(NamedTuple):
-    """One value of an export file, checked: where it goes, what it is, how long it has left (None: no deadline)."""
+    """One value of an export file, checked: where it goes, what it is, how long it has left (None: no deadline),
+    and its sealed provenance (``seal_meta``'s: the record's own, or source ``import`` for a record without one)."""
 
     identity: list[str]
     bucket: str
@@ -46,6 +53,7 @@ class Item(NamedTuple):
     ttl: float | None
     updated: float | None
     indexed: bool
+    meta: bytes
 
 
 def scope_of(bucket: str) -> tuple[str, str]:
@@ -70,8 +78,10 @@ def record_of(
     *,
     indexed: bool,
     now: float,
+    provenance: Provenance | None = None,
 ) -> bytes:
-    """A value's record line (without its newline)."""
+    """A value's record line (without its newline). ``provenance`` None: not recorded (written before mcpkit kept it,
+    or by a plugin that keeps none); its ``at`` is the event time (when written, unless the writer said otherwise)."""
     owner = json.loads(identity)
     namespace, scope = scope_of(bucket)
     record: dict[str, Any] = {
@@ -85,8 +95,8 @@ def record_of(
         "created": None,
         "updated": written_at,
         "indexed": indexed,
-        "provenance": None,
-        "at": None,
+        "provenance": None if provenance is None else _provenance_object(provenance),
+        "at": None if provenance is None else provenance.at,
     }
     return pydantic_core.to_json(record)[:-1] + b',"value":' + value_json + b"}"  # the value's JSON as it was kept
 
@@ -116,7 +126,31 @@ def item_of(record: dict[str, Any]) -> Item:
     if not isinstance(indexed, bool):
         raise ValueError('its "indexed" is not true or false')
     value_json = pydantic_core.to_json(record["value"])
-    return Item(owner, bucket, key, value_json, ttl, updated, indexed)
+    return Item(owner, bucket, key, value_json, ttl, updated, indexed, _meta_of(record))
+
+
+def _provenance_object(provenance: Provenance) -> dict[str, Any]:
+    return {"source": provenance.source} | {name: getattr(provenance, name) for name in _ORIGIN}
+
+
+def _meta_of(record: dict[str, Any]) -> bytes:
+    """The sealed provenance of a record: its own source, event time and origin; ``import`` (and no origin) for a
+    record without provenance or whose source was not recorded. ValueError saying which field is wrong."""
+    at, provenance = record.get("at"), record.get("provenance")
+    if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
+        raise ValueError('its "at" is not a finite number')
+    if provenance is None:
+        return seal_meta("import", at, origin_bytes(None, None, None, None, None, None))
+    if not isinstance(provenance, dict):
+        raise ValueError('its "provenance" is not an object')
+    source = provenance.get("source")
+    if source is not None and source not in SOURCES:
+        raise ValueError(f'its provenance\'s "source" is not one of {", ".join(SOURCES)}')
+    origin = [provenance.get(name) for name in _ORIGIN]
+    for name, part in zip(_ORIGIN, origin, strict=True):
+        if part is not None and not isinstance(part, str):
+            raise ValueError(f'its provenance\'s "{name}" is not text')
+    return seal_meta(source or "import", None if at is None else float(at), origin_bytes(*origin))
 
 
 def schema() -> dict[str, Any]:

@@ -224,7 +224,7 @@ async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, n
     time, and (for a searchable value) its vector."""
     expires_at = None if item.ttl is None else now + item.ttl
     vector = await vault.vector(place, item.key, item.value_json.decode()) if item.indexed else b""
-    return Swap(place, item.key, observed, item.value_json, expires_at, item.updated, item.indexed, vector)
+    return Swap(place, item.key, observed, item.value_json, expires_at, item.updated, item.indexed, vector, item.meta)
 
 
 async def _apply(
