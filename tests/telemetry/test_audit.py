@@ -35,8 +35,8 @@ class DraftReply(ToolContext):
         return f"Re {ticket}. {signature}"
 
 
-def desk(audit: AuditLog, tmp_path: Path, **options: Any) -> Server:
-    plugin = RememberPlugin.init(type="sqlite", path=tmp_path / "desk.db", secret=SECRET)
+def desk(audit: AuditLog, tmp_path: Path, history: int = 0, **options: Any) -> Server:
+    plugin = RememberPlugin.init(type="sqlite", path=tmp_path / "desk.db", secret=SECRET, history=history)
 
     @app(id="desk", tools=[SetSignature, DraftReply], plugins=[plugin])
     class Desk: ...
@@ -75,12 +75,12 @@ async def test_the_audit_says_what_memory_entered_a_call_and_which_calls_changed
 
 async def test_with_key_labels_the_audit_names_a_key_s_family(tmp_path: Path) -> None:
     audit = AuditLog(tmp_path / "memory.jsonl")
-    async with running(desk(audit, tmp_path, telemetry_key_labels=True)) as call_as:
+    async with running(desk(audit, tmp_path, history=3, telemetry_key_labels=True)) as call_as:
         await call_as("nour").call("set_signature", {"text": "Nour"})
     lines = list(audit.lines())
     assert [(line["db_operation"], line["key_label"]) for line in lines] == [
         ("write", "signature"),
-        ("read", "versions"),  # the key's change history, an internal key: its kind
+        ("read", "versions"),  # the key's change history (history=3), an internal key: its kind
         ("swap", "versions"),
     ]
     assert MARKER not in json.dumps(lines)
@@ -118,9 +118,9 @@ def _read(path: Path) -> list[dict[str, object]]:
 
 async def test_the_audit_works_with_telemetry_off(tmp_path: Path) -> None:
     audit = AuditLog(tmp_path / "memory.jsonl")
-    async with running(desk(audit, tmp_path, telemetry="off")) as call_as:
+    async with running(desk(audit, tmp_path, history=3, telemetry="off")) as call_as:
         await call_as("nour").call("set_signature", {"text": "Nour"})
     line, *history = list(audit.lines())
     assert (line["operation"], line["tool"], line["method"]) == ("write", "set_signature", "tools/call")
-    assert [line["operation"] for line in history] == ["read", "write"]  # the key's change history
+    assert [line["operation"] for line in history] == ["read", "write"]  # the key's change history (history=3)
     assert {line["tool"] for line in history} == {"set_signature"}

@@ -68,7 +68,7 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
         metrics_text = (await http.get("/metrics", headers={"Authorization": f"Bearer {KEY}"})).text
     assert "mcpkit_storage_operation_duration_seconds" in metrics_text
     audit_text = (tmp_path / "audit.jsonl").read_text()
-    assert len(audit_text.splitlines()) == 8  # in each era: the write, its history's read and swap, the read
+    assert len(audit_text.splitlines()) == 4  # in each era: the write and the read (no change history by default)
 
     traces = [ExportTraceServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/traces"]
     meters = [ExportMetricsServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/metrics"]
@@ -91,10 +91,8 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
     exported = [MessageToJson(request) for request in [*traces, *meters]]
     raw = b"".join(body for _, body in receiver.received)
     assert any('"gen_ai.tool.name"' in text and '"keep"' in text for text in exported)  # the scan sees attributes
-    assert (
-        sorted(span.name for span in spans if span.name.endswith(" sqlite"))
-        == ["read sqlite"] * 4 + ["swap sqlite"] * 2 + ["write sqlite"] * 2
-    )
+    memory_spans = sorted(span.name for span in spans if span.name.endswith(" sqlite"))
+    assert memory_spans == ["read sqlite"] * 2 + ["write sqlite"] * 2  # in each era: the keep's write, then its read
     assert any('"mcpkit.memory.key"' in text for text in exported)  # and the memory spans' attributes
     for secret in (MARKER, KEY, SECRET):
         assert not any(secret in text for text in exported), secret
