@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from mcpkit import Caller
@@ -16,6 +15,7 @@ from mcpkit_storage import (
     Source,
     check_scope,
     check_ttl,
+    is_event_time,
     place_for,
     record,
     seal_meta,
@@ -81,8 +81,10 @@ class CallPlaces:
             source = self._source
         elif source not in TRUST:
             raise RememberInvalidError(f"source is one of {', '.join(SOURCES)}; not {source!r:.40}.")
-        if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
-            raise RememberInvalidError(f"at is when it happened, in seconds since the epoch, or None; not {at!r:.40}.")
+        if at is not None and not is_event_time(at):
+            raise RememberInvalidError(
+                f"at is when it happened, in seconds since the epoch (1970 to the year 9999), or None; not {at!r:.40}."
+            )
         origin = self._origin
         if origin is None:
             origin = self._origin = self._origin_of()

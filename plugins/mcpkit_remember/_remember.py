@@ -163,7 +163,7 @@ class Remember(CallPlaces):
 
     async def history(self, key: str, *, scope: Scope = "session") -> list[Version]:
         """The key's last versions, oldest first, each with its event and provenance (``Version``); empty when the
-        plugin keeps no history (``RememberPlugin(history=0)``) or the key has none."""
+        key has none (a plugin with ``history=0``, the default, records none)."""
         place = self._place(scope)
         check_key(key)
         now = self._policy.clock().now()
@@ -172,7 +172,8 @@ class Remember(CallPlaces):
         return [] if found is None else versions_of(found.value, now)
 
     async def forget(self, key: str, *, scope: Scope = "session", keep_history: bool = False) -> bool:
-        """Delete the value now, and its change history; True when there was a value.
+        """Delete the value now, and its change history (one kept under an earlier ``history=`` setting too); True
+        when there was a value, or only such a history, to forget.
 
         ``keep_history=True`` keeps the history, with a ``delete`` event added (when the plugin keeps one).
         """
@@ -180,11 +181,12 @@ class Remember(CallPlaces):
         check_key(key)
         vault, now = self._policy.vault, self._policy.clock().now()
         with StorageErrors(key, scope, vault, place):
+            if not keep_history:  # the value and its history in one store call; with history=0 (the default) too,
+                # so a history kept under an earlier setting goes with the value
+                return await vault.delete_many(place, [key, versions_key(key)], now) > 0
             gone = await vault.delete(place, key, now)
-            if keep_history and self._policy.history:
+            if self._policy.history:
                 await self._recorded(place, key, "delete", None, None, self._meta(None, None))
-            elif self._policy.history:
-                await vault.delete(place, versions_key(key), now)
             return gone
 
     async def knows(self, key: str, *, scope: Scope = "session") -> bool:

@@ -69,6 +69,12 @@ _ANCHORS = _OPENERS - {"at", "by", "of"}
 _TOKEN = re.compile(r"(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b|(\d+)(?:st|nd|rd|th)?\b|[^\W\d_]+|[,-]")
 
 
+#: What may follow a bare year in a date phrase (any other word after a number makes it a count).
+_YEAR_GOES_ON = frozenset({",", "-", "and", "or", "to", "through", "until", "till"})
+#: Words after which a number is read as a year whatever follows it (unlike "in" or "for": "in 2000 words").
+_ONLY_DATES = frozenset({"since", "after", "before", "between", "from"})
+
+
 class When(NamedTuple):
     """A query's time window: ``since`` (inclusive) and ``until`` (exclusive), None where open; ``query``: its other
     words; ``phrase``: the date words as written ("" when none was found)."""
@@ -105,9 +111,12 @@ def when(query: str, *, now: datetime) -> When:
     if now.tzinfo is None:
         raise ValueError("when(): now must be timezone-aware (datetime.now(timezone.utc), say), not a naive datetime")
     tokens = [_token(match) for match in _TOKEN.finditer(query)]
-    reader, at = _Reader(tokens, now), 0
+    reader, at = _Reader(tokens, now, query), 0
     while at < len(tokens):
-        found = reader.read(at)
+        try:
+            found = reader.read(at)
+        except (ValueError, OverflowError):  # "3000 years ago": before the calendar's first year, so no date
+            found = None
         if found is None:
             at = max(at + 1, reader.no_such_day)  # "29 February 2023" is no date, nor is its "February 2023"
             continue
@@ -139,8 +148,8 @@ def _token(match: re.Match[str]) -> _Token:
 class _Reader:
     """Reads one date phrase from a token on: each ``_name`` returns the token after the phrase and its window."""
 
-    def __init__(self, tokens: list[_Token], now: datetime) -> None:
-        self.tokens, self.now, self.today = tokens, now, now.date()
+    def __init__(self, tokens: list[_Token], now: datetime, query: str = "") -> None:
+        self.tokens, self.now, self.today, self.query = tokens, now, now.date(), query
         #: The token after the last date read that does not exist (31 June): none of its words are read again.
         self.no_such_day = 0
 
@@ -228,6 +237,17 @@ class _Reader:
     def _at(self, day: date) -> datetime:
         return datetime.combine(day, time(), self.now.tzinfo)
 
+    def _ends_a_year(self, at: int) -> bool:
+        """Whether a bare number at ``at`` can be a year: it ends the query or a clause, a span goes on from it or
+        ends with it ("in 2023", "in 2023, then", "between 2019 and 2021 trips"), where a word after it makes it a
+        count ("in 2000 words", "for 2025 on 1500 servers")."""
+        after = at + 1
+        if after >= len(self.tokens) or (at and self.tokens[at - 1].text in _YEAR_GOES_ON | _ONLY_DATES):
+            return True  # "... and 2021 trips", "since 2020 what changed"
+        if self.query[self.tokens[at].end : self.tokens[after].start].strip():  # a full stop, a question mark...
+            return True
+        return self.tokens[after].text in _YEAR_GOES_ON
+
     def _point(self, at: int, *, anchored: bool, bare_day: bool = False) -> tuple[int, _Point] | None:
         """A calendar date at ``at``: ISO, day month [year], month day [year], month [year], year, or a bare day."""
         if at >= len(self.tokens):
@@ -240,7 +260,7 @@ class _Reader:
             if 1 <= day <= 31 and self.text(month_at) in _MONTHS:
                 end, year = self._year(month_at + 1)
                 return self._existing(end, _Point(year, _MONTHS[self.text(month_at)], day))
-            if 1000 <= token.number <= 2999 and anchored:
+            if 1000 <= token.number <= 2999 and anchored and self._ends_a_year(at):
                 return at + 1, _Point(token.number, None, None)
             if bare_day and 1 <= day <= 31:
                 return at + 1, _Point(None, None, day)

@@ -45,7 +45,18 @@ from .base import (
 )
 from .index import DEFAULT_MIN_SIMILARITY, Semantic
 from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Kept, Match, Matches, SearchMode, indexed_count, search
-from .sealing import SOURCES, TRUST, CursorSeal, Keyring, Provenance, Source, origin_bytes, provenance_of, seal_meta
+from .sealing import (
+    SOURCES,
+    TRUST,
+    CursorSeal,
+    Keyring,
+    Provenance,
+    Source,
+    is_event_time,
+    origin_bytes,
+    provenance_of,
+    seal_meta,
+)
 from .stores import INDEX_BYTES_PER_WORD, Quota, QuotaExceededError, StoreUnavailableError
 from .vault import (
     EVENTS,
@@ -115,6 +126,7 @@ __all__ = [
     "check_ttl",
     "encode_value",
     "indexed_count",
+    "is_event_time",
     "key_hash",
     "keyring_from",
     "make_store",

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from mcpkit_storage import Keyring, Place, Quota, Vault
+from mcpkit_storage import Keyring, Place, Quota, Vault, record
 from mcpkit_storage.portability import ExportFileError, SealingKey, import_memory, schema
 from mcpkit_storage.stores._store import Store
 from mcpkit_storage.stores.memory._memory_store import MemoryStore
@@ -210,6 +210,34 @@ async def test_a_record_without_provenance_is_sealed_as_an_import_and_a_bad_prov
     assert refusal.line == 2
     assert 'its provenance\'s "source" is not one of user, tool, model, import, external' in str(refusal)
     no_time = json.dumps(first | {"at": "yesterday"}).encode() + b"\n"
-    assert 'its "at" is not a finite number' in str(
+    assert 'its "at" is not a time in seconds since the epoch, from 1970 to the year 9999' in str(
         await refused(_plaintext_file([lines[0], no_time, *lines[2:]]), plaintext=True)
     )
+
+
+async def test_an_export_leaves_out_the_history_copies_a_ttl_ended() -> None:
+    """A key's change history keeps a copy of each version sealed until the key's next write; an export made after
+    a version's ttl ended must not carry that copy, as it carries no value past its deadline."""
+    kept = await fresh()
+    vault, place, now = Vault(kept, KEYRING), Place(NOUR, "user"), time.time()
+    await record(vault, place, "pin", "set", '"PIN-MARKER-1234"', now + 10, now, b"", 3, None)
+    await record(vault, place, "pin", None, '"no ttl"', None, now + 1, b"", 3, None)
+    later = now + 100
+    exported_text = (await exported(kept, KEYRING, later, plaintext=True)).decode()
+    assert "PIN-MARKER-1234" not in exported_text
+    assert "no ttl" in exported_text
+    soon = (await exported(kept, KEYRING, now + 2, plaintext=True)).decode()
+    assert "PIN-MARKER-1234" in soon  # before its deadline the copy is the caller's, and moves with the rest
+
+
+@pytest.mark.parametrize("n", [[1], 2**30, "32768"])
+async def test_a_header_asking_for_other_scrypt_parameters_is_refused_before_any_work(store: Store, n: object) -> None:
+    """The header's scrypt parameters are the file's, so a file could ask an import for gigabytes of memory or hours
+    of work, or for a type that is no number: only this version's own are accepted, refused naming line 1."""
+    lines = (await exported(store, KEYRING, time.time())).splitlines(keepends=True)
+    header = json.loads(lines[0])
+    sealing = next(part for part in header.values() if isinstance(part, dict) and "n" in part)
+    sealing["n"] = n
+    refusal = await refused(b"".join([json.dumps(header).encode() + b"\n", *lines[1:]]))
+    assert refusal.line == 1
+    assert "scrypt parameters" in str(refusal)

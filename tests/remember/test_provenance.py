@@ -134,7 +134,12 @@ async def test_a_tools_write_is_a_tool_source_by_default_and_at_says_when_it_hap
 
 @pytest.mark.parametrize(
     ("arguments", "needle"),
-    [({"source": "rumour"}, "source is one of user, tool, model, import, external"), ({"at": "soon"}, "at is when")],
+    [
+        ({"source": "rumour"}, "source is one of user, tool, model, import, external"),
+        ({"at": "soon"}, "at is when"),
+        ({"at": 1e12}, "1970 to the year 9999"),  # past the calendar: no date could show it
+        ({"at": -1}, "1970 to the year 9999"),
+    ],
 )
 async def test_a_wrong_source_or_at_is_refused_naming_what_is_allowed(
     call_as: CallAs, arguments: dict[str, Any], needle: str
@@ -354,3 +359,20 @@ async def test_the_history_command_finds_a_static_keys_user_by_its_label_as_expo
     a_label_as_id = mcpkit("history", "--store", store_url, "--user", "nour", "tz", secret=SECRET)
     assert a_label_as_id.returncode == 3
     assert "use --key-label LABEL --keys-from VARIABLE" in a_label_as_id.stderr
+
+
+@pytest.mark.parametrize("store_kind", ["sqlite", "redis"])  # stores that outlive a server
+async def test_forget_erases_a_history_kept_under_an_earlier_setting(
+    store_options: dict[str, Any], mcp_protocol: str
+) -> None:
+    """A server that kept histories restarts with none (the default): forgetting a key still erases its history,
+    so what the caller asked to forget leaves no copy behind."""
+    async with running(_server(store_options), protocol=mcp_protocol) as callers:
+        await prov(callers("nour"), "set", key="pin", value="1234")
+        await prov(callers("nour"), "set", key="pin", value="5678")
+    async with running(_server(store_options, history=0), protocol=mcp_protocol) as callers:
+        nour = callers("nour")
+        assert [row[1] for row in await prov(nour, "history", key="pin")] == ["1234", "5678"]  # kept from before
+        assert await prov(nour, "forget", key="pin") is True
+        assert await prov(nour, "history", key="pin") == []
+        assert await prov(nour, "forget", key="pin") is False  # nothing left to forget

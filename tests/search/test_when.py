@@ -172,3 +172,36 @@ def test_any_sequence_of_date_words_reads_as_a_window_or_none(words: list[str], 
         assert found.since < found.until
     if not found.phrase:
         assert found == When(None, None, query, "")
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["write the summary in 2000 words", "budget for 2025 on 1500 servers", "a list of 1200 items in 1999 style"],
+)
+def test_a_number_a_word_follows_is_a_count_not_a_year(query: str) -> None:
+    """The memory tools always read a query's dates: a number followed by a word ("2000 words") must not become a
+    year window that filters every value out."""
+    assert when(query, now=NOW) == When(None, None, query, "")
+
+
+@pytest.mark.parametrize(
+    ("query", "since", "until"),
+    [
+        ("since 2020 what changed", 2020, None),
+        ("between 2019 and 2021 trips", 2019, 2022),
+        ("what did I do in 2023? tell me", 2023, 2024),
+    ],
+)
+def test_a_year_before_a_word_is_still_read_after_since_between_or_a_full_stop(
+    query: str, since: int | None, until: int | None
+) -> None:
+    asked = when(query, now=NOW)
+    assert (asked.since and asked.since.year, asked.until and asked.until.year) == (since, until)
+
+
+@pytest.mark.parametrize(
+    "query", ["garden notes from 3000 years ago", "30000 months ago", "1000000 days ago", "in the last 99999 years"]
+)
+def test_a_date_the_calendar_cannot_hold_is_no_date(query: str) -> None:
+    """Before the year 1 (or past 9999): the words stay words, rather than the search failing."""
+    assert when(query, now=NOW) == When(None, None, query, "")

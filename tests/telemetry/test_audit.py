@@ -6,6 +6,8 @@ and no line holds a value, a plain key, a caller's id or a token."""
 from __future__ import annotations
 
 import json
+import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +67,8 @@ async def test_the_audit_says_what_memory_entered_a_call_and_which_calls_changed
     assert changed["scope"] == "user"
     assert changed["bytes"] == len(json.dumps(f"Nour {MARKER}"))
     assert isinstance(changed["at"], float)
-    assert changed["session"]  # the 2025-11-25 session it came in
+    assert re.fullmatch(r"[0-9a-f]{16}", changed["session"])  # the 2025-11-25 session it came in, hashed
+    assert stat.S_IMODE((tmp_path / "audit" / "memory.jsonl").stat().st_mode) == 0o600  # the server's user alone
     # what memory entered each draft_reply call: sam's read missed, nour's found her signature
     reads = [line for line in lines if line["tool"] == "draft_reply"]
     assert [(line["operation"], line["hit"]) for line in reads] == [("read", False), ("read", True)]

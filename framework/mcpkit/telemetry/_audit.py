@@ -110,7 +110,9 @@ class AuditLog:
 
     def _open(self, now: float) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open between writes
+        # only the server's own user reads it (0600): the lines are hashes, but who called when is still the callers'
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file = open(descriptor, "a", encoding="utf-8")  # noqa: SIM115 - kept open between writes
         self._size = self._file.tell()
         first = _first_at(self.path) if self._size else None
         self._started = now if first is None else first

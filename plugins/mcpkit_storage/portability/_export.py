@@ -11,7 +11,7 @@ from typing import IO
 from ..index import is_shard_key
 from ..sealing import Keyring, UndecryptableError
 from ..stores import Address, Store
-from ..vault import Vault
+from ..vault import VERSIONS_KEY, Vault, settled_json
 from ._format import record_of
 from ._lines import LineWriter
 from ._sealing import SealingKey
@@ -92,11 +92,14 @@ async def export_memory(
             report.expired += 1
             continue
         try:
+            value_json = payload.value_json
+            if payload.key.startswith(VERSIONS_KEY):  # a change history: without the copies a ttl ended
+                value_json = settled_json(value_json, now)
             line = record_of(
                 identity,
                 bucket,
                 payload.key,
-                payload.value_json,
+                value_json,
                 payload.expires_at,
                 payload.written_at,
                 indexed=record.indexed,

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 import pydantic_core
 
 from ..base import SCOPES
-from ..sealing import SOURCES, Provenance, origin_bytes, seal_meta
+from ..sealing import SOURCES, Provenance, is_event_time, origin_bytes, seal_meta
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
 
@@ -137,8 +137,8 @@ def _meta_of(record: dict[str, Any]) -> bytes:
     """The sealed provenance of a record: its own source, event time and origin; ``import`` (and no origin) for a
     record without provenance or whose source was not recorded. ValueError saying which field is wrong."""
     at, provenance = record.get("at"), record.get("provenance")
-    if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
-        raise ValueError('its "at" is not a finite number')
+    if at is not None and not is_event_time(at):
+        raise ValueError('its "at" is not a time in seconds since the epoch, from 1970 to the year 9999')
     if provenance is None:
         return seal_meta("import", at, origin_bytes(None, None, None, None, None, None))
     if not isinstance(provenance, dict):

@@ -59,8 +59,14 @@ class SealingKey:
     def derive(self, salt: bytes, params: dict[str, Any]) -> bytes:
         """The file's 32-byte key for ``salt`` and the header's parameters."""
         if self.kind == "scrypt":
-            n, r, p = int(params.get("n", 0)), int(params.get("r", 0)), int(params.get("p", 0))
-            return Scrypt(salt=salt, length=32, n=n, r=r, p=p).derive(self._material)
+            n, r, p = (params.get(name) for name in ("n", "r", "p"))
+            if not all(type(part) is int for part in (n, r, p)) or (n, r, p) != (_SCRYPT_N, _SCRYPT_R, _SCRYPT_P):
+                # only what this version writes: a header cannot make an import spend gigabytes or hours on scrypt
+                raise ValueError(
+                    f"the header's scrypt parameters n={n!r:.20}, r={r!r:.20}, p={p!r:.20} are not this version's "
+                    f"({_SCRYPT_N}, {_SCRYPT_R}, {_SCRYPT_P})"
+                )
+            return Scrypt(salt=salt, length=32, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P).derive(self._material)
         return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=b"mcpkit export v1").derive(self._material)
 
 

@@ -43,8 +43,10 @@ class Kept(NamedTuple):
             text = moment.strip()
             try:
                 if len(text) == 10:
-                    day = date.fromisoformat(text) + timedelta(days=1 if end else 0)
-                    moment = datetime.combine(day, time(), UTC)
+                    day = date.fromisoformat(text)
+                    if end and day == date.max:  # until the calendar's last day: no end at all
+                        return math.inf
+                    moment = datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
                 else:
                     moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
             except ValueError:

@@ -7,7 +7,17 @@ import struct
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-__all__ = ["META_MARK", "SOURCES", "TRUST", "Provenance", "Source", "origin_bytes", "provenance_of", "seal_meta"]
+__all__ = [
+    "META_MARK",
+    "SOURCES",
+    "TRUST",
+    "Provenance",
+    "Source",
+    "is_event_time",
+    "origin_bytes",
+    "provenance_of",
+    "seal_meta",
+]
 
 Source = Literal["user", "tool", "model", "external", "import"]
 
@@ -26,6 +36,16 @@ _SECTION_LENGTH = struct.Struct(">I")
 #: The last bytes before the vector (or the end) of a plaintext whose value has a meta section (``_payload``).
 META_MARK = b"\xffp"
 _FIELDS = 6  # app, tool, client name, client version, session (hashed), protocol era
+
+
+#: The first moment past the calendar (year 10000): an event time at or after it could not be shown as a date.
+_PAST_THE_CALENDAR = 253402300800.0
+
+
+def is_event_time(at: object) -> bool:
+    """Whether ``at`` is an event time a value may carry: seconds since the epoch, from the epoch to the year 9999
+    (a time past it would break every date shown of it: a search's ``happened_at``, ``mcpkit remember history``)."""
+    return isinstance(at, int | float) and not isinstance(at, bool) and 0.0 <= at < _PAST_THE_CALENDAR
 
 
 class Provenance(NamedTuple):

@@ -4,7 +4,7 @@ from ._found import Found, Observed, found, newer
 from ._observed import ObservedVault, key_hash
 from ._offloaded import read_many_in_thread
 from ._vault import Vault
-from ._versions import EVENTS, VERSIONS_KEY, Event, Version, record, versions_key, versions_of
+from ._versions import EVENTS, VERSIONS_KEY, Event, Version, record, settled_json, versions_key, versions_of
 from ._writer import PartialWriteError, Sealed, Swap
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "newer",
     "read_many_in_thread",
     "record",
+    "settled_json",
     "versions_key",
     "versions_of",
 ]

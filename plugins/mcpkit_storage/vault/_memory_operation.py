@@ -215,7 +215,9 @@ class MemoryOperation:
             common["bucket"] = self._place.bucket
             common["caller"] = self._observer.keyring.owner_for(self._place.identity)
         if call is not None:
-            common.update(method=call.method, tool=call.tool, request_id=call.request_id, session=call.session)
+            # the session as a hash: an anonymous session's id is all it takes to use its session-scope values
+            session = None if call.session is None else hashed_key(self._observer.secret, "\0session", call.session)
+            common.update(method=call.method, tool=call.tool, request_id=call.request_id, session=session)
         if span.is_valid:
             common["trace_id"] = format(span.trace_id, "032x")
         if error is not None:

@@ -12,7 +12,7 @@ from ..sealing import Provenance, provenance_of
 from ..stores import Quota
 from ._vault import Vault
 
-__all__ = ["EVENTS", "VERSIONS_KEY", "Event", "Version", "record", "versions_key", "versions_of"]
+__all__ = ["EVENTS", "VERSIONS_KEY", "Event", "Version", "record", "settled_json", "versions_key", "versions_of"]
 
 Event = Literal["set", "update", "delete", "expire", "import"]
 
@@ -61,6 +61,13 @@ def _settled(rows: list[list[Any]], now: float) -> list[list[Any]]:
     if rows and rows[-1][0] in _LIVE_EVENTS and rows[-1][3] is not None and rows[-1][3] <= now:
         rows.append(["expire", None, rows[-1][3], None, ""])
     return rows
+
+
+def settled_json(value_json: bytes, now: float) -> bytes:
+    """A versions entry's JSON as of ``now``: the values past their deadline left out (an export never carries a
+    copy that a ttl ended, though the entry keeps it sealed until the key's next write)."""
+    rows = _settled(_decoded(json.loads(value_json)), now)
+    return json.dumps(rows, separators=(",", ":")).encode()
 
 
 def versions_of(stored: object, now: float) -> list[Version]:
