@@ -134,6 +134,20 @@ async def test_search_memory_answers_a_date_question_by_when_it_was_said(call_as
     assert "ISO 8601" in refused.value.message
 
 
+async def test_search_memory_takes_the_calendars_edges_and_counts_that_look_like_years(call_as: CallAs) -> None:
+    """Found by review: each of these was an internal error, or found nothing, before."""
+    alice = call_as("alice")
+    await alice.call("write_memory", {"key": "essay", "value": "The essay should be 2000 words on garden notes"})
+    open_ended = await alice.call("search_memory", {"query": "garden", "until": "9999-12-31"})
+    assert [r["key"] for r in open_ended["results"]] == ["essay"]
+    assert open_ended["window"]["until"] == "9999-12-31T23:59:59.000Z"
+    far = await alice.call("search_memory", {"query": "garden notes from 3000 years ago"})
+    assert "window" not in far  # no date the calendar can hold: the words are searched as words
+    counted = await alice.call("search_memory", {"query": "essay in 2000 words"})
+    assert [r["key"] for r in counted["results"]] == ["essay"]  # 2000 is a count here, not a year window
+    assert "window" not in counted
+
+
 async def test_bob_never_sees_alices_memories(call_as: CallAs) -> None:
     alice, bob = call_as("alice"), call_as("bob")
     await alice.call("write_memory", {"key": "plan", "value": "surprise party on friday"})

@@ -207,11 +207,11 @@ async def test_event_time_survives_rotation_and_reindex(
 
 
 def test_until_the_calendars_last_day_is_no_end_and_a_date_past_it_is_refused() -> None:
-    """``until="9999-12-31"`` keeps that whole day, which has no next day to stop at: it is an open end, not an
-    internal error."""
+    """``until="9999-12-31"`` has no next day to stop at: it ends at that day's last second (a time every tool can
+    still show as a date), not in an internal error."""
     from mcpkit_storage import Kept
 
-    assert Kept.moment("9999-12-31", end=True) == float("inf")
+    assert Kept.moment("9999-12-31", end=True) == datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
     assert Kept.moment("9999-12-30", end=True) == datetime(9999, 12, 31, tzinfo=UTC).timestamp()
     with pytest.raises(ValueError, match="ISO 8601"):
         Kept.moment("10000-01-01", end=True)

@@ -20,6 +20,10 @@ def event_time(provenance: Provenance | None, written_at: float | None) -> float
     return written_at or 0.0
 
 
+#: The last second a date can show (9999-12-31T23:59:59Z): where an ``until`` of the calendar's last day ends.
+_LAST_SECOND = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+
+
 class Kept(NamedTuple):
     """A search's filter: event times from ``since`` (inclusive) to ``until`` (exclusive), seconds since the epoch,
     None where open; ``sources``: the provenance sources kept (None: every value, its source known or not)."""
@@ -44,8 +48,8 @@ class Kept(NamedTuple):
             try:
                 if len(text) == 10:
                     day = date.fromisoformat(text)
-                    if end and day == date.max:  # until the calendar's last day: no end at all
-                        return math.inf
+                    if end and day == date.max:  # the calendar's last day has no next day: its last second
+                        return _LAST_SECOND
                     moment = datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
                 else:
                     moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
