@@ -29,7 +29,8 @@ SECTIONS = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security", f"
 def test_the_license_is_the_mit_licence_pyproject_names_with_the_authors_copyright() -> None:
     text = (ROOT / "LICENSE").read_text()
 
-    assert PROJECT["license"] == {"text": "MIT"}
+    assert PROJECT["license"] == "MIT"
+    assert PROJECT["license-files"] == ["LICENSE"]
     assert text.startswith("MIT License\n\nCopyright (c) 2026 The mcpkit authors\n\nPermission is hereby granted, free")
     assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text
 
