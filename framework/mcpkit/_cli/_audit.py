@@ -23,7 +23,7 @@ The records never hold a value; each is printed as it is kept, one JSON object a
 exit codes: 0 answered (no record found: nothing on stdout, one line on stderr), 2 SOURCE is not an audit
 
 examples:
-  mcpkit audit entered audit/memory.jsonl --request-id 7       what memory the call with request id 7 read and wrote
+  mcpkit audit entered audit/memory.jsonl --request-id 7 --caller 361023ab...   what that client's call 7 read, wrote
   mcpkit audit entered sqlite:///audit.db --trace-id 4bf9...   the same, by the call's trace id
   mcpkit audit changed sqlite:///audit.db --key 3f2a9c0e11d84b67   which calls wrote or deleted the key, when, how
   mcpkit audit changed audit/memory.jsonl --label signature    the same for every key labelled signature
@@ -42,9 +42,10 @@ def add_audit(commands: Any) -> None:
     questions = audit.add_subparsers(title="questions", metavar="QUESTION", required=True)
     entered = questions.add_parser("entered", help="what memory a call read, wrote, listed or searched")
     entered.add_argument("source", metavar="SOURCE", help="the audit file (.jsonl) or database (sqlite:///...)")
-    call = entered.add_mutually_exclusive_group(required=True)
-    call.add_argument("--request-id", help="the call's JSON-RPC request id")
-    call.add_argument("--trace-id", help="the call's trace id (32 hex digits)")
+    entered.add_argument("--request-id", help="the call's JSON-RPC request id (a client's counter: narrow it)")
+    entered.add_argument("--trace-id", help="the call's trace id (32 hex digits)")
+    entered.add_argument("--session", help="narrow to the session of this hash (a record's session field)")
+    entered.add_argument("--caller", help="narrow to the caller of this hash (a record's caller field)")
     entered.set_defaults(handler=_entered)
     changed = questions.add_parser("changed", help="which calls wrote or deleted a key: when, tool, client")
     changed.add_argument("source", metavar="SOURCE", help="the audit file (.jsonl) or database (sqlite:///...)")
@@ -69,7 +70,12 @@ def audit_of(source: str) -> AuditSink:
 
 
 def _entered(args: argparse.Namespace) -> int:
-    return _printed(audit_of(args.source).entered(request_id=args.request_id, trace_id=args.trace_id))
+    if args.request_id is None and args.trace_id is None:
+        raise CommandError("mcpkit audit entered asks by --request-id or --trace-id (--session, --caller narrow).")
+    audit = audit_of(args.source)
+    return _printed(
+        audit.entered(request_id=args.request_id, trace_id=args.trace_id, session=args.session, caller=args.caller)
+    )
 
 
 def _changed(args: argparse.Namespace) -> int:

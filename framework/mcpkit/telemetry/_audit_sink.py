@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["CHANGES", "AuditSink", "asked_by"]
+__all__ = ["CHANGES", "AuditSink", "asked_by", "call_fields", "matches"]
 
 #: The operations that change a key (the answer to "which calls changed this key").
 CHANGES = ("write", "delete")
@@ -29,17 +29,37 @@ class AuditSink(ABC):
     def close(self) -> None:
         """Release what the sink holds open (it opens again at the next write)."""
 
-    def entered(self, *, request_id: str | None = None, trace_id: str | None = None) -> list[dict[str, Any]]:
-        """What memory entered a call (and what it wrote): its records, oldest first, by the call's JSON-RPC request
-        id or its trace id (one of the two)."""
-        field, wanted = asked_by(request_id=request_id, trace_id=trace_id)
-        return [line for line in self.lines() if str(line.get(field)) == wanted]
+    def entered(
+        self,
+        *,
+        request_id: str | None = None,
+        trace_id: str | None = None,
+        session: str | None = None,
+        caller: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """What memory entered a call (and what it wrote): its records, oldest first, by its trace id or its JSON-RPC
+        request id (at least one). A request id is a client's counter, the same in every session: narrow it by the
+        hashed ``session`` or ``caller`` a record of the call shows (or ask by trace id)."""
+        wanted = call_fields(request_id=request_id, trace_id=trace_id, session=session, caller=caller)
+        return [line for line in self.lines() if matches(line, wanted)]
 
     def changed(self, *, key: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
         """Which calls changed a key (writes and deletes: when, by which tool and client), oldest first, by the key's
         hash (``mcpkit_storage.key_hash``) or its label (``Server(telemetry_key_labels=True)``; one of the two)."""
         field, wanted = asked_by(key=key, key_label=label)
         return [line for line in self.lines() if line.get("operation") in CHANGES and line.get(field) == wanted]
+
+
+def call_fields(**given: str | None) -> dict[str, str]:
+    """The fields an ``entered`` question gives (a trace id or a request id, at least)."""
+    wanted = {field: str(value) for field, value in given.items() if value is not None}
+    if not wanted.keys() & {"request_id", "trace_id"}:
+        raise ValueError("Ask what entered a call by its request_id= or its trace_id= (session= and caller= narrow).")
+    return wanted
+
+
+def matches(line: Mapping[str, Any], wanted: Mapping[str, str]) -> bool:
+    return all(str(line.get(field)) == value for field, value in wanted.items())
 
 
 def asked_by(**given: str | None) -> tuple[str, str]:

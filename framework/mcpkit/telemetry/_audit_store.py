@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base import ConfigurationError
-from ._audit_sink import CHANGES, AuditSink, asked_by
+from ._audit_sink import CHANGES, AuditSink, asked_by, call_fields, matches
 
 __all__ = ["DEFAULT_STORE_MAX_AGE", "AuditStore"]
 
@@ -95,9 +95,17 @@ class AuditStore(AuditSink):
         """Every kept record younger than ``max_age``, oldest first."""
         return iter(self._select("1 = 1", ()))
 
-    def entered(self, *, request_id: str | None = None, trace_id: str | None = None) -> list[dict[str, Any]]:
-        field, wanted = asked_by(request_id=request_id, trace_id=trace_id)
-        return self._select(f"{field} = ?", (wanted,))
+    def entered(
+        self,
+        *,
+        request_id: str | None = None,
+        trace_id: str | None = None,
+        session: str | None = None,
+        caller: str | None = None,
+    ) -> list[dict[str, Any]]:
+        wanted = call_fields(request_id=request_id, trace_id=trace_id, session=session, caller=caller)
+        field = "trace_id" if "trace_id" in wanted else "request_id"  # looked up by index, the rest checked here
+        return [line for line in self._select(f"{field} = ?", (wanted[field],)) if matches(line, wanted)]
 
     def changed(self, *, key: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
         field, wanted = asked_by(key=key, key_label=label)
