@@ -18,6 +18,7 @@ from mcpkit import AuditStore, Server, StaticKeys, Telemetry, ToolContext, app, 
 from mcpkit.testing import running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Keyring, Place, key_hash, make_store, parse_store_url
+from mcpkit_storage.stores.sqlite._sqlite_index import MERGE_EVERY
 from mcpkit_storage.vault import ObservedVault, Swap
 from remember.test_semantic import Broken, Concepts
 from telemetry.recording import PROVIDER
@@ -163,3 +164,35 @@ async def test_swap_many_is_one_write_span_with_an_event_and_an_audit_line_per_k
         key_hash(keyring, "tool.notes", f"b:{MARKER}"),
     ]
     assert MARKER not in json.dumps(list(audit.lines())) + repr([(span.attributes, span.events)])
+
+
+@tool(name="fill", description="Keeps many notes at once.")
+class Fill(ToolContext):
+    async def execute(self, count: int) -> str:
+        await self.remember.set_many({f"note-{n}:{MARKER}": f"the cat {n}" for n in range(count)}, scope="user")
+        return "kept"
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+async def test_index_and_vector_shard_merges_are_spans_of_the_write_that_made_them(
+    protocol: str, tmp_path: Path, spans: InMemorySpanExporter
+) -> None:
+    plugin = RememberPlugin.init(
+        type="sqlite", path=tmp_path / "kept.db", secret=SECRET, search=True, history=0, embedder=Concepts()
+    )
+
+    @app(id="notes", tools=[Fill], plugins=[plugin])
+    class Notes: ...
+
+    server = Server([Notes], auth=StaticKeys({"nour": "nour-key-0123456789"}), tracer_provider=PROVIDER)
+    async with running(server, protocol=protocol) as call_as:
+        await call_as("nour").call("fill", {"count": MERGE_EVERY})  # the changes after which SQLite merges its index
+    [call] = [s for s in spans.get_finished_spans() if s.name == "tools/call fill"]
+    [written] = [s for s in under(spans, call) if s.name == "write_many sqlite"]
+    inside = under(spans, written)
+    [shards] = [s for s in inside if s.name == "merge_shards sqlite"]  # the vectors merged into their shards at once
+    assert dict(shards.attributes or {})["mcpkit.memory.count"] == MERGE_EVERY
+    merged = [dict(s.attributes or {}) for s in inside if s.name == "merge_index sqlite"]
+    assert merged
+    assert merged[0]["db.operation.name"] == "merge_index"
+    assert MARKER not in repr([(s.name, s.attributes, s.events) for s in spans.get_finished_spans()])

@@ -22,7 +22,7 @@ from ._found import Found, Observed
 __all__ = ["KEY_HASH_DIGITS", "KEY_HASH_PURPOSE", "Kind", "MemoryOperation", "Observer", "hashed_key"]
 
 #: What an operation does to memory, as the audit log and the events say it.
-Kind = Literal["read", "write", "delete", "list", "search", "embed"]
+Kind = Literal["read", "write", "delete", "list", "search", "embed", "merge"]
 
 #: The purpose the key-hashing key is derived for (never the sealing keys themselves).
 KEY_HASH_PURPOSE = "mcpkit telemetry key hash"
@@ -146,7 +146,7 @@ class MemoryOperation:
         if self._span is not None:
             self._ended(self._span, where, lines, error_type)
         audit = observer.telemetry.audit
-        if audit is not None and self._kind != "embed":
+        if audit is not None and self._kind != "embed" and self._kind != "merge":  # no memory entered or left
             self._audit(audit, where, lines, error_type)
 
     def _measured(self, elapsed: float, error: BaseException | None, error_type: str | None) -> None:

@@ -50,6 +50,10 @@ class ObservedVault(Vault):
         self._observer = observer = Observer(telemetry, system, keyring, keyring.derive_key(KEY_HASH_PURPOSE))
         #: Whether every operation is observed (a metrics SDK, an audit log), else only those of a recording span.
         self._always = observer.always
+        self.vectors.merging = self._merging
+        watch_merges = getattr(store, "watch_merges", None)  # SQLite's search index merges in steps after changes
+        if watch_merges is not None and telemetry.mode == "native":
+            watch_merges(self._index_merged)
 
     def _note(self, operation: str, kind: Kind, place: Place | None) -> MemoryOperation:
         return MemoryOperation(self._observer, operation, kind, place)
@@ -231,6 +235,31 @@ class ObservedVault(Vault):
         return went
 
     # -- search and embedding ---------------------------------------------------------
+
+    def _merging(self, place: Place, count: int) -> MemoryOperation | None:
+        """A merge of ``count`` changes into the place's vector shards (a write's, or a search's filling them)."""
+        if not (self._always or _current_span().is_recording()):
+            return None
+        note = self._note("merge_shards", "merge", place)
+        note.count = count
+        return note
+
+    def _index_merged(self, started: int, ended: int, more: bool) -> None:
+        """A step of the store's search index merge, on its worker thread in the context of the change that made it:
+        a span of that change's (from ``started`` to ``ended``, ns), and a duration point."""
+        observer = self._observer
+        if observer.metering:
+            point = observer.point("merge_index", None)
+            observer.telemetry.instruments.storage_duration.record((ended - started) / 1e9, point)
+        if not _current_span().is_recording():
+            return
+        span = observer.telemetry.tracer.start_span(
+            f"merge_index {observer.system}", kind=trace.SpanKind.INTERNAL, start_time=started
+        )
+        span.set_attributes(
+            {"db.system.name": observer.system, "db.operation.name": "merge_index", "mcpkit.index.more": more}
+        )
+        span.end(end_time=ended)
 
     def searching(self, place: Place, mode: str) -> MemoryOperation | None:
         if not (self._always or _current_span().is_recording()):
