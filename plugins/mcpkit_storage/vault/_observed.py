@@ -53,7 +53,7 @@ class ObservedVault(Vault):
         self.vectors.merging = self._merging
         watch_merges = getattr(store, "watch_merges", None)  # SQLite's search index merges in steps after changes
         if watch_merges is not None and telemetry.mode == "native":
-            watch_merges(self._index_merged)
+            watch_merges(self._index_merged, self._observed)
 
     def _note(self, operation: str, kind: Kind, place: Place | None) -> MemoryOperation:
         return MemoryOperation(self._observer, operation, kind, place)
@@ -235,6 +235,10 @@ class ObservedVault(Vault):
         return went
 
     # -- search and embedding ---------------------------------------------------------
+
+    def _observed(self) -> bool:
+        """Whether what an operation now does is recorded (a metrics SDK, an audit log, or a recording span)."""
+        return self._always or _current_span().is_recording()
 
     def _merging(self, place: Place, count: int) -> MemoryOperation | None:
         """A merge of ``count`` changes into the place's vector shards (a write's, or a search's filling them)."""

@@ -62,15 +62,17 @@ class SQLiteStore:
         #: Told of each merge of the search index a call's job makes (start and end in ns, whether more is left),
         #: on the worker thread in the call's context (``watch_merges``; an observed vault's merge spans).
         self._merge_watch: Callable[[int, int, bool], None] | None = None
+        self._merge_wanted: Callable[[], bool] = bool
         self.legacy = False
         self.placed = False
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"
 
-    def watch_merges(self, watch: Callable[[int, int, bool], None]) -> None:
-        """Tell ``watch`` of each merge step a call's change makes (in that call's context: its span is current)."""
-        self._merge_watch = watch
+    def watch_merges(self, watch: Callable[[int, int, bool], None], wanted: Callable[[], bool]) -> None:
+        """Tell ``watch`` of each merge step a call's change makes, in that call's context (its span current), for
+        the calls made while ``wanted()`` (a span records, say: the others pay nothing more)."""
+        self._merge_watch, self._merge_wanted = watch, wanted
 
     async def open(self) -> None:
         """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
@@ -378,7 +380,7 @@ class SQLiteStore:
         if self._executor is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         try:
-            if self._merge_watch is not None:  # a merge in this job is told of in the call's context
+            if self._merge_watch is not None and self._merge_wanted():  # a merge is told of in the call's context
                 return await asyncio.get_running_loop().run_in_executor(
                     self._executor, contextvars.copy_context().run, call, *args
                 )
