@@ -196,3 +196,35 @@ async def test_index_and_vector_shard_merges_are_spans_of_the_write_that_made_th
     assert merged
     assert merged[0]["db.operation.name"] == "merge_index"
     assert MARKER not in repr([(s.name, s.attributes, s.events) for s in spans.get_finished_spans()])
+
+
+@tool(name="find", description="Searches the caller's notes.")
+class Find(ToolContext):
+    async def execute(self, query: str) -> str:
+        return f"{len(await self.remember.search(query, scope='user'))} found"
+
+
+async def test_the_shards_a_search_fills_are_a_merge_span_under_the_search(
+    tmp_path: Path, spans: InMemorySpanExporter
+) -> None:
+    auth = StaticKeys({"nour": "nour-key-0123456789"})
+    before = RememberPlugin.init(type="sqlite", path=tmp_path / "kept.db", secret=SECRET, search=True, history=0)
+
+    @app(id="notes", tools=[Recall], plugins=[before])
+    class WithoutEmbedder: ...
+
+    async with running(Server([WithoutEmbedder], auth=auth)) as call_as:  # values kept with no vectors, no shards
+        await call_as("nour").call("recall", {"query": "cat"})
+    after = RememberPlugin.init(
+        type="sqlite", path=tmp_path / "kept.db", secret=SECRET, search=True, history=0, embedder=Concepts()
+    )
+
+    @app(id="notes", tools=[Find], plugins=[after])
+    class WithEmbedder: ...
+
+    spans.clear()
+    async with running(Server([WithEmbedder], auth=auth, tracer_provider=PROVIDER)) as call_as:
+        await call_as("nour").call("find", {"query": "cat"})
+    [search] = [s for s in spans.get_finished_spans() if s.name == "search sqlite"]
+    [filled] = [s for s in under(spans, search) if s.name == "merge_shards sqlite"]
+    assert dict(filled.attributes or {})["mcpkit.memory.count"] == 2  # both values, now in their shards
