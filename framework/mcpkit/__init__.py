@@ -42,11 +42,13 @@ from .resources import ResourceContext, ResourceNotFoundError
 from .server import MethodCall, MethodRefused, Middleware, Mount, Server, mount
 from .subscriptions import SubscriptionLimits
 from .tasks import MemoryTaskStore, StoredTask, TaskQuota, TaskQuotaError, TaskStore
-from .telemetry import AuditLog, OtlpExport, Telemetry, current_call
+from .telemetry import AuditLog, AuditSink, AuditStore, OtlpExport, Telemetry, current_call
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT",
     "AuditLog",
+    "AuditSink",
+    "AuditStore",
     "AuthUnavailableError",
     "Authenticator",
     "Caller",

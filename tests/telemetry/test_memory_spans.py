@@ -95,8 +95,11 @@ async def test_each_store_operation_of_a_call_is_a_child_span_with_its_store_ope
     assert hashed in [event["mcpkit.memory.key"] for event in deleted]  # a bulk operation: one event per key
     assert delete["mcpkit.memory.count"] == 1  # the value went (it had no history)
     assert search["mcpkit.search.mode"] == "lexical"
+    assert search["mcpkit.memory.count"] == 1
+    returned = [dict(event.attributes or {}) for event in inside[3].events]  # a search: one event per match
+    assert returned == [{"mcpkit.memory.key": hashed, "mcpkit.memory.rank": 1}]
     assert not call.events  # the child spans say it: the call's span does not repeat them
-    assert not any(span.events for span in inside[:-1])  # one key each: its line is on its span
+    assert not any(span.events for span in inside[:3])  # one key each: its line is on its span
     assert MARKER not in repr([(span.attributes, span.events, span.name) for span in spans.get_finished_spans()])
 
 

@@ -11,6 +11,7 @@ from importlib.metadata import entry_points, version
 
 from .. import __version__
 from ..base import ConfigurationError, StartupError
+from ._audit import add_audit
 from ._dev import add_dev
 from ._inspect import add_inspect
 from ._install import add_install
@@ -28,6 +29,7 @@ examples:
   mcpkit dev app.py --key KEY            serve it, restart on changes, and open the MCP Inspector signed in
   mcpkit inspect app.py                  its tools, resources and prompts as JSON, schemas checked
   mcpkit install app.py --client cursor  add it to Cursor's MCP servers (Cursor starts it over stdio)
+  mcpkit audit changed audit.db --key H  which calls changed a key (the memory audit; see its --help)
 
 Each command has --help with more. Exit codes: 0 done, 1 something it needs is not there (a store, npm),
 2 a mistake in the command or the server's configuration (one line says which), 3 a command's own finding
@@ -73,6 +75,7 @@ def parser() -> argparse.ArgumentParser:
     add_dev(commands)
     add_inspect(commands)
     add_install(commands)
+    add_audit(commands)
     for entry in entry_points(group=CLI_GROUP):
         entry.load()(commands)
     return made

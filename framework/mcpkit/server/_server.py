@@ -42,7 +42,7 @@ from ..subscriptions import (
     switch,
 )
 from ..tasks import DEFAULT_LEASE, DEFAULT_LIMIT, DEFAULT_MAX_BYTES, DEFAULT_TTL, Tasks
-from ..telemetry import AuditLog, Telemetry, install_server_spans
+from ..telemetry import AuditSink, Telemetry, install_server_spans
 from ..tools import Dispatcher, ToolSpec, ToolThreads, parse_rate_limit
 from ._assembly import assemble, checked_authenticators, checked_clock, local_identity, shared_limits
 from ._catalog import catalog
@@ -100,7 +100,7 @@ class Server:
         telemetry_resource_uris: bool = False,
         telemetry_callers: bool = False,
         telemetry_key_labels: bool = False,
-        audit: AuditLog | None = None,
+        audit: AuditSink | None = None,
         prometheus: bool = False,
     ) -> None:
         self.name = name

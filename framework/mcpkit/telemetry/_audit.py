@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..base import ConfigurationError
+from ._audit_sink import AuditSink
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_MAX_AGE", "DEFAULT_MAX_BYTES", "AuditLog", "CallNote", "current_call", "noted_call"]
 
@@ -49,7 +50,7 @@ def forget_call(token: object) -> None:
     _CALL.reset(token)  # type: ignore[arg-type]
 
 
-class AuditLog:
+class AuditLog(AuditSink):
     """Appends one JSON line per memory operation to ``path``; the file rotates to ``path.1`` (``path.2``, ...) once
     it would pass ``max_bytes`` or its first line is ``max_age`` seconds old, and at most ``keep`` rotated files
     are kept (the oldest goes): the log takes at most ``(keep + 1) * max_bytes`` and covers about
@@ -104,6 +105,7 @@ class AuditLog:
         yield from _read(self.path)
 
     def close(self) -> None:
+        """Close the file (the next write opens it again)."""
         if self._file is not None:
             self._file.close()
             self._file = None

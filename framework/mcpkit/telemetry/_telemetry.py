@@ -13,7 +13,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, StatusCode, TracerProvider
 
 from ..base import ConfigurationError
-from ._audit import AuditLog
+from ._audit_sink import AuditSink
 from ._instruments import Instruments
 from ._prometheus import PrometheusScrape
 
@@ -40,7 +40,7 @@ class Telemetry:
         resource_uris: bool = False,
         callers: bool = False,
         key_labels: bool = False,
-        audit: AuditLog | None = None,
+        audit: AuditSink | None = None,
         prometheus: bool = False,
     ) -> None:
         if mode not in MODES:
@@ -66,8 +66,10 @@ class Telemetry:
                 )
             self.scrape = PrometheusScrape()
             meter_provider = self.scrape.meter_provider
-        if audit is not None and not isinstance(audit, AuditLog):
-            raise ConfigurationError(f"Server(audit=...) is an mcpkit.AuditLog(path, ...), not {audit!r:.60}.")
+        if audit is not None and not isinstance(audit, AuditSink):
+            raise ConfigurationError(
+                f"Server(audit=...) is an mcpkit.AuditLog(path, ...) or AuditStore(url, ...), not {audit!r:.60}."
+            )
         self.mode: Mode = mode
         #: Whether ``resources/read`` spans carry ``mcp.resource.uri`` (an app opts in: a URI may name a person).
         self.resource_uris = resource_uris

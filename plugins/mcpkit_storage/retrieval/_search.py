@@ -59,9 +59,11 @@ async def search(
     asked = _Query(query, now, limit, chosen, explain, weight, quota, caller, kept, half_life)
     observed = vault.searching(place, chosen)
     if observed is None:
-        return await _search(vault, place, asked)
+        return (await _search(vault, place, asked))[0]
     with observed:
-        return await _search(vault, place, asked)
+        matches, used = await _search(vault, place, asked)
+        observed.returned([match.key for match in matches], used)
+        return matches
 
 
 class _Query(NamedTuple):
@@ -79,7 +81,8 @@ class _Query(NamedTuple):
     half_life: float | None
 
 
-async def _search(vault: Vault, place: Place, q: _Query) -> Matches:
+async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, SearchMode]:
+    """The matches, and the mode that found them (``lexical`` where search by meaning was not ready)."""
     query, now, limit, chosen, explain, weight = q[:6]
     quota, caller, kept, half_life = q[6:]
     await vault.watched(now)
@@ -91,15 +94,15 @@ async def _search(vault: Vault, place: Place, q: _Query) -> Matches:
         query_vector = None
         if note is None:
             try:
-                query_vector = await vault.semantic.query(query, caller=caller)
+                query_vector = await vault.query_vector(place, query, caller)
             except EmbedderBusyError:
                 note = BUSY
         if query_vector is not None:
             asked = Asked(words, query_vector, chosen, weight, caller, explain)
             found = await _by_meaning(vault, place, asked, now, limit, quota, kept, half_life)
             if not explain:
-                return Matches([match._replace(why=None) for match in found])
-            return Matches(await described(vault, place, query, words, found, now, weight))
+                return Matches([match._replace(why=None) for match in found]), chosen
+            return Matches(await described(vault, place, query, words, found, now, weight)), chosen
         note = note or QUERY_FAILED
     matches = await _lexical(vault, place, words, now, limit, kept, half_life)
     if explain:
@@ -108,7 +111,7 @@ async def _search(vault: Vault, place: Place, q: _Query) -> Matches:
             for rank, match in enumerate(matches, start=1)
         ]
         matches = await described(vault, place, query, words, matches, now, weight)
-    return Matches(matches, note)
+    return Matches(matches, note), "lexical"
 
 
 async def _lexical(

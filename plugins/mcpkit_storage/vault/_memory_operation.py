@@ -12,7 +12,7 @@ from typing import Literal
 from opentelemetry import context, trace
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
-from mcpkit import AuditLog, Telemetry, current_call
+from mcpkit import AuditSink, Telemetry, current_call
 
 from ..base import INTERNAL_KEY, Place, without_namespace
 from ..sealing import Keyring
@@ -22,7 +22,7 @@ from ._found import Found, Observed
 __all__ = ["KEY_HASH_DIGITS", "KEY_HASH_PURPOSE", "Kind", "MemoryOperation", "Observer", "hashed_key"]
 
 #: What an operation does to memory, as the audit log and the events say it.
-Kind = Literal["read", "write", "delete", "list", "search", "embed"]
+Kind = Literal["read", "write", "delete", "list", "search", "embed", "merge"]
 
 #: The purpose the key-hashing key is derived for (never the sealing keys themselves).
 KEY_HASH_PURPOSE = "mcpkit telemetry key hash"
@@ -75,11 +75,15 @@ class MemoryOperation:
         "_operation",
         "_parent",
         "_place",
+        "_placed",
+        "_returned",
         "_span",
         "_started",
         "_token",
+        "asked",
         "count",
         "mode",
+        "model",
     )
 
     def __init__(self, observer: Observer, operation: str, kind: Kind, place: Place | None) -> None:
@@ -94,17 +98,36 @@ class MemoryOperation:
         self._started = 0.0
         self.count: int | None = None
         self.mode: str | None = None
+        #: A search's mode as asked, where it differs from the one used (``mode``); an embedding's model name.
+        self.asked: str | None = None
+        self.model: str | None = None
+        self._placed: list[tuple[Place, str, object]] | None = None
+        self._returned: list[str] | None = None
 
     def keys(self, *found: tuple[str, object]) -> None:
         """The keys the operation touched, each with what it found: an ``Observed``/``Found`` (None: a miss), a size
         in bytes (written), True/False (deleted or not), or None (not known)."""
         self._found.extend(found)
 
+    def placed(self, place: Place, key: str, seen: object) -> None:
+        """A key of another place than the operation's (``swap_many`` writes to several), with what it found."""
+        if self._placed is None:
+            self._placed = []
+        self._placed.append((place, key, seen))
+
+    def returned(self, keys: list[str], mode: str) -> None:
+        """What a search returned (its matches' keys, best first) and the mode it used (``hybrid`` asked without a
+        ready embedder is ``lexical``)."""
+        if mode != self.mode:
+            self.asked, self.mode = self.mode, mode
+        self._returned = keys
+        self.count = len(keys)
+
     def __enter__(self) -> MemoryOperation:
         if self._parent.is_recording():
             observer = self._observer
             span = observer.telemetry.tracer.start_span(
-                f"{self._operation} {observer.system}",
+                "embed query" if self._operation == "embed_query" else f"{self._operation} {observer.system}",
                 kind=SpanKind.CLIENT if self._kind != "embed" else SpanKind.INTERNAL,
             )
             self._span = span
@@ -123,7 +146,7 @@ class MemoryOperation:
         if self._span is not None:
             self._ended(self._span, where, lines, error_type)
         audit = observer.telemetry.audit
-        if audit is not None and self._kind != "embed":
+        if audit is not None and self._kind != "embed" and self._kind != "merge":  # no memory entered or left
             self._audit(audit, where, lines, error_type)
 
     def _measured(self, elapsed: float, error: BaseException | None, error_type: str | None) -> None:
@@ -145,7 +168,7 @@ class MemoryOperation:
             "db.operation.name": self._operation,
             **where,
         }
-        if len(lines) == 1:
+        if len(lines) == 1 and self._returned is None:
             attributes.update(_prefixed(lines[0]))
         else:  # a bulk operation: one event per key on its span (a single key's line is on the span itself)
             name = f"mcpkit.memory.{self._kind}"
@@ -172,11 +195,24 @@ class MemoryOperation:
             where["mcpkit.memory.count"] = self.count
         if self.mode is not None:
             where["mcpkit.search.mode"] = self.mode
+        if self.asked is not None or self.model is not None:
+            where.update(self._asked())
         return where
+
+    def _asked(self) -> dict[str, Value]:
+        """A search's mode as asked (where it fell back), an embedding's model."""
+        asked: dict[str, Value] = {}
+        if self.asked is not None:
+            asked["mcpkit.search.requested_mode"] = self.asked
+        if self.model is not None:
+            asked["mcpkit.embedding.model"] = self.model
+        return asked
 
     def _lines(self) -> list[dict[str, Value]]:
         """One entry per key: its hash (and label, where the app opts in), hit or miss, bytes."""
         place = self._place
+        if self._placed is not None or self._returned is not None:
+            return self._other_lines()
         if place is None:
             return []
         secret, labels = self._observer.secret, self._observer.telemetry.key_labels
@@ -200,8 +236,33 @@ class MemoryOperation:
             lines.append(line)
         return lines
 
+    def _other_lines(self) -> list[dict[str, Value]]:
+        """The lines of a search's returned keys (with their rank), or of a ``swap_many``'s keys (with their scope
+        where they are in several places)."""
+        secret, labels = self._observer.secret, self._observer.telemetry.key_labels
+        lines: list[dict[str, Value]] = []
+        if self._returned is not None and self._place is not None:
+            bucket = self._place.bucket
+            for rank, key in enumerate(self._returned, start=1):
+                line: dict[str, Value] = {"key": hashed_key(secret, bucket, key), "rank": rank}
+                if labels:
+                    line["key_label"] = _label(key)
+                lines.append(line)
+        for place, key, seen in self._placed or ():
+            line = {"key": hashed_key(secret, place.bucket, key)}
+            if self._place is None:  # several places: each line says its scope (the bucket goes to the audit only)
+                line["scope"] = without_namespace(place.bucket).partition(".")[0]
+            if labels:
+                line["key_label"] = _label(key)
+            if isinstance(seen, int) and not isinstance(seen, bool):
+                line["bytes"] = seen
+            elif isinstance(seen, bool):
+                line["hit"] = seen
+            lines.append(line)
+        return lines
+
     def _audit(
-        self, audit: AuditLog, where: dict[str, Value], lines: list[dict[str, Value]], error: str | None
+        self, audit: AuditSink, where: dict[str, Value], lines: list[dict[str, Value]], error: str | None
     ) -> None:
         call = current_call()
         span = self._parent.get_span_context()
@@ -222,6 +283,9 @@ class MemoryOperation:
             common["trace_id"] = format(span.trace_id, "032x")
         if error is not None:
             common["error"] = error
+        if self._returned is not None:  # a search: one line, its returned keys (best first) in it
+            audit.write({**common, **_returned_fields(lines)})
+            return
         for line in lines or [{}]:
             audit.write({**common, **line})
 
@@ -231,6 +295,14 @@ def _label(key: str) -> str:
     key's change history), without the byte that makes it internal."""
     family, colon, _ = key.removeprefix(INTERNAL_KEY).partition(":")
     return family if colon else "-"
+
+
+def _returned_fields(lines: list[dict[str, Value]]) -> dict[str, object]:
+    """A search's audit fields: the hashes of the keys it returned, best first (and their labels, opted in)."""
+    fields: dict[str, object] = {"keys": [line["key"] for line in lines]}
+    if lines and "key_label" in lines[0]:
+        fields["key_labels"] = [line["key_label"] for line in lines]
+    return fields
 
 
 def _prefixed(line: dict[str, Value]) -> dict[str, Value]:

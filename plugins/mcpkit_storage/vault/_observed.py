@@ -12,11 +12,12 @@ from mcpkit import Telemetry
 
 from ..base import Place
 from ..index import Semantic
-from ..sealing import Keyring
-from ..stores import Quota, Store
-from ._found import Found, Observed
+from ..sealing import Keyring, Payload
+from ..stores import Quota, QuotaExceededError, Store
+from ._found import Found, Observed, found
 from ._memory_operation import KEY_HASH_PURPOSE, Kind, MemoryOperation, Observer, hashed_key
 from ._vault import Vault
+from ._writer import Swap
 
 __all__ = ["ObservedVault", "key_hash"]
 
@@ -49,6 +50,10 @@ class ObservedVault(Vault):
         self._observer = observer = Observer(telemetry, system, keyring, keyring.derive_key(KEY_HASH_PURPOSE))
         #: Whether every operation is observed (a metrics SDK, an audit log), else only those of a recording span.
         self._always = observer.always
+        self.vectors.merging = self._merging
+        watch_merges = getattr(store, "watch_merges", None)  # SQLite's search index merges in steps after changes
+        if watch_merges is not None and telemetry.mode == "native":
+            watch_merges(self._index_merged, self._observed)
 
     def _note(self, operation: str, kind: Kind, place: Place | None) -> MemoryOperation:
         return MemoryOperation(self._observer, operation, kind, place)
@@ -70,6 +75,18 @@ class ObservedVault(Vault):
             observed = await super().observe(place, key, now)
             note.keys((key, observed))
         return observed
+
+    async def inspect(self, place: Place, key: str, now: float) -> Payload | None:
+        if not (self._always or _current_span().is_recording()):
+            return await super().inspect(place, key, now)
+        return await self._inspected(place, key, now)
+
+    async def _inspected(self, place: Place, key: str, now: float) -> Payload | None:
+        """``inspect`` (``remember.info``: a value with its provenance) as a read: hit or miss, the bytes seen."""
+        with self._note("inspect", "read", place) as note:
+            best, _, seen = await self.look(place, key, now, self._codec.legacy)
+            note.keys((key, Observed(None if best is None else found(best), seen)))
+        return best
 
     async def read_many(
         self, place: Place, keys: Sequence[str], now: float, *, in_thread: bool = False
@@ -172,6 +189,26 @@ class ObservedVault(Vault):
             note.keys((key, size if swapped else None))
         return swapped
 
+    async def swap_many(
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+    ) -> list[bool | QuotaExceededError]:
+        if not swaps or not (self._always or _current_span().is_recording()):
+            return await super().swap_many(swaps, now, quota)
+        return await self._swapped_many(swaps, now, quota)
+
+    async def _swapped_many(
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+    ) -> list[bool | QuotaExceededError]:
+        """``swap_many`` as one write span: one event (and audit line) per key, its bytes where it was written."""
+        place = swaps[0].place
+        shared = all(swap.place == place for swap in swaps)
+        with self._note("swap_many", "write", place if shared else None) as note:
+            results = await super().swap_many(swaps, now, quota)
+            for swap, result in zip(swaps, results, strict=True):
+                size = len(swap.value_json) if isinstance(swap.value_json, bytes) else len(swap.value_json.encode())
+                note.placed(swap.place, swap.key, size if result is True else False)
+        return results
+
     async def delete(self, place: Place, key: str, now: float) -> bool:
         if not (self._always or _current_span().is_recording()):
             return await super().delete(place, key, now)
@@ -199,12 +236,49 @@ class ObservedVault(Vault):
 
     # -- search and embedding ---------------------------------------------------------
 
+    def _observed(self) -> bool:
+        """Whether what an operation now does is recorded (a metrics SDK, an audit log, or a recording span)."""
+        return self._always or _current_span().is_recording()
+
+    def _merging(self, place: Place, count: int) -> MemoryOperation | None:
+        """A merge of ``count`` changes into the place's vector shards (a write's, or a search's filling them)."""
+        if not (self._always or _current_span().is_recording()):
+            return None
+        note = self._note("merge_shards", "merge", place)
+        note.count = count
+        return note
+
+    def _index_merged(self, started: int, ended: int, more: bool) -> None:
+        """A step of the store's search index merge, on its worker thread in the context of the change that made it:
+        a span of that change's (from ``started`` to ``ended``, ns), and a duration point."""
+        observer = self._observer
+        if observer.metering:
+            point = observer.point("merge_index", None)
+            observer.telemetry.instruments.storage_duration.record((ended - started) / 1e9, point)
+        if not _current_span().is_recording():
+            return
+        span = observer.telemetry.tracer.start_span(
+            f"merge_index {observer.system}", kind=trace.SpanKind.INTERNAL, start_time=started
+        )
+        span.set_attributes(
+            {"db.system.name": observer.system, "db.operation.name": "merge_index", "mcpkit.index.more": more}
+        )
+        span.end(end_time=ended)
+
     def searching(self, place: Place, mode: str) -> MemoryOperation | None:
         if not (self._always or _current_span().is_recording()):
             return None
         note = self._note("search", "search", place)
         note.mode = mode
         return note
+
+    async def query_vector(self, place: Place, query: str, caller: str) -> bytes | None:
+        if not (self._always or _current_span().is_recording()):
+            return await super().query_vector(place, query, caller)
+        with self._note("embed_query", "embed", place) as note:
+            note.count = 1
+            note.model = self.semantic.name if self.semantic is not None else None
+            return await super().query_vector(place, query, caller)
 
     async def vector(self, place: Place, key: str, value_json: str, caller: str | None = None) -> bytes:
         if self.semantic is None or not (self._always or _current_span().is_recording()):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from typing import Protocol
 
 from ..base import Place
 from ..index import BlindIndex, Semantic
@@ -22,7 +23,13 @@ from ._rollback import RollbackGuard
 from ._vectors import Vectors
 from ._writer import Draft, Sealed, Swap, Writer
 
-__all__ = ["Vault"]
+__all__ = ["SearchNote", "Vault"]
+
+
+class SearchNote(AbstractContextManager[object], Protocol):
+    """What observes one search (``Vault.searching``): told what it returned and the mode it used."""
+
+    def returned(self, keys: list[str], mode: str) -> None: ...
 
 
 class Vault:
@@ -249,9 +256,14 @@ class Vault:
         await self.watched(now)
         return await self._writer.delete(place, keys, now)
 
-    def searching(self, place: Place, mode: str) -> AbstractContextManager[object] | None:
+    def searching(self, place: Place, mode: str) -> SearchNote | None:
         """What observes a search of ``place`` in ``mode`` (``ObservedVault``), or None: nothing does."""
         return None
+
+    async def query_vector(self, place: Place, query: str, caller: str) -> bytes | None:
+        """A search query's vector (``Semantic.query``: None when the embedder failed), for a search of ``place``."""
+        assert self.semantic is not None
+        return await self.semantic.query(query, caller=caller)
 
     async def delete_bucket(self, place: Place, now: float) -> int:
         """Remove every value of the place (and its vector shards, which do not count); how many values went."""

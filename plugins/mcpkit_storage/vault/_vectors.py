@@ -6,7 +6,8 @@ value is written, so a search reads vectors without opening values; a write that
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from ..base import Place
 from ..index import Change, Leaf, Semantic, Shards
@@ -20,7 +21,7 @@ __all__ = ["Vectors"]
 class Vectors:
     """The embedder (None: search is BM25 alone) and the vector shards of the places it embeds values of."""
 
-    __slots__ = ("_codec", "_searchable", "semantic", "shards")
+    __slots__ = ("_codec", "_searchable", "merging", "semantic", "shards")
 
     def __init__(self, store: Store, codec: Codec, indexing: Indexing, semantic: Semantic | None) -> None:
         self._codec = codec
@@ -29,6 +30,8 @@ class Vectors:
         self.semantic = semantic
         #: The places' vector shards, kept with every write of a searchable value once there is an embedder.
         self.shards = Shards(store, codec.keyring)
+        #: What observes a merge of changes into a place's shards (an observed vault's), None: nothing does.
+        self.merging: Callable[[Place, int], AbstractContextManager[object] | None] | None = None
 
     def sharded(self, place: Place) -> bool:
         """Whether the place keeps vector shards (an embedder, and a searchable bucket)."""
@@ -49,7 +52,11 @@ class Vectors:
     async def written(self, place: Place, name: str, change: Change, now: float, quota: Quota | None) -> None:
         """A value about to be written (stored as ``name``), in its shard."""
         if self.semantic is not None:
-            await self.shards.written(self.semantic, place, name, change, now, quota)
+            note = None if self.merging is None else self.merging(place, 1)
+            if note is None:
+                return await self.shards.written(self.semantic, place, name, change, now, quota)
+            with note:
+                await self.shards.written(self.semantic, place, name, change, now, quota)
 
     async def unwritten(self, place: Place, name: str, now: float) -> None:
         """A value whose write failed, taken out of its shard again (best effort)."""
@@ -59,7 +66,11 @@ class Vectors:
     async def keep(self, place: Place, changes: Mapping[str, Change | None], now: float, quota: Quota | None) -> None:
         """Record values written (by store name) or gone (None) in the place's shards, with an embedder."""
         if self.semantic is not None:
-            await self.shards.keep(self.semantic, place, changes, now, quota)
+            note = None if self.merging is None else self.merging(place, len(changes))
+            if note is None:
+                return await self.shards.keep(self.semantic, place, changes, now, quota)
+            with note:
+                await self.shards.keep(self.semantic, place, changes, now, quota)
 
     async def batch(
         self, place: Place, vectors: Mapping[str, bytes], expires_at: float | None, now: float, quota: Quota | None

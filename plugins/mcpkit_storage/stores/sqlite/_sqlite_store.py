@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -57,11 +59,20 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = None
         self._merge_every = merge_every
         self._changes = 0  # since this instance last merged
+        #: Told of each merge of the search index a call's job makes (start and end in ns, whether more is left),
+        #: on the worker thread in the call's context (``watch_merges``; an observed vault's merge spans).
+        self._merge_watch: Callable[[int, int, bool], None] | None = None
+        self._merge_wanted: Callable[[], bool] = bool
         self.legacy = False
         self.placed = False
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"
+
+    def watch_merges(self, watch: Callable[[int, int, bool], None], wanted: Callable[[], bool]) -> None:
+        """Tell ``watch`` of each merge step a call's change makes, in that call's context (its span current), for
+        the calls made while ``wanted()`` (a span records, say: the others pay nothing more)."""
+        self._merge_watch, self._merge_wanted = watch, wanted
 
     async def open(self) -> None:
         """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
@@ -306,10 +317,15 @@ class SQLiteStore:
         try:
             if not index_sql.pending(self._db()):
                 return
+            started = time.time_ns()
+            more = False
             if not step:
                 self._transaction(index_sql.merge, self._db())
             elif self._transaction(index_sql.merge_step, self._db()):
                 self._changes = self._merge_every  # more to merge: the next change takes another step
+                more = True
+            if self._merge_watch is not None:
+                self._merge_watch(started, time.time_ns(), more)
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
 
@@ -364,6 +380,10 @@ class SQLiteStore:
         if self._executor is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         try:
+            if self._merge_watch is not None and self._merge_wanted():  # a merge is told of in the call's context
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._executor, contextvars.copy_context().run, call, *args
+                )
             return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
         except sqlite3.OperationalError as exc:
             raise StoreUnavailableError(f"The SQLite remember store at {str(self._path)!r} failed: {exc}") from exc
