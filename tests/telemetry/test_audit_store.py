@@ -122,10 +122,71 @@ def test_an_audit_store_is_checked_when_it_is_made(tmp_path: Path) -> None:
     audit.write({"operation": "write", "key": "00aa"})
     audit.close()
     assert [line["key"] for line in audit.lines()] == ["00aa"]
-    with pytest.raises(ValueError, match=r"exactly one of key= or key_label="):
+    with pytest.raises(ValueError, match=r"exactly one of key= \(its hash\) or label="):
         audit.changed(key="00aa", label="signature")
     with pytest.raises(ValueError, match=r"by its request_id= or its trace_id="):
         audit.entered(caller="x")
+
+
+def test_which_calls_changed_a_key_leaves_out_what_changed_nothing(tmp_path: Path) -> None:
+    applied = {"operation": "write", "key": "00aa", "bytes": 10}
+    refused = [
+        {"operation": "write", "key": "00aa", "hit": False},  # a compare-and-set another writer won
+        {"operation": "delete", "key": "00aa", "hit": False},  # a delete of nothing
+        {"operation": "write", "key": "00aa", "error": "QuotaExceededError"},
+        {"operation": "read", "key": "00aa", "hit": True},
+    ]
+    for audit in (AuditStore(tmp_path / "audit.db"), AuditLog(tmp_path / "audit.jsonl")):
+        audit.write_many([applied, *refused, {"operation": "delete", "key": "00aa", "hit": True}])
+        assert [(line["operation"], line.get("hit")) for line in audit.changed(key="00aa")] == [
+            ("write", None),
+            ("delete", True),
+        ]
+        audit.close()
+
+
+def test_mcpkit_audit_only_reads_what_it_is_given(tmp_path: Path) -> None:
+    other = tmp_path / "app.db"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE kv (k TEXT)")
+    before = other.read_bytes()
+    refused = _mcpkit("audit", "changed", str(other), "--key", "00aa", code=2)
+    assert "no memory audit (no table mcpkit_audit)" in refused.stderr, refused.stderr
+    assert other.read_bytes() == before
+    assert not other.with_name("app.db-wal").exists()
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\n")
+    unread = _mcpkit("audit", "changed", str(junk), "--key", "00aa", code=2)
+    assert "line 1, is not an audit record" in unread.stderr
+    assert "Traceback" not in unread.stderr
+
+
+def test_mcpkit_audit_holds_rows_to_the_servers_max_age_and_reads_every_rotated_file(tmp_path: Path) -> None:
+    clock = ManualClock(1_000.0)
+    store = AuditStore(tmp_path / "audit.db", max_age=100, clock=clock.now)
+    store.write({"operation": "write", "key": "00aa", "request_id": "1"})
+    store.close()  # the server stops: nothing sweeps the row, and it ages past max_age on the real clock
+    assert _mcpkit("audit", "changed", str(tmp_path / "audit.db"), "--key", "00aa").stdout == ""
+    log = AuditLog(tmp_path / "memory.jsonl", max_bytes=1024, keep=20)
+    for number in range(40):  # three lines a file: 13 rotated files, more than a reader's default keep of 7
+        log.write({"operation": "write", "key": "00bb", "request_id": str(number), "pad": "x" * 200})
+    log.close()
+    assert len(list(tmp_path.glob("memory.jsonl.*"))) == 13
+    answered = _mcpkit("audit", "changed", str(tmp_path / "memory.jsonl"), "--key", "00bb").stdout.splitlines()
+    assert [json.loads(line)["request_id"] for line in answered] == [str(number) for number in range(40)]
+
+
+def test_a_sweep_deletes_a_backlog_a_batch_a_write(tmp_path: Path) -> None:
+    clock = ManualClock(1_000.0)
+    audit = AuditStore(tmp_path / "audit.db", max_age=10, clock=clock.now)
+    audit.write_many([{"operation": "read", "key": f"{number:04x}"} for number in range(2500)])
+    clock.advance(11)
+    audit.write({"operation": "read", "key": "new"})  # the first sweep takes one batch of the 2,500 expired rows
+    count = sqlite3.connect(tmp_path / "audit.db").execute("SELECT count(*) FROM mcpkit_audit").fetchone()
+    assert count == (1501,)
+    assert audit.sweep() == 1500  # sweep() goes on until none is left
+    assert [line["key"] for line in audit.lines()] == ["new"]
+    audit.close()
 
 
 def _folder(path: Path) -> Path:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ path). A key's hash is key_hash(Keyring([secret]), bucket, key) from mcpkit_stor
 The records never hold a value; each is printed as it is kept, one JSON object a line.
 
 exit codes: 0 answered (no record found: nothing on stdout, one line on stderr), 2 SOURCE is not an audit
+(or cannot be read); SOURCE is only read, never changed
 
 examples:
   mcpkit audit entered audit/memory.jsonl --request-id 7 --caller 361023ab...   what that client's call 7 read, wrote
@@ -65,21 +68,38 @@ def audit_of(source: str) -> AuditSink:
         is_table = head.read(16) == b"SQLite format 3\x00"
     if source.startswith("sqlite:///") and not is_table:
         raise CommandError(f"{source!r} is not an SQLite database: give an AuditLog's file by its path alone.")
-    # no max_age: the store's own sweep keeps what it keeps; a read asks no age of it
-    return AuditStore(path, max_age=float("inf")) if is_table else AuditLog(path)
+    if not is_table:
+        return AuditLog(path)
+    try:  # read-only, holding the rows to the max_age its server recorded (an idle server sweeps nothing)
+        return AuditStore.reading(path)
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        raise CommandError(f"{source!r} cannot be read as a memory audit: {exc}") from None
 
 
 def _entered(args: argparse.Namespace) -> int:
     if args.request_id is None and args.trace_id is None:
         raise CommandError("mcpkit audit entered asks by --request-id or --trace-id (--session, --caller narrow).")
     audit = audit_of(args.source)
-    return _printed(
-        audit.entered(request_id=args.request_id, trace_id=args.trace_id, session=args.session, caller=args.caller)
+    return _answered(
+        args.source,
+        lambda: audit.entered(
+            request_id=args.request_id, trace_id=args.trace_id, session=args.session, caller=args.caller
+        ),
     )
 
 
 def _changed(args: argparse.Namespace) -> int:
-    return _printed(audit_of(args.source).changed(key=args.key, label=args.label))
+    audit = audit_of(args.source)
+    return _answered(args.source, lambda: audit.changed(key=args.key, label=args.label))
+
+
+def _answered(source: str, question: Callable[[], list[dict[str, Any]]]) -> int:
+    """The question's records printed; a file or table that cannot be read is one line and exit code 2."""
+    try:
+        records = question()
+    except (ValueError, OSError, sqlite3.Error) as exc:
+        raise CommandError(f"{source!r} cannot be read as a memory audit: {exc}") from None
+    return _printed(records)
 
 
 def _printed(records: list[dict[str, Any]]) -> int:

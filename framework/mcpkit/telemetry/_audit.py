@@ -3,6 +3,7 @@ size and age and kept for a bounded time; never a value, a plain key or a caller
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import time
@@ -100,8 +101,8 @@ class AuditLog(AuditSink):
 
     def lines(self) -> Iterator[dict[str, Any]]:
         """Every kept line, oldest first (the rotated files, then the current one): what an operator's query reads."""
-        for number in range(self.keep, 0, -1):
-            yield from _read(self.path.with_name(f"{self.path.name}.{number}"))
+        for number in sorted(_rotated(self.path), reverse=True):  # every one there, not only ``keep``: a reader
+            yield from _read(self.path.with_name(f"{self.path.name}.{number}"))  # may not know the server's keep
         yield from _read(self.path)
 
     def close(self) -> None:
@@ -137,13 +138,31 @@ class AuditLog(AuditSink):
         self._open(now)
 
 
+def _rotated(path: Path) -> list[int]:
+    """The numbers of ``path``'s rotated files (``path.1``, ``path.2``, ...) that are there."""
+    prefix = f"{path.name}."
+    return [
+        int(name.removeprefix(prefix))
+        for name in (found.name for found in path.parent.glob(f"{glob.escape(path.name)}.*"))
+        if name.removeprefix(prefix).isdigit()
+    ]
+
+
 def _read(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of one file; a last line with no newline is one being written, not read yet."""
     if not path.exists():
         return
     with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
+        for number, line in enumerate(lines, start=1):
+            if not line.endswith("\n") or not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}, line {number}, is not an audit record (a JSON object): is it an audit file?")
+            yield record
 
 
 def _first_at(path: Path) -> float | None:

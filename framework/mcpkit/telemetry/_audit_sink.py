@@ -4,10 +4,10 @@ questions an operator asks of it: what memory entered a call, and which calls ch
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["CHANGES", "AuditSink", "asked_by", "call_fields", "matches"]
+__all__ = ["CHANGES", "AuditSink", "asked_by", "call_fields", "is_change", "matches"]
 
 #: The operations that change a key (the answer to "which calls changed this key").
 CHANGES = ("write", "delete")
@@ -20,6 +20,11 @@ class AuditSink(ABC):
     @abstractmethod
     def write(self, record: Mapping[str, Any]) -> None:
         """Keep ``record`` with its time ``at`` first."""
+
+    def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Keep each of ``records`` (one operation's lines: a bulk operation has one per key), at one time."""
+        for record in records:
+            self.write(record)
 
     @abstractmethod
     def lines(self) -> Iterator[dict[str, Any]]:
@@ -46,8 +51,14 @@ class AuditSink(ABC):
     def changed(self, *, key: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
         """Which calls changed a key (writes and deletes: when, by which tool and client), oldest first, by the key's
         hash (``mcpkit_storage.key_hash``) or its label (``Server(telemetry_key_labels=True)``; one of the two)."""
-        field, wanted = asked_by(key=key, key_label=label)
-        return [line for line in self.lines() if line.get("operation") in CHANGES and line.get(field) == wanted]
+        field, wanted = asked_by(key=key, label=label)
+        return [line for line in self.lines() if is_change(line) and line.get(field) == wanted]
+
+
+def is_change(record: Mapping[str, Any]) -> bool:
+    """Whether ``record`` changed its key: a write or delete that was applied (a compare-and-set another writer won,
+    a delete of nothing and a write a quota or the store refused changed nothing)."""
+    return record.get("operation") in CHANGES and record.get("hit") is not False and "error" not in record
 
 
 def call_fields(**given: str | None) -> dict[str, str]:
@@ -62,11 +73,8 @@ def matches(line: Mapping[str, Any], wanted: Mapping[str, str]) -> bool:
     return all(str(line.get(field)) == value for field, value in wanted.items())
 
 
-def asked_by(**given: str | None) -> tuple[str, str]:
-    """The one field asked for, and its value: a question names exactly one."""
-    asked = [(field, value) for field, value in given.items() if value is not None]
-    if len(asked) != 1:
-        names = " or ".join(f"{field}=" for field in given)
-        raise ValueError(f"Ask the audit by exactly one of {names}, not {len(asked)} of them.")
-    field, value = asked[0]
-    return field, str(value)
+def asked_by(*, key: str | None, label: str | None) -> tuple[str, str]:
+    """The record field a ``changed`` question looks at (``key`` or ``key_label``), and its value: exactly one."""
+    if (key is None) == (label is None):
+        raise ValueError("Ask which calls changed a key by exactly one of key= (its hash) or label= (its label).")
+    return ("key", str(key)) if label is None else ("key_label", str(label))

@@ -8,12 +8,12 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..base import ConfigurationError
-from ._audit_sink import CHANGES, AuditSink, asked_by, call_fields, matches
+from ._audit_sink import AuditSink, asked_by, call_fields, is_change, matches
 
 __all__ = ["DEFAULT_STORE_MAX_AGE", "AuditStore"]
 
@@ -28,8 +28,10 @@ CREATE TABLE IF NOT EXISTS mcpkit_audit (
     key TEXT,
     key_label TEXT,
     operation TEXT,
+    change INTEGER NOT NULL DEFAULT 0,
     record TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS mcpkit_audit_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS mcpkit_audit_at ON mcpkit_audit (at);
 CREATE INDEX IF NOT EXISTS mcpkit_audit_request ON mcpkit_audit (request_id);
 CREATE INDEX IF NOT EXISTS mcpkit_audit_trace ON mcpkit_audit (trace_id);
@@ -39,6 +41,12 @@ CREATE INDEX IF NOT EXISTS mcpkit_audit_label ON mcpkit_audit (key_label);
 
 #: The columns a question looks a record up by (the rest of the record is its JSON text).
 _COLUMNS = ("request_id", "trace_id", "key", "key_label", "operation")
+#: At most this many expired rows go in one sweep, so a write after a long pause does not hold the loop while a
+#: backlog is deleted: the next write sweeps the next batch.
+_SWEEP_BATCH = 1000
+#: How long a write waits for a database another process holds locked before it fails (sqlite3's default is 5 s,
+#: all of it on the event loop).
+_BUSY_TIMEOUT = 0.25
 
 
 class AuditStore(AuditSink):
@@ -63,33 +71,67 @@ class AuditStore(AuditSink):
         self._next_sweep = 0.0
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._read_only = False
 
     def __repr__(self) -> str:
         return f"AuditStore({str(self.path or 'memory')!r}, max_age={self.max_age:g})"
 
+    @classmethod
+    def reading(cls, path: str | os.PathLike[str]) -> AuditStore:
+        """The table in the SQLite file ``path``, opened read-only (nothing is created or changed in it), answering
+        with the ``max_age`` its server recorded. ``ValueError`` when the file holds no audit table."""
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=_BUSY_TIMEOUT)
+        try:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "mcpkit_audit" not in tables:
+                raise ValueError(f"{path} is an SQLite database with no memory audit (no table mcpkit_audit) in it.")
+            recorded = db.execute("SELECT value FROM mcpkit_audit_meta WHERE name = 'max_age'").fetchone()
+        except Exception:
+            db.close()
+            raise
+        store = cls(path, max_age=float(recorded[0]) if recorded else float("inf"))
+        store._db, store._read_only = db, True
+        return store
+
     def write(self, record: Mapping[str, Any]) -> None:
         """Keep ``record`` as a row (its time ``at`` first); sweep the rows past ``max_age`` when one is due."""
+        self.write_many((record,))
+
+    def write_many(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Keep ``records`` (one operation's) as rows in one transaction; sweep a batch of old rows when one is due."""
+        if self._read_only:
+            raise ValueError(f"{self!r} was opened for reading: it writes nothing.")
         now = self._clock()
-        row = {"at": round(now, 6), **record}
-        values = [None if row.get(column) is None else str(row[column]) for column in _COLUMNS]
-        text = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+        at = round(now, 6)
+        rows = []
+        for record in records:
+            row = {"at": at, **record}
+            values = [None if row.get(column) is None else str(row[column]) for column in _COLUMNS]
+            text = json.dumps(row, separators=(",", ":"), ensure_ascii=False)
+            rows.append((at, *values, int(is_change(row)), text))
         with self._lock:
             db = self._opened()
             with db:
-                db.execute(
-                    "INSERT INTO mcpkit_audit (at, request_id, trace_id, key, key_label, operation, record) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (row["at"], *values, text),
+                db.executemany(
+                    "INSERT INTO mcpkit_audit (at, request_id, trace_id, key, key_label, operation, change, record) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
                 )
                 if now >= self._next_sweep:
                     self._swept(db, now)
 
     def sweep(self) -> int:
-        """Delete the rows older than ``max_age`` now; how many went."""
+        """Delete every row older than ``max_age`` now; how many went."""
+        gone = 0
         with self._lock:
             db = self._opened()
-            with db:
-                return self._swept(db, self._clock())
+            while True:
+                with db:
+                    swept = self._swept(db, self._clock())
+                gone += swept
+                if swept < _SWEEP_BATCH:
+                    return gone
 
     def lines(self) -> Iterator[dict[str, Any]]:
         """Every kept record younger than ``max_age``, oldest first."""
@@ -108,8 +150,8 @@ class AuditStore(AuditSink):
         return [line for line in self._select(f"{field} = ?", (wanted[field],)) if matches(line, wanted)]
 
     def changed(self, *, key: str | None = None, label: str | None = None) -> list[dict[str, Any]]:
-        field, wanted = asked_by(key=key, key_label=label)
-        return self._select(f"{field} = ? AND operation IN ({', '.join('?' for _ in CHANGES)})", (wanted, *CHANGES))
+        field, wanted = asked_by(key=key, label=label)
+        return self._select(f"{field} = ? AND change = 1", (wanted,))
 
     def close(self) -> None:
         with self._lock:
@@ -130,8 +172,13 @@ class AuditStore(AuditSink):
         return [json.loads(record) for (record,) in rows]
 
     def _swept(self, db: sqlite3.Connection, now: float) -> int:
-        self._next_sweep = now + self._every
-        return db.execute("DELETE FROM mcpkit_audit WHERE at < ?", (now - self.max_age,)).rowcount
+        """Delete a batch of the rows past ``max_age``; the next sweep is due at once while more are left."""
+        swept = db.execute(
+            "DELETE FROM mcpkit_audit WHERE rowid IN (SELECT rowid FROM mcpkit_audit WHERE at < ? LIMIT ?)",
+            (now - self.max_age, _SWEEP_BATCH),
+        ).rowcount
+        self._next_sweep = now if swept == _SWEEP_BATCH else now + self._every
+        return swept
 
     def _opened(self) -> sqlite3.Connection:
         if self._db is None:
@@ -140,10 +187,12 @@ class AuditStore(AuditSink):
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))  # only the server's own user reads it
-                db = sqlite3.connect(self.path, check_same_thread=False)
+                db = sqlite3.connect(self.path, check_same_thread=False, timeout=_BUSY_TIMEOUT)
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
+            with db:  # what a reader (mcpkit audit) holds the rows to: a row past it is never answered
+                db.execute("INSERT OR REPLACE INTO mcpkit_audit_meta VALUES ('max_age', ?)", (repr(self.max_age),))
             self._db = db
         return self._db
 

@@ -186,7 +186,7 @@ class ObservedVault(Vault):
                 vector=vector,
                 meta=meta,
             )
-            note.keys((key, size if swapped else None))
+            note.keys((key, size if swapped else False))  # not swapped: another writer won, nothing changed
         return swapped
 
     async def swap_many(

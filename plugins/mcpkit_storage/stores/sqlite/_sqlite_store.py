@@ -324,10 +324,14 @@ class SQLiteStore:
             elif self._transaction(index_sql.merge_step, self._db()):
                 self._changes = self._merge_every  # more to merge: the next change takes another step
                 more = True
-            if self._merge_watch is not None:
-                self._merge_watch(started, time.time_ns(), more)
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
+            return
+        if self._merge_watch is not None:
+            try:  # the merge is made: a watch that fails must not fail the write that made it
+                self._merge_watch(started, time.time_ns(), more)
+            except Exception:
+                logger.exception("Telling the telemetry of a search index merge of %s failed", self)
 
     def _close_connection(self, conn: sqlite3.Connection) -> None:
         """Merge what this instance left unmerged, then close: the file is left with its index merged."""
