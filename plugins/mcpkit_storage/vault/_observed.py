@@ -13,10 +13,11 @@ from mcpkit import Telemetry
 from ..base import Place
 from ..index import Semantic
 from ..sealing import Keyring
-from ..stores import Quota, Store
+from ..stores import Quota, QuotaExceededError, Store
 from ._found import Found, Observed
 from ._memory_operation import KEY_HASH_PURPOSE, Kind, MemoryOperation, Observer, hashed_key
 from ._vault import Vault
+from ._writer import Swap
 
 __all__ = ["ObservedVault", "key_hash"]
 
@@ -70,6 +71,14 @@ class ObservedVault(Vault):
             observed = await super().observe(place, key, now)
             note.keys((key, observed))
         return observed
+
+    async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:
+        if not (self._always or _current_span().is_recording()):
+            return await super().observe_beside(place, key, beside, now)
+        with self._note("read", "read", place) as note:
+            seen, observed = await super().observe_beside(place, key, beside, now)
+            note.keys((key, None), (beside, observed))
+        return seen, observed
 
     async def read_many(
         self, place: Place, keys: Sequence[str], now: float, *, in_thread: bool = False
@@ -171,6 +180,19 @@ class ObservedVault(Vault):
             )
             note.keys((key, size if swapped else None))
         return swapped
+
+    async def swap_many(
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        if not swaps or not (self._always or _current_span().is_recording()):
+            return await super().swap_many(swaps, now, quota, whole=whole)
+        with self._note("swap_many", "write", swaps[0].place) as note:
+            results = await super().swap_many(swaps, now, quota, whole=whole)
+            sizes = (
+                len(s.value_json) if isinstance(s.value_json, bytes) else len(s.value_json.encode()) for s in swaps
+            )
+            note.keys(*((s.key, size if r is True else None) for s, size, r in zip(swaps, sizes, results, strict=True)))
+        return results
 
     async def delete(self, place: Place, key: str, now: float) -> bool:
         if not (self._always or _current_span().is_recording()):

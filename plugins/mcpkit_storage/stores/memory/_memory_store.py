@@ -164,8 +164,44 @@ class MemoryStore:
             self._delete(*address, now)
         return True
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        return await swap_each(self, writes, now)
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        if not whole:
+            return await swap_each(self, writes, now)
+        return self._swap_whole(writes, now)
+
+    def _swap_whole(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """``swap_many(whole=True)``: nothing awaits in here, so no other writer comes between the checks and the
+        writes; a quota refusal part-way puts back the entries (and postings) written before it."""
+        failed: list[bool | QuotaExceededError] = [False] * len(writes)
+        if all((there := self._live(*write[:3], now)) is not None and there.data == write.data for write in writes):
+            return [True] * len(writes)  # this very batch, resent
+        for write in writes:
+            for address, expected in ((Address(*write[:3]), write.expected), *write.also):
+                there = self._live(*address, now)
+                if (None if there is None else there.data) != expected:
+                    return failed
+        undo: list[tuple[Address, Entry | None, Postings | None]] = []
+        for at, (owner, bucket, key, _, data, expires_at, _, quota, postings) in enumerate(writes):
+            entries = self._bucket(owner, bucket)
+            old = None if entries is None else entries.get(key)
+            document = None if entries is None else entries.index.docs.get(key)
+            undo.append((Address(owner, bucket, key), old, None if document is None else document[1]))
+            try:
+                self._write(owner, bucket, key, Entry(data, expires_at), now, quota, postings)
+            except QuotaExceededError as exc:
+                for (owner, bucket, key), entry, indexed in reversed(undo[:-1]):
+                    if entry is None:
+                        self._delete(owner, bucket, key, now)
+                    else:
+                        self._owners.setdefault(owner, {}).setdefault(bucket, _Bucket()).set(key, entry, indexed)
+                failed[at] = exc
+                return failed
+        for write in writes:
+            for address, _ in write.also:
+                self._delete(*address, now)
+        return [True] * len(writes)
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None

@@ -215,9 +215,33 @@ class RedisStore:
             keys += self._declared(other_owner, other_bucket, other_key)
         return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each."""
-        return await swap_each(self, writes, now)
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each; ``whole``:
+        all of them by one ``SWAP_ALL`` script (one round trip; on a cluster, all in one hash slot)."""
+        if not whole or not writes:
+            return await swap_each(self, writes, now)
+        args: list[str | bytes] = [str(len(writes))]
+        keys: list[str] = []
+        for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+            self._check(owner, bucket)
+            writing = self._writing(owner, bucket, key, data, expires_at, now, quota, postings)
+            args += [*writing, *wire.expecting(expected), str(len(also))]
+            keys += self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
+            for (other_owner, other_bucket, other_key), bytes_there in also:
+                self._check(other_owner, other_bucket)
+                args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
+                keys += self._declared(other_owner, other_bucket, other_key)
+        code, which = await self._call("SWAP_ALL", now, *args, keys=list(dict.fromkeys(keys)))
+        results: list[bool | QuotaExceededError] = [int(code) == 1] * len(writes)
+        if int(code) != 1:
+            quota = writes[int(which) - 1].quota
+            try:
+                results[int(which) - 1] = wire.outcome(int(code), quota)
+            except QuotaExceededError as exc:
+                results[int(which) - 1] = exc
+        return results
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
