@@ -21,6 +21,7 @@ __all__ = [
     "Version",
     "record",
     "settled_json",
+    "shifted_json",
     "swap_versioned",
     "versions_key",
     "versions_of",
@@ -81,6 +82,17 @@ def settled_json(value_json: bytes, now: float) -> bytes:
     copy that a ttl ended, though the entry keeps it sealed until the key's next write)."""
     rows = _settled(_decoded(json.loads(value_json)), now)
     return json.dumps(rows, separators=(",", ":")).encode()
+
+
+def shifted_json(value_json: bytes, by: float) -> bytes:
+    """A versions entry's JSON with every version's deadline moved ``by`` seconds: an import keeps each version's
+    time left as the file's clock saw it, as it keeps the entry's own (an unmoved deadline can be a false ``expire``).
+    Event times are when things happened, and stay."""
+    rows = _decoded(json.loads(value_json))
+    for row in rows:
+        if isinstance(row[3], int | float) and not isinstance(row[3], bool):
+            row[3] += by
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def versions_of(stored: object, now: float) -> list[Version]:
