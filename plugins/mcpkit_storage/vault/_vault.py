@@ -113,7 +113,8 @@ class Vault:
     async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:
         """What a compare-and-set of ``key`` expects (its value not opened: ``found`` None) and ``beside``
         observed, in one store call with one address per key (a value and its change history)."""
-        await self.watched(now)
+        if now >= self.watch.due:
+            await self.watch.look(now)
         seen, observed = await self._reader.observe_beside(place, key, beside, now)
         return Observed(None, seen), observed
 
@@ -234,7 +235,8 @@ class Vault:
         whole or not at all: True where it was written, False where another writer came first (``observe`` again),
         the ``QuotaExceededError`` where the quota refused it. ``whole``: all of them or none, on every store (a
         value and its change history)."""
-        await self.watched(now)
+        if now >= self.watch.due:  # ``watched``, inline: a change history's write takes this path
+            await self.watch.look(now)
         return await self._writer.swap_many(swaps, now, quota, whole=whole)
 
     async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
