@@ -77,7 +77,7 @@ class ObservedVault(Vault):
             return await super().observe_beside(place, key, beside, now)
         with self._note("read", "read", place) as note:
             seen, observed = await super().observe_beside(place, key, beside, now)
-            note.keys((key, None), (beside, observed))
+            note.keys((beside, observed))  # the value's bytes are read, not opened: no hit or miss to tell
         return seen, observed
 
     async def read_many(
