@@ -12,7 +12,6 @@ import anyio.to_thread
 
 from mcpkit_search import WEIGHT
 from mcpkit_storage import (
-    Event,
     Found,
     Matches,
     RememberConflictError,
@@ -27,10 +26,8 @@ from mcpkit_storage import (
     check_ttl,
     encode_value,
     search,
-    swap_versioned,
     versions_key,
     versions_of,
-    write_versioned,
 )
 
 from ._call import CallPlaces
@@ -89,12 +86,9 @@ class Remember(CallPlaces):
         vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
         deadline = self._deadline(place, ttl, now)
-        keep = self._policy.history
         with StorageErrors(key, scope, vault, place):
-            if keep:  # the value and its version in one store call, all or nothing
-                event: Event | None = "import" if source == "import" else None
-                quota = self._policy.quota
-                await write_versioned(vault, place, key, event, text, deadline, now, meta, keep, quota, vector)
+            if self._policy.history:
+                await self._versioned(place, key, source, text, deadline, now, meta, vector)
             else:
                 await vault.write(place, key, text, deadline, now, self._policy.quota, vector, meta)
 
@@ -127,17 +121,14 @@ class Remember(CallPlaces):
         vectors = await vault.embed_many(place, texts, self._share(place))
         now = clock().now()  # one deadline for the batch; each value is written at its own moment, the last the newest
         deadline = self._deadline(place, deadline_ttl, now)
-        keep, quota = self._policy.history, self._policy.quota
-        if not keep:
+        if not self._policy.history:
             with StorageErrors(scope=scope):  # a partial write names the key that did not fit
+                quota = self._policy.quota
                 await vault.write_many(place, texts, vectors, deadline, now, quota, lambda: clock().now(), meta)
             return
-        event: Event | None = "import" if source == "import" else None
-        for (key, text), vector in zip(texts.items(), vectors, strict=True):  # each with its version, all or nothing
+        for (key, text), vector in zip(texts.items(), vectors, strict=True):
             with StorageErrors(key, scope, vault, place):
-                await write_versioned(
-                    vault, place, key, event, text, deadline, clock().now(), meta, keep, quota, vector
-                )
+                await self._versioned(place, key, source, text, deadline, clock().now(), meta, vector)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -380,7 +371,7 @@ class Remember(CallPlaces):
         check_key(key)
         check_ttl(ttl)
         meta = self._meta(source, at)
-        vault, quota, keep = self._policy.vault, self._policy.quota, self._policy.history
+        vault = self._policy.vault
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
         with StorageErrors(key, scope, vault, place):
@@ -399,13 +390,7 @@ class Remember(CallPlaces):
                     if vault.semantic is not None and text not in vectors:
                         vectors[text] = await vault.vector(place, key, text, self._share(place))
                     vector = vectors.get(text, b"")
-                    if keep:  # the value and its version in one store call, all or nothing
-                        history = await vault.observe(place, versions_key(key), now)
-                        value = Swap(place, key, observed, text, deadline, vector=vector, meta=meta)
-                        event: Event = "set" if found is None else "update"
-                        if await swap_versioned(vault, value, history, event, now, keep, quota):
-                            return new
-                    elif await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector, meta=meta):
+                    if await self._swapped(Swap(place, key, observed, text, deadline, vector=vector, meta=meta), now):
                         return new
                     await backoff(attempt)  # another process wrote first: wait a little, and read again
             finally:
