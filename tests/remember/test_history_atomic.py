@@ -18,8 +18,9 @@ import pytest
 
 from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, CallerClient, ToolCallError, running
-from remember.support import NEW, STORES
+from remember.support import NEW, SECRET, STORES, static_user_id
 from remember.test_provenance import _server, prov
+from remember.test_rotation import mcpkit, prefix_args
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITERS, TIMES = 8, 6
@@ -75,6 +76,27 @@ async def test_a_set_many_the_quota_refuses_part_way_keeps_each_value_with_its_h
         assert await prov(nour, "list") == ["a", "b"]
         assert await prov(nour, "history", key="c") == []
         assert [row[:2] for row in await prov(nour, "history", key="b")] == [["set", 2]]
+
+
+async def test_forget_all_and_purge_take_every_history_with_the_values(
+    call_as: CallAs, store_options: dict[str, Any], clock: ManualClock
+) -> None:
+    nour = call_as("nour")
+    for key in ("a", "b"):
+        await prov(nour, "set", key=key, value=1)
+        await prov(nour, "set", key=key, value=2, ttl=30)
+    clock.advance(31)  # b's last version expired: its history shows it
+    assert [row[0] for row in await prov(nour, "history", key="b")] == ["set", "update", "expire"]
+    assert await prov(nour, "forget_all") == 0  # the values had expired: none went, their histories did
+    assert await prov(nour, "history", key="a") == await prov(nour, "history", key="b") == []
+    await prov(nour, "set", key="c", value=3)
+    if store_options["type"] in ("sqlite", "redis"):  # the operator's purge, on a store another process can open
+        url = f"sqlite:///{store_options['path']}" if store_options["type"] == "sqlite" else store_options["url"]
+        args = ("purge", "--store", url, "--user", static_user_id("nour"), *prefix_args(store_options))
+        done = mcpkit(*args, secret=SECRET)
+        assert done.returncode == 0, done.stderr
+        assert await prov(nour, "history", key="c") == []
+        assert await prov(nour, "info", key="c") is None
 
 
 @pytest.mark.parametrize("mcp_protocol", [NEW])
