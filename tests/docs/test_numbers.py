@@ -544,7 +544,7 @@ NOT_CONSTANTS = {
     "provenance.md": [
         '`age` ("3 days", "just now"',  # examples of the words age_text gives
         "and adds about 50 bytes to a sealed value",  # the example app's origin strings: depends on the names
-        "together, about 4.8 times the",  # bench.set_cost, docs/benchmarks.md: 4.760x
+        "together, about 4.8 times the",  # bench.set_cost, docs/benchmarks.md: 4.786x
     ],
     "deployment.md": [
         "hold the server's event loop for most of a second",  # a measurement
