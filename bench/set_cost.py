@@ -3,8 +3,12 @@
 What provenance (sealed with every value) and the change history cost a set, counted by callgrind as
 ``bench.revisions`` counts the plain call: the same 100-character user-scope set on the memory store, encryption on,
 run ``FEW`` and ``MANY`` times after a warm-up with only the measured sets counted; the difference divided by
-``MANY - FEW`` is one set. Measured at REV (a temporary worktree first on ``PYTHONPATH``) and in the working tree
-twice: with the defaults (provenance alone, no change history) and with ``history=3`` (the opt-in history).
+``MANY - FEW`` is one set. Measured at REV (a temporary worktree first on ``PYTHONPATH``) and in the working tree,
+each with the defaults (provenance alone, no change history) and with ``history=3`` (the opt-in history).
+
+Beside the instructions, the store calls one set makes (``store_calls``), at REV and now, with and without the
+history: each store method call is one round trip on SQLite (one trip to its worker thread), PostgreSQL and Redis
+(one script or pipeline), so this counts a set's round trips without a network in the measurement.
 """
 
 from __future__ import annotations
@@ -57,6 +61,53 @@ def _instrument(state: str) -> None:
     subprocess.run(["callgrind_control", "-i", state, str(os.getpid())], check=True, capture_output=True, timeout=600)
 
 
+async def _count_calls(history: int | None) -> dict[str, int]:
+    """The store calls of one set (the tenth, after nine that made the key and its history), by method."""
+    from bench.micro import VALUE, Bench
+
+    counted: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = Bench("memory", Path(tmp), "set-calls:")
+        if history is not None:
+            bench.plugin.history = history
+        async with bench:
+            remember = bench.remember()
+            for _ in range(9):
+                await remember.set("note", VALUE, scope="user")
+            from mcpkit_storage.stores.memory import MemoryStore as store
+
+            originals = {name: getattr(store, name) for name in _STORE_CALLS}
+
+            def counting(name: str) -> Any:
+                async def call(self: object, *args: Any, **kwargs: Any) -> Any:
+                    counted[name] = counted.get(name, 0) + 1
+                    return await originals[name](self, *args, **kwargs)
+
+                return call
+
+            for name in _STORE_CALLS:
+                setattr(store, name, counting(name))
+            try:
+                await remember.set("note", VALUE, scope="user")
+            finally:
+                for name, original in originals.items():
+                    setattr(store, name, original)
+    return counted
+
+
+#: The store methods a set may call.
+_STORE_CALLS = ("get", "get_many", "put", "swap", "swap_many", "delete", "delete_many")
+
+
+def _store_calls(env: dict[str, str], history: int | None) -> dict[str, int]:
+    command = [sys.executable, "-m", "bench.set_cost", "--calls", "--history", "" if history is None else str(history)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"store call count failed ({done.returncode}): {done.stderr[-800:]!r}")
+    counted: dict[str, int] = json.loads(done.stdout)
+    return counted
+
+
 def _instructions(env: dict[str, str], calls: int, history: int | None) -> int:
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--instr-atstart=no", sys.executable]
     command += ["-m", "bench.set_cost", "--child", str(calls), "--history", "" if history is None else str(history)]
@@ -71,7 +122,13 @@ def compare(base: str) -> dict[str, Any]:
     """Instructions per set at ``base`` and now (the defaults, and with the opt-in history), with their ratios."""
     head = _git("rev-parse", "--short", "HEAD") + (" + uncommitted changes" if _git("status", "--porcelain") else "")
     with _checkout(base) as tree:
-        jobs = [("before", tree, None), ("provenance", ROOT, None), ("provenance+history", ROOT, OPT_IN_HISTORY)]
+        jobs = [
+            ("before", tree, None),
+            ("before+history", tree, OPT_IN_HISTORY),
+            ("provenance", ROOT, None),
+            ("provenance+history", ROOT, OPT_IN_HISTORY),
+        ]
+        calls = {name: _store_calls(_environment(where), history) for name, where, history in jobs}
 
         def per_set(job: tuple[str, Path, int | None]) -> float:
             _, where, history = job
@@ -88,6 +145,8 @@ def compare(base: str) -> dict[str, Any]:
         "calls": [FEW, MANY],
         "history": OPT_IN_HISTORY,
         "instructions_per_set": counted,
+        "store_calls_per_set": {name: sum(each.values()) for name, each in calls.items()},
+        "store_calls": calls,
         "ratios": {name: value / before for name, value in counted.items() if name != "before"},
     }
 
@@ -98,7 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", metavar="JSON", help="record the comparison in this results file (key 'set_cost')")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--history", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--calls", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.calls:
+        print(json.dumps(asyncio.run(_count_calls(int(args.history) if args.history else None))))
+        return 0
     if args.child is not None:
         asyncio.run(_drive(args.child, int(args.history) if args.history else None, toggle=True))
         return 0

@@ -13,12 +13,16 @@ from mcpkit_storage import (
     Place,
     RememberInvalidError,
     Source,
+    Swap,
     check_scope,
     check_ttl,
     is_event_time,
     place_for,
     record,
     seal_meta,
+    swap_versioned,
+    versions_key,
+    write_versioned,
 )
 
 from ._policy import RememberPolicy
@@ -101,6 +105,34 @@ class CallPlaces:
         if keep:
             now = self._policy.clock().now()
             await record(self._policy.vault, place, key, event, text, deadline, now, meta, keep, self._policy.quota)
+
+    async def _versioned(
+        self,
+        place: Place,
+        key: str,
+        source: object,
+        text: str,
+        deadline: float | None,
+        now: float,
+        meta: bytes,
+        vector: bytes,
+    ) -> None:
+        """Keep the value and add its version to the key's change history in one store call, all or nothing."""
+        policy = self._policy
+        event: Event | None = "import" if source == "import" else None
+        keep, quota = policy.history, policy.quota
+        await write_versioned(policy.vault, place, key, event, text, deadline, now, meta, keep, quota, vector)
+
+    async def _swapped(self, value: Swap, now: float) -> bool:
+        """The compare-and-set of ``value``; with a change history, with its version added, all or nothing (False:
+        another writer came first)."""
+        policy = self._policy
+        vault, quota = policy.vault, policy.quota
+        if not policy.history:
+            return await vault.swap(*value[:5], now, quota, vector=value.vector, meta=value.meta)
+        history = await vault.observe(value.place, versions_key(value.key), now)
+        event: Event = "set" if value.observed.found is None else "update"
+        return await swap_versioned(vault, value, history, event, now, policy.history, quota)
 
     def _share(self, place: Place) -> str:
         """Whose share of the embedder this call's embeddings take: the signed-in user's (whatever the scope or

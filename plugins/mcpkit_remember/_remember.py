@@ -12,7 +12,6 @@ import anyio.to_thread
 
 from mcpkit_search import WEIGHT
 from mcpkit_storage import (
-    Event,
     Found,
     Matches,
     RememberConflictError,
@@ -20,6 +19,7 @@ from mcpkit_storage import (
     Scope,
     SearchMode,
     Source,
+    Swap,
     Version,
     backoff,
     check_key,
@@ -87,9 +87,10 @@ class Remember(CallPlaces):
         now = self._policy.clock().now()
         deadline = self._deadline(place, ttl, now)
         with StorageErrors(key, scope, vault, place):
-            await vault.write(place, key, text, deadline, now, self._policy.quota, vector, meta)
             if self._policy.history:
-                await self._recorded(place, key, "import" if source == "import" else None, text, deadline, meta)
+                await self._versioned(place, key, source, text, deadline, now, meta, vector)
+            else:
+                await vault.write(place, key, text, deadline, now, self._policy.quota, vector, meta)
 
     async def set_many(
         self,
@@ -120,15 +121,14 @@ class Remember(CallPlaces):
         vectors = await vault.embed_many(place, texts, self._share(place))
         now = clock().now()  # one deadline for the batch; each value is written at its own moment, the last the newest
         deadline = self._deadline(place, deadline_ttl, now)
-        with StorageErrors(scope=scope):  # a partial write names the key that did not fit
-            await vault.write_many(
-                place, texts, vectors, deadline, now, self._policy.quota, lambda: clock().now(), meta
-            )
-        if self._policy.history:
-            event: Event | None = "import" if source == "import" else None
-            for key, text in texts.items():
-                with StorageErrors(key, scope, vault, place):
-                    await self._recorded(place, key, event, text, deadline, meta)
+        if not self._policy.history:
+            with StorageErrors(scope=scope):  # a partial write names the key that did not fit
+                quota = self._policy.quota
+                await vault.write_many(place, texts, vectors, deadline, now, quota, lambda: clock().now(), meta)
+            return
+        for (key, text), vector in zip(texts.items(), vectors, strict=True):
+            with StorageErrors(key, scope, vault, place):
+                await self._versioned(place, key, source, text, deadline, clock().now(), meta, vector)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""
@@ -371,7 +371,7 @@ class Remember(CallPlaces):
         check_key(key)
         check_ttl(ttl)
         meta = self._meta(source, at)
-        vault, quota = self._policy.vault, self._policy.quota
+        vault = self._policy.vault
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
         with StorageErrors(key, scope, vault, place):
@@ -390,9 +390,7 @@ class Remember(CallPlaces):
                     if vault.semantic is not None and text not in vectors:
                         vectors[text] = await vault.vector(place, key, text, self._share(place))
                     vector = vectors.get(text, b"")
-                    if await vault.swap(place, key, observed, text, deadline, now, quota, vector=vector, meta=meta):
-                        if self._policy.history:
-                            await self._recorded(place, key, "set" if found is None else "update", text, deadline, meta)
+                    if await self._swapped(Swap(place, key, observed, text, deadline, vector=vector, meta=meta), now):
                         return new
                     await backoff(attempt)  # another process wrote first: wait a little, and read again
             finally:

@@ -64,13 +64,16 @@ from .vault import (
     Found,
     Observed,
     PartialWriteError,
+    Swap,
     Vault,
     Version,
     key_hash,
     read_many_in_thread,
     record,
+    swap_versioned,
     versions_key,
     versions_of,
+    write_versioned,
 )
 
 __all__ = [
@@ -116,6 +119,7 @@ __all__ = [
     "Source",
     "StoreConfig",
     "StoreUnavailableError",
+    "Swap",
     "TurnTimeoutError",
     "Vault",
     "VaultTaskStore",
@@ -140,7 +144,9 @@ __all__ = [
     "seal_meta",
     "search",
     "store_config",
+    "swap_versioned",
     "usable",
     "versions_key",
     "versions_of",
+    "write_versioned",
 ]

@@ -544,7 +544,7 @@ NOT_CONSTANTS = {
     "provenance.md": [
         '`age` ("3 days", "just now"',  # examples of the words age_text gives
         "and adds about 50 bytes to a sealed value",  # the example app's origin strings: depends on the names
-        "of one more sealed entry, about 4 times the",  # bench.set_cost, docs/benchmarks.md: 3.94x
+        "together, about 4.8 times the",  # bench.set_cost, docs/benchmarks.md: 4.786x
     ],
     "deployment.md": [
         "hold the server's event loop for most of a second",  # a measurement
@@ -620,9 +620,7 @@ NOT_CONSTANTS = {
         "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved
         "queries (about 100 values) took 22 ms on average instead of 1.7",  # the same, labelled set, clean queries
         "leaves a few dozen to stem: about 1 ms",  # measured by hand: near() with it, 8- and 9-letter words
-        "measured at 280,751 instructions per set against 71,172",  # bench.set_cost (benchmarks.md)
-        "provenance alone: 73,392,",  # bench.set_cost (benchmarks.md)
-        "provenance, which costs 3 %",  # bench.set_cost (benchmarks.md)
+        "(callgrind, memory store, 100-character value)",  # bench.set_cost's set (benchmarks.md)
         # the Redis store's key layout (stores/redis/_redis_scripts.py), fixed by its Lua and wire format
         "the value: 8-byte big-endian double deadline",
         "(terms as 16 hex digits)",

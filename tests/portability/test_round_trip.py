@@ -167,3 +167,30 @@ async def test_a_keys_change_history_travels_as_it_was_with_its_sources(tmp_path
     assert found is not None
     history = [(version.event, version.value, version.provenance.source) for version in versions_of(found.value, now)]  # type: ignore[union-attr]
     assert history == [("set", "UTC", "user"), ("update", "CET", "external")]  # no import event added
+
+
+async def test_an_imported_history_keeps_its_versions_time_left_on_the_importing_clock(tmp_path: Path) -> None:
+    """A version with a minute left when exported has a minute left when imported an hour later: its deadline moves
+    with the importing clock, as the entry's own does, so the history shows no ``expire`` that did not happen."""
+    clock = ManualClock()
+    source, target = tmp_path / "kept.db", tmp_path / "moved.db"
+    plugin = RememberPlugin.init(type="sqlite", path=source, secret=SECRET, history=3)
+    async with running(build_server(plugin), clock=clock) as call_as:
+        await mem(call_as, "nour", "set", key="otp", value="first", scope="user", ttl=60)
+        clock.advance(10)
+        await mem(call_as, "nour", "set", key="otp", value="second", scope="user", ttl=60)
+    exported_at = clock.now()
+    async with opened(f"sqlite:///{source}") as store:
+        file = await exported(store, Keyring([SECRET]), exported_at, plaintext=True)
+    later = exported_at + 3600
+    place = Place(user_identity(static_user_id("nour")), "user")
+    async with opened(f"sqlite:///{target}") as store:
+        await imported(store, Keyring([SECRET]), file, later, plaintext=True)
+        vault = Vault(store, Keyring([SECRET]))
+        found = await vault.read(place, versions_key("otp"), later)
+        assert found is not None
+        assert [(v.event, v.value) for v in versions_of(found.value, later)] == [("set", "first"), ("update", "second")]
+        deadlines = [v.expires_at for v in versions_of(found.value, later)]
+        assert deadlines == [later + 50, later + 60]  # the time each had left at the export
+        gone = later + 61
+        assert [v.event for v in versions_of(found.value, gone)] == ["set", "update", "expire"]

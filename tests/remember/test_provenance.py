@@ -30,7 +30,9 @@ from remember.support import (
 )
 from remember.test_rotation import mcpkit
 
-Op = Literal["set", "set_many", "update", "info", "list", "search", "history", "forget", "forget_keeping", "whoami"]
+Op = Literal[
+    "set", "set_many", "update", "info", "list", "search", "history", "forget", "forget_keeping", "forget_all", "whoami"
+]
 
 
 @tool(name="prov", description="Test tool: one provenance operation per call.")
@@ -76,6 +78,8 @@ class Prov(ToolContext):
             return {"result": await remember.forget(key, scope="user")}
         if op == "forget_keeping":
             return {"result": await remember.forget(key, scope="user", keep_history=True)}
+        if op == "forget_all":
+            return {"result": await remember.forget_all(scope="user")}
         return {"result": self.caller.session_id}
 
 

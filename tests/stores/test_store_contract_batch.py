@@ -93,3 +93,61 @@ async def test_swap_many_resent_reports_success_and_changes_nothing(store: Store
     ranking = await store.search(OWNER, BUCKET, [COFFEE], now, limit=10)
     assert ranking.stats.documents == 1
     assert [key for key, _ in ranking.hits] == ["k"]
+
+
+async def test_swap_many_whole_writes_all_of_them(store: Store, now: float) -> None:
+    await store.put(OWNER, BUCKET, "k", b"old", None, now)
+    writes = [
+        Write(OWNER, BUCKET, "k", b"old", b"new", None, postings=postings((TEA, 1))),
+        Write(OWNER, BUCKET, "k history", None, b"versions", now + HOUR),
+    ]
+    assert await store.swap_many(writes, now, whole=True) == [True, True]
+    assert await records(store) == {
+        (OWNER, BUCKET, "k", b"new", None),
+        (OWNER, BUCKET, "k history", b"versions", now + HOUR),
+    }
+    assert await store.swap_many(writes, now, whole=True) == [True, True]  # a client's resend: already applied
+    ranking = await store.search(OWNER, BUCKET, [TEA], now, limit=10)
+    assert (ranking.stats.documents, [key for key, _ in ranking.hits]) == (1, ["k"])
+
+
+async def test_swap_many_whole_writes_nothing_when_a_later_expectation_fails(store: Store, now: float) -> None:
+    await store.put(OWNER, BUCKET, "k history", b"moved on", None, now)
+    writes = [
+        Write(OWNER, BUCKET, "k", None, b"value", None, postings=postings((TEA, 1))),
+        Write(OWNER, BUCKET, "k history", b"what I read", b"versions", None),  # another writer came first
+    ]
+    assert await store.swap_many(writes, now, whole=True) == [False, False]
+    assert await records(store) == {(OWNER, BUCKET, "k history", b"moved on", None)}
+    assert (await store.search(OWNER, BUCKET, [TEA], now, limit=10)).hits == []
+
+
+async def test_swap_many_whole_quota_counts_every_write_before_writing_any(store: Store, now: float) -> None:
+    quota = Quota(values=2, bytes=None)
+    await store.put(OWNER, "user", "a", b"1", None, now, quota)
+    writes = [
+        Write(OWNER, "user", "b", None, b"2", None, quota=quota),  # fits alone
+        Write(OWNER, "user", "b history", None, b"3", None, quota=quota),  # not with b
+    ]
+    results = await store.swap_many(writes, now, whole=True)
+    assert results[0] is False
+    assert isinstance(results[1], QuotaExceededError)
+    assert (results[1].limit, results[1].allowed) == ("values", 2)
+    assert await keys(store, OWNER, "user", now) == ["a"]
+
+
+async def test_swap_many_whole_refused_by_bytes_puts_back_the_first_writes_postings(store: Store, now: float) -> None:
+    tight = Quota(values=None, bytes=200)
+    await store.put(OWNER, BUCKET, "k", b"old", None, now, tight, postings((COFFEE, 1)))
+    writes = [
+        Write(OWNER, BUCKET, "k", b"old", b"new", None, quota=tight, postings=postings((TEA, 1))),
+        Write(OWNER, BUCKET, "k history", None, b"v" * 180, None, quota=tight),  # 3 + 32 + 180 > 200
+    ]
+    results = await store.swap_many(writes, now, whole=True)
+    assert results[0] is False
+    assert isinstance(results[1], QuotaExceededError)
+    assert results[1].limit == "bytes"
+    assert await records(store) == {(OWNER, BUCKET, "k", b"old", None)}
+    ranking = await store.search(OWNER, BUCKET, [COFFEE, TEA], now, limit=10)
+    assert ranking.stats.frequencies == (1, 0)
+    assert [key for key, _ in ranking.hits] == ["k"]

@@ -82,9 +82,9 @@ async def test_with_key_labels_the_audit_names_a_key_s_family(tmp_path: Path) ->
         await call_as("nour").call("set_signature", {"text": "Nour"})
     lines = list(audit.lines())
     assert [(line["db_operation"], line["key_label"]) for line in lines] == [
-        ("write", "signature"),
         ("read", "versions"),  # the key's change history (history=3), an internal key: its kind
-        ("swap", "versions"),
+        ("swap_many", "signature"),  # the value and its history, written in one store call
+        ("swap_many", "versions"),
     ]
     assert MARKER not in json.dumps(lines)
 
@@ -123,7 +123,7 @@ async def test_the_audit_works_with_telemetry_off(tmp_path: Path) -> None:
     audit = AuditLog(tmp_path / "memory.jsonl")
     async with running(desk(audit, tmp_path, history=3, telemetry="off")) as call_as:
         await call_as("nour").call("set_signature", {"text": "Nour"})
-    line, *history = list(audit.lines())
+    read, line, history = list(audit.lines())  # the history read, then the value and its history in one write
     assert (line["operation"], line["tool"], line["method"]) == ("write", "set_signature", "tools/call")
-    assert [line["operation"] for line in history] == ["read", "write"]  # the key's change history (history=3)
-    assert {line["tool"] for line in history} == {"set_signature"}
+    assert [read["operation"], history["operation"]] == ["read", "write"]  # the key's change history (history=3)
+    assert {read["tool"], history["tool"]} == {"set_signature"}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 from mcpkit_search import Embedder
 
@@ -15,7 +16,7 @@ from ..base import Place, RememberConflictError, backoff
 from ..index import Semantic
 from ..sealing import Keyring
 from ..stores import Quota, QuotaExceededError, Store
-from ..vault import Observed, Sealed, Swap, Vault
+from ..vault import VERSIONS_KEY, Observed, Sealed, Swap, Vault, shifted_json
 from ._format import ExportFileError, Item, item_of
 from ._lines import LineReader
 from ._sealing import SealingKey
@@ -113,12 +114,15 @@ async def import_memory(
     vault = Vault(store, keyring, search_all=True, semantic=None if embedder is None else Semantic(embedder))
     report = ImportReport()
     now = time.time() if now is None else now
+    shift = _clock_shift(reader.header, now)
     chunks = _Chunks(vault, on_conflict, quota, now, report)
     pending: list[_Pending] = []
     try:
         for line, record in reader.records():
             try:
                 item = item_of(record)
+                if shift and item.key.startswith(VERSIONS_KEY):  # its versions' time left, as the entry's
+                    item = item._replace(value_json=shifted_json(item.value_json, shift))
             except ValueError as exc:
                 raise ExportFileError(line, f"the record is not a value: {exc}") from None
             owner = _mapped(item, users, allow_global, only, line)
@@ -217,6 +221,14 @@ class _Chunks:
             else:
                 report.kept += 1
         report.over_quota.extend(sorted(refused))
+
+
+def _clock_shift(header: Mapping[str, Any], now: float) -> float:
+    """How far this import's clock is past the export's (``exported_at``, when the file's times left were taken)."""
+    exported_at = header.get("exported_at")
+    if not isinstance(exported_at, int | float) or isinstance(exported_at, bool) or not math.isfinite(exported_at):
+        return 0.0
+    return now - exported_at
 
 
 async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, now: float) -> Swap:

@@ -11,6 +11,7 @@ __all__ = [
     "Address",
     "Entry",
     "Expectation",
+    "NotWholeError",
     "Postings",
     "Quota",
     "QuotaExceededError",
@@ -122,6 +123,16 @@ class StoreUnavailableError(Exception):
         self.maybe_applied = maybe_applied
 
 
+class NotWholeError(Exception):
+    """Raised inside a store's transaction to roll back ``swap_many(whole=True)`` at the write that failed
+    (``answers``: that write's and those before it); ``results`` is what ``swap_many`` then answers."""
+
+    def __init__(self, answers: list[bool | QuotaExceededError], count: int) -> None:
+        super().__init__(f"write {len(answers)} of {count} was not made: none is")
+        self.results: list[bool | QuotaExceededError] = [False] * count
+        self.results[len(answers) - 1] = answers[-1]
+
+
 class Write(NamedTuple):
     """One compare-and-set of ``Store.swap_many``: ``swap``'s arguments, with its ``quota`` and its ``postings``
     (``swap``'s ``index``)."""
@@ -219,11 +230,18 @@ class Store(Protocol):
         after a dropped connection): it returns True and changes nothing. ``quota`` and ``index`` as in ``put``.
         """
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
         """Each write as ``swap`` makes it, in order (a later one sees the earlier ones), in one transaction or
         round trip where the store can: True where it was written, False where another writer came first, the
         ``QuotaExceededError`` where its bucket's quota refused it, each of these changing nothing of that write.
         ``StoreUnavailableError`` when the store failed: each write was then made whole or not at all.
+
+        ``whole=True``: all the writes or none, atomically on every store (a value and its change history): the
+        quotas are checked for all of them, each seeing the ones before it, before anything is written. Either
+        every answer is True, or nothing was written and the first write that failed has its reason (False or the
+        ``QuotaExceededError``), every other one False.
         """
 
     async def search(

@@ -4,7 +4,19 @@ from ._found import Found, Observed, found, newer
 from ._observed import ObservedVault, key_hash
 from ._offloaded import read_many_in_thread
 from ._vault import Vault
-from ._versions import EVENTS, VERSIONS_KEY, Event, Version, record, settled_json, versions_key, versions_of
+from ._versions import (
+    EVENTS,
+    VERSIONS_KEY,
+    Event,
+    Version,
+    record,
+    settled_json,
+    shifted_json,
+    swap_versioned,
+    versions_key,
+    versions_of,
+    write_versioned,
+)
 from ._writer import PartialWriteError, Sealed, Swap
 
 __all__ = [
@@ -25,6 +37,9 @@ __all__ = [
     "read_many_in_thread",
     "record",
     "settled_json",
+    "shifted_json",
+    "swap_versioned",
     "versions_key",
     "versions_of",
+    "write_versioned",
 ]

@@ -88,6 +88,14 @@ class ObservedVault(Vault):
             note.keys((key, Observed(None if best is None else found(best), seen)))
         return best
 
+    async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:
+        if not (self._always or _current_span().is_recording()):
+            return await super().observe_beside(place, key, beside, now)
+        with self._note("read", "read", place) as note:
+            seen, observed = await super().observe_beside(place, key, beside, now)
+            note.keys((beside, observed))  # the value's bytes are read, not opened: no hit or miss to tell
+        return seen, observed
+
     async def read_many(
         self, place: Place, keys: Sequence[str], now: float, *, in_thread: bool = False
     ) -> list[Found | None]:
@@ -190,20 +198,20 @@ class ObservedVault(Vault):
         return swapped
 
     async def swap_many(
-        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None, *, whole: bool = False
     ) -> list[bool | QuotaExceededError]:
         if not swaps or not (self._always or _current_span().is_recording()):
-            return await super().swap_many(swaps, now, quota)
-        return await self._swapped_many(swaps, now, quota)
+            return await super().swap_many(swaps, now, quota, whole=whole)
+        return await self._swapped_many(swaps, now, quota, whole)
 
     async def _swapped_many(
-        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None, whole: bool
     ) -> list[bool | QuotaExceededError]:
         """``swap_many`` as one write span: one event (and audit line) per key, its bytes where it was written."""
         place = swaps[0].place
         shared = all(swap.place == place for swap in swaps)
         with self._note("swap_many", "write", place if shared else None) as note:
-            results = await super().swap_many(swaps, now, quota)
+            results = await super().swap_many(swaps, now, quota, whole=whole)
             for swap, result in zip(swaps, results, strict=True):
                 size = len(swap.value_json) if isinstance(swap.value_json, bytes) else len(swap.value_json.encode())
                 note.placed(swap.place, swap.key, size if result is True else False)

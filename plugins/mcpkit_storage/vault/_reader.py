@@ -49,6 +49,29 @@ class Reader:
             self._check_replay(address, entry.data, place, began)
         return Observed(value, ((address, entry.data),))
 
+    async def observe_beside(
+        self, place: Place, key: str, beside: str, now: float
+    ) -> tuple[tuple[Expectation, ...], Observed]:
+        """The bytes at each of ``key``'s addresses, not opened (what a compare-and-set expects), and ``beside``
+        observed: one store call with one address per key (a value and its change history)."""
+        codec = self._codec
+        if not codec.single:
+            return (await self.look(place, key, now, codec.legacy))[2], await self.observe(place, beside, now)
+        locate = codec.keyring.locate
+        address, other = locate(place.identity, place.bucket, key)[0], locate(place.identity, place.bucket, beside)[0]
+        began = self._guard.begin()
+        entry, entry_beside = await self._store.get_many([address, other], now)
+        seen = ((address, None if entry is None else entry.data),)
+        if entry_beside is None:
+            return seen, Observed(None, ((other, None),))
+        value = codec.peeked(other, entry_beside, now)
+        if isinstance(value, Exception):
+            warn_unreadable(self._where, other.owner, place.bucket, value)
+            value = None
+        elif value is not None:
+            self._check_replay(other, entry_beside.data, place, began)
+        return seen, Observed(value, ((other, entry_beside.data),))
+
     async def look(
         self, place: Place, key: str, now: float, legacy: bool
     ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:

@@ -117,6 +117,14 @@ class Vault:
             await self.watch.look(now)
         return await self._reader.observe(place, key, now)
 
+    async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:
+        """What a compare-and-set of ``key`` expects (its value not opened: ``found`` None) and ``beside``
+        observed, in one store call with one address per key (a value and its change history)."""
+        if now >= self.watch.due:
+            await self.watch.look(now)
+        seen, observed = await self._reader.observe_beside(place, key, beside, now)
+        return Observed(None, seen), observed
+
     async def look(
         self, place: Place, key: str, now: float, legacy: bool
     ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:
@@ -228,13 +236,15 @@ class Vault:
         return await self._writer.swap(place, observed, draft, now, quota, written_at=written_at, indexed=indexed)
 
     async def swap_many(
-        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None, *, whole: bool = False
     ) -> list[bool | QuotaExceededError]:
         """Several ``swap``s in one store call (``Store.swap_many``: one transaction on SQLite and PostgreSQL), each
         whole or not at all: True where it was written, False where another writer came first (``observe`` again),
-        the ``QuotaExceededError`` where the quota refused it."""
-        await self.watched(now)
-        return await self._writer.swap_many(swaps, now, quota)
+        the ``QuotaExceededError`` where the quota refused it. ``whole``: all of them or none, on every store (a
+        value and its change history)."""
+        if now >= self.watch.due:  # ``watched``, inline: a change history's write takes this path
+            await self.watch.look(now)
+        return await self._writer.swap_many(swaps, now, quota, whole=whole)
 
     async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
         """``swap_many`` in two halves, so that the next values are sealed and indexed while the store writes these

@@ -7,12 +7,26 @@ import base64
 import json
 from typing import Any, Literal, NamedTuple
 
-from ..base import INTERNAL_KEY, Place, backoff
+from ..base import INTERNAL_KEY, Place, RememberConflictError, backoff
 from ..sealing import Provenance, provenance_of
-from ..stores import Quota
+from ..stores import Quota, QuotaExceededError
+from ._found import Observed
 from ._vault import Vault
+from ._writer import Swap
 
-__all__ = ["EVENTS", "VERSIONS_KEY", "Event", "Version", "record", "settled_json", "versions_key", "versions_of"]
+__all__ = [
+    "EVENTS",
+    "VERSIONS_KEY",
+    "Event",
+    "Version",
+    "record",
+    "settled_json",
+    "shifted_json",
+    "swap_versioned",
+    "versions_key",
+    "versions_of",
+    "write_versioned",
+]
 
 Event = Literal["set", "update", "delete", "expire", "import"]
 
@@ -23,7 +37,7 @@ EVENTS: tuple[Event, ...] = ("set", "update", "delete", "expire", "import")
 VERSIONS_KEY = INTERNAL_KEY + "versions:"
 
 #: Compare-and-set attempts of a history write before it gives up (only writers in other processes race it).
-_ATTEMPTS = 16
+_ATTEMPTS = 64
 
 _LIVE_EVENTS = ("set", "update", "import")
 
@@ -70,6 +84,17 @@ def settled_json(value_json: bytes, now: float) -> bytes:
     return json.dumps(rows, separators=(",", ":")).encode()
 
 
+def shifted_json(value_json: bytes, by: float) -> bytes:
+    """A versions entry's JSON with every version's deadline moved ``by`` seconds: an import keeps each version's
+    time left as the file's clock saw it, as it keeps the entry's own (an unmoved deadline can be a false ``expire``).
+    Event times are when things happened, and stay."""
+    rows = _decoded(json.loads(value_json))
+    for row in rows:
+        if isinstance(row[3], int | float) and not isinstance(row[3], bool):
+            row[3] += by
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def versions_of(stored: object, now: float) -> list[Version]:
     """The versions a versions entry's value holds, oldest first."""
     versions = []
@@ -77,6 +102,28 @@ def versions_of(stored: object, now: float) -> list[Version]:
         provenance = provenance_of(base64.b64decode(meta), written) if meta else None
         versions.append(Version(event, None if value is None else json.loads(value), written, deadline, provenance))
     return versions
+
+
+def _added(
+    observed: Observed,
+    event: Event | None,
+    value_json: str | None,
+    expires_at: float | None,
+    now: float,
+    meta: bytes,
+    keep: int,
+) -> tuple[str, float | None]:
+    """The versions entry (its JSON text and its deadline) with a version added to what ``observed`` saw, keeping the
+    last ``keep``. ``event`` None: ``set`` for a key whose last version is gone (or that has none), else ``update``."""
+    rows = _settled(_decoded(None if observed.found is None else observed.found.value), now)
+    chosen: Event = event or ("update" if rows and rows[-1][0] in _LIVE_EVENTS else "set")
+    rows.append([chosen, value_json, now, expires_at, base64.b64encode(meta).decode() if meta else ""])
+    rows = rows[-keep:]
+    # The entry lives as long as the longest-lived value it holds (no longer: a value's ttl holds for its copies
+    # here too); one holding events alone (after a delete that kept the history) until it is forgotten.
+    deadlines = [row[3] for row in rows if row[1] is not None]
+    deadline = None if not deadlines or None in deadlines else max(deadlines)
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False), deadline
 
 
 async def record(
@@ -91,21 +138,61 @@ async def record(
     keep: int,
     quota: Quota | None,
 ) -> None:
-    """Add a version to the key's history, keeping the last ``keep``. ``event`` None: ``set`` for a key whose last
-    version is gone (or that has none), else ``update``. The entry lives as long as its longest-lived version."""
+    """Add a version to the key's history alone (a ``delete`` that keeps the history), keeping the last ``keep``."""
     name = versions_key(key)
     for attempt in range(_ATTEMPTS):
         observed = await vault.observe(place, name, now)
-        rows = _settled(_decoded(None if observed.found is None else observed.found.value), now)
-        chosen: Event = event or ("update" if rows and rows[-1][0] in _LIVE_EVENTS else "set")
-        rows.append([chosen, value_json, now, expires_at, base64.b64encode(meta).decode() if meta else ""])
-        rows = rows[-keep:]
-        # The entry lives as long as the longest-lived value it holds (no longer: a value's ttl holds for its copies
-        # here too); one holding events alone (after a delete that kept the history) until it is forgotten.
-        deadlines = [row[3] for row in rows if row[1] is not None]
-        deadline = None if not deadlines or None in deadlines else max(deadlines)
-        text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False)
+        text, deadline = _added(observed, event, value_json, expires_at, now, meta, keep)
         if await vault.swap(place, name, observed, text, deadline, now, quota, indexed=False):
             return
         await backoff(attempt)
-    # Racing writers in other processes kept winning: the value is written, this version of it is not recorded.
+    raise RememberConflictError(key, _ATTEMPTS)
+
+
+async def swap_versioned(
+    vault: Vault,
+    value: Swap,
+    history: Observed,
+    event: Event | None,
+    now: float,
+    keep: int,
+    quota: Quota | None,
+) -> bool:
+    """The compare-and-set ``value`` and its version added to the key's history (as ``history`` saw it) in one store
+    call, all or nothing (``Store.swap_many(whole=True)``): the quota counts both before either is written. False
+    when another writer came first (read both again); the ``QuotaExceededError`` raised when the quota refused."""
+    text, deadline = _added(history, event, _text(value.value_json), value.expires_at, now, value.meta, keep)
+    swaps = [value, Swap(value.place, versions_key(value.key), history, text, deadline, indexed=False)]
+    results = await vault.swap_many(swaps, now, quota, whole=True)
+    for result in results:
+        if isinstance(result, QuotaExceededError):
+            raise result
+    return results[0] is True
+
+
+async def write_versioned(
+    vault: Vault,
+    place: Place,
+    key: str,
+    event: Event | None,
+    value_json: str,
+    expires_at: float | None,
+    now: float,
+    meta: bytes,
+    keep: int,
+    quota: Quota | None,
+    vector: bytes = b"",
+) -> None:
+    """Keep the value over whatever is there and add its version to the key's history: one read of both and one
+    ``swap_versioned``, again while writers in other processes come first."""
+    for attempt in range(_ATTEMPTS):
+        seen, history = await vault.observe_beside(place, key, versions_key(key), now)
+        value = Swap(place, key, seen, value_json, expires_at, vector=vector, meta=meta)
+        if await swap_versioned(vault, value, history, event, now, keep, quota):
+            return
+        await backoff(attempt)
+    raise RememberConflictError(key, _ATTEMPTS)
+
+
+def _text(value_json: str | bytes) -> str:
+    return value_json if isinstance(value_json, str) else value_json.decode()

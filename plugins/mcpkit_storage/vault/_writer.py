@@ -163,11 +163,12 @@ class Writer:
         return True
 
     async def swap_many(
-        self, swaps: Sequence[Swap], now: float, quota: Quota | None
+        self, swaps: Sequence[Swap], now: float, quota: Quota | None, *, whole: bool = False
     ) -> list[bool | QuotaExceededError]:
         """Several ``swap``s in one store call (``Store.swap_many``), each whole or not at all: True where it was
-        written, False where another writer came first, the ``QuotaExceededError`` where the quota refused it."""
-        return await self.write_sealed(await self.seal_many(swaps, now, quota), now)
+        written, False where another writer came first, the ``QuotaExceededError`` where the quota refused it.
+        ``whole``: all of them or none."""
+        return await self.write_sealed(await self.seal_many(swaps, now, quota), now, whole=whole)
 
     async def seal_many(self, swaps: Sequence[Swap], now: float, quota: Quota | None) -> Sealed:
         """The first half of ``swap_many``: each value sealed with its postings, its vector put in its shard."""
@@ -187,12 +188,12 @@ class Writer:
             writes.append(Write(*address, expected, data, expires_at, others, quota, postings))
         return Sealed([swap.place for swap in swaps], writes, sharded)
 
-    async def write_sealed(self, sealed: Sealed, now: float) -> list[bool | QuotaExceededError]:
+    async def write_sealed(self, sealed: Sealed, now: float, *, whole: bool = False) -> list[bool | QuotaExceededError]:
         """The second half of ``swap_many``: one store call; a value's vector not written is taken out again."""
         places, writes, sharded = sealed
         began = self._guard.begin()
         try:
-            results = await self._store.swap_many(writes, now)
+            results = await self._store.swap_many(writes, now, whole=whole)
         except BaseException:
             for place, write, shard in zip(places, writes, sharded, strict=True):
                 if shard:

@@ -164,8 +164,51 @@ class MemoryStore:
             self._delete(*address, now)
         return True
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        return await swap_each(self, writes, now)
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        if not whole:
+            return await swap_each(self, writes, now)
+        return self._swap_whole(writes, now)
+
+    def _swap_whole(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """``swap_many(whole=True)``: nothing awaits in here, so no other writer comes between the checks and the
+        writes; a quota refusal part-way puts back the entries (and postings) written before it."""
+        there = [self._live(write.owner, write.bucket, write.key, now) for write in writes]
+        if all(entry is not None and entry.data == write.data for entry, write in zip(there, writes, strict=True)):
+            return [True] * len(writes)  # this very batch, resent
+        for entry, write in zip(there, writes, strict=True):
+            if (None if entry is None else entry.data) != write.expected or not self._holding(write.also, now):
+                return [False] * len(writes)
+        undo: list[Postings | None] = []
+        for at, (owner, bucket, key, _, data, expires_at, _, quota, postings) in enumerate(writes):
+            entries = self._bucket(owner, bucket)
+            document = entries.index.docs.get(key) if entries is not None and entries.index.docs else None
+            undo.append(None if document is None else document[1])
+            try:
+                self._write(owner, bucket, key, Entry(data, expires_at), now, quota, postings)
+            except QuotaExceededError as exc:
+                for write, entry, indexed in zip(writes[:at], there, undo, strict=False):  # those written
+                    if entry is None:
+                        self._delete(write.owner, write.bucket, write.key, now)
+                    else:
+                        buckets = self._owners.setdefault(write.owner, {})
+                        buckets.setdefault(write.bucket, _Bucket()).set(write.key, entry, indexed)
+                failed: list[bool | QuotaExceededError] = [False] * len(writes)
+                failed[at] = exc
+                return failed
+        for write in writes:
+            for address, _ in write.also:
+                self._delete(*address, now)
+        return [True] * len(writes)
+
+    def _holding(self, also: Sequence[Expectation], now: float) -> bool:
+        """Whether every other address holds the bytes a compare-and-set expects there."""
+        for address, expected in also:
+            other = self._live(*address, now)
+            if (None if other is None else other.data) != expected:
+                return False
+        return True
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None

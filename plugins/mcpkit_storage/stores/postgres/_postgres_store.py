@@ -16,6 +16,7 @@ from .. import (
     Address,
     Entry,
     Expectation,
+    NotWholeError,
     Postings,
     Quota,
     QuotaExceededError,
@@ -257,8 +258,11 @@ class PostgresStore:
         write = Write(owner, bucket, key, expected, data, expires_at, also, quota, index)
         return await self._write([(owner, bucket), *((a.owner, a.bucket) for a, _ in also)], ops.swapping(write, now))
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """Every write in one transaction (one commit), after the locks of every bucket they touch."""
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        """Every write in one transaction (one commit), after the locks of every bucket they touch; ``whole``:
+        rolled back at the first write that fails."""
         if not writes:
             return []
         buckets = [(a.owner, a.bucket) for write in writes for a in (Address(*write[:3]), *(a for a, _ in write.also))]
@@ -271,9 +275,14 @@ class PostgresStore:
                     results.append(await swap(conn))
                 except QuotaExceededError as exc:
                     results.append(exc)
+                if whole and results[-1] is not True:
+                    raise NotWholeError(results, len(swaps))  # the transaction is rolled back
             return results
 
-        return await self._write(buckets, body)
+        try:
+            return await self._write(buckets, body)
+        except NotWholeError as exc:
+            return exc.results
 
     async def purge_expired(self, now: float) -> int:
         async def body(conn: Connection) -> int:

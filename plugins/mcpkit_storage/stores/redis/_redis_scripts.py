@@ -72,6 +72,85 @@ return 1
 """
 )
 
+# ARGV[3] = how many writes, then for each: SWAP's ARGV[3..13], how many other addresses, and for each of those
+# base, bucket, key, flag, expected. All of them or none (``swap_many(whole=True)``): every expectation and every
+# quota (each counting the writes before it) is checked before the first write. Returns {code, which}: {1, 0} done,
+# else nothing written and {0, i} (write i's expectation failed) or {QUOTA_*, i} (write i's quota refused it).
+SWAP_ALL = (
+    HELPERS
+    + """
+local writes, at, resent = {}, 4, true
+for i = 1, tonumber(ARGV[3]) do
+  local w = {base = ARGV[at], p = place(ARGV[at], ARGV[at + 1]), key = ARGV[at + 2], value = ARGV[at + 3],
+    px = ARGV[at + 4], score = ARGV[at + 5], max_values = ARGV[at + 6], max_bytes = ARGV[at + 7],
+    spec = ARGV[at + 8], flag = ARGV[at + 9], expected = ARGV[at + 10], others = {}}
+  w.name = w.p.values .. w.key
+  w.done = w.base .. ':s:' .. redis.sha1hex(w.name) .. redis.sha1hex(w.value)
+  local count = tonumber(ARGV[at + 11])
+  at = at + 12
+  for j = 1, count do
+    w.others[j] = {place(ARGV[at], ARGV[at + 1]), ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]}
+    at = at + 5
+  end
+  writes[i] = w
+  if redis.call('EXISTS', w.done) == 0 and redis.call('GET', w.name) ~= w.value then
+    resent = false
+  end
+end
+if resent then
+  return {1, 0}  -- this very batch, resent by the client after a dropped connection: it was applied
+end
+for i, w in ipairs(writes) do
+  if not holds(w.name, w.flag, w.expected) then
+    return {0, i}
+  end
+  for _, other in ipairs(w.others) do
+    if not holds(other[1].values .. other[2], other[3], other[4]) then
+      return {0, i}
+    end
+  end
+end
+local pending = {}  -- per place: the bytes, the new keys and the sizes the writes before this one make
+for i, w in ipairs(writes) do
+  local p = w.p
+  local batch = pending[p.values]
+  if batch == nil then
+    if w.max_values ~= '' or w.max_bytes ~= '' then
+      trim(p)
+    end
+    batch = {bytes = 0, added = 0, sizes = {}}
+    pending[p.values] = batch
+  end
+  local size = charged(#w.value - 8, w.spec)
+  local old = batch.sizes[w.key] or tonumber(redis.call('HGET', p.sizes, w.key) or '0')
+  local known = batch.sizes[w.key] ~= nil or redis.call('ZSCORE', p.index, w.key)
+  local total = tonumber(redis.call('HGET', p.sizes, '') or '0') + batch.bytes
+  local new_total = total - old + size
+  if w.max_values ~= '' and not known and redis.call('ZCARD', p.index) + batch.added + 1 > tonumber(w.max_values) then
+    return {-1, i}
+  end
+  if w.max_bytes ~= '' and new_total > tonumber(w.max_bytes) and new_total > total then
+    return {-2, i}
+  end
+  if not known then
+    batch.added = batch.added + 1
+  end
+  batch.bytes = batch.bytes - old + size
+  batch.sizes[w.key] = size
+end
+for _, w in ipairs(writes) do
+  write(w.p, w.key, w.value, w.px, w.score, w.spec)
+  for _, other in ipairs(w.others) do
+    remove(other[1], other[2])
+    refresh_index(other[1])
+    refresh_owner(other[1])
+  end
+  redis.call('SET', w.done, '1', 'PX', %MARKER_MS%)
+end
+return {1, 0}
+"""
+)
+
 # ARGV[3] = how many addresses, then base, bucket, key for each. Returns how many live entries went.
 DELETE_MANY = (
     HELPERS
@@ -257,7 +336,7 @@ return found
 )
 
 
-_NAMES = ("DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP")
+_NAMES = ("DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP", "SWAP_ALL")
 
 
 def _variant(owner: str, registry: str, marker_ms: int) -> dict[str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractContextManager
@@ -154,7 +153,7 @@ class RedisStore:
         index: Postings | None = None,
     ) -> None:
         self._check(owner, bucket)
-        args = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
+        args = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
         wire.outcome(await self._call("PUT", now, *args, keys=self._declared(owner, bucket, key)), quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
@@ -205,7 +204,7 @@ class RedisStore:
         index: Postings | None = None,
     ) -> bool:
         self._check(owner, bucket)
-        writing = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
+        writing = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
         args = [*writing, *wire.expecting(expected)]
         args.append(str(len(also)))
         keys = self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
@@ -215,9 +214,28 @@ class RedisStore:
             keys += self._declared(other_owner, other_bucket, other_key)
         return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each."""
-        return await swap_each(self, writes, now)
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each; ``whole``:
+        all of them by one ``SWAP_ALL`` script (one round trip; on a cluster, all in one hash slot)."""
+        if not whole or not writes:
+            return await swap_each(self, writes, now)
+        args: list[str | bytes] = [str(len(writes))]
+        keys: list[str] = []
+        for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+            self._check(owner, bucket)
+            writing = wire.writing(
+                self._base(owner), bucket, key, data, expires_at, now, quota, postings, EXPIRY_MARGIN_MS
+            )
+            args += [*writing, *wire.expecting(expected), str(len(also))]
+            keys += self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
+            for (other_owner, other_bucket, other_key), bytes_there in also:
+                self._check(other_owner, other_bucket)
+                args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
+                keys += self._declared(other_owner, other_bucket, other_key)
+        code, which = await self._call("SWAP_ALL", now, *args, keys=list(dict.fromkeys(keys)))
+        return wire.outcomes(int(code), int(which), [write.quota for write in writes])
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
@@ -286,25 +304,6 @@ class RedisStore:
                     return False
                 if time.monotonic() > deadline:
                     return True  # too big a keyspace to be sure now: assume so, and look again at the next start
-
-    def _writing(
-        self,
-        owner: str,
-        bucket: str,
-        key: str,
-        data: bytes,
-        expires_at: float | None,
-        now: float,
-        quota: Quota | None,
-        index: Postings | None,
-    ) -> list[str | bytes]:
-        """The arguments PUT and SWAP share: address, value bytes, Redis' expiry, index score, quota, postings."""
-        value = wire.HEADER.pack(math.inf if expires_at is None else expires_at) + data
-        px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + EXPIRY_MARGIN_MS)
-        score = "inf" if expires_at is None else repr(float(expires_at))
-        limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
-        spec = "" if index is None else " ".join([str(index.length), *map(wire.posting, index.terms.items())])
-        return [self._base(owner), bucket, key, value, px, score, *limits, spec]
 
     async def _call(
         self, script: str, now: float, *args: str | bytes, keys: Sequence[str] = (), writing: bool = True

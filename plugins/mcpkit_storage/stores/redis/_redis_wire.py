@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from redis import exceptions as redis_errors
 
-from .. import Entry, Quota, QuotaExceededError, StoreUnavailableError
+from .. import Entry, Postings, Quota, QuotaExceededError, StoreUnavailableError
 from . import _redis_scripts as lua
 
 __all__ = [
@@ -21,12 +21,14 @@ __all__ = [
     "live",
     "never_sent",
     "outcome",
+    "outcomes",
     "posting",
     "reaching",
     "redacted",
     "term",
     "texts",
     "unpack",
+    "writing",
 ]
 
 #: Hex digits of a blind term in the search index's member names (63 bits, zero-padded).
@@ -56,6 +58,39 @@ def outcome(code: int, quota: Quota | None) -> bool:
     if quota is not None and code == lua.QUOTA_BYTES:
         raise QuotaExceededError("bytes", quota.bytes or 0)
     return bool(code)
+
+
+def outcomes(code: int, which: int, quotas: list[Quota | None]) -> list[bool | QuotaExceededError]:
+    """SWAP_ALL's answer ({code, which}) as ``swap_many(whole=True)`` gives it: all True, or write ``which`` (from 1)
+    with its reason (False, or its quota's refusal) and every other one False."""
+    results: list[bool | QuotaExceededError] = [code == 1] * len(quotas)
+    if code != 1:
+        try:
+            results[which - 1] = outcome(code, quotas[which - 1])
+        except QuotaExceededError as exc:
+            results[which - 1] = exc
+    return results
+
+
+def writing(
+    base: str,
+    bucket: str,
+    key: str,
+    data: bytes,
+    expires_at: float | None,
+    now: float,
+    quota: Quota | None,
+    index: Postings | None,
+    margin_ms: int,
+) -> list[str | bytes]:
+    """The arguments PUT, SWAP and SWAP_ALL share: address, value bytes, Redis' expiry (``margin_ms`` past the
+    deadline), index score, quota, postings."""
+    value = HEADER.pack(math.inf if expires_at is None else expires_at) + data
+    px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + margin_ms)
+    score = "inf" if expires_at is None else repr(float(expires_at))
+    limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
+    spec = "" if index is None else " ".join([str(index.length), *map(posting, index.terms.items())])
+    return [base, bucket, key, value, px, score, *limits, spec]
 
 
 def never_sent(exc: BaseException) -> bool:

@@ -20,6 +20,7 @@ from .. import (
     Address,
     Entry,
     Expectation,
+    NotWholeError,
     Postings,
     Quota,
     QuotaExceededError,
@@ -197,14 +198,20 @@ class SQLiteStore:
         swapped: bool = await self._run(self._changing, int, self._transaction, swap, params, list(also), quota, index)
         return swapped
 
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """Every write in one transaction (one commit, one trip to the worker thread)."""
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        """Every write in one transaction (one commit, one trip to the worker thread); ``whole``: rolled back at
+        the first write that fails."""
         if not writes:
             return []
         swaps = self._swaps_within
-        results: list[bool | QuotaExceededError] = await self._run(
-            self._changing, _written, self._transaction, swaps, list(writes), now
-        )
+        try:
+            results: list[bool | QuotaExceededError] = await self._run(
+                self._changing, _written, self._transaction, swaps, list(writes), now, whole
+            )
+        except NotWholeError as exc:
+            return exc.results
         return results
 
     async def search(
@@ -368,7 +375,7 @@ class SQLiteStore:
             self._rowcount(statements.DELETE, address._asdict())
         return True
 
-    def _swaps_within(self, writes: list[Write], now: float) -> list[bool | QuotaExceededError]:
+    def _swaps_within(self, writes: list[Write], now: float, whole: bool) -> list[bool | QuotaExceededError]:
         results: list[bool | QuotaExceededError] = []
         for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
             params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected}
@@ -377,6 +384,8 @@ class SQLiteStore:
                 results.append(self._swap_within(params, list(also), quota, postings))
             except QuotaExceededError as exc:
                 results.append(exc)
+            if whole and results[-1] is not True:
+                raise NotWholeError(results, len(writes))  # the transaction is rolled back
         return results
 
     async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
