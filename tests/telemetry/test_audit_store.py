@@ -42,7 +42,8 @@ async def test_the_store_answers_what_entered_a_call_and_which_calls_changed_a_k
     hashed = key_hash(Keyring([SECRET]), "user", f"signature:{MARKER}")
     # which calls changed this key: one write, by set_signature, from nour's hashed id
     [changed] = audit.changed(key=hashed)
-    assert (changed["tool"], changed["method"], changed["db_operation"]) == ("set_signature", "tools/call", "write")
+    assert (changed["tool"], changed["method"], changed["operation"]) == ("set_signature", "tools/call", "write")
+    assert changed["db_operation"] == "swap_many"  # the value and its change history (history=3) in one store call
     assert audit.changed(label="signature") == [changed]
     # what memory entered each draft_reply: by its trace id, then by its request id narrowed to its caller
     drafts = [line for line in audit.lines() if line["tool"] == "draft_reply"]
@@ -85,7 +86,8 @@ async def test_mcpkit_audit_asks_the_store_and_the_file_the_same_questions(tmp_p
         call = ("--request-id", record["request_id"], "--caller", record["caller"])
         entered = _mcpkit("audit", "entered", source, *call)
         answers[source] = [json.loads(line)["db_operation"] for line in entered.stdout.splitlines()]
-    assert list(answers.values()) == [["write", "read", "swap"]] * 2  # the value, then its change history
+    # the history read, then the value and its change history written in one store call
+    assert list(answers.values()) == [["read", "swap_many", "swap_many"]] * 2
     nothing = _mcpkit("audit", "changed", str(tmp_path / "audit.jsonl"), "--label", "nothing")
     assert (nothing.stdout, nothing.stderr.startswith("no record answers")) == ("", True)
     missing = _mcpkit("audit", "changed", str(tmp_path / "gone.db"), "--key", hashed, code=2)
