@@ -13,8 +13,8 @@ from mcpkit_search import Embedder
 
 from ..base import Place, RememberConflictError, backoff
 from ..index import Semantic
-from ..sealing import Keyring
-from ..stores import Quota, QuotaExceededError, Store
+from ..sealing import Keyring, UndecryptableError
+from ..stores import Address, Entry, Quota, QuotaExceededError, Store
 from ..vault import Observed, Sealed, Swap, Vault
 from ._format import ExportFileError, Item, item_of
 from ._lines import LineReader
@@ -75,6 +75,12 @@ def _mapped(item: Item, users: Mapping[str, str], allow_global: bool, only: set[
                 f"map it: --map-user {owner[1]}=NEW_USER_ID",
             )
         return ["u", user]
+    if owner[0] == "s" and only is not None:
+        raise ExportFileError(
+            line,
+            "a value of a session, which belongs to no user: an import of some users' values (--user) takes no "
+            "session's; export those users alone (export --user), or import the whole file without --user",
+        )
     return owner
 
 
@@ -140,11 +146,13 @@ async def import_memory(
 
 
 class _Chunk(NamedTuple):
-    """Values of the file sealed for one store call: all of them, which were free, and those sealed."""
+    """Values of the file sealed for one store call: all of them, which were free, those sealed, and those whose
+    outcome the store's copy settled without a write (``unchanged`` or ``kept``)."""
 
     pending: list[_Pending]
     free: list[int]
     sealed: Sealed
+    settled: dict[int, str]
 
 
 class _Chunks:
@@ -163,12 +171,17 @@ class _Chunks:
         """Seal ``pending``'s free values while the chunk before is written (an embedder's vector shards: after)."""
         vault, now = self._vault, self._now
         free: list[int] = []
+        settled: dict[int, str] = {}
         swaps: list[Swap] = []
         if pending and len(vault.keyring) == 1 and not vault.store.legacy:
             keyring = vault.keyring
             addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
             entries = await vault.store.get_many(addresses, now)  # (a key the chunk before takes is found again)
-            free = [index for index, entry in enumerate(entries) if entry is None]
+            for index, entry in enumerate(entries):
+                if entry is None:
+                    free.append(index)
+                elif (outcome := self._settled(addresses[index], entry, pending[index][1])) is not None:
+                    settled[index] = outcome
             for index in free:
                 _, item, place = pending[index]
                 swaps.append(await _swap_of(vault, item, place, Observed(None, ((addresses[index], None),)), now))
@@ -181,7 +194,21 @@ class _Chunks:
             if writing is not None and self._ready is not None:
                 ready, self._ready = self._ready, None
                 await self._finish(ready, await writing)
-        self._ready = _Chunk(pending, free, sealed)
+        self._ready = _Chunk(pending, free, sealed, settled)
+
+    def _settled(self, address: Address, entry: Entry, item: Item) -> str | None:
+        """What the store's copy of a value decides with no write: "unchanged" when it is the file's value, byte for
+        byte, of the same write time (a second import of a file); "kept" when ``skip`` keeps any live copy; None when
+        a compare-and-set must decide (or the copy cannot be read here)."""
+        try:
+            payload, _ = self._vault.open_record(address, entry)
+        except (UndecryptableError, ValueError):
+            return None
+        if not payload.live(self._now):
+            return None
+        if payload.written_at == item.updated and payload.value_json == item.value_json:
+            return "unchanged"
+        return "kept" if self._on_conflict == "skip" else None
 
     async def flush(self) -> None:
         """Write the chunk sealed last."""
@@ -192,8 +219,13 @@ class _Chunks:
     async def _finish(self, chunk: _Chunk, results: list[bool | QuotaExceededError]) -> None:
         """Count what the chunk's store call did, then write the chunk's other values one by one."""
         report = self._report
-        done: set[int] = set()
+        done: set[int] = set(chunk.settled)
         refused: list[int] = []
+        for outcome in chunk.settled.values():
+            if outcome == "unchanged":
+                report.unchanged += 1
+            else:
+                report.kept += 1
         for index, result in zip(chunk.free, results, strict=True):
             if result is True:
                 report.imported += 1
