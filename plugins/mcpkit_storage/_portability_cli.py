@@ -87,8 +87,15 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
     import_cmd.add_argument(
         "--global", dest="allow_global", action="store_true", help="let the file write the global scope"
     )
-    import_cmd.add_argument("--max-values", type=int, metavar="N", help="quota: values per owner and bucket")
-    import_cmd.add_argument("--max-bytes", type=int, metavar="N", help="quota: bytes per owner and bucket")
+    import_cmd.add_argument(
+        "--max-values",
+        type=int,
+        metavar="N",
+        help="quota for every bucket: values per owner and bucket (default: the quotas the store's servers recorded)",
+    )
+    import_cmd.add_argument(
+        "--max-bytes", type=int, metavar="N", help="quota for every bucket: bytes per owner and bucket (as above)"
+    )
     import_cmd.add_argument(
         "--semantic", action="store_true", help="also embed each searchable value with mcpkit[semantic]'s local model"
     )
