@@ -27,7 +27,6 @@ from .. import (
     Record,
     StoreUnavailableError,
     Write,
-    swap_each,
 )
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
@@ -204,6 +203,49 @@ class RedisStore:
         quota: Quota | None = None,
         index: Postings | None = None,
     ) -> bool:
+        args, keys = self._swap_arguments(owner, bucket, key, expected, data, expires_at, now, also, quota, index)
+        return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
+
+    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """Each write by its own ``SWAP`` script (each atomic, as ``swap``), all in one pipeline (``pipelined``)."""
+        return await self._swaps_pipelined(writes, now)
+
+    async def _swaps_pipelined(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
+        """The ``SWAP`` of each write, sent in one pipeline (not a transaction): one round trip for them all (and
+        the pipeline's check that the script is loaded); each stays atomic on its own, and each answer is its own."""
+        if not writes:
+            return []
+        script = self._scripts["SWAP"]
+        with self._reaching(writing=True):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+                    args, keys = self._swap_arguments(
+                        owner, bucket, key, expected, data, expires_at, now, also, quota, postings
+                    )
+                    await script(keys=keys, args=[repr(float(now)), str(EXPIRY_MARGIN_MS), *args], client=pipe)
+                codes = await pipe.execute()
+        results: list[bool | QuotaExceededError] = []
+        for code, write in zip(codes, writes, strict=True):
+            try:
+                results.append(wire.outcome(code, write.quota))
+            except QuotaExceededError as exc:
+                results.append(exc)
+        return results
+
+    def _swap_arguments(
+        self,
+        owner: str,
+        bucket: str,
+        key: str,
+        expected: bytes | None,
+        data: bytes,
+        expires_at: float | None,
+        now: float,
+        also: Sequence[Expectation],
+        quota: Quota | None,
+        index: Postings | None,
+    ) -> tuple[list[str | bytes], list[str]]:
+        """The ``SWAP`` script's arguments (after the time and margin) and declared keys for one write."""
         self._check(owner, bucket)
         writing = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
         args = [*writing, *wire.expecting(expected)]
@@ -213,11 +255,7 @@ class RedisStore:
             self._check(other_owner, other_bucket)
             args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
             keys += self._declared(other_owner, other_bucket, other_key)
-        return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
-
-    async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each."""
-        return await swap_each(self, writes, now)
+        return args, keys
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
