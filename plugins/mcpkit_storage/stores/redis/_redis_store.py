@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractContextManager
@@ -30,6 +29,7 @@ from .. import (
 )
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
+from ._redis_pipeline import pipelined, swap_answers
 
 __all__ = ["RedisStore"]
 
@@ -153,7 +153,7 @@ class RedisStore:
         index: Postings | None = None,
     ) -> None:
         self._check(owner, bucket)
-        args = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
+        args = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
         wire.outcome(await self._call("PUT", now, *args, keys=self._declared(owner, bucket, key)), quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
@@ -203,53 +203,27 @@ class RedisStore:
         quota: Quota | None = None,
         index: Postings | None = None,
     ) -> bool:
-        args, keys = self._swap_arguments(owner, bucket, key, expected, data, expires_at, now, also, quota, index)
+        args, keys = self._swap_arguments(
+            Write(owner, bucket, key, expected, data, expires_at, also, quota, index), now
+        )
         return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
 
     async def swap_many(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """Each write by its own ``SWAP`` script (each atomic, as ``swap``), all in one pipeline (``pipelined``)."""
-        return await self._swaps_pipelined(writes, now)
-
-    async def _swaps_pipelined(self, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
-        """The ``SWAP`` of each write, sent in one pipeline (not a transaction): one round trip for them all (and
-        the pipeline's check that the script is loaded); each stays atomic on its own, and each answer is its own."""
+        """Each write by its own ``SWAP`` script (each atomic, as ``swap``), all in one pipeline: one round trip."""
         if not writes:
             return []
-        script = self._scripts["SWAP"]
+        margin = [repr(float(now)), str(EXPIRY_MARGIN_MS)]  # what ``_call`` puts first
+        calls = [([*margin, *args], keys) for args, keys in (self._swap_arguments(write, now) for write in writes)]
         with self._reaching(writing=True):
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
-                    args, keys = self._swap_arguments(
-                        owner, bucket, key, expected, data, expires_at, now, also, quota, postings
-                    )
-                    await script(keys=keys, args=[repr(float(now)), str(EXPIRY_MARGIN_MS), *args], client=pipe)
-                codes = await pipe.execute()
-        results: list[bool | QuotaExceededError] = []
-        for code, write in zip(codes, writes, strict=True):
-            try:
-                results.append(wire.outcome(code, write.quota))
-            except QuotaExceededError as exc:
-                results.append(exc)
-        return results
+            codes = await pipelined(self._redis, self._scripts["SWAP"], calls)
+        return swap_answers(codes, writes)
 
-    def _swap_arguments(
-        self,
-        owner: str,
-        bucket: str,
-        key: str,
-        expected: bytes | None,
-        data: bytes,
-        expires_at: float | None,
-        now: float,
-        also: Sequence[Expectation],
-        quota: Quota | None,
-        index: Postings | None,
-    ) -> tuple[list[str | bytes], list[str]]:
+    def _swap_arguments(self, write: Write, now: float) -> tuple[list[str | bytes], list[str]]:
         """The ``SWAP`` script's arguments (after the time and margin) and declared keys for one write."""
+        owner, bucket, key, expected, data, expires_at, also, quota, index = write
         self._check(owner, bucket)
-        writing = self._writing(owner, bucket, key, data, expires_at, now, quota, index)
-        args = [*writing, *wire.expecting(expected)]
-        args.append(str(len(also)))
+        writing = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
+        args = [*writing, *wire.expecting(expected), str(len(also))]
         keys = self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
         for (other_owner, other_bucket, other_key), bytes_there in also:
             self._check(other_owner, other_bucket)
@@ -324,25 +298,6 @@ class RedisStore:
                     return False
                 if time.monotonic() > deadline:
                     return True  # too big a keyspace to be sure now: assume so, and look again at the next start
-
-    def _writing(
-        self,
-        owner: str,
-        bucket: str,
-        key: str,
-        data: bytes,
-        expires_at: float | None,
-        now: float,
-        quota: Quota | None,
-        index: Postings | None,
-    ) -> list[str | bytes]:
-        """The arguments PUT and SWAP share: address, value bytes, Redis' expiry, index score, quota, postings."""
-        value = wire.HEADER.pack(math.inf if expires_at is None else expires_at) + data
-        px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + EXPIRY_MARGIN_MS)
-        score = "inf" if expires_at is None else repr(float(expires_at))
-        limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
-        spec = "" if index is None else " ".join([str(index.length), *map(wire.posting, index.terms.items())])
-        return [self._base(owner), bucket, key, value, px, score, *limits, spec]
 
     async def _call(
         self, script: str, now: float, *args: str | bytes, keys: Sequence[str] = (), writing: bool = True

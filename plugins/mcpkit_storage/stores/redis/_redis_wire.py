@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from redis import exceptions as redis_errors
 
-from .. import Entry, Quota, QuotaExceededError, StoreUnavailableError
+from .. import Entry, Postings, Quota, QuotaExceededError, StoreUnavailableError
 from . import _redis_scripts as lua
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "term",
     "texts",
     "unpack",
+    "writing",
 ]
 
 #: Hex digits of a blind term in the search index's member names (63 bits, zero-padded).
@@ -136,3 +137,24 @@ def reaching(where: str, *, writing: bool = False) -> Iterator[None]:
     except redis_errors.ResponseError as exc:
         maybe_applied = writing and not isinstance(exc, _REFUSED_BEFORE_RUNNING)
         raise StoreUnavailableError(f"Redis at {where} refused: {exc}", maybe_applied=maybe_applied) from exc
+
+
+def writing(
+    base: str,
+    bucket: str,
+    key: str,
+    data: bytes,
+    expires_at: float | None,
+    now: float,
+    quota: Quota | None,
+    index: Postings | None,
+    margin_ms: int,
+) -> list[str | bytes]:
+    """The arguments PUT and SWAP share: address, value bytes, Redis' expiry (``margin_ms`` past the deadline), index
+    score, quota, postings."""
+    value = HEADER.pack(math.inf if expires_at is None else expires_at) + data
+    px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + margin_ms)
+    score = "inf" if expires_at is None else repr(float(expires_at))
+    limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
+    spec = "" if index is None else " ".join([str(index.length), *map(posting, index.terms.items())])
+    return [base, bucket, key, value, px, score, *limits, spec]
