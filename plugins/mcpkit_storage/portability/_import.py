@@ -138,13 +138,15 @@ async def import_memory(
     reader = LineReader(lines, key, plaintext=plaintext)
     # Every bucket may be searchable: each record says whether its value was (``indexed``), and so it is again.
     vault = Vault(store, keyring, search_all=True, semantic=None if embedder is None else Semantic(embedder))
+    quota_of: Callable[[str], Quota | None]
     if quota is not None:
-        held: dict[str, Quota] | None = None
+        held, quota_of = {"*": quota}, (lambda _: quota)
     else:
         held = dict(recorded_quotas(await store.notes()) if quotas is None else quotas)
-    report = ImportReport(quotas={"*": quota} if quota is not None else dict(held or {}))
+        quota_of = _quota_of(held)
+    report = ImportReport(quotas=held)
     now = time.time() if now is None else now
-    chunks = _Chunks(vault, on_conflict, (lambda _: quota) if held is None else _quota_of(held), now, report)
+    chunks = _Chunks(vault, on_conflict, quota_of, now, report)
     pending: list[_Pending] = []
     try:
         for line, record in reader.records():
