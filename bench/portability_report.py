@@ -33,6 +33,8 @@ def portability_section(figures: dict[str, Any]) -> list[str]:
     ]
     if "import_indexed_values_per_cpu_s" in figures:  # per second of the process's CPU: what a busy machine moves least
         lines.insert(-1, f"| import, per second of CPU | {figures['import_indexed_values_per_cpu_s']:,.0f} | |")
+    if "import_again_values_per_cpu_s" in figures:
+        lines.append(f"| import again, per second of CPU | {figures['import_again_values_per_cpu_s']:,.0f} | |")
     lines += [
         "",
         f"A sealed file takes {figures['file_bytes_per_value']:.0f} bytes per value.",

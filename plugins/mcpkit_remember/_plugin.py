@@ -18,6 +18,7 @@ from mcpkit_storage import (
     VaultTaskStore,
     keyring_from,
     make_store,
+    record_quotas,
     register_namespace,
     store_config,
 )
@@ -121,6 +122,8 @@ class RememberPlugin(BackedPlugin):
         if semantic is not None:
             await semantic.start()  # its model loads in the background: the server answers meanwhile
         self._semantic = semantic
+        # Where ``mcpkit remember import`` reads them: it holds a file's values to the quotas the server keeps.
+        await record_quotas(vault.store, {"": self.quota, NOTES_NAMESPACE: self.quota})
         self._policy = RememberPolicy(
             vault,
             self._clock,

@@ -40,6 +40,7 @@ from .base import (
     check_ttl,
     encode_value,
     place_for,
+    record_quotas,
     register_namespace,
     usable,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "provenance_of",
     "read_many_in_thread",
     "record",
+    "record_quotas",
     "register_namespace",
     "seal_meta",
     "search",

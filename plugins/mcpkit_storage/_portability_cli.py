@@ -7,12 +7,13 @@ import getpass
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import IO, Any
 
 from mcpkit import ConfigurationError
 from mcpkit_search import MiniLM, SemanticUnavailableError
 
+from ._progress import Progress
 from .admin import NOTHING_PURGED, add_user_arguments, purge_target
 from .backing import StoreConfig
 from .portability import (
@@ -87,8 +88,15 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
     import_cmd.add_argument(
         "--global", dest="allow_global", action="store_true", help="let the file write the global scope"
     )
-    import_cmd.add_argument("--max-values", type=int, metavar="N", help="quota: values per owner and bucket")
-    import_cmd.add_argument("--max-bytes", type=int, metavar="N", help="quota: bytes per owner and bucket")
+    import_cmd.add_argument(
+        "--max-values",
+        type=int,
+        metavar="N",
+        help="quota for every bucket: values per owner and bucket (default: the quotas the store's servers recorded)",
+    )
+    import_cmd.add_argument(
+        "--max-bytes", type=int, metavar="N", help="quota for every bucket: bytes per owner and bucket (as above)"
+    )
     import_cmd.add_argument(
         "--semantic", action="store_true", help="also embed each searchable value with mcpkit[semantic]'s local model"
     )
@@ -128,13 +136,23 @@ def _sealing_key(args: argparse.Namespace, *, confirm: bool) -> SealingKey | Non
 
 
 @contextmanager
-def _progress(verb: str) -> Iterator[Callable[[int], None] | None]:
-    """A count on standard error while a terminal shows it, else nothing."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    yield lambda count: print(f"\r{verb} {count:,} values", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+def _progress(verb: str, lines: IO[bytes] | None = None) -> Iterator[Progress]:
+    """How far the command has got, on standard error: with ``lines`` (a file being read), a bar of its bytes read."""
+    size = None
+    if lines is not None:
+        with suppress(OSError):
+            size = os.fstat(lines.fileno()).st_size
+    progress = Progress(
+        verb,
+        sys.stderr,
+        terminal=sys.stderr.isatty(),
+        total=size,
+        done=None if lines is None else lines.tell,
+    )
+    try:
+        yield progress
+    finally:
+        progress.close()
 
 
 def _export_command(args: argparse.Namespace, execute: Execute) -> int:
@@ -194,7 +212,7 @@ def _import_command(args: argparse.Namespace, execute: Execute) -> int:
 
     async def imported(store: Store, keyring: Keyring) -> ImportReport:
         try:
-            with _progress("imported") as progress:
+            with _progress("imported", lines) as progress:
                 return await import_memory(
                     store,
                     keyring,

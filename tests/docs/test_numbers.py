@@ -68,6 +68,7 @@ import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
 import mcpkit_search._typos as typos
 import mcpkit_storage._portability_cli as portability_cli
+import mcpkit_storage._progress as progress
 import mcpkit_storage.admin._purge as purge
 import mcpkit_storage.admin._rollout as rollout
 import mcpkit_storage.backing._backing as backing
@@ -77,6 +78,7 @@ import mcpkit_storage.index._index as index
 import mcpkit_storage.index._semantic as semantic
 import mcpkit_storage.index._shard_layout as shard
 import mcpkit_storage.index._shard_tree as shards
+import mcpkit_storage.portability._import as portability_import
 import mcpkit_storage.portability._sealing as portability_sealing
 import mcpkit_storage.retrieval._search as search
 import mcpkit_storage.retrieval._sharded_search as sharded
@@ -177,6 +179,9 @@ ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(sign
 
 STATED = [
     Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
+    Stated("portability.md", "empty, longer than {} characters", values.MAX_KEY_LENGTH),
+    Stated("portability.md", "which keys of {} values are free", portability_import._CHUNK),
+    Stated("portability.md", "(plain: every {:,} values)", progress.PLAIN_STEP),
     Stated(
         "observability.md",
         "under a key derived from `REMEMBER_SECRET`, {} hex digits",

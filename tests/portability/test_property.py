@@ -30,7 +30,7 @@ JSON = st.recursive(
 ENTRY = st.tuples(
     st.sampled_from([["u", "nour"], ["u", "sam:🌲"], ["s", "session-1"], ["g"]]),
     st.sampled_from(["user", "tool.mem", "history.user", "context.user.notes"]),
-    st.text(min_size=1, max_size=20),
+    st.text(min_size=1, max_size=20).filter(str.isprintable),  # a key a tool could write (check_key's)
     JSON,
     st.none() | st.floats(min_value=0.001, max_value=10 * 365 * 86400.0),
 )

@@ -11,7 +11,7 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from mcpkit_storage.stores._store import Address, Entry, Quota, StoreUnavailableError
+from mcpkit_storage.stores._store import Address, Entry, Quota, StoreUnavailableError, Write
 from mcpkit_storage.stores.redis import _redis_scripts as lua
 from mcpkit_storage.stores.redis._redis_scripts import SWAP_MARKER_MS
 from mcpkit_storage.stores.redis._redis_store import EXPIRY_MARGIN_MS, RedisStore
@@ -62,6 +62,29 @@ async def test_each_operation_is_one_round_trip(store: RedisStore, monkeypatch: 
     assert await trips.of(store.delete(OWNER, "user", "k", now)) == 1
     assert await trips.of(store.delete_bucket(OWNER, "user", now)) == 1
     assert await trips.of(store.delete_owner(OWNER)) == 1
+
+
+async def test_swap_many_sends_its_writes_in_one_pipeline_each_answered_on_its_own(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = time.time()
+    await store.put(OWNER, "user", "taken", b"there", None, now)
+    writes = [Write(OWNER, "user", f"k{n}", None, b"v", None, (), None, None) for n in range(50)]
+    writes.append(Write(OWNER, "user", "taken", b"not what is there", b"v", None, (), None, None))
+    trips = RoundTrips(monkeypatch)
+
+    answers: list[object] = []
+
+    async def swapped() -> None:
+        answers.extend(await store.swap_many(writes, now))
+
+    sent = await trips.of(swapped())
+
+    assert sent == 2  # the pipeline's check that SWAP is loaded, then the 51 SWAPs together
+    assert answers == [True] * 50 + [False]
+    assert await store.swap_many(writes[:1], now) == [True]  # resent: it is there as written
+    assert [await store.get(OWNER, "user", f"k{n}", now) for n in (0, 49)] == [Entry(b"v", None)] * 2
+    assert await store.get(OWNER, "user", "taken", now) == Entry(b"there", None)
 
 
 async def test_open_reads_the_layout_and_loads_the_scripts_in_one_round_trip_once_the_layout_is_known(

@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 
 import pydantic_core
 
-from ..base import SCOPES
+from ..base import MAX_KEY_LENGTH, SCOPES, RememberInvalidError, check_key, is_internal_key
 from ..sealing import SOURCES, Provenance, is_event_time, origin_bytes, seal_meta
+from ..vault import VERSIONS_KEY
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
 
@@ -114,6 +115,7 @@ def item_of(record: dict[str, Any]) -> Item:
     bucket, key = record.get("bucket"), record.get("key")
     if not isinstance(bucket, str) or not bucket or not isinstance(key, str):
         raise ValueError('its "bucket" or "key" is missing or not text')
+    _check_key(key)
     if "value" not in record:
         raise ValueError('it has no "value"')
     ttl, updated = record.get("ttl"), record.get("updated")
@@ -127,6 +129,24 @@ def item_of(record: dict[str, Any]) -> Item:
         raise ValueError('its "indexed" is not true or false')
     value_json = pydantic_core.to_json(record["value"])
     return Item(owner, bucket, key, value_json, ttl, updated, indexed, _meta_of(record))
+
+
+def _check_key(key: str) -> None:
+    """A record's key is one the API could write, or a key's change history (``VERSIONS_KEY`` and such a key): a
+    crafted file writes no other internal entry (a vector shard, a future family) and no key ``check_key`` refuses."""
+    caller_key = key.removeprefix(VERSIONS_KEY)
+    if is_internal_key(caller_key):
+        raise ValueError(
+            "its key is an internal entry's (only a key's change history is exported): the file was not written "
+            "by mcpkit export, or was changed"
+        )
+    try:
+        check_key(caller_key)
+    except RememberInvalidError:  # its message shows the key, which an import's errors never do
+        raise ValueError(
+            f"its key is not one a tool could write (empty, longer than {MAX_KEY_LENGTH} characters, or with control "
+            "characters): the file was not written by mcpkit export, or was changed"
+        ) from None
 
 
 def _provenance_object(provenance: Provenance) -> dict[str, Any]:

@@ -12,12 +12,12 @@ from typing import Any, Literal, NamedTuple, get_args
 
 from mcpkit_search import Embedder
 
-from ..base import Place, RememberConflictError, backoff
+from ..base import Place, RememberConflictError, backoff, recorded_quotas
 from ..index import Semantic
-from ..sealing import Keyring
-from ..stores import Quota, QuotaExceededError, Store
+from ..sealing import Keyring, UndecryptableError
+from ..stores import Address, Entry, Quota, QuotaExceededError, Store
 from ..vault import VERSIONS_KEY, Observed, Sealed, Swap, Vault, shifted_json
-from ._format import ExportFileError, Item, item_of
+from ._format import ExportFileError, Item, item_of, scope_of
 from ._lines import LineReader
 from ._sealing import SealingKey
 
@@ -44,6 +44,9 @@ class ImportReport:
     unchanged: int = 0
     kept: int = 0
     over_quota: list[int] = field(default_factory=list)
+    #: The quotas held, by namespace (``""``: remember's own buckets; ``"*"``: one given for every bucket), given or
+    #: those the store's servers recorded.
+    quotas: dict[str, Quota] = field(default_factory=dict)
 
     def __str__(self) -> str:
         text = f"imported {self.imported} values, {self.unchanged} already there as in the file"
@@ -55,7 +58,22 @@ class ImportReport:
             text += (
                 f"; {len(self.over_quota)} did not fit their bucket's quota and were not written (lines {lines}{more})"
             )
+        if self.quotas:
+            held = ", ".join(
+                f"{_NAMESPACE_NAMES.get(name, name + '*')} {_limits(quota)}" for name, quota in self.quotas.items()
+            )
+            text += f"; quotas held per owner and bucket: {held}"
         return text
+
+
+_NAMESPACE_NAMES = {"*": "every bucket", "": "remember's buckets"}
+
+
+def _limits(quota: Quota) -> str:
+    limits = [
+        f"{limit:,} {unit}" for limit, unit in ((quota.values, "values"), (quota.bytes, "bytes")) if limit is not None
+    ]
+    return " and ".join(limits) or "no limit"
 
 
 def _mapped(item: Item, users: Mapping[str, str], allow_global: bool, only: set[str] | None, line: int) -> list[str]:
@@ -76,6 +94,12 @@ def _mapped(item: Item, users: Mapping[str, str], allow_global: bool, only: set[
                 f"map it: --map-user {owner[1]}=NEW_USER_ID",
             )
         return ["u", user]
+    if owner[0] == "s" and only is not None:
+        raise ExportFileError(
+            line,
+            "a value of a session, which belongs to no user: an import of some users' values (--user) takes no "
+            "session's; export those users alone (export --user), or import the whole file without --user",
+        )
     return owner
 
 
@@ -91,6 +115,7 @@ async def import_memory(
     only_users: Iterable[str] | None = None,
     allow_global: bool = False,
     quota: Quota | None = None,
+    quotas: Mapping[str, Quota] | None = None,
     embedder: Embedder | None = None,
     now: float | None = None,
     progress: Callable[[int], None] | None = None,
@@ -100,7 +125,9 @@ async def import_memory(
 
     A value whose key is there already is kept (``skip``), replaced (``replace``), or replaced when the file's is
     newer (``newer``); one equal to the file's is left as it is, so importing a file twice changes nothing. Each
-    value lands whole or not at all; ``quota`` (per owner and bucket) refuses what does not fit, listed in the report.
+    value lands whole or not at all, and one that does not fit its quota (per owner and bucket) is refused, listed in
+    the report: ``quota`` for every bucket; else ``quotas`` by namespace (``""``: remember's own buckets); else the
+    quotas the store's servers recorded when they started (``record_quotas``).
     ``users`` maps user ids of the file to those to write under; ``only_users``: the file may hold no other user's
     values. ``allow_global``: the file may write the global scope. A bad file raises ``ExportFileError`` naming the
     line; the values before it are imported. Time left to live is kept: a value with an hour left has an hour left.
@@ -112,10 +139,16 @@ async def import_memory(
     reader = LineReader(lines, key, plaintext=plaintext)
     # Every bucket may be searchable: each record says whether its value was (``indexed``), and so it is again.
     vault = Vault(store, keyring, search_all=True, semantic=None if embedder is None else Semantic(embedder))
-    report = ImportReport()
+    quota_of: Callable[[str], Quota | None]
+    if quota is not None:
+        held, quota_of = {"*": quota}, (lambda _: quota)
+    else:
+        held = dict(recorded_quotas(await store.notes()) if quotas is None else quotas)
+        quota_of = _quota_of(held)
+    report = ImportReport(quotas=held)
     now = time.time() if now is None else now
     shift = _clock_shift(reader.header, now)
-    chunks = _Chunks(vault, on_conflict, quota, now, report)
+    chunks = _Chunks(vault, on_conflict, quota_of, now, report)
     pending: list[_Pending] = []
     try:
         for line, record in reader.records():
@@ -143,12 +176,19 @@ async def import_memory(
     return report
 
 
+def _quota_of(quotas: Mapping[str, Quota]) -> Callable[[str], Quota | None]:
+    """A bucket's quota: its namespace's."""
+    return lambda bucket: quotas.get(scope_of(bucket)[0])
+
+
 class _Chunk(NamedTuple):
-    """Values of the file sealed for one store call: all of them, which were free, and those sealed."""
+    """Values of the file sealed for one store call: all of them, which were free, those sealed, and those whose
+    outcome the store's copy settled without a write (``unchanged`` or ``kept``)."""
 
     pending: list[_Pending]
     free: list[int]
     sealed: Sealed
+    settled: dict[int, str]
 
 
 class _Chunks:
@@ -158,21 +198,32 @@ class _Chunks:
     writer took meanwhile, are then written one by one."""
 
     def __init__(
-        self, vault: Vault, on_conflict: Conflicts, quota: Quota | None, now: float, report: ImportReport
+        self,
+        vault: Vault,
+        on_conflict: Conflicts,
+        quota_of: Callable[[str], Quota | None],
+        now: float,
+        report: ImportReport,
     ) -> None:
-        self._vault, self._on_conflict, self._quota, self._now, self._report = vault, on_conflict, quota, now, report
+        self._vault, self._on_conflict, self._quota_of, self._now = vault, on_conflict, quota_of, now
+        self._report = report
         self._ready: _Chunk | None = None  # sealed, not yet written
 
     async def add(self, pending: list[_Pending]) -> None:
         """Seal ``pending``'s free values while the chunk before is written (an embedder's vector shards: after)."""
         vault, now = self._vault, self._now
         free: list[int] = []
+        settled: dict[int, str] = {}
         swaps: list[Swap] = []
         if pending and len(vault.keyring) == 1 and not vault.store.legacy:
             keyring = vault.keyring
             addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
             entries = await vault.store.get_many(addresses, now)  # (a key the chunk before takes is found again)
-            free = [index for index, entry in enumerate(entries) if entry is None]
+            for index, entry in enumerate(entries):
+                if entry is None:
+                    free.append(index)
+                elif (outcome := self._settled(addresses[index], entry, pending[index][1])) is not None:
+                    settled[index] = outcome
             for index in free:
                 _, item, place = pending[index]
                 swaps.append(await _swap_of(vault, item, place, Observed(None, ((addresses[index], None),)), now))
@@ -180,12 +231,42 @@ class _Chunks:
             await self.flush()
         writing = None if self._ready is None else asyncio.ensure_future(vault.write_sealed(self._ready.sealed, now))
         try:
-            sealed = await vault.seal_many(swaps, now, self._quota)
+            sealed = await self._sealed(swaps)
         finally:
             if writing is not None and self._ready is not None:
                 ready, self._ready = self._ready, None
                 await self._finish(ready, await writing)
-        self._ready = _Chunk(pending, free, sealed)
+        self._ready = _Chunk(pending, free, sealed, settled)
+
+    async def _sealed(self, swaps: list[Swap]) -> Sealed:
+        """``swaps`` sealed in file order, each run of one quota's with it (a chunk has one run, or a few)."""
+        sealed = Sealed([], [], [])
+        start = 0
+        while start < len(swaps):
+            quota = self._quota_of(swaps[start].place.bucket)
+            end = start + 1
+            while end < len(swaps) and self._quota_of(swaps[end].place.bucket) == quota:
+                end += 1
+            run = await self._vault.seal_many(swaps[start:end], self._now, quota)
+            sealed.places.extend(run.places)
+            sealed.writes.extend(run.writes)
+            sealed.sharded.extend(run.sharded)
+            start = end
+        return sealed
+
+    def _settled(self, address: Address, entry: Entry, item: Item) -> str | None:
+        """What the store's copy of a value decides with no write: "unchanged" when it is the file's value, byte for
+        byte, of the same write time (a second import of a file); "kept" when ``skip`` keeps any live copy; None when
+        a compare-and-set must decide (or the copy cannot be read here)."""
+        try:
+            payload, _ = self._vault.open_record(address, entry)
+        except (UndecryptableError, ValueError):
+            return None
+        if not payload.live(self._now):
+            return None
+        if payload.written_at == item.updated and payload.value_json == item.value_json:
+            return "unchanged"
+        return "kept" if self._on_conflict == "skip" else None
 
     async def flush(self) -> None:
         """Write the chunk sealed last."""
@@ -196,8 +277,13 @@ class _Chunks:
     async def _finish(self, chunk: _Chunk, results: list[bool | QuotaExceededError]) -> None:
         """Count what the chunk's store call did, then write the chunk's other values one by one."""
         report = self._report
-        done: set[int] = set()
+        done: set[int] = set(chunk.settled)
         refused: list[int] = []
+        for outcome in chunk.settled.values():
+            if outcome == "unchanged":
+                report.unchanged += 1
+            else:
+                report.kept += 1
         for index, result in zip(chunk.free, results, strict=True):
             if result is True:
                 report.imported += 1
@@ -210,7 +296,8 @@ class _Chunks:
             if index in done:
                 continue
             try:
-                outcome = await _apply(self._vault, place, item, self._on_conflict, self._quota, self._now)
+                quota = self._quota_of(place.bucket)
+                outcome = await _apply(self._vault, place, item, self._on_conflict, quota, self._now)
             except QuotaExceededError:
                 refused.append(line)
                 continue

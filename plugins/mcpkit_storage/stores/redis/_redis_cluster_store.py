@@ -15,7 +15,7 @@ from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from .. import Address, Entry, Record, StoreUnavailableError
+from .. import Address, Entry, QuotaExceededError, Record, StoreUnavailableError, Write, swap_each
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
 from ._cluster_client import ClusterClient
@@ -145,6 +145,16 @@ class RedisClusterStore(RedisStore):
 
     async def _find_legacy(self, layout: bytes | None) -> bool:
         return False
+
+    async def swap_many(
+        self, writes: Sequence[Write], now: float, *, whole: bool = False
+    ) -> list[bool | QuotaExceededError]:
+        """Each write by its own ``SWAP``, one after the other on its slot's node (``_call``'s retries and ``WAIT``
+        each): a pipeline per node is not done yet. ``whole``: one ``SWAP_ALL`` on the one slot they share (a
+        value and its history share their owner's hash tag), as ``RedisStore`` makes it."""
+        if whole:
+            return await super().swap_many(writes, now, whole=True)
+        return await swap_each(self, writes, now)
 
     async def _call(
         self, script: str, now: float, *args: str | bytes, keys: Sequence[str] = (), writing: bool = True

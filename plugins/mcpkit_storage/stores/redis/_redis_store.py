@@ -26,10 +26,10 @@ from .. import (
     Record,
     StoreUnavailableError,
     Write,
-    swap_each,
 )
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
+from ._redis_pipeline import pipelined, swap_answers
 
 __all__ = ["RedisStore"]
 
@@ -203,39 +203,45 @@ class RedisStore:
         quota: Quota | None = None,
         index: Postings | None = None,
     ) -> bool:
-        self._check(owner, bucket)
-        writing = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
-        args = [*writing, *wire.expecting(expected)]
-        args.append(str(len(also)))
-        keys = self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
-        for (other_owner, other_bucket, other_key), bytes_there in also:
-            self._check(other_owner, other_bucket)
-            args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
-            keys += self._declared(other_owner, other_bucket, other_key)
+        args, keys = self._swap_arguments(
+            Write(owner, bucket, key, expected, data, expires_at, also, quota, index), now
+        )
         return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
 
     async def swap_many(
         self, writes: Sequence[Write], now: float, *, whole: bool = False
     ) -> list[bool | QuotaExceededError]:
-        """Each write by its own ``SWAP`` script, one after the other: each atomic, a round trip each; ``whole``:
-        all of them by one ``SWAP_ALL`` script (one round trip; on a cluster, all in one hash slot)."""
-        if not whole or not writes:
-            return await swap_each(self, writes, now)
-        args: list[str | bytes] = [str(len(writes))]
-        keys: list[str] = []
-        for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
-            self._check(owner, bucket)
-            writing = wire.writing(
-                self._base(owner), bucket, key, data, expires_at, now, quota, postings, EXPIRY_MARGIN_MS
-            )
-            args += [*writing, *wire.expecting(expected), str(len(also))]
-            keys += self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
-            for (other_owner, other_bucket, other_key), bytes_there in also:
-                self._check(other_owner, other_bucket)
-                args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
-                keys += self._declared(other_owner, other_bucket, other_key)
-        code, which = await self._call("SWAP_ALL", now, *args, keys=list(dict.fromkeys(keys)))
-        return wire.outcomes(int(code), int(which), [write.quota for write in writes])
+        """Each write by its own ``SWAP`` script (each atomic, as ``swap``), all in one pipeline: one round trip;
+        ``whole``: all of them by one ``SWAP_ALL`` script (one round trip; on a cluster, all in one hash slot)."""
+        if not writes:
+            return []
+        if whole:
+            args: list[str | bytes] = [str(len(writes))]
+            keys: list[str] = []
+            for write in writes:
+                more, declared = self._swap_arguments(write, now)
+                args += more
+                keys += declared
+            code, which = await self._call("SWAP_ALL", now, *args, keys=list(dict.fromkeys(keys)))
+            return wire.outcomes(int(code), int(which), [write.quota for write in writes])
+        margin = [repr(float(now)), str(EXPIRY_MARGIN_MS)]  # what ``_call`` puts first
+        calls = [([*margin, *args], keys) for args, keys in (self._swap_arguments(write, now) for write in writes)]
+        with self._reaching(writing=True):
+            codes = await pipelined(self._redis, self._scripts["SWAP"], calls)
+        return swap_answers(codes, writes)
+
+    def _swap_arguments(self, write: Write, now: float) -> tuple[list[str | bytes], list[str]]:
+        """The ``SWAP`` script's arguments (after the time and margin) and declared keys for one write."""
+        owner, bucket, key, expected, data, expires_at, also, quota, index = write
+        self._check(owner, bucket)
+        writing = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
+        args = [*writing, *wire.expecting(expected), str(len(also))]
+        keys = self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
+        for (other_owner, other_bucket, other_key), bytes_there in also:
+            self._check(other_owner, other_bucket)
+            args += [self._base(other_owner), other_bucket, other_key, *wire.expecting(bytes_there)]
+            keys += self._declared(other_owner, other_bucket, other_key)
+        return args, keys
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
