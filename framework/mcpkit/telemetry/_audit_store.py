@@ -61,6 +61,7 @@ class AuditStore(AuditSink):
         *,
         max_age: float = DEFAULT_STORE_MAX_AGE,
         clock: Callable[[], float] = time.time,
+        opened: sqlite3.Connection | None = None,
     ) -> None:
         if isinstance(max_age, bool) or not isinstance(max_age, int | float) or not max_age > 0:
             raise ConfigurationError(f"AuditStore(max_age=...) is a number of seconds above 0, not {max_age!r:.40}.")
@@ -70,8 +71,8 @@ class AuditStore(AuditSink):
         self._every = min(60.0, self.max_age / 10)
         self._next_sweep = 0.0
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._read_only = False
+        #: ``opened``: a connection ``reading`` made read-only (this instance then writes nothing).
+        self._db, self._read_only = opened, opened is not None
 
     def __repr__(self) -> str:
         return f"AuditStore({str(self.path or 'memory')!r}, max_age={self.max_age:g})"
@@ -90,9 +91,7 @@ class AuditStore(AuditSink):
         except Exception:
             db.close()
             raise
-        store = cls(path, max_age=float(recorded[0]) if recorded else float("inf"))
-        store._db, store._read_only = db, True
-        return store
+        return cls(path, max_age=float(recorded[0]) if recorded else float("inf"), opened=db)
 
     def write(self, record: Mapping[str, Any]) -> None:
         """Keep ``record`` as a row (its time ``at`` first); sweep the rows past ``max_age`` when one is due."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import os
 import sqlite3
@@ -31,6 +30,7 @@ from .. import (
 )
 from . import _sqlite_index as index_sql
 from . import _sqlite_sql as statements
+from ._merge_watch import MergeWatch
 from ._sqlite_connect import connect
 
 __all__ = ["SQLiteStore"]
@@ -60,10 +60,7 @@ class SQLiteStore:
         self._conn: sqlite3.Connection | None = None
         self._merge_every = merge_every
         self._changes = 0  # since this instance last merged
-        #: Told of each merge of the search index a call's job makes (start and end in ns, whether more is left),
-        #: on the worker thread in the call's context (``watch_merges``; an observed vault's merge spans).
-        self._merge_watch: Callable[[int, int, bool], None] | None = None
-        self._merge_wanted: Callable[[], bool] = bool
+        self._merges = MergeWatch()  # an observed vault's merge spans (``watch_merges``)
         self.legacy = False
         self.placed = False
 
@@ -71,9 +68,8 @@ class SQLiteStore:
         return f"SQLiteStore({str(self._path)!r})"
 
     def watch_merges(self, watch: Callable[[int, int, bool], None], wanted: Callable[[], bool]) -> None:
-        """Tell ``watch`` of each merge step a call's change makes, in that call's context (its span current), for
-        the calls made while ``wanted()`` (a span records, say: the others pay nothing more)."""
-        self._merge_watch, self._merge_wanted = watch, wanted
+        """Tell ``watch`` of each merge step a call's change makes, in its context, while ``wanted()``."""
+        self._merges.set(watch, wanted)
 
     async def open(self) -> None:
         """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
@@ -324,21 +320,15 @@ class SQLiteStore:
         try:
             if not index_sql.pending(self._db()):
                 return
-            started = time.time_ns()
-            more = False
+            started, more = time.time_ns(), False
             if not step:
                 self._transaction(index_sql.merge, self._db())
-            elif self._transaction(index_sql.merge_step, self._db()):
+            elif more := self._transaction(index_sql.merge_step, self._db()):
                 self._changes = self._merge_every  # more to merge: the next change takes another step
-                more = True
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
             return
-        if self._merge_watch is not None:
-            try:  # the merge is made: a watch that fails must not fail the write that made it
-                self._merge_watch(started, time.time_ns(), more)
-            except Exception:
-                logger.exception("Telling the telemetry of a search index merge of %s failed", self)
+        self._merges.told(self, started, time.time_ns(), more)
 
     def _close_connection(self, conn: sqlite3.Connection) -> None:
         """Merge what this instance left unmerged, then close: the file is left with its index merged."""
@@ -393,11 +383,8 @@ class SQLiteStore:
         if self._executor is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         try:
-            if self._merge_watch is not None and self._merge_wanted():  # a merge is told of in the call's context
-                return await asyncio.get_running_loop().run_in_executor(
-                    self._executor, contextvars.copy_context().run, call, *args
-                )
-            return await asyncio.get_running_loop().run_in_executor(self._executor, call, *args)
+            job, given = self._merges.job(call, args)  # a merge is told of in the call's context
+            return await asyncio.get_running_loop().run_in_executor(self._executor, job, *given)
         except sqlite3.OperationalError as exc:
             raise StoreUnavailableError(f"The SQLite remember store at {str(self._path)!r} failed: {exc}") from exc
 
