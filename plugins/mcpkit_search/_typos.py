@@ -30,7 +30,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 #: the ending they share): a word with none of them stems to itself, so its edits skip the stemmer, which is most
 #: of a typo's cost (tests/search/test_typos.py checks this against the stemmer).
 STEMMED_ENDINGS = (
-    *("s", "ed", "eed", "ing", "y", "enci", "anci", "abli", "li", "izer", "ator", "ation", "tional", "alism"),
+    *("s", "ed", "eed", "ing", "y", "enci", "anci", "abli", "li", "izer", "ator", "ation", "tional", "alism", "ogist"),
     *("ogi", "aliti", "iviti", "biliti", "alize", "icate", "iciti", "ical", "ful", "ative", "al", "ance", "ence"),
     *("er", "ic", "able", "ible", "ant", "ment", "ent", "ism", "ate", "iti", "ive", "ize", "ion", "e", "l"),
 )
