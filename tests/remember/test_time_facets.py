@@ -8,7 +8,6 @@ Through the real HTTP app, on every store (PostgreSQL too).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,7 +39,7 @@ def mcpkit_server(store_options: dict[str, Any]) -> Server:
 
 
 @pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many values each of the server's reads of a search's hits opened."""
     counts: list[int] = []
     open_at = Vault.open_at
@@ -50,7 +49,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         return await open_at(self, place, addresses, now)
 
     monkeypatch.setattr(Vault, "open_at", counting)
-    yield counts
+    return counts
 
 
 def _window(rng: random.Random) -> dict[str, Any]:
