@@ -27,6 +27,10 @@ __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Kept", "Match", "Matches
 #: How many times a search asks the store for 4 times more hits when some of the best no longer open.
 _WIDENINGS = 3
 
+#: A filter that keeps fewer than one in this many of the first round's best by words is applied by the facets
+#: (``admitted``) from the second round on; one that keeps more is met again soon by opening a few more.
+_FEW_PASS = 8
+
 _T = TypeVar("_T")
 
 #: A hit of the merged ranking: (which bucket address, the store's key there).
@@ -124,9 +128,9 @@ async def _lexical(
     """BM25 over the store's index (and the 0.1 values' words, analysed here).
 
     With ``kept``, the store is asked for 4 times more hits until ``limit`` of them pass it or it has no more, so
-    a filter never loses a match to the cut; past the first round, those whose facets it leaves out (``admitted``)
-    are not opened. With ``half_life``, the best ``MAX_SEARCH_LIMIT`` by words (those ``kept``) are ranked again
-    with their recency.
+    a filter never loses a match to the cut; past the first round, when the filter kept few of it, those whose
+    facets it leaves out (``admitted``) are not opened. With ``half_life``, the best ``MAX_SEARCH_LIMIT`` by words
+    (those ``kept``) are ranked again with their recency.
     """
     if not words:
         return []
@@ -148,7 +152,7 @@ async def _lexical(
         if len(matches) >= enough or exhausted or (kept is None and widenings == _WIDENINGS):
             break
         want *= 4
-        if widenings == 1 and kept is not None and len(buckets) == 1:
+        if widenings == 1 and kept is not None and len(buckets) == 1 and len(matches) * _FEW_PASS < len(ranked):
             # The filter left out most of the best: from now on only the hits its facets admit are opened.
             found = await admitted(vault, *buckets[0], kept, now, wanted=enough)
             if found is not None:
