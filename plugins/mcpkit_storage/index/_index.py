@@ -128,14 +128,11 @@ class BlindIndex:
         """``postings``, in a worker thread for a long value (``ANALYSED_ON_LOOP``) so the event loop stays free."""
         if len(value_json) <= ANALYSED_ON_LOOP:
             return self.postings(address, key, value_json, at, source)
-        postings = await anyio.to_thread.run_sync(self._postings_apart, address, key, value_json)
-        return _capped(
-            dict(postings.terms),
-            postings.length,
-            self.keyring.blind(0, address.owner, address.bucket, facet_words(at, source)),
-        )
+        return await anyio.to_thread.run_sync(self._postings_apart, address, key, value_json, at, source)
 
-    def _postings_apart(self, address: Address, key: str, value_json: str | bytes) -> Postings:
+    def _postings_apart(
+        self, address: Address, key: str, value_json: str | bytes, at: float, source: str | None
+    ) -> Postings:
         """``postings`` with an analyser and word cache of its own (neither the loop's is shared with a thread);
         one long value at a time."""
         with self._apart_lock:
@@ -144,7 +141,8 @@ class BlindIndex:
             analyzer, keyring = self._apart, self.keyring
             words = _Apart(lambda word: tuple(keyring.blind(0, *address[:2], analyzer.terms_of(word))))
             return _capped(
-                *analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words), []
+                *analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words),
+                keyring.blind(0, address.owner, address.bucket, facet_words(at, source)),
             )
 
     def cached(self, words: _BucketWords) -> None:
