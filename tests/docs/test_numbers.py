@@ -571,6 +571,7 @@ NOT_CONSTANTS = {
         "whose event times span a year",  # python -m bench.search_window's data
         "a 4-day window (about 1% of the values)",  # python -m bench.search_window's rows
         "`half_life` of 30 days",  # python -m bench.search_window's rows
+        "dozen for a window of a whole year",  # index._facets.window_words of a year, worked out
         "edits (about 1 ms: only",  # measured by hand: near() of 8- and 9-letter words on a fresh analyser
         "under one key it took 1.6 to 1.9 times as long, and among 10,000 values 2.4 to 2.8 times",  # bench.search
         "loading `MiniLM` took 4 to 6 seconds",  # python -m mcpkit_memoryserver --semantic, timed (memory-server.md)
@@ -620,6 +621,7 @@ NOT_CONSTANTS = {
         "1.766 and 1.769 times",  # python -m bench.otel_cost, the memory call with its history, the same
     ],
     "architecture.md": [
+        "a couple of dozen for a window of a year",  # index._facets.window_words of a year, worked out
         "Stemming every edit cost about 16 ms a word",  # by hand: near() before STEMMED_ENDINGS, 8 letters
         "queries (196, one seeded edit each) went from recall@5 .526 to .551 and MRR .497 to .529",  # bench typos
         "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved

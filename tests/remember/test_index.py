@@ -8,6 +8,7 @@ import pytest
 
 import mcpkit_storage.index._index as index_module
 from mcpkit_search import Analyzer
+from mcpkit_storage.index._facets import facet_words
 from mcpkit_storage.index._index import BlindIndex
 from mcpkit_storage.sealing._keyring import Keyring
 
@@ -35,10 +36,11 @@ def test_postings_are_the_same_whatever_the_cache_holds(monkeypatch: pytest.Monk
         for number in range(12):
             address = keyring.locate(f"static:user{number % 5}", f"user{number % 3}", "note")[0]
             value = values[(number + round_) % len(values)]
-            postings = index.postings(address, "note", json.dumps(value))
+            postings = index.postings(address, "note", json.dumps(value), 1.7e9 + number * 86_400, "user")
             want = expected(keyring, address.owner, address.bucket, "note", value)
-            assert dict(postings.terms) == want
-            assert postings.length == sum(want.values())
+            facets = keyring.blind(0, address.owner, address.bucket, facet_words(1.7e9 + number * 86_400, "user"))
+            assert dict(postings.terms) == want | dict.fromkeys(facets, 1)
+            assert postings.length == sum(want.values())  # the facets count in no word's score
             assert index._words <= limit
             assert index._words == sum(len(words) for words in index._buckets.values())
 
@@ -49,6 +51,9 @@ def test_a_bucket_with_more_words_than_the_cache_starts_over(monkeypatch: pytest
     index = BlindIndex(keyring)
     address = keyring.locate("static:nour", "user", "note")[0]
     text = " ".join(f"word{n}" for n in range(20))
-    postings = index.postings(address, "note", json.dumps(text))
-    assert dict(postings.terms) == expected(keyring, address.owner, address.bucket, "note", text)
+    postings = index.postings(address, "note", json.dumps(text), 0.0, None)
+    facets = keyring.blind(0, address.owner, address.bucket, facet_words(0.0, None))
+    assert dict(postings.terms) == expected(keyring, address.owner, address.bucket, "note", text) | dict.fromkeys(
+        facets, 1
+    )
     assert index._words <= 5

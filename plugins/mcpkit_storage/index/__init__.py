@@ -1,6 +1,7 @@
 """What makes values searchable without opening them: the blind index of hashed words, and the vectors of search by
 meaning in sealed shards."""
 
+from ._facets import MAX_WINDOW_WORDS, source_words, top_words, window_words
 from ._index import BlindIndex
 from ._scheduler import EmbedderBusyError
 from ._semantic import (
@@ -18,6 +19,7 @@ __all__ = [
     "BUSY",
     "DEFAULT_MIN_SIMILARITY",
     "MAX_EMBEDDED_PER_SEARCH",
+    "MAX_WINDOW_WORDS",
     "QUERY_FAILED",
     "BlindIndex",
     "Change",
@@ -27,4 +29,7 @@ __all__ = [
     "Semantic",
     "Shards",
     "is_shard_key",
+    "source_words",
+    "top_words",
+    "window_words",
 ]

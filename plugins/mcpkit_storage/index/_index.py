@@ -23,6 +23,7 @@ from mcpkit_search import Analyzer, value_text
 
 from ..sealing import Keyring
 from ..stores import Address, Postings
+from ._facets import facet_words
 
 __all__ = ["ANALYSED_ON_LOOP", "MAX_QUERY_TERMS", "MAX_TERMS_PER_VALUE", "WORDS_CACHED", "BlindIndex"]
 
@@ -73,10 +74,13 @@ class _Apart(dict[str, tuple[int, ...]]):
         return terms
 
 
-def _capped(counts: dict[int, int], length: int) -> Postings:
-    """A value's postings, its first ``MAX_TERMS_PER_VALUE`` distinct terms (its length is all of its words)."""
+def _capped(counts: dict[int, int], length: int, facets: list[int]) -> Postings:
+    """A value's postings, its first ``MAX_TERMS_PER_VALUE`` distinct terms (its length is all of its words), and
+    its facet terms (``facet_words``: counted once each, and not in its length, so no word's score changes)."""
     if len(counts) > MAX_TERMS_PER_VALUE:
         counts = dict(itertools.islice(counts.items(), MAX_TERMS_PER_VALUE))
+    for term in facets:
+        counts[term] = 1
     return Postings(counts, length)
 
 
@@ -104,8 +108,9 @@ class BlindIndex:
             self._analyzer = Analyzer()
         return self._analyzer
 
-    def postings(self, address: Address, key: str, value_json: str | bytes) -> Postings:
-        """The postings of a value written now at ``address`` (always under the primary secret)."""
+    def postings(self, address: Address, key: str, value_json: str | bytes, at: float, source: str | None) -> Postings:
+        """The postings of a value written now at ``address`` (always under the primary secret), with the facets of
+        its event time ``at`` and its source."""
         place = (address.owner, address.bucket)
         words = self._buckets.get(place)
         if words is None:
@@ -113,16 +118,21 @@ class BlindIndex:
         else:
             self._buckets.move_to_end(place)
         return _capped(
-            *self.analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words)
+            *self.analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words),
+            self.keyring.blind(0, address.owner, address.bucket, facet_words(at, source)),
         )
 
-    async def postings_of(self, address: Address, key: str, value_json: str | bytes) -> Postings:
+    async def postings_of(
+        self, address: Address, key: str, value_json: str | bytes, at: float, source: str | None
+    ) -> Postings:
         """``postings``, in a worker thread for a long value (``ANALYSED_ON_LOOP``) so the event loop stays free."""
         if len(value_json) <= ANALYSED_ON_LOOP:
-            return self.postings(address, key, value_json)
-        return await anyio.to_thread.run_sync(self._postings_apart, address, key, value_json)
+            return self.postings(address, key, value_json, at, source)
+        return await anyio.to_thread.run_sync(self._postings_apart, address, key, value_json, at, source)
 
-    def _postings_apart(self, address: Address, key: str, value_json: str | bytes) -> Postings:
+    def _postings_apart(
+        self, address: Address, key: str, value_json: str | bytes, at: float, source: str | None
+    ) -> Postings:
         """``postings`` with an analyser and word cache of its own (neither the loop's is shared with a thread);
         one long value at a time."""
         with self._apart_lock:
@@ -131,7 +141,8 @@ class BlindIndex:
             analyzer, keyring = self._apart, self.keyring
             words = _Apart(lambda word: tuple(keyring.blind(0, *address[:2], analyzer.terms_of(word))))
             return _capped(
-                *analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words)
+                *analyzer.counts(value_text(key if self._keys else "", pydantic_core.from_json(value_json)), words),
+                keyring.blind(0, address.owner, address.bucket, facet_words(at, source)),
             )
 
     def cached(self, words: _BucketWords) -> None:

@@ -15,6 +15,7 @@ from ..index import BUSY, QUERY_FAILED, EmbedderBusyError
 from ..sealing import Payload
 from ..stores import Address, Quota
 from ..vault import Vault, newer
+from ._admitted import admitted
 from ._explain import described
 from ._kept import Kept, event_time, recency
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
@@ -25,6 +26,10 @@ __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Kept", "Match", "Matches
 
 #: How many times a search asks the store for 4 times more hits when some of the best no longer open.
 _WIDENINGS = 3
+
+#: A filter that keeps fewer than one in this many of the first round's best by words is applied by the facets
+#: (``admitted``) from the second round on; one that keeps more is met again soon by opening a few more.
+_FEW_PASS = 8
 
 _T = TypeVar("_T")
 
@@ -126,8 +131,9 @@ async def _lexical(
     """BM25 over the store's index (and the 0.1 values' words, analysed here).
 
     With ``kept``, the store is asked for 4 times more hits until ``limit`` of them pass it or it has no more, so
-    a filter never loses a match to the cut. With ``half_life``, the best ``MAX_SEARCH_LIMIT`` by words (those
-    ``kept``) are ranked again with their recency.
+    a filter never loses a match to the cut; past the first round, when the filter kept few of it, those whose
+    facets it leaves out (``admitted``) are not opened. With ``half_life``, the best ``MAX_SEARCH_LIMIT`` by words
+    (those ``kept``) are ranked again with their recency.
     """
     if not words:
         return []
@@ -135,16 +141,29 @@ async def _lexical(
     opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
     enough = limit if half_life is None else MAX_SEARCH_LIMIT
     want = enough
+    admits: frozenset[str] | None = None
     widenings = 0
     while True:
         ranked = await _ranked(vault, place, buckets, words, now, want, opened)
+        exhausted = len(ranked) < want
+        if admits is not None:  # left out by their facets, unopened
+            ranked = [hit for hit in ranked if hit[0][1] in admits]
         matches = await _fetch(vault, place, buckets, ranked, opened, now, enough, kept)
         # Fewer than asked when some of the best hits no longer open (written over meanwhile, or a key kept twice
         # during a rotation), or the filter left them out: ask the store for more, unless it had no more.
         widenings += 1
-        if len(matches) >= enough or len(ranked) < want or (kept is None and widenings == _WIDENINGS):
+        if len(matches) >= enough or exhausted or (kept is None and widenings == _WIDENINGS):
             break
         want *= 4
+        if widenings == 1 and kept is not None and len(buckets) == 1 and len(matches) * _FEW_PASS < len(ranked):
+            # The filter left out most of the best: from now on only the hits its facets admit are opened.
+            found = await admitted(vault, *buckets[0], kept, now, wanted=enough)
+            if found is not None:
+                if not found.keys:
+                    return []
+                admits = found.keys
+                # Its share of the hits by words is about its share of the values: ask for enough of those at once.
+                want = max(want, min(found.documents, -(-2 * enough * found.documents // len(admits))))
     if half_life is not None and matches:
         times = [min(now, event_time(match.provenance, match.updated_at)) for match in matches]
         newest = max(times)
@@ -194,9 +213,10 @@ async def _by_meaning(
     index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
     by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
 
-    With ``kept`` or ``half_life`` every value is opened (the shards hold no event time): the values ``kept``
-    leaves out are dropped first, BM25 ranks every value its words match (none is lost to a cut), and each fused
-    score is moved by its recency before the ranking is cut.
+    With ``kept`` or ``half_life`` the values are opened (the shards hold no event time): with ``kept``, only those
+    whose facets it may keep (``admitted``), else every one; the values ``kept`` leaves out are dropped first,
+    BM25 ranks every value its words match (none is lost to a cut), and each fused score is moved by its recency
+    before the ranking is cut.
     """
     assert vault.semantic is not None
     if kept is None and half_life is None:
@@ -204,10 +224,17 @@ async def _by_meaning(
         if sharded is not None:
             return sharded
     buckets = vault.buckets(place)
-    opened = await _opened_all(vault, place, buckets, now)
-    if len(buckets) == 1:
-        await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
-    everything = len(opened)
+    found = None if kept is None or len(buckets) != 1 else await admitted(vault, *buckets[0], kept, now)
+    if found is not None:  # only the values the filter may keep, by their facets
+        names = sorted(found.keys)
+        payloads = await vault.open_at(place, [Address(*buckets[0], name) for name in names], now)
+        opened = {(0, name): payload for name, payload in zip(names, payloads, strict=True) if payload is not None}
+        everything = found.documents
+    else:
+        opened = await _opened_all(vault, place, buckets, now)
+        if len(buckets) == 1:
+            await fill(vault, place, {name: payload for (_, name), payload in opened.items()}, now, quota)
+        everything = len(opened)
     if kept is not None:
         opened = {doc: payload for doc, payload in opened.items() if kept(payload)}
     docs = list(opened)

@@ -4,7 +4,17 @@ from), sealed cursors, and which secrets the store's values were sealed with."""
 from ._cursors import CursorSeal
 from ._keyring import HEADER_BYTES, LEGACY_VERSION, VERSION, Keyring, UndecryptableError
 from ._payload import Payload, pack, peek, unpack, unpack_legacy, utf8
-from ._provenance import SOURCES, TRUST, Provenance, Source, is_event_time, origin_bytes, provenance_of, seal_meta
+from ._provenance import (
+    SOURCES,
+    TRUST,
+    Provenance,
+    Source,
+    event_of,
+    is_event_time,
+    origin_bytes,
+    provenance_of,
+    seal_meta,
+)
 from ._secret_watch import HELD_SECONDS, ROTATED_TO, SecretWatch, held_ids, seen_at
 
 __all__ = [
@@ -22,6 +32,7 @@ __all__ = [
     "SecretWatch",
     "Source",
     "UndecryptableError",
+    "event_of",
     "held_ids",
     "is_event_time",
     "origin_bytes",

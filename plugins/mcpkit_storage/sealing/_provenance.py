@@ -13,6 +13,7 @@ __all__ = [
     "TRUST",
     "Provenance",
     "Source",
+    "event_of",
     "is_event_time",
     "origin_bytes",
     "provenance_of",
@@ -89,6 +90,15 @@ def seal_meta(source: Source, at: float | None, origin: bytes) -> bytes:
     ``origin_bytes``, then its length and ``META_MARK``. The same bytes for every write of one call with no ``at``."""
     meta = _FIXED.pack(_META_VERSION, _CODES[source], math.nan if at is None else at) + origin
     return meta + _SECTION_LENGTH.pack(len(meta)) + META_MARK
+
+
+def event_of(meta: bytes, written_at: float) -> tuple[float, Source | None]:
+    """A meta section's event time (``written_at`` when it has none) and source (None: none, or no meta section),
+    without reading the rest of it: what the search index keeps of a value's provenance (``index.facet_words``)."""
+    if len(meta) < _FIXED.size or meta[0] != _META_VERSION:
+        return written_at, None
+    _, code, at = _FIXED.unpack_from(meta)
+    return (written_at if at != at else at), (SOURCES[code - 1] if 1 <= code <= len(SOURCES) else None)
 
 
 def provenance_of(meta: bytes, written_at: float | None) -> Provenance | None:

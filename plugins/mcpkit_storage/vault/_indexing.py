@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..base import indexed_namespaces
 from ..index import BlindIndex
-from ..sealing import Keyring
+from ..sealing import Keyring, event_of
 from ..stores import Address, Postings
 
 __all__ = ["Indexing"]
@@ -26,6 +26,9 @@ class Indexing:
         """Whether values of this bucket are indexed (and so can be searched)."""
         return self.search_all or bucket.startswith(indexed_namespaces())
 
-    async def postings(self, address: Address, key: str, value_json: str | bytes) -> Postings:
-        """What a value written now at ``address`` adds to the index (long values analysed in a worker thread)."""
-        return await self.index.postings_of(address, key, value_json)
+    async def postings(
+        self, address: Address, key: str, value_json: str | bytes, meta: bytes, written_at: float
+    ) -> Postings:
+        """What a value written now at ``address`` adds to the index (long values analysed in a worker thread): its
+        words, and the facets of its event time and source (from its sealed ``meta``, else when it was written)."""
+        return await self.index.postings_of(address, key, value_json, *event_of(meta, written_at))

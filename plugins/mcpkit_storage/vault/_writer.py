@@ -140,7 +140,7 @@ class Writer:
         data = self._codec.seal(address, place, key, value_json, expires_at, stamp, vector, meta)
         if indexed is None:
             indexed = self._indexing.searchable(place.bucket)
-        postings = await self._indexing.postings(address, key, value_json) if indexed else None
+        postings = await self._indexing.postings(address, key, value_json, meta, stamp) if indexed else None
         sharded = indexed and shard and self._vectors.semantic is not None
         if sharded:
             await self._vectors.written(place, address.key, Change(key, vector, stamp, expires_at), now, quota)
@@ -180,7 +180,7 @@ class Writer:
             data = self._codec.seal(address, place, key, value_json, expires_at, stamp, vector, meta)
             if indexed is None:
                 indexed = self._indexing.searchable(place.bucket)
-            postings = await self._indexing.postings(address, key, value_json) if indexed else None
+            postings = await self._indexing.postings(address, key, value_json, meta, stamp) if indexed else None
             shard = indexed and self._vectors.semantic is not None
             if shard:
                 await self._vectors.written(place, address.key, Change(key, vector, stamp, expires_at), now, quota)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Sequence
 
 from mcpkit_search import Stats, bm25, top
@@ -28,19 +29,24 @@ class _Bucket(dict[str, Entry]):
     """One owner's bucket, with the total size of its data kept up to date (for quotas), and its search index.
 
     Every change of an entry goes through ``set`` or ``drop``, which keep the index (``MemoryIndex``) exact.
+    ``earliest``: no entry's deadline is before it (a search of a bucket none of whose entries can have expired
+    looks at none of them).
     """
 
-    __slots__ = ("index", "size")
+    __slots__ = ("earliest", "index", "size")
 
     def __init__(self) -> None:
         super().__init__()
         self.size = 0
         self.index = MemoryIndex()
+        self.earliest = math.inf
 
     def set(self, key: str, entry: Entry, index: Postings | None = None) -> None:
         old = self.get(key)
         self.size += len(entry.data) - (0 if old is None else len(old.data))
         self[key] = entry
+        if entry.expires_at is not None and entry.expires_at < self.earliest:
+            self.earliest = entry.expires_at
         if index is not None:
             self.index.put(key, index)
         elif self.index.docs:
@@ -292,9 +298,14 @@ class MemoryStore:
 
     def _trim(self, owner: str, bucket: str, entries: _Bucket, now: float, *, keep: bool = False) -> int:
         """Drop the bucket's expired entries; returns how many went (``keep``: leave an emptied bucket)."""
+        if now < entries.earliest:  # none can have expired: nothing to look at
+            return 0
         expired = [key for key, entry in entries.items() if not entry.live(now)]
         for key in expired:
             entries.drop(key)
+        entries.earliest = min(
+            (entry.expires_at for entry in entries.values() if entry.expires_at is not None), default=math.inf
+        )
         if not keep:
             self._drop_if_empty(owner, bucket)
         return len(expired)
