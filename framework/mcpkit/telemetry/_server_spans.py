@@ -27,6 +27,9 @@ _STATELESS_ERA = "2026-07-28"
 #: The error types whose method or tool name the client chose and the server does not have.
 _METHOD_NOT_FOUND = str(types.METHOD_NOT_FOUND)
 _UNKNOWN_TOOL = "UNKNOWN_TOOL"
+#: How many attribute sets a ``ServerSpans`` keeps (each a method, a target, an era, an outcome: the same few come
+#: back request after request); past it, it starts again, so made-up names sent by a client cannot fill memory.
+_KEPT = 1024
 
 
 class ServerSpans:
@@ -37,6 +40,10 @@ class ServerSpans:
         self._telemetry = telemetry
         self._tracer = telemetry.tracer
         self._duration = telemetry.instruments.operation_duration
+        #: (method, target, era) -> a span's name and the attributes every such request's span carries.
+        self._opened: dict[tuple[str, str | None, str], tuple[str, dict[str, str]]] = {}
+        #: (method, target, era, error type) -> a duration point's attributes.
+        self._points: dict[tuple[str, str | None, str, str | None], dict[str, str]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         parent = _parent(ctx)
@@ -55,12 +62,19 @@ class ServerSpans:
             self._telemetry.session_seen(session)
         error_type: str | None = None
         started = time.perf_counter()
+        name, attributes = self._opening(ctx, target)
         # start_span and attach by hand: start_as_current_span's two context managers cost more than the span's
         # own work when no SDK records it.
-        span = self._tracer.start_span(f"{method} {target}" if target else method, context=parent, kind=SpanKind.SERVER)
+        span = self._tracer.start_span(name, context=parent, kind=SpanKind.SERVER)
         recording = span.is_recording()
-        if recording:
-            span.set_attributes(self._attributes(ctx, target, session))
+        if recording:  # one set_attributes: the SDK takes its lock and checks the attributes once per call
+            if ctx.request_id is not None or session is not None:
+                attributes = dict(attributes)
+                if ctx.request_id is not None:
+                    attributes["jsonrpc.request.id"] = str(ctx.request_id)
+                if session is not None:
+                    attributes["mcp.session.id"] = session
+            span.set_attributes(attributes)
         token = context.attach(trace.set_span_in_context(span, parent))
         try:
             result = await call_next(ctx)
@@ -85,27 +99,38 @@ class ServerSpans:
                     span.set_attribute("rpc.response.status_code", error_type)
                 span.set_status(StatusCode.ERROR)  # no description: an exception's text may carry a value
             span.end()
-            self._duration.record(time.perf_counter() - started, _point(ctx, target, error_type))
+            self._duration.record(time.perf_counter() - started, self._point(ctx, target, error_type))
 
-    def _attributes(
-        self, ctx: ServerRequestContext[Any, Any], target: str | None, session: str | None
-    ) -> dict[str, str]:
-        attributes = {"mcp.method.name": ctx.method, "mcp.protocol.version": ctx.protocol_version}
-        if ctx.request_id is not None:
-            attributes["jsonrpc.request.id"] = str(ctx.request_id)
-        if session is not None:
-            attributes["mcp.session.id"] = session
-        if ctx.method == "tools/call":
-            attributes["gen_ai.operation.name"] = "execute_tool"
-            if target is not None:
-                attributes["gen_ai.tool.name"] = target
-        elif ctx.method == "prompts/get" and target is not None:
-            attributes["gen_ai.prompt.name"] = target
-        elif self._telemetry.resource_uris and ctx.params:
+    def _opening(self, ctx: ServerRequestContext[Any, Any], target: str | None) -> tuple[str, dict[str, str]]:
+        """The span's name and the attributes every request of its method, target and era carries, made once."""
+        opened = (ctx.method, target, ctx.protocol_version)
+        found = self._opened.get(opened)
+        if found is None:
+            if len(self._opened) >= _KEPT:
+                self._opened.clear()
+            attributes = {"mcp.method.name": ctx.method, "mcp.protocol.version": ctx.protocol_version}
+            if ctx.method == "tools/call":
+                attributes["gen_ai.operation.name"] = "execute_tool"
+                if target is not None:
+                    attributes["gen_ai.tool.name"] = target
+            elif ctx.method == "prompts/get" and target is not None:
+                attributes["gen_ai.prompt.name"] = target
+            found = self._opened[opened] = (f"{ctx.method} {target}" if target else ctx.method, attributes)
+        if self._telemetry.resource_uris and ctx.params and ctx.method not in ("tools/call", "prompts/get"):
             uri = ctx.params.get("uri")
             if isinstance(uri, str):
-                attributes["mcp.resource.uri"] = uri
-        return attributes
+                return found[0], {**found[1], "mcp.resource.uri": uri}
+        return found
+
+    def _point(self, ctx: ServerRequestContext[Any, Any], target: str | None, error_type: str | None) -> dict[str, str]:
+        """A duration point's attributes (``_point``), made once per method, target, era and outcome."""
+        pointed = (ctx.method, target, ctx.protocol_version, error_type)
+        found = self._points.get(pointed)
+        if found is None:
+            if len(self._points) >= _KEPT:
+                self._points.clear()
+            found = self._points[pointed] = _point(ctx, target, error_type)
+        return found
 
 
 class _AuditedSpans(ServerSpans):

@@ -4,8 +4,8 @@ value."""
 
 from __future__ import annotations
 
-import hashlib
 import hmac
+import logging
 import time
 from typing import Literal
 
@@ -18,6 +18,8 @@ from ..base import INTERNAL_KEY, Place, without_namespace
 from ..sealing import Keyring
 from ..stores import QuotaExceededError
 from ._found import Found, Observed
+
+logger = logging.getLogger("mcpkit.telemetry")
 
 __all__ = ["KEY_HASH_DIGITS", "KEY_HASH_PURPOSE", "Kind", "MemoryOperation", "Observer", "hashed_key"]
 
@@ -34,15 +36,31 @@ KEY_HASH_DIGITS = 16
 Value = str | int | bool
 
 
+#: How many key hashes an observer keeps (the same keys come back call after call); past it, it starts again.
+KEY_HASHES_KEPT = 4096
+
+
 def hashed_key(secret: bytes, bucket: str, key: str) -> str:
-    return hmac.new(secret, f"{bucket}\0{key}".encode(), hashlib.sha256).hexdigest()[:KEY_HASH_DIGITS]
+    return hmac.digest(secret, f"{bucket}\0{key}".encode(), "sha256").hex()[:KEY_HASH_DIGITS]
 
 
 class Observer:
     """What an observed vault's operations share: the server's telemetry, the store's ``db.system.name``, the
-    keyring (owner hashes) and the key-hashing key; whether a metrics SDK records is looked up once, here."""
+    keyring (owner hashes) and the key-hashing key; whether a metrics SDK records is looked up once, here, and the
+    bounded attribute sets its spans and points start from are made once each."""
 
-    __slots__ = ("always", "keyring", "metering", "points", "secret", "system", "telemetry")
+    __slots__ = (
+        "always",
+        "embedded",
+        "hashes",
+        "keyring",
+        "metering",
+        "opened",
+        "points",
+        "secret",
+        "system",
+        "telemetry",
+    )
 
     def __init__(self, telemetry: Telemetry, system: str, keyring: Keyring, secret: bytes) -> None:
         self.telemetry = telemetry
@@ -53,6 +71,12 @@ class Observer:
         self.always = telemetry.audit is not None or self.metering
         #: (operation, error type) -> the attributes of its duration point, made once (they are bounded).
         self.points: dict[tuple[str, str | None], dict[str, Value]] = {}
+        #: (operation, bucket) -> a span's name and the attributes it starts with (the bucket is the app's scope).
+        self.opened: dict[tuple[str, str], tuple[str, dict[str, Value]]] = {}
+        #: (bucket, key) -> the key's hash, up to ``KEY_HASHES_KEPT`` of them.
+        self.hashes: dict[tuple[str, str], str] = {}
+        #: The embedding duration's attributes.
+        self.embedded: dict[str, Value] = {"db.system.name": system}
 
     def point(self, operation: str, error_type: str | None) -> dict[str, Value]:
         """The attributes of a storage duration point (the metrics SDK keys its series by them)."""
@@ -63,6 +87,36 @@ class Observer:
                 found["error.type"] = error_type
             self.points[operation, error_type] = found
         return found
+
+    def opening(self, operation: str, place: Place | None) -> tuple[str, dict[str, Value]]:
+        """A span's name and the attributes it starts with: the store, the operation, the scope and namespace."""
+        bucket = "" if place is None else place.bucket
+        found = self.opened.get((operation, bucket))
+        if found is None:
+            attributes: dict[str, Value] = {"db.system.name": self.system, "db.operation.name": operation}
+            if place is not None:
+                attributes.update(scope_attributes(place.bucket))
+            name = "embed query" if operation == "embed_query" else f"{operation} {self.system}"
+            found = self.opened[operation, bucket] = (name, attributes)
+        return found
+
+    def key_hash(self, bucket: str, key: str) -> str:
+        """``hashed_key`` under this observer's secret, remembered (an HMAC per operation is measurable)."""
+        found = self.hashes.get((bucket, key))
+        if found is None:
+            if len(self.hashes) >= KEY_HASHES_KEPT:
+                self.hashes.clear()
+            found = self.hashes[bucket, key] = hashed_key(self.secret, bucket, key)
+        return found
+
+
+def scope_attributes(bucket: str) -> dict[str, Value]:
+    """A bucket's scope (and namespace) as span attributes."""
+    rest = without_namespace(bucket)
+    found: dict[str, Value] = {"mcpkit.memory.scope": rest.partition(".")[0]}
+    if rest != bucket:
+        found["mcpkit.memory.namespace"] = bucket[: -len(rest) - 1]
+    return found
 
 
 class MemoryOperation:
@@ -126,12 +180,15 @@ class MemoryOperation:
     def __enter__(self) -> MemoryOperation:
         if self._parent.is_recording():
             observer = self._observer
+            name, attributes = observer.opening(self._operation, self._place)
+            if observer.telemetry.callers and self._place is not None:
+                attributes = {**attributes, "mcpkit.memory.caller": observer.keyring.owner_for(self._place.identity)}
             span = observer.telemetry.tracer.start_span(
-                "embed query" if self._operation == "embed_query" else f"{self._operation} {observer.system}",
-                kind=SpanKind.CLIENT if self._kind != "embed" else SpanKind.INTERNAL,
+                name, kind=SpanKind.CLIENT if self._kind != "embed" else SpanKind.INTERNAL, attributes=attributes
             )
             self._span = span
-            self._token = context.attach(trace.set_span_in_context(span))
+            if self._kind == "search" or self._kind == "write":  # the operations with spans of their own inside:
+                self._token = context.attach(trace.set_span_in_context(span))  # a query's embedding, merges
         self._started = time.perf_counter()
         return self
 
@@ -141,13 +198,14 @@ class MemoryOperation:
         error_type = None if error is None else type(error).__qualname__
         if observer.metering:
             self._measured(elapsed, error, error_type)
-        where = self._where()
+        audit = observer.telemetry.audit
+        if self._span is None and audit is None:
+            return
         lines = self._lines()
         if self._span is not None:
-            self._ended(self._span, where, lines, error_type)
-        audit = observer.telemetry.audit
+            self._ended(self._span, lines, error_type)
         if audit is not None and self._kind != "embed" and self._kind != "merge":  # no memory entered or left
-            self._audit(audit, where, lines, error_type)
+            self._audit(audit, self._where(), lines, error_type)
 
     def _measured(self, elapsed: float, error: BaseException | None, error_type: str | None) -> None:
         observer = self._observer
@@ -155,42 +213,41 @@ class MemoryOperation:
         if self._kind == "search":
             instruments.search_duration.record(elapsed, {"mcpkit.search.mode": self.mode or "lexical"})
         elif self._kind == "embed":
-            instruments.embedding_duration.record(elapsed, {"db.system.name": observer.system})
+            instruments.embedding_duration.record(elapsed, observer.embedded)
         else:
             instruments.storage_duration.record(elapsed, observer.point(self._operation, error_type))
         if isinstance(error, QuotaExceededError):
             instruments.quota_refusals.add(1, {"mcpkit.quota.limit": str(error.limit)})
 
-    def _ended(self, span: Span, where: dict[str, Value], lines: list[dict[str, Value]], error: str | None) -> None:
-        context.detach(self._token)  # type: ignore[arg-type]
-        attributes: dict[str, Value] = {
-            "db.system.name": self._observer.system,
-            "db.operation.name": self._operation,
-            **where,
-        }
-        if len(lines) == 1 and self._returned is None:
-            attributes.update(_prefixed(lines[0]))
-        else:  # a bulk operation: one event per key on its span (a single key's line is on the span itself)
+    def _ended(self, span: Span, lines: list[dict[str, Value]], error: str | None) -> None:
+        """What the operation saw, in one ``set_attributes`` (the store, operation and scope it started with)."""
+        if self._token is not None:
+            context.detach(self._token)  # type: ignore[arg-type]
+        single = len(lines) == 1 and self._returned is None
+        attributes = _prefixed(lines[0]) if single else {}
+        if lines and not single:  # a bulk operation or a search: one event per key (a single key's is on the span)
             name = f"mcpkit.memory.{self._kind}"
             for line in lines:
                 span.add_event(name, _prefixed(line))
+        if self.count is not None:
+            attributes["mcpkit.memory.count"] = self.count
+        if self.mode is not None:
+            attributes["mcpkit.search.mode"] = self.mode
+        if self.asked is not None or self.model is not None:
+            attributes.update(self._asked())
         if error is not None:
             attributes["error.type"] = error
             span.set_status(StatusCode.ERROR)  # no description: an exception's text may carry a value
-        span.set_attributes(attributes)  # once, and few: the SDK checks each attribute it is given
+        if attributes:
+            span.set_attributes(attributes)  # once, and few: the SDK checks each attribute it is given
         span.end()
 
     def _where(self) -> dict[str, Value]:
         """The scope (and namespace), the caller where the app opts in, and what a listing or search saw."""
-        where: dict[str, Value] = {}
         place = self._place
-        if place is not None:
-            rest = without_namespace(place.bucket)
-            where["mcpkit.memory.scope"] = rest.partition(".")[0]
-            if rest != place.bucket:
-                where["mcpkit.memory.namespace"] = place.bucket[: -len(rest) - 1]
-            if self._observer.telemetry.callers:
-                where["mcpkit.memory.caller"] = self._observer.keyring.owner_for(place.identity)
+        where: dict[str, Value] = {} if place is None else scope_attributes(place.bucket)
+        if place is not None and self._observer.telemetry.callers:
+            where["mcpkit.memory.caller"] = self._observer.keyring.owner_for(place.identity)
         if self.count is not None:
             where["mcpkit.memory.count"] = self.count
         if self.mode is not None:
@@ -215,10 +272,10 @@ class MemoryOperation:
             return self._other_lines()
         if place is None:
             return []
-        secret, labels = self._observer.secret, self._observer.telemetry.key_labels
+        observer, labels = self._observer, self._observer.telemetry.key_labels
         lines = []
         for key, seen in self._found:
-            line: dict[str, Value] = {"key": hashed_key(secret, place.bucket, key)}
+            line: dict[str, Value] = {"key": observer.key_hash(place.bucket, key)}
             if labels:
                 line["key_label"] = _label(key)
             if isinstance(seen, Observed):
@@ -284,10 +341,13 @@ class MemoryOperation:
         if error is not None:
             common["error"] = error
         if self._returned is not None:  # a search: one line, its returned keys (best first) in it
-            audit.write({**common, **_returned_fields(lines)})
-            return
-        for line in lines or [{}]:
-            audit.write({**common, **line})
+            records = [{**common, **_returned_fields(lines)}]
+        else:
+            records = [{**common, **line} for line in lines or [{}]]
+        try:
+            audit.write_many(records)
+        except Exception:  # the memory was read or written: an audit that fails must not fail the call
+            logger.exception("The memory audit %r could not keep a %s record", audit, self._operation)
 
 
 def _label(key: str) -> str:
