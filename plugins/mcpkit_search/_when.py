@@ -61,6 +61,10 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
 _NUMBERS |= {"eight": 8, "nine": 9, "ten": 10, "few": 3, "couple": 2}
 _UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month"}
 _UNITS |= {"year": "year", "years": "year"}
+#: Vague counts in "a few days ago", "a couple of weeks ago", "several months ago": how many back, at least and at most.
+_SOME = {"few": (2, 5), "couple": (1, 3), "several": (3, 9)}
+#: How far back "recently" and "lately" reach: the days ending now.
+RECENTLY_DAYS = 30
 #: Words that open a date phrase and go with it when it is taken out of the query.
 _OPENERS = frozenset({"in", "on", "during", "over", "at", "from", "between", "since", "after", "before", "until"})
 _OPENERS |= {"till", "by", "around", "of", "throughout"}
@@ -304,6 +308,9 @@ class _Reader:
             return end, self._at(today - timedelta(days=1)), self._at(today)
         if word == "the" and [self.text(at + n) for n in (1, 2, 3)] == ["day", "before", "yesterday"]:
             return at + 4, self._at(today - timedelta(days=2)), self._at(today - timedelta(days=1))
+        vague = self._vague(at)
+        if vague is not None:
+            return vague
         if word in {"last", "this", "past", "previous"}:
             unit = self.text(at + 1)
             if unit in {"week", "weekend", "month", "year"}:
@@ -314,8 +321,6 @@ class _Reader:
                 return self._weekday(at + 1)
         if word in _WEEKDAYS and anchored:
             return self._weekday(at)
-        if word == "a" and self.text(at + 1) in {"few", "couple"}:  # "a few days ago", "a couple of weeks ago"
-            at, word = at + 1, self.text(at + 1)
         count = self.tokens[at].number if at < len(self.tokens) else _NUMBERS.get(word)
         count = _NUMBERS.get(word) if count is None else count
         if count is not None:
@@ -325,6 +330,36 @@ class _Reader:
                 since, until = self._unit(measure, count)
                 return unit_at + 2, since, until
         return None
+
+    def _vague(self, at: int) -> tuple[int, datetime | None, datetime | None] | None:
+        """The spans of vague words: ``a few days ago`` (2 to 5 days back), ``a couple of weeks ago``, ``this past
+        week`` (the 7 days ending now), ``recently``, ``the other day``, ``earlier this month``."""
+        word, today = self.text(at), self.today
+        if word in {"recently", "lately"}:
+            return at + 1, self.now - timedelta(days=RECENTLY_DAYS), self.now
+        if word == "the" and [self.text(at + 1), self.text(at + 2)] == ["other", "day"]:
+            return at + 3, self._at(today - timedelta(days=7)), self._at(today)
+        if word == "earlier" and self.text(at + 1) in {"today", "this"}:
+            found = self._relative(at + 1, anchored=False)
+            if found is None or found[1] is None:
+                return None
+            return found[0], found[1], self.now
+        past = at + (word in {"this", "the"})
+        if self.text(past) == "past" and self.text(past + 1) in {"day", "week", "month", "year"}:
+            return past + 2, self.now - _span_of(self.text(past + 1), 1), self.now  # not the calendar's last week
+        if word == "this" and [self.text(at + 1), self.text(at + 2)] == ["past", "weekend"]:
+            since, until = self._unit("weekend", 1)
+            return at + 3, since, until
+        some = at + (word == "a")
+        if self.text(some) not in _SOME:
+            return None
+        lo, hi = _SOME[self.text(some)]
+        unit_at = some + 1 + (self.text(some + 1) == "of")  # "a couple of weeks ago"
+        unit = _UNITS.get(self.text(unit_at))
+        if unit is None or self.text(unit_at + 1) != "ago":
+            return None
+        days = _span_of(unit, 1).days
+        return unit_at + 2, self._at(today - timedelta(days=hi * days)), self._at(today - timedelta(days=lo * days - 1))
 
     def _last_units(self, at: int) -> tuple[int, datetime | None, datetime | None] | None:
         """``last 3 weeks`` / ``past few days`` / ``last month`` after ``in the``: from that long ago until now."""
