@@ -54,11 +54,8 @@ def test_the_documented_examples() -> None:
 
 def test_a_camelcase_word_is_kept_joined_in_place_in_any_text() -> None:
     assert ANALYZER.terms("my EpiPen, café") == ["epi", "pen", "epipen", "cafe"]
-    assert ANALYZER.terms("café EpiPen_x naïveTest") == ["cafe", "epi", "pen", "epipen", "x"] + [
-        "naiv",
-        "test",
-        "naivetest",
-    ]
+    expected = ["cafe", "epi", "pen", "epipen", "x", "naiv", "test", "naivetest"]
+    assert ANALYZER.terms("café EpiPen_x naïveTest") == expected
     assert ANALYZER.terms("EpiPen café") == ["epi", "pen", "epipen", "cafe"]
 
 
