@@ -67,6 +67,7 @@ import mcpkit_search._chunks as chunks
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
 import mcpkit_search._typos as typos
+import mcpkit_search._when as when
 import mcpkit_storage._portability_cli as portability_cli
 import mcpkit_storage.admin._purge as purge
 import mcpkit_storage.admin._rollout as rollout
@@ -370,6 +371,11 @@ STATED = [
     Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_wire.TERM_HEX_DIGITS),
     Stated("architecture.md", "a word is stored as a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
+    Stated("search.md", '"a few days ago" | a span: {} days before today', "{} to {}".format(*when._SOME["few"])),
+    Stated("search.md", "a span: {} of them before today", "{} to {}".format(*when._SOME["couple"])),
+    Stated("search.md", 'ago" | {} of them before today', "{} to {}".format(*when._SOME["few"])),
+    Stated("search.md", '"several days / weeks / months ago" | {} of', "{} to {}".format(*when._SOME["several"])),
+    Stated("search.md", "| the {} days ending now |", when.RECENTLY_DAYS),
     Stated("search.md", "for words of letters of {} to", typos.MIN_TYPO_CHARS),
     Stated("search.md", "to {} characters (`mcpkit_search.MIN_TYPO_CHARS`", typos.MAX_TYPO_CHARS),
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
@@ -563,6 +569,15 @@ NOT_CONSTANTS = {
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         '"between August 11 and 15", "3 days ago")',  # example queries (Searching by time)
+        "`now` being Wednesday 14 June 2023",  # the example's now (Dates in a query)
+        '"on 3 June 2023", "June 3rd, 2023", "2023-06-03", "on the 3rd of June"',  # example queries, as below
+        '"in June 2023", "in March", "in 2021"',
+        '"3 days ago", "two weeks ago" | that one day',
+        '"in the last 3 days", "over the past few weeks"',
+        "(9 to 12 June)",  # the example's days
+        "the 7 days before today",  # "the other day": a calendar week back
+        "the 7 (30, 365) days ending now",  # a week, month and year as _span_of counts them
+        "never as one day",  # prose
         "whose event times span a year",  # python -m bench.search_window's data
         "a 4-day window (about 1% of the values)",  # python -m bench.search_window's rows
         "`half_life` of 30 days",  # python -m bench.search_window's rows
