@@ -64,10 +64,10 @@ import mcpkit_remember._tools as memory_tools
 import mcpkit_search._analyzer as analyzer
 import mcpkit_search._bm25 as bm25
 import mcpkit_search._chunks as chunks
+import mcpkit_search._date_words as date_words
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
 import mcpkit_search._typos as typos
-import mcpkit_search._when as when
 import mcpkit_storage._portability_cli as portability_cli
 import mcpkit_storage.admin._purge as purge
 import mcpkit_storage.admin._rollout as rollout
@@ -371,11 +371,12 @@ STATED = [
     Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_wire.TERM_HEX_DIGITS),
     Stated("architecture.md", "a word is stored as a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
-    Stated("search.md", '"a few days ago" | a span: {} days before today', "{} to {}".format(*when._SOME["few"])),
-    Stated("search.md", "a span: {} of them before today", "{} to {}".format(*when._SOME["couple"])),
-    Stated("search.md", 'ago" | {} of them before today', "{} to {}".format(*when._SOME["few"])),
-    Stated("search.md", '"several days / weeks / months ago" | {} of', "{} to {}".format(*when._SOME["several"])),
-    Stated("search.md", "| the {} days ending now |", when.RECENTLY_DAYS),
+    Stated("search.md", '"a few days ago" | a span: {} days before today', "{} to {}".format(*date_words.SOME["few"])),
+    Stated("search.md", "a span: {} of them before today", "{} to {}".format(*date_words.SOME["couple"])),
+    Stated("search.md", 'ago" | {} of them before today', "{} to {}".format(*date_words.SOME["few"])),
+    Stated("search.md", '"several days / weeks / months ago" | {} of', "{} to {}".format(*date_words.SOME["several"])),
+    Stated("search.md", "| the {} days ending now |", date_words.RECENTLY_DAYS),
+    Stated("architecture.md", '"recently" is the last {} days, wide on purpose', date_words.RECENTLY_DAYS),
     Stated("search.md", "for words of letters of {} to", typos.MIN_TYPO_CHARS),
     Stated("search.md", "to {} characters (`mcpkit_search.MIN_TYPO_CHARS`", typos.MAX_TYPO_CHARS),
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
@@ -630,6 +631,7 @@ NOT_CONSTANTS = {
         "1.766 and 1.769 times",  # python -m bench.otel_cost, the memory call with its history, the same
     ],
     "architecture.md": [
+        "\"this past week\" is the 7 days ending now",  # a week, as _span_of counts it
         "Stemming every edit cost about 16 ms a word",  # by hand: near() before STEMMED_ENDINGS, 8 letters
         "queries (196, one seeded edit each) went from recall@5 .526 to .551 and MRR .497 to .529",  # bench typos
         "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved
