@@ -631,7 +631,7 @@ NOT_CONSTANTS = {
         "1.766 and 1.769 times",  # python -m bench.otel_cost, the memory call with its history, the same
     ],
     "architecture.md": [
-        "\"this past week\" is the 7 days ending now",  # a week, as _span_of counts it
+        '"this past week" is the 7 days ending now',  # a week, as _span_of counts it
         "Stemming every edit cost about 16 ms a word",  # by hand: near() before STEMMED_ENDINGS, 8 letters
         "queries (196, one seeded edit each) went from recall@5 .526 to .551 and MRR .497 to .529",  # bench typos
         "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved
