@@ -42,7 +42,7 @@ from bench.retrieval_data import Query, RetrievalSet, labelled, longmemeval, lon
 from mcpkit_search import WEIGHT, SemanticUnavailableError, value_text
 from mcpkit_storage import MODES
 
-__all__ = ["EMBEDDERS", "main", "metrics", "run"]
+__all__ = ["EMBEDDERS", "main", "metrics", "misses", "run"]
 
 RESULTS = Path(__file__).parent / "results" / "retrieval.json"
 
@@ -84,6 +84,30 @@ def metrics(found: Sequence[Sequence[str]], queries: Sequence[Query]) -> dict[st
         "recall_at_10": sum(rank is not None for rank in ranks) / count,
         "mrr": sum(1 / rank for rank in ranks if rank is not None) / count,
     }
+
+
+def misses(
+    hybrid: Sequence[Sequence[str]],
+    lexical: Sequence[Sequence[str]],
+    semantic: Sequence[Sequence[str]],
+    queries: Sequence[Query],
+    k: int = 5,
+) -> dict[str, int]:
+    """hybrid's misses (no answer in its first ``k``) sorted by kind: which side had an answer in its own first ``k``
+    (the other side's score buried it in the fusion), both, or neither (no side ranked it that high)."""
+    out = {"queries": len(queries), "misses": 0, "lexical_had_it": 0, "semantic_had_it": 0, "both_had_it": 0}
+    out["neither_had_it"] = 0
+    for fused, words, meaning, query in zip(hybrid, lexical, semantic, queries, strict=True):
+        if query.answers.intersection(fused[:k]):
+            continue
+        by_words = bool(query.answers.intersection(words[:k]))
+        by_meaning = bool(query.answers.intersection(meaning[:k]))
+        kind = {(True, False): "lexical", (False, True): "semantic", (True, True): "both"}.get(
+            (by_words, by_meaning), "neither"
+        )
+        out["misses"] += 1
+        out[f"{kind}_had_it"] += 1
+    return out
 
 
 def _by_kind(found: list[list[str]], data: RetrievalSet) -> dict[str, dict[str, float]]:
@@ -135,6 +159,7 @@ async def _mcpkit(data: RetrievalSet, model: Any, tmp: Path, prefix: str) -> dic
         await remember.set_many(data.units, scope="user")
         out["index_s"] = time.perf_counter() - began
         runs = [(mode, mode, WEIGHT) for mode in MODES] + [(f"hybrid@{weight}", "hybrid", weight) for weight in WEIGHTS]
+        rankings: dict[str, list[list[str]]] = {}
         for name, mode, weight in [*runs, (NO_MARGIN, "hybrid", WEIGHT)]:
             found, times = [], []
             fusion_module.MARGIN = math.inf if name == NO_MARGIN else MARGIN  # the margin rule off: fusion before it
@@ -147,6 +172,9 @@ async def _mcpkit(data: RetrievalSet, model: Any, tmp: Path, prefix: str) -> dic
             finally:
                 fusion_module.MARGIN = MARGIN
             out[name] = {"quality": _by_kind(found, data), "query_ms": statistics.median(times)}
+            rankings[name] = found
+        words, meaning = rankings["lexical"], rankings["semantic"]
+        out["misses"] = {name: misses(rankings[name], words, meaning, data.queries) for name in ("hybrid", NO_MARGIN)}
         out["typos"] = await _typos(remember, data)
     return out
 
@@ -185,6 +213,7 @@ async def measure(data: RetrievalSet, name: str, model: Any, tmp: Path, prefix: 
         "model": model.name,
         "index_s": ours.pop("index_s"),
         "typos": ours.pop("typos"),
+        "misses": ours.pop("misses"),
         "modes": ours,
         "plain_embedding": {"quality": _by_kind(found, data), **costs},
     }

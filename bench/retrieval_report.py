@@ -95,6 +95,27 @@ def _typos(sets: list[dict[str, Any]]) -> list[str]:
     return [*lines, ""] if len(lines) > 4 else []
 
 
+def _misses(sets: list[dict[str, Any]]) -> list[str]:
+    """hybrid's misses at recall@5 sorted by which side had the answer in its own first 5 (``retrieval.misses``)."""
+    lines = [
+        "hybrid's misses (no answer in its first 5) by kind, with the margin rule and without it: the words side had"
+        " the answer in its first 5 but the meaning side buried it, the reverse, both sides had it (the fusion lost"
+        " it between them), or neither did (no fusion of the two could have found it):",
+        "",
+        "| set, embedder | hybrid | queries | misses | lexical had it | semantic had it | both | neither |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for entry in sets:
+        for measured in entry["embedders"]:
+            for name, row in measured.get("misses", {}).items():
+                lines.append(
+                    f"| {entry['name']}, {measured['embedder']} | {'margin rule' if name == 'hybrid' else name} |"
+                    f" {row['queries']} | {row['misses']} | {row['lexical_had_it']} | {row['semantic_had_it']} |"
+                    f" {row['both_had_it']} | {row['neither_had_it']} |"
+                )
+    return [*lines, ""] if len(lines) > 4 else []
+
+
 def _kinds(entry: dict[str, Any]) -> list[str]:
     """recall@5 per kind of query, for the baselines and every mode of the first embedder."""
     if not entry["embedders"]:
@@ -198,6 +219,7 @@ def retrieval_section(results: dict[str, Any]) -> list[str]:
         lines += _set_table(entry)
     lines += _fusion_check(results["sets"])
     lines += _before_after(results)
+    lines += _misses(results["sets"])
     lines += _typos(results["sets"])
     for entry in results["sets"]:
         lines += _kinds(entry)

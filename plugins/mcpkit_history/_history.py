@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from mcpkit import Caller
+from mcpkit_search import when
 from mcpkit_storage import (
     MAX_SEARCH_LIMIT,
     Kept,
@@ -19,12 +20,14 @@ from mcpkit_storage import (
     RememberInvalidError,
     backoff,
     check_ttl,
+    origin_bytes,
     place_for,
     register_namespace,
+    seal_meta,
 )
 
 from ._errors import HistoryInvalidError, HistoryNotFoundError
-from ._messages import Hit, check_conversation, check_id, checked_messages, message_of
+from ._messages import Hit, check_conversation, check_id, checked_messages, event_time, message_of, stored
 from ._pages import HistoryPage, older_than, opened_cursor, path_ids, read_newest
 from ._policy import HistoryPolicy, turn
 from ._saving import create, resent
@@ -39,6 +42,9 @@ logger = logging.getLogger("mcpkit.history")
 #: Conversations' trees and their messages live in buckets of their own; messages are always indexed for search.
 TREES_NAMESPACE = register_namespace("conversations.")
 MESSAGES_NAMESPACE = register_namespace("history.", indexed=True)
+
+#: Who a message with its own event time was written by, as its sealed provenance says (the app's code saved it).
+_ORIGIN = origin_bytes(None, None, None, None, None, None)
 
 #: Compare-and-set attempts on a conversation's tree; only concurrent saves to the same conversation retry.
 _TREE_ATTEMPTS = 64
@@ -77,14 +83,17 @@ class History:
         *,
         parent_id: str | None = None,
         ttl: float | None = None,
+        at: float | datetime | str | None = None,
     ) -> list[str]:
         """Save ``messages`` in order after ``parent_id`` (default: the newest leaf); their ids.
 
         Saving after a message that already has children starts a branch. ``ttl``: each message of the
-        conversation is kept that many seconds after it is saved (from now on; None keeps what was set).
+        conversation is kept that many seconds after it is saved (from now on; None keeps what was set). ``at``:
+        when the messages were said (seconds since the epoch, a datetime or an ISO 8601 text), for those that do
+        not carry their own ``at``; default: when they are saved. A search's window keeps messages by it.
         """
         conversation = check_conversation(conversation)
-        checked = checked_messages(messages, self._policy.max_message_bytes)
+        checked = checked_messages(messages, self._policy.max_message_bytes, event_time(at, "append(at=...)"))
         if parent_id is not None:
             parent_id = check_id(parent_id, "parent_id")
         try:
@@ -106,13 +115,14 @@ class History:
                 expires_at = self._deadline(trees, now, keep)
                 for message in chain:
                     key = f"{conversation}/{message['id']}"
-                    value = _json({"role": message["role"], "content": message["content"]})  # its parent: the tree
+                    value = _json(stored(message))  # its parent: the tree
+                    meta = b"" if message["at"] is None else seal_meta("tool", message["at"], _ORIGIN)
                     if message["given"]:  # an id of the caller's: never write over a message already kept under it
                         where = (place, key, conversation, message["id"])
-                        if not await create(self._policy.vault, self._policy.quota, where, value, expires_at, now):
+                        if not await create(vault, self._policy.quota, where, value, expires_at, now, meta):
                             continue  # this very message, sent again
                     else:
-                        await vault.write(place, key, value, expires_at, now, self._policy.quota)
+                        await vault.write(place, key, value, expires_at, now, self._policy.quota, meta=meta)
                     written.append(key)
 
                 def grow(current: Tree | None) -> Tree:
@@ -275,31 +285,56 @@ class History:
         limit: int = 10,
         since: float | datetime | str | None = None,
         until: float | datetime | str | None = None,
+        dates: bool = False,
+        now: datetime | None = None,
     ) -> Hits:
         """The caller's messages that best match ``query``, best first, across every conversation or in one.
 
         Within one conversation the newest ``max_search_bytes`` of messages are searched (the hits' ``note`` says
         when older ones were not); across every conversation, the search index answers for all of them.
-        ``since`` / ``until``: only messages from that window (their ``created_at``; seconds, datetimes or ISO 8601
-        texts; ``until`` exclusive, a date alone includes its day), left out before the ranking is cut.
+        ``since`` / ``until``: only messages from that window (their event time, ``at``: when they were said, by
+        default when saved; seconds, datetimes or ISO 8601 texts; ``until`` exclusive, a date alone includes its
+        day), left out before the ranking is cut. ``dates=True``: the query's own date or span ("in March", "last
+        week") is read relative to ``now`` (an aware datetime; default: the clock) and applies too, its words
+        taken out of the query.
         """
-        kept = _window(since, until)
         if not isinstance(query, str):
             raise HistoryInvalidError(f"query is text to look for, not {query!r:.40}.")
+        query, kept = self._asked(query, since, until, dates, now)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise HistoryInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
         trees, place = self._places()
-        now = self._policy.clock().now()
+        clock = self._policy.clock().now()
         policy = self._policy
         with STORE_ERRORS:
             if conversation is None:
-                return Hits(await search_all(policy.vault, trees, place, query, limit, now, kept))
+                return Hits(await search_all(policy.vault, trees, place, query, limit, clock, kept))
             name = check_conversation(conversation)
             async with turn(policy, policy.vault.keyring.owner_for(place.identity)):
                 most = policy.max_search_bytes
                 return await search_one(
-                    policy.vault, policy.analyzer, trees, place, name, query, limit, now, most, kept
+                    policy.vault, policy.analyzer, trees, place, name, query, limit, clock, most, kept
                 )
+
+    def _asked(self, query: str, since: object, until: object, dates: object, now: object) -> tuple[str, Kept | None]:
+        """The query left to search and the window of event times (None: none) ``search`` keeps."""
+        kept = _window(since, until)
+        if dates not in (True, False):
+            raise HistoryInvalidError(f"dates is True or False, not {dates!r:.40}.")
+        if now is not None and not (isinstance(now, datetime) and now.tzinfo is not None):
+            raise HistoryInvalidError(f"now is a datetime with a time zone (datetime.now(UTC)), not {now!r:.60}.")
+        if not dates:
+            return query, kept
+        moment = now if isinstance(now, datetime) else datetime.fromtimestamp(self._policy.clock().now(), UTC)
+        asked = when(query, now=moment)
+        if not asked.phrase:
+            return query, kept
+        start, stop = (None, None) if kept is None else (kept.since, kept.until)
+        if asked.since is not None:  # the overlap of the two windows
+            start = asked.since.timestamp() if start is None else max(start, asked.since.timestamp())
+        if asked.until is not None:
+            stop = asked.until.timestamp() if stop is None else min(stop, asked.until.timestamp())
+        return asked.query, Kept(start, stop)
 
     # -- the tree ----------------------------------------------------------------------
 

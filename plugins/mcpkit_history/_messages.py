@@ -1,9 +1,11 @@
 """Messages in a provider-neutral shape, checked before anything is written.
 
-A message is ``{"id"?, "role", "content"}``: ``role`` is ``user``, ``assistant``, ``system`` or ``tool``; ``content``
-is a string or a list of parts, each ``{"type": "text", "text"}``, ``{"type": "tool_call", "id", "name",
-"arguments"}`` or ``{"type": "tool_result", "tool_call_id", "content"}``. An id the caller does not give is made
-here; a given one is 1-64 letters, digits, ``_`` or ``-`` and new in its conversation.
+A message is ``{"id"?, "role", "content", "at"?}``: ``role`` is ``user``, ``assistant``, ``system`` or ``tool``;
+``content`` is a string or a list of parts, each ``{"type": "text", "text"}``, ``{"type": "tool_call", "id", "name",
+"arguments"}`` or ``{"type": "tool_result", "tool_call_id", "content"}``; ``at`` is when it was said (seconds since
+the epoch, a datetime or an ISO 8601 text; default: when it is saved), its event time, by which a search's window
+keeps it. An id the caller does not give is made here; a given one is 1-64 letters, digits, ``_`` or ``-`` and new
+in its conversation.
 """
 
 from __future__ import annotations
@@ -14,11 +16,21 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from mcpkit_storage import Found
+from mcpkit_storage import Found, Kept, is_event_time
 
 from ._errors import HistoryInvalidError
 
-__all__ = ["MAX_MESSAGES_PER_SAVE", "MAX_MESSAGE_BYTES", "check_conversation", "checked_messages", "new_id", "text_of"]
+__all__ = [
+    "MAX_MESSAGES_PER_SAVE",
+    "MAX_MESSAGE_BYTES",
+    "check_conversation",
+    "checked_messages",
+    "event_time",
+    "new_id",
+    "said_at",
+    "stored",
+    "text_of",
+]
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -56,8 +68,22 @@ def new_id() -> str:
     return "m_" + secrets.token_hex(12)
 
 
-def checked_messages(messages: object, limit: int) -> list[dict[str, Any]]:
-    """``messages`` as stored (``id``, ``role``, ``content``), or HistoryInvalidError naming the first problem."""
+def event_time(at: object, where: str) -> float | None:
+    """A message's ``at`` in seconds since the epoch (None: not given), or HistoryInvalidError saying what it takes."""
+    if at is None:
+        return None
+    try:
+        seconds = Kept.moment(at)
+    except ValueError as exc:
+        raise HistoryInvalidError(f"{where}: at {exc}") from None
+    if not is_event_time(seconds):
+        raise HistoryInvalidError(f"{where}: at is a time from 1970 to the year 9999, not {at!r:.40}.")
+    return seconds
+
+
+def checked_messages(messages: object, limit: int, at: float | None = None) -> list[dict[str, Any]]:
+    """``messages`` as stored (``id``, ``role``, ``content``, ``at``: a message's own, else ``at``), or
+    HistoryInvalidError naming the first problem."""
     if isinstance(messages, Mapping | str) or not isinstance(messages, Sequence):
         raise HistoryInvalidError('messages is a list of messages, like [{"role": "user", "content": "Hello"}].')
     if not messages:
@@ -71,6 +97,8 @@ def checked_messages(messages: object, limit: int) -> list[dict[str, Any]]:
     seen: set[str] = set()
     for position, message in enumerate(messages):
         one = _message(f"messages[{position}]", message, limit)
+        if one["at"] is None:
+            one["at"] = at
         if one["id"] in seen:
             raise HistoryInvalidError(f"messages[{position}]: the id {one['id']!r} is given twice in this save.")
         seen.add(one["id"])
@@ -83,9 +111,11 @@ def _message(where: str, message: object, limit: int) -> dict[str, Any]:
         raise HistoryInvalidError(
             f'{where} is an object like {{"role": "user", "content": "..."}}, not {message!r:.40}.'
         )
-    unknown = sorted(str(name) for name in message if name not in ("id", "role", "content"))
+    unknown = sorted(str(name) for name in message if name not in ("id", "role", "content", "at"))
     if unknown:
-        raise HistoryInvalidError(f"{where} has {unknown}; a message has id (optional), role and content.")
+        raise HistoryInvalidError(
+            f"{where} has {unknown}; a message has id (optional), role, content and at (optional)."
+        )
     role = message.get("role")
     if role not in ROLES:
         raise HistoryInvalidError(f"{where}: role is one of {', '.join(ROLES)}, not {role!r:.40}.")
@@ -107,7 +137,8 @@ def _message(where: str, message: object, limit: int) -> dict[str, Any]:
             f"{where} is {size:,} bytes as JSON; a message may have at most {limit:,}: split it, or keep large "
             "documents elsewhere and save a reference."
         )
-    return {"id": message_id, "role": role, "content": checked_content, "given": given is not None}
+    at = event_time(message.get("at"), where)
+    return {"id": message_id, "role": role, "content": checked_content, "given": given is not None, "at": at}
 
 
 def _part(where: str, part: object) -> dict[str, Any]:
@@ -162,4 +193,17 @@ def message_of(node: str, found: Found, parent: str | None) -> dict[str, Any]:
     else:
         message["parent_id"] = parent
     message["created_at"] = found.updated_at
+    message["at"] = value.get("at", found.updated_at)
     return message
+
+
+def stored(message: dict[str, Any]) -> dict[str, Any]:
+    """What is kept of a checked message: its role, content and event time when it was given (its parent: the tree)."""
+    kept = {"role": message["role"], "content": message["content"]}
+    return kept if message["at"] is None else {**kept, "at": message["at"]}
+
+
+def said_at(found: Found) -> float:
+    """A kept message's event time: its own ``at``, else when it was saved."""
+    at = found.value.get("at")
+    return float(at) if at is not None else found.updated_at or 0.0

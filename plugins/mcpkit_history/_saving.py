@@ -8,6 +8,7 @@ from typing import Any
 from mcpkit_storage import Place, Quota, Vault
 
 from ._errors import HistoryInvalidError
+from ._messages import stored
 from ._tree import Tree
 
 __all__ = ["create", "resent"]
@@ -20,6 +21,7 @@ async def create(
     value: str,
     expires_at: float | None,
     now: float,
+    meta: bytes = b"",
 ) -> bool:
     """Write a message under a caller's id only where none is; False when the same message is there already.
 
@@ -33,7 +35,7 @@ async def create(
         raise HistoryInvalidError(
             f"The id {node!r} is already a message of {conversation!r}; leave id out for a new one."
         )
-    if not await vault.swap(place, key, observed, value, expires_at, now, quota):
+    if not await vault.swap(place, key, observed, value, expires_at, now, quota, meta=meta):
         raise HistoryInvalidError(
             f"Another save used the id {node!r} in {conversation!r} at the same moment; leave id out for a new one."
         )
@@ -49,6 +51,5 @@ async def resent(
         return False
     kept = await vault.read_many(place, [f"{conversation}/{m['id']}" for m in messages], now)
     return all(
-        found is not None and found.value == {"role": message["role"], "content": message["content"]}
-        for message, found in zip(messages, kept, strict=True)
+        found is not None and found.value == stored(message) for message, found in zip(messages, kept, strict=True)
     )

@@ -11,7 +11,7 @@ import anyio.to_thread
 from mcpkit_search import Analyzer, bm25, corpus_of, top
 from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Kept, Match, Place, Vault, search
 
-from ._messages import Hit, message_of, text_of
+from ._messages import Hit, message_of, said_at, text_of
 from ._pages import read_newest
 from ._tree import Members, Tree
 
@@ -26,7 +26,7 @@ async def search_all(
     vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float, kept: Kept | None = None
 ) -> list[Hit]:
     """The ``limit`` best messages of every conversation, asking the index for more when some were filtered out;
-    ``kept``: only messages written in its window (applied before the index's cut)."""
+    ``kept``: only messages said in its window (their event time, applied before the index's cut)."""
     want = limit
     while True:
         matches = await search(vault, place, query, now, want, kept=kept)
@@ -72,7 +72,7 @@ async def search_one(
 ) -> Hits:
     """BM25 over one conversation's newest ``max_bytes`` of messages, read in batches and analysed in a worker
     thread: the cost is bounded, and the event loop other callers wait on stays free meanwhile. ``kept``: only
-    messages written in its window, left out before the ranking."""
+    messages said in its window (their event time), left out before the ranking."""
     stored = await vault.read(trees, conversation, now)
     words = list(dict.fromkeys(analyzer.terms(query)))
     if stored is None or not words:
@@ -81,7 +81,7 @@ async def search_one(
     nodes = tree.everything()
     found, left = await read_newest(vault, place, conversation, nodes, now, max_bytes)
     if kept is not None:
-        found = [(node, value) for node, value in found if kept.holds(value.updated_at or 0.0)]
+        found = [(node, value) for node, value in found if kept.holds(said_at(value))]
     messages = dict(found)
 
     def ranked() -> list[tuple[Hashable, float]]:

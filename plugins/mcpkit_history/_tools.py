@@ -32,7 +32,8 @@ Messages = Annotated[
         min_length=1,
         max_length=MAX_MESSAGES_PER_SAVE,
         description=(
-            'Messages in order, each {"role": "user"|"assistant"|"system"|"tool", "content": text or parts, "id"?}; '
+            'Messages in order, each {"role": "user"|"assistant"|"system"|"tool", "content": text or parts, "id"?, '
+            '"at"?: when it was said, an ISO 8601 time (default: now)}; '
             'parts are {"type": "text", "text"}, {"type": "tool_call", "id", "name", "arguments"} or '
             '{"type": "tool_result", "tool_call_id", "content"}.'
         ),
@@ -117,7 +118,7 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
             leaves = await self.history.leaves(conversation)
             return {
                 "conversation": conversation,
-                "messages": [_timed(message, "created_at") for message in page.messages],
+                "messages": [_timed(message, "created_at", "at") for message in page.messages],
                 "leaves": leaves,
                 "nextCursor": page.next_cursor,
             }
@@ -127,8 +128,9 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
         description=describe(
             "search_history",
             "Find messages by what they say, best first, across every conversation or in one (words match by "
-            "their stem). Each result names its conversation and message id. since and until (ISO 8601 dates) keep "
-            "the messages of that time.",
+            "their stem). Each result names its conversation and message id. A date or span in the query ('what "
+            "did the user say about the refund last week', 'in March'), or since and until (ISO 8601 dates), keeps "
+            "the messages said then (their at), whatever their text.",
         ),
         read_only=True,
     )
@@ -141,12 +143,14 @@ def history_tools(prefix: str) -> list[type[ToolContext]]:
             since: Since = None,
             until: Until = None,
         ) -> dict[str, Any]:
-            hits = await self.history.search(query, conversation=conversation, limit=limit, since=since, until=until)
+            hits = await self.history.search(
+                query, conversation=conversation, limit=limit, since=since, until=until, dates=True
+            )
             found: dict[str, Any] = {
                 "results": [
                     {
                         "conversation": hit.conversation,
-                        "message": _timed(hit.message, "created_at"),
+                        "message": _timed(hit.message, "created_at", "at"),
                         "score": round(hit.score, 4),
                     }
                     for hit in hits

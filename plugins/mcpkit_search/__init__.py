@@ -29,7 +29,7 @@ from ._embedder import (
     unpack_vectors,
     vectors_in,
 )
-from ._fusion import CLEAR_RANKS, CLEAR_SAMPLE, MARGIN, RRF_K, WEIGHT, fuse, fuse_dense, parts, rrf, rsf
+from ._fusion import CLEAR_RANKS, CLEAR_SAMPLE, MARGIN, RRF_K, WEIGHT, Parts, fuse, fuse_dense, parts, rrf, rsf
 from ._minilm import MiniLM
 from ._pinned import SemanticUnavailableError
 from ._stop_words import ENGLISH_STOP_WORDS
@@ -59,6 +59,7 @@ __all__ = [
     "E5Small",
     "Embedder",
     "MiniLM",
+    "Parts",
     "SemanticUnavailableError",
     "Stats",
     "When",

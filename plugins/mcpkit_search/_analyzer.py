@@ -1,7 +1,9 @@
 """The analyser: text to index terms, the same way for what is kept and for what is asked.
 
 Steps, in order: negative contractions open up ("don't" is "do not", "won't" is "will not": no junk term such as
-``don`` or ``won``, which would collide with real words); camelCase splits (``ticketId`` is "ticket id"); Unicode NFKD
+``don`` or ``won``, which would collide with real words); camelCase splits (``ticketId`` is "ticket id"), and a
+camelCase word of letters alone is also kept joined (``EpiPen`` is "epi", "pen" and "epipen": a brand written as one
+word is found by it, and by its parts); Unicode NFKD
 normalisation with combining marks dropped (accent folding: "café" is "cafe")
 and case folding; words are runs of letters and digits, so every other
 character (``:`` ``_`` ``-`` ``.`` ``/``, spaces, punctuation) splits them;
@@ -35,6 +37,9 @@ STEM_CACHE_SIZE = 65_536
 
 _WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+#: A camelCase word of letters alone, in non-ASCII text: it is followed by itself lowered (no camelCase step), so
+#: that it is kept joined as well as split, in place, as ``_Terms`` does for an ASCII word.
+_CAMEL_WORD = re.compile(r"(?<![^\W_])[^\W\d_]*[a-z][A-Z][^\W\d_]*(?![^\W_])")
 _NOT = re.compile(r"\b([^\W\d_]+?)[nN]['\u2019][tT]\b")
 #: The negative contractions whose first part is not a word ("won't" is "will not").
 _IRREGULAR = {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}
@@ -53,6 +58,10 @@ def fold(text: str) -> str:
 def _opened(match: re.Match[str]) -> str:
     base = match.group(1)
     return f"{_IRREGULAR.get(base.lower(), base)} not"
+
+
+def _with_joined(match: re.Match[str]) -> str:
+    return f"{match[0]} {match[0].lower()}"
 
 
 def uncontracted(text: str) -> str:
@@ -90,6 +99,8 @@ class _Terms(dict[str, tuple[str, ...]]):
     def __missing__(self, word: str) -> tuple[str, ...]:
         # An ASCII word is as written (camelCase split and case folded here); any other is already folded.
         pieces = _CAMEL.sub(" ", word).lower().split() if word.isascii() else [word]
+        if len(pieces) > 1 and word.isalpha():  # "EpiPen": "epi", "pen", and the word joined, "epipen"
+            pieces.append(word.lower())
         terms = tuple(term for term in map(self._term, pieces) if term)
         if len(self) >= STEM_CACHE_SIZE:
             self.clear()
@@ -123,6 +134,7 @@ class Analyzer:
         text = uncontracted(text)
         if text.isascii():
             return ascii_tokens(text)
+        text = _CAMEL_WORD.sub(_with_joined, text)  # "EpiPen" is "EpiPen epipen", then "Epi Pen epipen"
         return _WORD.findall(fold(_CAMEL.sub(" ", text)))
 
     def counts(self, text: str, words: Mapping[str, tuple[T, ...]]) -> tuple[dict[T, int], int]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     import numpy.typing
 
-__all__ = ["RRF_K", "WEIGHT", "fuse", "fuse_dense", "parts", "rrf", "rsf"]
+__all__ = ["RRF_K", "WEIGHT", "Parts", "fuse", "fuse_dense", "parts", "rrf", "rsf"]
 
 #: The weight of the semantic side in ``fuse`` (0: words alone, 1: meaning alone).
 WEIGHT = 0.4
@@ -55,6 +55,15 @@ def _standard(scores: Mapping[Doc, float]) -> tuple[dict[Doc, float], float]:
 
 def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight: float = WEIGHT) -> dict[Doc, float]:
     """Standard-score fusion of two rankings (document -> score, higher is better): 0 (the worst) to 1 (the best)."""
+    summed, _ = _summed(lexical, semantic, weight)
+    return _rescaled(summed)
+
+
+def _summed(
+    lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], weight: float
+) -> tuple[dict[Doc, float], dict[Doc, tuple[float, float, float]]]:
+    """``fuse``'s sums before they are rescaled, and the parts of the documents the margin rule lifted: each side's
+    weighted standard score and what the rule added."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"the semantic side's weight is from 0 to 1, not {weight!r}")
     (left, left_low), (right, right_low) = _standard(lexical), _standard(semantic)
@@ -62,12 +71,15 @@ def fuse(lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], *, weight:
         doc: (1.0 - weight) * left.get(doc, left_low) + weight * right.get(doc, right_low)
         for doc in left.keys() | right.keys()
     }
+    lifted: dict[Doc, tuple[float, float, float]] = {}
     clear = (_clear(left) if weight < 1.0 else []) + (_clear(right) if weight > 0.0 else [])
     for rank, _, doc in sorted(clear, key=lambda found: found[:2]):  # a larger margin last: it wins a shared rank
         above = heapq.nlargest(rank, (score for other, score in summed.items() if other != doc))
         if len(above) == rank and summed[doc] <= above[-1]:
+            words, meaning = (1.0 - weight) * left.get(doc, left_low), weight * right.get(doc, right_low)
             summed[doc] = _past(above[-1])
-    return _rescaled(summed)
+            lifted[doc] = (words, meaning, summed[doc] - words - meaning)
+    return summed, lifted
 
 
 def _clear(standard: Mapping[Doc, float]) -> list[tuple[int, float, Doc]]:
@@ -87,13 +99,42 @@ def _past(score: float) -> float:
     return score + 1e-9 * max(1.0, abs(score))
 
 
+class Parts(NamedTuple):
+    """A document's parts of ``fuse``'s sum before it is rescaled, which add up to it: ``1 - weight`` times its
+    standard score by words, ``weight`` times its standard score by meaning (a side's lowest where that side did not
+    find it), and what the margin rule added to lift it to the rank a side gave it (0: not lifted). ``low`` and
+    ``high``: the query's lowest and highest sums, which the fused score is rescaled by (it is
+    ``(sum - low) / (high - low)``, 1 when they are equal)."""
+
+    lexical: float
+    semantic: float
+    lifted_by_margin: float
+    low: float
+    high: float
+
+    @property
+    def fused(self) -> float:
+        """The fused score the parts make: their sum, rescaled."""
+        total = self.lexical + self.semantic + self.lifted_by_margin
+        return 1.0 if self.high == self.low else (total - self.low) / (self.high - self.low)
+
+
 def parts(
     lexical: Mapping[Doc, float], semantic: Mapping[Doc, float], docs: Iterable[Doc], *, weight: float = WEIGHT
-) -> dict[Doc, tuple[float, float]]:
-    """Each of ``docs``' two parts of ``fuse``'s sum before it is rescaled: ``1 - weight`` times its standard score by
-    words, and ``weight`` times its standard score by meaning (a side's lowest where that side did not find it)."""
+) -> dict[Doc, Parts]:
+    """Each of ``docs``' parts of ``fuse``'s score (``Parts``): its two sides' and the margin rule's."""
+    summed, lifted = _summed(lexical, semantic, weight)
     (left, left_low), (right, right_low) = _standard(lexical), _standard(semantic)
-    return {doc: ((1.0 - weight) * left.get(doc, left_low), weight * right.get(doc, right_low)) for doc in docs}
+    low, high = min(summed.values(), default=0.0), max(summed.values(), default=0.0)
+    out = {}
+    for doc in docs:
+        words, meaning, lift = lifted.get(doc) or (
+            (1.0 - weight) * left.get(doc, left_low),
+            weight * right.get(doc, right_low),
+            0.0,
+        )
+        out[doc] = Parts(words, meaning, lift, low, high)
+    return out
 
 
 def fuse_dense(

@@ -19,60 +19,22 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import NamedTuple
 
+from ._date_words import (
+    ANCHORS,
+    MONTHS,
+    NUMBERS,
+    ONLY_DATES,
+    OPENERS,
+    RECENTLY_DAYS,
+    SOME,
+    UNITS,
+    WEEKDAYS,
+    YEAR_GOES_ON,
+)
+
 __all__ = ["When", "when"]
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sept", "sep"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
-_WEEKDAYS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("monday", "mon"),
-            ("tuesday", "tue", "tues"),
-            ("wednesday", "wed"),
-            ("thursday", "thu", "thurs"),
-            ("friday", "fri"),
-            ("saturday", "sat"),
-            ("sunday", "sun"),
-        )
-    )
-    for name in names
-}
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
-_NUMBERS |= {"eight": 8, "nine": 9, "ten": 10, "few": 3, "couple": 2}
-_UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "month": "month", "months": "month"}
-_UNITS |= {"year": "year", "years": "year"}
-#: Words that open a date phrase and go with it when it is taken out of the query.
-_OPENERS = frozenset({"in", "on", "during", "over", "at", "from", "between", "since", "after", "before", "until"})
-_OPENERS |= {"till", "by", "around", "of", "throughout"}
-#: Words that let a month or a year stand alone as a date ("in March", not "march on"; "since 2021", not "2021 items").
-_ANCHORS = _OPENERS - {"at", "by", "of"}
 _TOKEN = re.compile(r"(\d{4})[-/](\d{1,2})[-/](\d{1,2})\b|(\d+)(?:st|nd|rd|th)?\b|[^\W\d_]+|[,-]")
-
-
-#: What may follow a bare year in a date phrase (any other word after a number makes it a count).
-_YEAR_GOES_ON = frozenset({",", "-", "and", "or", "to", "through", "until", "till"})
-#: Words after which a number is read as a year whatever follows it (unlike "in" or "for": "in 2000 words").
-_ONLY_DATES = frozenset({"since", "after", "before", "between", "from"})
 
 
 class When(NamedTuple):
@@ -121,7 +83,7 @@ def when(query: str, *, now: datetime) -> When:
             at = max(at + 1, reader.no_such_day)  # "29 February 2023" is no date, nor is its "February 2023"
             continue
         end, since, until = found
-        start = at - 1 if at and tokens[at - 1].text in _OPENERS and not _opens(tokens[at]) else at
+        start = at - 1 if at and tokens[at - 1].text in OPENERS and not _opens(tokens[at]) else at
         left, right = tokens[start].start, tokens[end - 1].end
         rest = re.sub(r"\s+([?.!,;:])", r"\1", re.sub(r"\s{2,}", " ", f"{query[:left]} {query[right:]}")).strip()
         return When(since, until, rest, query[left:right])
@@ -176,7 +138,7 @@ class _Reader:
             found = self._last_units(at + 2)
             if found is not None:
                 return found
-        anchored = at > 0 and self.text(at - 1) in _ANCHORS
+        anchored = at > 0 and self.text(at - 1) in ANCHORS
         return self._window(at, anchored=anchored)
 
     def _window(self, at: int, *, anchored: bool) -> tuple[int, datetime | None, datetime | None] | None:
@@ -242,11 +204,11 @@ class _Reader:
         ends with it ("in 2023", "in 2023, then", "between 2019 and 2021 trips"), where a word after it makes it a
         count ("in 2000 words", "for 2025 on 1500 servers")."""
         after = at + 1
-        if after >= len(self.tokens) or (at and self.tokens[at - 1].text in _YEAR_GOES_ON | _ONLY_DATES):
+        if after >= len(self.tokens) or (at and self.tokens[at - 1].text in YEAR_GOES_ON | ONLY_DATES):
             return True  # "... and 2021 trips", "since 2020 what changed"
         if self.query[self.tokens[at].end : self.tokens[after].start].strip():  # a full stop, a question mark...
             return True
-        return self.tokens[after].text in _YEAR_GOES_ON
+        return self.tokens[after].text in YEAR_GOES_ON
 
     def _point(self, at: int, *, anchored: bool, bare_day: bool = False) -> tuple[int, _Point] | None:
         """A calendar date at ``at``: ISO, day month [year], month day [year], month [year], year, or a bare day."""
@@ -257,15 +219,15 @@ class _Reader:
             return at + 1, _Point(token.iso.year, token.iso.month, token.iso.day)
         if token.number is not None:
             day, month_at = token.number, at + 1 + (self.text(at + 1) == "of")
-            if 1 <= day <= 31 and self.text(month_at) in _MONTHS:
+            if 1 <= day <= 31 and self.text(month_at) in MONTHS:
                 end, year = self._year(month_at + 1)
-                return self._existing(end, _Point(year, _MONTHS[self.text(month_at)], day))
+                return self._existing(end, _Point(year, MONTHS[self.text(month_at)], day))
             if 1000 <= token.number <= 2999 and anchored and self._ends_a_year(at):
                 return at + 1, _Point(token.number, None, None)
             if bare_day and 1 <= day <= 31:
                 return at + 1, _Point(None, None, day)
             return None
-        month = _MONTHS.get(token.text)
+        month = MONTHS.get(token.text)
         if month is None:
             return None
         following = self.tokens[at + 1].number if at + 1 < len(self.tokens) else None
@@ -304,27 +266,58 @@ class _Reader:
             return end, self._at(today - timedelta(days=1)), self._at(today)
         if word == "the" and [self.text(at + n) for n in (1, 2, 3)] == ["day", "before", "yesterday"]:
             return at + 4, self._at(today - timedelta(days=2)), self._at(today - timedelta(days=1))
+        vague = self._vague(at)
+        if vague is not None:
+            return vague
         if word in {"last", "this", "past", "previous"}:
             unit = self.text(at + 1)
             if unit in {"week", "weekend", "month", "year"}:
                 back = 0 if word == "this" else 1
                 since, until = self._unit(unit, back)
                 return at + 2, since, until
-            if unit in _WEEKDAYS:
+            if unit in WEEKDAYS:
                 return self._weekday(at + 1)
-        if word in _WEEKDAYS and anchored:
+        if word in WEEKDAYS and anchored:
             return self._weekday(at)
-        if word == "a" and self.text(at + 1) in {"few", "couple"}:  # "a few days ago", "a couple of weeks ago"
-            at, word = at + 1, self.text(at + 1)
-        count = self.tokens[at].number if at < len(self.tokens) else _NUMBERS.get(word)
-        count = _NUMBERS.get(word) if count is None else count
+        count = self.tokens[at].number if at < len(self.tokens) else NUMBERS.get(word)
+        count = NUMBERS.get(word) if count is None else count
         if count is not None:
             unit_at = at + 1 + (self.text(at + 1) == "of")  # "a couple of weeks ago"
-            measure = _UNITS.get(self.text(unit_at))
+            measure = UNITS.get(self.text(unit_at))
             if measure is not None and self.text(unit_at + 1) == "ago":
                 since, until = self._unit(measure, count)
                 return unit_at + 2, since, until
         return None
+
+    def _vague(self, at: int) -> tuple[int, datetime | None, datetime | None] | None:
+        """The spans of vague words: ``a few days ago`` (2 to 5 days back), ``a couple of weeks ago``, ``this past
+        week`` (the 7 days ending now), ``recently``, ``the other day``, ``earlier this month``."""
+        word, today = self.text(at), self.today
+        if word in {"recently", "lately"}:
+            return at + 1, self.now - timedelta(days=RECENTLY_DAYS), self.now
+        if word == "the" and [self.text(at + 1), self.text(at + 2)] == ["other", "day"]:
+            return at + 3, self._at(today - timedelta(days=7)), self._at(today)
+        if word == "earlier" and self.text(at + 1) in {"today", "this"}:
+            found = self._relative(at + 1, anchored=False)
+            if found is None or found[1] is None:
+                return None
+            return found[0], found[1], self.now
+        past = at + (word in {"this", "the"})
+        if self.text(past) == "past" and self.text(past + 1) in {"day", "week", "month", "year"}:
+            return past + 2, self.now - _span_of(self.text(past + 1), 1), self.now  # not the calendar's last week
+        if word == "this" and [self.text(at + 1), self.text(at + 2)] == ["past", "weekend"]:
+            since, until = self._unit("weekend", 1)
+            return at + 3, since, until
+        some = at + (word == "a")
+        if self.text(some) not in SOME:
+            return None
+        lo, hi = SOME[self.text(some)]
+        unit_at = some + 1 + (self.text(some + 1) == "of")  # "a couple of weeks ago"
+        unit = UNITS.get(self.text(unit_at))
+        if unit is None or self.text(unit_at + 1) != "ago":
+            return None
+        days = _span_of(unit, 1).days
+        return unit_at + 2, self._at(today - timedelta(days=hi * days)), self._at(today - timedelta(days=lo * days - 1))
 
     def _last_units(self, at: int) -> tuple[int, datetime | None, datetime | None] | None:
         """``last 3 weeks`` / ``past few days`` / ``last month`` after ``in the``: from that long ago until now."""
@@ -332,16 +325,16 @@ class _Reader:
             return None
         count, unit_at = 1, at + 1
         number = self.tokens[unit_at].number if unit_at < len(self.tokens) else None
-        if number is not None or self.text(unit_at) in _NUMBERS:
-            count, unit_at = number if number is not None else _NUMBERS[self.text(unit_at)], unit_at + 1
-        unit = _UNITS.get(self.text(unit_at))
+        if number is not None or self.text(unit_at) in NUMBERS:
+            count, unit_at = number if number is not None else NUMBERS[self.text(unit_at)], unit_at + 1
+        unit = UNITS.get(self.text(unit_at))
         if unit is None:
             return None
         return unit_at + 1, self.now - _span_of(unit, count), self.now
 
     def _weekday(self, at: int) -> tuple[int, datetime, datetime]:
         """The latest such weekday before today."""
-        back = (self.today.weekday() - _WEEKDAYS[self.text(at)]) % 7 or 7
+        back = (self.today.weekday() - WEEKDAYS[self.text(at)]) % 7 or 7
         day = self.today - timedelta(days=back)
         return at + 1, self._at(day), self._at(day + timedelta(days=1))
 

@@ -64,6 +64,7 @@ import mcpkit_remember._tools as memory_tools
 import mcpkit_search._analyzer as analyzer
 import mcpkit_search._bm25 as bm25
 import mcpkit_search._chunks as chunks
+import mcpkit_search._date_words as date_words
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
 import mcpkit_search._typos as typos
@@ -375,6 +376,12 @@ STATED = [
     Stated("architecture.md", "(SQLite `INTEGER`, {} hex digits in Redis)", redis_wire.TERM_HEX_DIGITS),
     Stated("architecture.md", "a word is stored as a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
     Stated("search.md", "A term is a {}-bit keyed BLAKE2b hash", keyring.BLIND_TERM_BITS),
+    Stated("search.md", '"a few days ago" | a span: {} days before today', "{} to {}".format(*date_words.SOME["few"])),
+    Stated("search.md", "a span: {} of them before today", "{} to {}".format(*date_words.SOME["couple"])),
+    Stated("search.md", 'ago" | {} of them before today', "{} to {}".format(*date_words.SOME["few"])),
+    Stated("search.md", '"several days / weeks / months ago" | {} of', "{} to {}".format(*date_words.SOME["several"])),
+    Stated("search.md", "| the {} days ending now |", date_words.RECENTLY_DAYS),
+    Stated("architecture.md", '"recently" is the last {} days, wide on purpose', date_words.RECENTLY_DAYS),
     Stated("search.md", "for words of letters of {} to", typos.MIN_TYPO_CHARS),
     Stated("search.md", "to {} characters (`mcpkit_search.MIN_TYPO_CHARS`", typos.MAX_TYPO_CHARS),
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
@@ -568,6 +575,15 @@ NOT_CONSTANTS = {
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
         '"between August 11 and 15", "3 days ago")',  # example queries (Searching by time)
+        "`now` being Wednesday 14 June 2023",  # the example's now (Dates in a query)
+        '"on 3 June 2023", "June 3rd, 2023", "2023-06-03", "on the 3rd of June"',  # example queries, as below
+        '"in June 2023", "in March", "in 2021"',
+        '"3 days ago", "two weeks ago" | that one day',
+        '"in the last 3 days", "over the past few weeks"',
+        "(9 to 12 June)",  # the example's days
+        "the 7 days before today",  # "the other day": a calendar week back
+        "the 7 (30, 365) days ending now",  # a week, month and year as _span_of counts them
+        "never as one day",  # prose
         "whose event times span a year",  # python -m bench.search_window's data
         "a 4-day window (about 1% of the values)",  # python -m bench.search_window's rows
         "`half_life` of 30 days",  # python -m bench.search_window's rows
@@ -630,6 +646,7 @@ NOT_CONSTANTS = {
         "a record alone is about 62 µs in the table against 8.5 µs in the file",
         "about 19 µs a record at ten",
         "a couple of dozen for a window of a year",  # index._facets.window_words of a year, worked out
+        '"this past week" is the 7 days ending now',  # a week, as _span_of counts it
         "Stemming every edit cost about 16 ms a word",  # by hand: near() before STEMMED_ENDINGS, 8 letters
         "queries (196, one seeded edit each) went from recall@5 .526 to .551 and MRR .497 to .529",  # bench typos
         "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved

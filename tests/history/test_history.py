@@ -186,6 +186,7 @@ async def test_compaction_replaces_the_start_in_what_is_loaded_and_keeps_the_ori
         "content": "Order 1142 arrived damaged; photo asked.",
         "summary_of": ids[1],
         "created_at": summary["created_at"],
+        "at": summary["created_at"],  # said when it was saved
     }
     assert texts(rest) == ["Sent.", "Ok."]
     assert texts(original["result"]) == ["Order 1142 arrived damaged.", "Sorry! Photo please?", "Sent.", "Ok."]
@@ -214,7 +215,7 @@ async def test_messages_are_checked_and_an_anonymous_caller_is_refused() -> None
     assert "role is one of user, assistant, system, tool" in problems["role"][1]
     assert "may have at most 100" in problems["size"][1]
     assert "type is text, tool_call or tool_result" in problems["part"][1]
-    assert "a message has id (optional), role and content" in problems["extra"][1]
+    assert "a message has id (optional), role, content and at (optional)" in problems["extra"][1]
     assert error_code(anonymous.value.result) == "REMEMBER_IDENTITY_REQUIRED"
     assert nothing["messages"] == []
 

@@ -36,6 +36,8 @@ VALUES: dict[str, Any] = {
     "object": {"a": {"b": {"c": [True, False]}}, "": "empty key"},
     "large": "kettle warranty " * 12_000,
 }
+#: When the message of conversation T-9 was said (its own event time, not when it was saved).
+SAID_AT = "2023-03-14T09:30:00.000Z"
 #: Values written with a source and an event time of their own: (key, value, source, at).
 SAID = [("stated", "Allergic to peanuts", "user", 1_600_000_000.0), ("fetched", "Not allergic", "external", 1.65e9)]
 
@@ -76,6 +78,8 @@ async def write_everything(call_as: CallAs) -> None:
     await mem(call_as, "nour", "set", key="motd", value="Closed on Friday", scope="global")
     await mem(call_as, "sam", "set", key="kettle", value="Sam's kettle", scope="user")
     nour = call_as("nour")
+    said = {"role": "user", "content": "The boiler broke down again.", "at": SAID_AT}  # a message with its own time
+    await nour.call("save_messages", {"conversation": "T-9", "messages": [said]})
     turns = [{"role": "user", "content": "Can I get a refund for the kettle?"}, {"role": "assistant", "content": "No."}]
     saved = await nour.call("save_messages", {"conversation": "T-7", "messages": turns})
     question = saved["ids"][0]
@@ -101,6 +105,7 @@ async def read_everything(call_as: CallAs) -> dict[str, Any]:
     seen["history"] = await nour.call("load_history", {"conversation": "T-7"})
     seen["conversations"] = await nour.call("list_conversations")
     seen["history search"] = await nour.call("search_history", {"query": "refund"})
+    seen["said in March"] = await nour.call("search_history", {"query": "what broke down in March 2023?"})
     seen["notes"] = await nour.read("context://notes")
     seen["knowledge"] = await nour.call("search_context", {"block": "knowledge", "query": "kettle"})
     return seen

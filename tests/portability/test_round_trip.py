@@ -19,6 +19,7 @@ from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
 from mcpkit_storage.stores.redis._redis_store import RedisStore
 from portability.support import (
     SAID,
+    SAID_AT,
     VALUES,
     exported,
     imported,
@@ -143,6 +144,8 @@ async def test_every_store_passes_everything_on_and_the_callers_read_it_all_back
     ]
     assert before["conversations"]["conversations"][0]["branches"] == 2
     assert before["history search"]["results"]
+    [said] = before["said in March"]["results"]  # found by the time it was said, which its text does not hold
+    assert (said["message"]["content"], said["message"]["at"]) == ("The boiler broke down again.", SAID_AT)
     assert "Prefers email." in before["notes"]
     assert [hit["key"] for hit in before["knowledge"]["results"]] == ["kettle"]
 

@@ -26,6 +26,8 @@ def documented_terms(text: str) -> list[str]:
         lambda m: {"wo": "will", "ca": "can", "sha": "shall", "ai": "is"}[m[1]] + " not",
         text,
     )
+    camel = r"(?<![^\W_])[^\W\d_]*[a-z][A-Z][^\W\d_]*(?![^\W_])"  # 2. a camelCase word of letters alone...
+    text = re.sub(camel, lambda m: f"{m[0]} {m[0].lower()}", text)  # ... is also kept joined
     text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)  # 2. camelCase
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()  # 2.
     terms = []
@@ -38,7 +40,9 @@ def documented_terms(text: str) -> list[str]:
 
 
 def test_the_documented_examples() -> None:
-    assert ANALYZER.terms("ticketId") == ["ticket", "id"]
+    assert ANALYZER.terms("ticketId") == ["ticket", "id", "ticketid"]
+    assert ANALYZER.terms("EpiPen") == ["epi", "pen", "epipen"]  # found by "epipen" and by "epi pen"
+    assert ANALYZER.terms("ticketId42 EpiPen2") == ["ticket", "id42", "epi", "pen2"]  # only a word of letters
     assert ANALYZER.terms("Café") == ["cafe"]
     assert ANALYZER.terms("pref:reply-style") == ["pref", "repli", "style"]
     assert ANALYZER.terms("preferences preferred prefers") == ["prefer"] * 3
@@ -46,6 +50,13 @@ def test_the_documented_examples() -> None:
     assert ANALYZER.terms("the of and") == []
     assert ANALYZER.terms("not no like") == ["not", "no", "like"]
     assert ANALYZER.terms("x" * 100) == ["x" * 64]
+
+
+def test_a_camelcase_word_is_kept_joined_in_place_in_any_text() -> None:
+    assert ANALYZER.terms("my EpiPen, café") == ["epi", "pen", "epipen", "cafe"]
+    expected = ["cafe", "epi", "pen", "epipen", "x", "naiv", "test", "naivetest"]
+    assert ANALYZER.terms("café EpiPen_x naïveTest") == expected
+    assert ANALYZER.terms("EpiPen café") == ["epi", "pen", "epipen", "cafe"]
 
 
 def test_negative_contractions_leave_no_junk_term() -> None:

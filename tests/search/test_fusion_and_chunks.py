@@ -17,6 +17,7 @@ from mcpkit_search import (
     fuse_dense,
     pack_vector,
     pack_vectors,
+    parts,
     unpack_vectors,
     vectors_in,
 )
@@ -156,3 +157,24 @@ def test_the_margin_rule_in_numpy_gives_what_fuse_gives() -> None:
     expected = fuse(lexical, semantic, weight=0.6)
     assert list(dense) == pytest.approx([expected[doc] for doc in names], abs=1e-9)
     assert dense[names.index("x")] == 1.0
+
+
+def test_the_parts_of_a_lifted_document_add_up_to_its_fused_score() -> None:
+    lexical, semantic = clear_winner_by_words()
+    fused = fuse(lexical, semantic, weight=0.6)
+    shares = parts(lexical, semantic, fused, weight=0.6)
+    assert shares["x"].lifted_by_margin > 0  # by the two sides alone it would rank 9th
+    assert shares["x"].lexical + shares["x"].semantic < shares["d18"].lexical + shares["d18"].semantic
+    assert {doc: share.fused for doc, share in shares.items()} == pytest.approx(fused, abs=1e-12)
+    assert all(share.lifted_by_margin == 0.0 for doc, share in shares.items() if doc != "x")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_parts_add_up_to_the_fused_score_of_every_document(seed: int) -> None:
+    rng = random.Random(seed)
+    lexical = {f"d{n}": rng.expovariate(0.3) for n in range(40) if rng.random() < 0.5}
+    semantic = {f"d{n}": rng.uniform(-0.1, 0.9) for n in range(40)}
+    weight = rng.choice([0.25, 0.4, 0.75])
+    fused = fuse(lexical, semantic, weight=weight)
+    shares = parts(lexical, semantic, fused, weight=weight)
+    assert {doc: share.fused for doc, share in shares.items()} == pytest.approx(fused, abs=1e-12)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench.retrieval import metrics
+from bench.retrieval import metrics, misses
 from bench.retrieval_data import Query
 from bench.retrieval_report import END, START, write_page
 
@@ -23,6 +23,23 @@ def test_a_hit_is_any_answer_in_the_first_k_and_mrr_counts_the_first_one() -> No
     assert got["recall_at_5"] == pytest.approx(1 / 3)  # q2's first answer is sixth; q3's eleventh
     assert got["recall_at_10"] == pytest.approx(2 / 3)
     assert got["mrr"] == pytest.approx((1 + 1 / 6) / 3)
+
+
+def test_hybrids_misses_are_sorted_by_which_side_had_the_answer_in_its_first_k() -> None:
+    queries = [Query(f"q{n}", frozenset({"a"}), "x") for n in range(5)]
+    far = ["x1", "x2", "x3", "x4", "x5", "a"]  # the answer sixth
+    hybrid = [["a"], far, far, far, far]
+    lexical = [far, ["a"], far, ["a"], far]
+    semantic = [far, far, ["b", "a"], ["a"], far]
+    assert misses(hybrid, lexical, semantic, queries) == {
+        "queries": 5,
+        "misses": 4,  # q0 is a hit: whatever the sides did, it is no miss
+        "lexical_had_it": 1,
+        "semantic_had_it": 1,
+        "both_had_it": 1,
+        "neither_had_it": 1,
+    }
+    assert misses(hybrid, lexical, semantic, queries, k=6)["misses"] == 0
 
 
 def _results(recall: float) -> dict[str, Any]:

@@ -51,7 +51,6 @@ def window(query: str, now: datetime = NOW) -> tuple[datetime | None, datetime |
         ("last year", day(2022, 1, 1), day(2023, 1, 1)),
         ("3 days ago", day(2023, 6, 11), day(2023, 6, 12)),
         ("two weeks ago", day(2023, 5, 29), day(2023, 6, 5)),
-        ("a couple of months ago", day(2023, 4, 1), day(2023, 5, 1)),
         ("last Tuesday", day(2023, 6, 13), day(2023, 6, 14)),
         ("on Wednesday", day(2023, 6, 7), day(2023, 6, 8)),  # today is one: the one before
         ("on Friday", day(2023, 6, 9), day(2023, 6, 10)),
@@ -77,6 +76,53 @@ def test_in_the_last_units_runs_until_now() -> None:
     assert window("over the last month") == (NOW - timedelta(days=30), NOW)
 
 
+@pytest.mark.parametrize(
+    ("query", "since", "until"),
+    [
+        ("a few days ago", day(2023, 6, 9), day(2023, 6, 13)),  # 2 to 5 days before today, not the 3rd alone
+        ("few days ago", day(2023, 6, 9), day(2023, 6, 13)),
+        ("a couple of days ago", day(2023, 6, 11), day(2023, 6, 14)),  # 1 to 3 days before
+        ("a couple of weeks ago", day(2023, 5, 24), day(2023, 6, 8)),  # 7 to 21 days before
+        ("a few weeks ago", day(2023, 5, 10), day(2023, 6, 1)),  # 14 to 35 days before
+        ("a couple of months ago", day(2023, 3, 16), day(2023, 5, 16)),  # 30 to 90 days before
+        ("several days ago", day(2023, 6, 5), day(2023, 6, 12)),  # 3 to 9 days before
+        ("the other day", day(2023, 6, 7), day(2023, 6, 14)),  # the week before today
+        ("last weekend", day(2023, 6, 10), day(2023, 6, 12)),
+        ("this past weekend", day(2023, 6, 10), day(2023, 6, 12)),
+    ],
+)
+def test_vague_words_read_as_spans_of_days_not_one_day(query: str, since: datetime, until: datetime) -> None:
+    assert window(query) == (since, until)
+
+
+@pytest.mark.parametrize(
+    ("query", "since"),
+    [
+        ("this past week", NOW - timedelta(days=7)),  # the 7 days ending now, not last calendar week
+        ("the past week", NOW - timedelta(days=7)),
+        ("past week", NOW - timedelta(days=7)),
+        ("this past month", NOW - timedelta(days=30)),
+        ("the past day", NOW - timedelta(days=1)),
+        ("recently", NOW - timedelta(days=30)),
+        ("lately", NOW - timedelta(days=30)),
+        ("earlier today", day(2023, 6, 14)),
+        ("earlier this week", day(2023, 6, 12)),
+        ("earlier this month", day(2023, 6, 1)),
+        ("earlier this year", day(2023, 1, 1)),
+    ],
+)
+def test_spans_that_run_until_now(query: str, since: datetime) -> None:
+    assert window(query) == (since, NOW)
+
+
+def test_vague_words_leave_the_query_and_a_few_things_is_no_date() -> None:
+    assert when("what did I cook this past week?", now=NOW).query == "what did I cook?"
+    assert when("the dentist the other day", now=NOW).query == "the dentist"
+    assert when("what did I say recently about the garden", now=NOW).phrase == "recently"
+    for query in ("a few items", "a couple of books", "the other side", "earlier than planned", "past tense"):
+        assert when(query, now=NOW) == When(None, None, query, "")
+
+
 def test_the_date_words_leave_the_query_and_the_rest_stays() -> None:
     assert when("What did the user say about the garden in March?", now=NOW) == When(
         day(2023, 3, 1), day(2023, 4, 1), "What did the user say about the garden?", "in March"
@@ -85,7 +131,7 @@ def test_the_date_words_leave_the_query_and_the_rest_stays() -> None:
     assert (found.query, found.phrase) == ("which festival did I go to", "between August 11 and 15")
     assert when("yesterday's dentist appointment", now=NOW).query == "'s dentist appointment"
     assert when("the concert a few days ago", now=NOW) == When(
-        day(2023, 6, 11), day(2023, 6, 12), "the concert", "a few days ago"
+        day(2023, 6, 9), day(2023, 6, 13), "the concert", "a few days ago"
     )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, S
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
+    from mcpkit_search import Parts
+
     from ..sealing import Payload, Provenance
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Asked", "Explanation", "Match", "Matches", "SearchMode", "explained", "ranks"]
@@ -31,11 +33,13 @@ class Explanation(NamedTuple):
     past them was found by its words alone); None when every window was, or none.
 
     ``terms``: the query's words the value holds, each with its weight (BM25's IDF in the caller's scope: a rarer
-    word weighs more). ``weight``: the semantic side's weight (``hybrid``). ``lexical_part`` and ``semantic_part``
-    (``hybrid``): each side's share of the fused score, which is their sum rescaled so the query's best match is 1
-    (``mcpkit_search.parts``). ``window``: the text of the window that matched (by meaning, else the one holding
-    the most of the query's weight). ``relevance``: a score comparable across queries, 0 to 1: the share of the
-    query's weight the value holds (``lexical``), the similarity (``semantic``), or both weighted (``hybrid``).
+    word weighs more). ``weight``: the semantic side's weight (``hybrid``). ``lexical_part``, ``semantic_part`` and
+    ``lifted_by_margin`` (``hybrid``): each side's share of the fused score and what the fusion's margin rule added
+    (0 unless it lifted the match to the rank one side gave it); the fused score is their sum rescaled so the
+    query's best match is 1 and its worst 0 (``mcpkit_search.parts``). ``window``: the text of the window that
+    matched (by meaning, else the one holding the most of the query's weight). ``relevance``: a score comparable
+    across queries, 0 to 1: the share of the query's weight the value holds (``lexical``), the similarity
+    (``semantic``), or both weighted (``hybrid``).
     """
 
     mode: SearchMode
@@ -51,6 +55,7 @@ class Explanation(NamedTuple):
     semantic_part: float | None = None
     window: str | None = None
     relevance: float | None = None
+    lifted_by_margin: float | None = None
 
 
 class Match(NamedTuple):
@@ -126,7 +131,7 @@ def explained(
     *,
     windows: Callable[[Payload], int | None] | None = None,
     weak: Collection[_Doc] = (),
-    shares: Mapping[_Doc, tuple[float, float]] | None = None,
+    shares: Mapping[_Doc, Parts] | None = None,
 ) -> list[Match]:
     """The matches of a search by meaning (``best``, opened, in order), each with its ``Explanation``;
     ``semantic_ranks`` when worked out already (else from ``semantic``); ``windows``: the ``windows_embedded`` of
@@ -150,8 +155,9 @@ def explained(
                 semantic_ranks.get(doc),
                 chunks.get(doc),
                 None if windows is None or doc not in semantic else windows(opened[doc]),
-                lexical_part=None if shares is None else shares[doc][0],
-                semantic_part=None if shares is None else shares[doc][1],
+                lexical_part=None if shares is None else shares[doc].lexical,
+                semantic_part=None if shares is None else shares[doc].semantic,
+                lifted_by_margin=None if shares is None else shares[doc].lifted_by_margin,
             ),
             doc in weak,
             opened[doc].provenance,
