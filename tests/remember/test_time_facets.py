@@ -153,3 +153,15 @@ async def test_the_day_survives_rotation_and_a_rotated_store_is_searched_by_it(
         window = {"since": _START + 7 * _DAY, "until": _START + 9 * _DAY}
         assert sorted(await call(callers("nour"), "search", query="river", **window)) == ["note:07", "note:08"]
         assert sum(opened) <= 10 + 2  # the best 10 by words, then those days' (opening every value: 20)
+
+
+def test_a_window_open_or_unknown_at_an_end_takes_words_the_tree_can_give() -> None:
+    from mcpkit_storage.index._facets import FACET_LEVELS, window_words
+
+    top = FACET_LEVELS - 1
+    # until at infinity (a Kept built by hand) is a window open at its end, as until=None is: no OverflowError
+    assert window_words(86_400.0 * 40, float("inf")) == window_words(86_400.0 * 40, None)
+    assert window_words(None, float("inf")) == [f"\x00t{top}:{span}" for span in range(16)]
+    # a NaN bound is no window the tree can cover: the opened values alone decide
+    assert window_words(float("nan"), None) is None
+    assert window_words(0.0, float("nan")) is None

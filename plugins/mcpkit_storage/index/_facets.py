@@ -5,7 +5,9 @@ Each indexed value also holds one term per level of a tree of its event day (the
 then a handful of those terms (``window_words``): the store counts and lists the values that hold them without
 a value being opened, and only those are opened and checked against the exact, sealed time. The words cannot
 come out of the analyser (they start with a NUL), and like every term they are keyed hashes of the bucket's
-address: a store sees which values share a day or a source, never which day or which source.
+address: a store sees which values share a day or a source, not which day or which source by the terms alone;
+but a store that can tell when any one value of a term happened (a ttl deadline minus its ttl, the day it watched
+a write come in) knows that day for every value holding the term (docs/search.md says so).
 """
 
 from __future__ import annotations
@@ -62,8 +64,11 @@ def window_words(since: float | None, until: float | None) -> list[str] | None:
     """Words that together are held by every value whose event day meets ``[since, until)`` and only by values
     whose event day does (each such value holds exactly one), the fewest the tree allows; None when that takes
     more than ``MAX_WINDOW_WORDS``."""
+    if (since is not None and math.isnan(since)) or (until is not None and math.isnan(until)):
+        return None  # no window the tree can cover: the opened values alone decide
     first = 0 if since is None else day_of(since)
-    end = _END if until is None else (0 if until <= 0 else min(_END, math.ceil(until / _DAY)))
+    open_end = until is None or until >= _END * _DAY  # infinity included
+    end = _END if open_end else (0 if until is None or until <= 0 else math.ceil(until / _DAY))
     words: list[str] = []
     level, size = 0, 1
     while first < end:

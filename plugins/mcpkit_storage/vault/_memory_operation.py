@@ -296,17 +296,17 @@ class MemoryOperation:
     def _other_lines(self) -> list[dict[str, Value]]:
         """The lines of a search's returned keys (with their rank), or of a ``swap_many``'s keys (with their scope
         where they are in several places)."""
-        secret, labels = self._observer.secret, self._observer.telemetry.key_labels
+        observer, labels = self._observer, self._observer.telemetry.key_labels
         lines: list[dict[str, Value]] = []
         if self._returned is not None and self._place is not None:
             bucket = self._place.bucket
             for rank, key in enumerate(self._returned, start=1):
-                line: dict[str, Value] = {"key": hashed_key(secret, bucket, key), "rank": rank}
+                line: dict[str, Value] = {"key": observer.key_hash(bucket, key), "rank": rank}
                 if labels:
                     line["key_label"] = _label(key)
                 lines.append(line)
         for place, key, seen in self._placed or ():
-            line = {"key": hashed_key(secret, place.bucket, key)}
+            line = {"key": observer.key_hash(place.bucket, key)}
             if self._place is None:  # several places: each line says its scope (the bucket goes to the audit only)
                 line["scope"] = without_namespace(place.bucket).partition(".")[0]
             if labels:
