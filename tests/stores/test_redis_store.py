@@ -353,3 +353,58 @@ async def test_a_full_redis_refuses_writes_as_unavailable_and_leaves_no_value_un
         assert await store.delete_owner(OWNER) == written + 1  # and every value is found by a purge
     finally:
         await store.close()
+
+
+async def test_a_pipelined_write_that_fails_says_the_others_may_have_run(
+    store: RedisStore, raw: redis.Redis, redis_prefix: str
+) -> None:
+    now = time.time()
+    await store.put(OWNER, "broken", "x", b"1", None, now)
+    for name in raw.keys(f"{redis_prefix}*broken*"):  # the bucket's keys hold the wrong kind of value
+        raw.delete(name)
+        raw.set(name, "not what the store keeps")
+    writes = [Write(OWNER, bucket, f"k{n}", None, b"v", None, (), None, None) for n, bucket in enumerate(BUCKETS)]
+
+    with pytest.raises(StoreUnavailableError, match=r"pipelined writes failed, the others ran") as failed:
+        await store.swap_many(writes, now)
+
+    assert failed.value.maybe_applied  # a pipeline is no transaction: a write of "user" ran
+    assert await store.get(OWNER, "user", "k0", now) == Entry(b"v", None)
+
+
+BUCKETS = ("user", "broken", "user")
+
+
+async def test_a_pipeline_refused_whole_before_running_says_nothing_was_made() -> None:
+    from mcpkit_storage.stores.redis._redis_pipeline import pipelined
+
+    class Pipe:  # what redis-py's pipeline answers with raise_on_error=False: each call's reply or error
+        def __init__(self, answers: list[object]) -> None:
+            self.answers = answers
+
+        async def __aenter__(self) -> Pipe:
+            return self
+
+        async def __aexit__(self, *_: object) -> None:
+            return None
+
+        async def execute(self, *, raise_on_error: bool) -> list[object]:
+            assert not raise_on_error
+            return self.answers
+
+    class Client:
+        def __init__(self, answers: list[object]) -> None:
+            self.answers = answers
+
+        def pipeline(self, *, transaction: bool) -> Pipe:
+            return Pipe(self.answers)
+
+    async def script(**_: object) -> None:
+        return None
+
+    refused = redis.exceptions.ReadOnlyError("READONLY You can't write against a read only replica.")
+    calls = [((), ())] * 2
+    with pytest.raises(redis.exceptions.ReadOnlyError):  # every call refused before running: nothing made
+        await pipelined(Client([refused, refused]), script, calls)  # type: ignore[arg-type]
+    with pytest.raises(redis.exceptions.ResponseError, match=r"1 of 2 pipelined writes failed, the others ran"):
+        await pipelined(Client([1, refused]), script, calls)  # type: ignore[arg-type]

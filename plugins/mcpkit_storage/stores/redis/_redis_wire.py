@@ -25,6 +25,7 @@ __all__ = [
     "posting",
     "reaching",
     "redacted",
+    "refused_before_running",
     "term",
     "texts",
     "unpack",
@@ -91,6 +92,12 @@ def writing(
     limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
     spec = "" if index is None else " ".join([str(index.length), *map(posting, index.terms.items())])
     return [base, bucket, key, value, px, score, *limits, spec]
+
+
+def refused_before_running(exc: BaseException) -> bool:
+    """Whether Redis refused a command before running any of it (read-only replica, no permission, script not
+    loaded, a cluster's redirection, out of memory): nothing of it was made."""
+    return isinstance(exc, _REFUSED_BEFORE_RUNNING)
 
 
 def never_sent(exc: BaseException) -> bool:
