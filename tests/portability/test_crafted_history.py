@@ -63,11 +63,13 @@ async def test_a_crafted_history_that_history_reads_is_imported_and_read_back() 
     place = Place(json.dumps(NOUR), "user")
     found = await Vault(store, KEYRING).read(place, versions_key("tz"), time.time())
 
-    assert isinstance(outcome, ImportReport) and outcome.imported == 2
+    assert isinstance(outcome, ImportReport)
+    assert outcome.imported == 2
     assert found is not None
     versions = versions_of(found.value, time.time())
     assert [(v.event, v.value) for v in versions] == [("set", "UTC"), ("delete", None)]
-    assert versions[0].provenance is not None and versions[0].provenance.tool == "mem"
+    assert versions[0].provenance is not None
+    assert versions[0].provenance.tool == "mem"
 
 
 def test_a_change_history_never_enters_the_search_index_whatever_its_record_says() -> None:
@@ -90,12 +92,15 @@ async def test_a_crafted_bucket_the_api_could_not_name_is_refused_naming_its_lin
     assert await keys_of(store, NOUR, "user") == ["fine"]
 
 
-@pytest.mark.parametrize("bucket", ["user", "session", "global", "tool", "tool.mem", "tool.resource:notes", "history.user"])
+@pytest.mark.parametrize(
+    "bucket", ["user", "session", "global", "tool", "tool.mem", "tool.resource:notes", "history.user"]
+)
 async def test_every_bucket_the_api_names_is_imported(bucket: str) -> None:
     owner = ["g"] if bucket == "global" else NOUR
     data = crafted(value_record(owner, bucket, "k", "kept"))
 
     store, outcome = await import_into(data, allow_global=True)
 
-    assert isinstance(outcome, ImportReport) and outcome.imported == 1, outcome
+    assert isinstance(outcome, ImportReport), outcome
+    assert outcome.imported == 1
     assert await keys_of(store, owner, bucket) == ["k"]

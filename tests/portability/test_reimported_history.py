@@ -53,9 +53,11 @@ async def test_a_second_import_at_another_time_leaves_a_keys_history_as_the_firs
     assert (first.imported, first.unchanged) == (2, 0)
     assert (second.imported, second.unchanged, second.kept) == (0, 2, 0)  # the history too, not "kept"
     assert stored_rows(target) == before  # not one byte rewritten
-    assert value is not None and history is not None
+    assert value is not None
+    assert history is not None
     assert value.expires_at == pytest.approx(exported_at + 70)  # the first import's clock: 60 s left at export
-    assert history.expires_at is not None and history.expires_at <= value.expires_at
+    assert history.expires_at is not None
+    assert history.expires_at <= value.expires_at
     versions = versions_of(history.value, exported_at + 30)
     assert [version.value for version in versions] == ["first", "second"]
     assert all(v.expires_at is not None and v.expires_at <= value.expires_at for v in versions)

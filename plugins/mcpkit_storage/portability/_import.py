@@ -302,7 +302,7 @@ class _Chunks:
                 continue
             try:
                 quota = self._quota_of(place.bucket)
-                outcome = await _apply(self._vault, place, item, self._on_conflict, quota, self._now)
+                outcome = await _apply(self._vault, place, item, self._on_conflict, quota, self._now, line)
             except QuotaExceededError:
                 refused.append(line)
                 continue
@@ -332,9 +332,11 @@ async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, n
 
 
 async def _apply(
-    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float
+    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float, line: int
 ) -> str:
-    """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept"."""
+    """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept";
+    RememberConflictError naming the value by its line (an import's errors never show a key) when writers in other
+    processes kept coming first."""
     history = item.key.startswith(VERSIONS_KEY)
     value = json.dumps(json.loads(item.value_json))
     swap: Swap | None = None
@@ -358,5 +360,4 @@ async def _apply(
         if written:
             return "imported"
         await backoff(attempt)
-    raise RememberConflictError(item.key, _ATTEMPTS)
-
+    raise RememberConflictError(f"line {line}", _ATTEMPTS)
