@@ -29,7 +29,7 @@ from .admin import (
     unlisted_rotation,
 )
 from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_store_url, secret_from_env
-from .base import is_internal_key
+from .base import RememberConflictError, RememberError, RememberStoreUnavailableError, is_internal_key
 from .index import EmbedderFailedError, Semantic, is_shard_key
 from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
 from .stores import Address, Store, StoreUnavailableError
@@ -364,6 +364,12 @@ def _execute(
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 1
     except SemanticUnavailableError as exc:  # the model's files are missing or not the pinned ones
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 2
+    except (RememberConflictError, RememberStoreUnavailableError) as exc:  # other writers, or the store, failed it
+        print(f"mcpkit remember: {exc}", file=sys.stderr)
+        return 1
+    except (RememberError, ValueError) as exc:  # a value or name the store refuses: how it was called
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2
     return reported(config, report)

@@ -90,12 +90,12 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
     )
     import_cmd.add_argument(
         "--max-values",
-        type=int,
+        type=_count,
         metavar="N",
         help="quota for every bucket: values per owner and bucket (default: the quotas the store's servers recorded)",
     )
     import_cmd.add_argument(
-        "--max-bytes", type=int, metavar="N", help="quota for every bucket: bytes per owner and bucket (as above)"
+        "--max-bytes", type=_count, metavar="N", help="quota for every bucket: bytes per owner and bucket (as above)"
     )
     import_cmd.add_argument(
         "--semantic", action="store_true", help="also embed each searchable value with mcpkit[semantic]'s local model"
@@ -103,6 +103,17 @@ def add_commands(actions: Any, execute: Execute, store_help: str, prefix_help: s
     _sealing_arguments(import_cmd)
     import_cmd.add_argument("--redis-prefix", default="mcpkit:remember:", help=prefix_help)
     import_cmd.set_defaults(handler=lambda args: _import_command(args, execute))
+
+
+def _count(text: str) -> int:
+    """A quota's limit: a whole number, 0 or more (a negative one would refuse every write)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"{number} is negative: a quota is a limit of 0 or more")
+    return number
 
 
 def _sealing_arguments(command: argparse.ArgumentParser) -> None:

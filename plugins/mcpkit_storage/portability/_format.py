@@ -9,16 +9,18 @@ imported alike.
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import unicodedata
 from importlib import resources
 from typing import Any, NamedTuple
 
 import pydantic_core
 
 from ..base import MAX_KEY_LENGTH, SCOPES, RememberInvalidError, check_key, is_internal_key
-from ..sealing import SOURCES, Provenance, is_event_time, origin_bytes, seal_meta
-from ..vault import VERSIONS_KEY
+from ..sealing import SOURCES, Provenance, is_event_time, origin_bytes, provenance_of, seal_meta
+from ..vault import EVENTS, VERSIONS_KEY
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
 
@@ -115,6 +117,7 @@ def item_of(record: dict[str, Any]) -> Item:
     bucket, key = record.get("bucket"), record.get("key")
     if not isinstance(bucket, str) or not bucket or not isinstance(key, str):
         raise ValueError('its "bucket" or "key" is missing or not text')
+    _check_bucket(bucket)
     _check_key(key)
     if "value" not in record:
         raise ValueError('it has no "value"')
@@ -127,6 +130,9 @@ def item_of(record: dict[str, Any]) -> Item:
     indexed = record.get("indexed", False)
     if not isinstance(indexed, bool):
         raise ValueError('its "indexed" is not true or false')
+    if key.startswith(VERSIONS_KEY):
+        _check_history(record["value"])
+        indexed = False  # a key's change history never enters the search index
     value_json = pydantic_core.to_json(record["value"])
     return Item(owner, bucket, key, value_json, ttl, updated, indexed, _meta_of(record))
 
@@ -147,6 +153,65 @@ def _check_key(key: str) -> None:
             f"its key is not one a tool could write (empty, longer than {MAX_KEY_LENGTH} characters, or with control "
             "characters): the file was not written by mcpkit export, or was changed"
         ) from None
+
+
+def _check_bucket(bucket: str) -> None:
+    """A record's bucket is one the API names: a scope (global, user, session, tool or tool.NAME) after a namespace or
+    none, and nothing else (a tool's name may hold ``:``, as a resource's bucket does; nothing else may)."""
+    namespace, scope = scope_of(bucket)
+    head = namespace + scope
+    if (
+        scope == "other"
+        or ":" in head
+        or (scope != "tool" and ":" in bucket)
+        or any(unicodedata.category(char) == "Cc" for char in bucket)
+    ):
+        raise ValueError(
+            'its "bucket" is not one the API names ([NAMESPACE.]global, user, session, tool or tool.NAME, without '
+            "control characters, and ':' only in a tool's name): the file was not written by mcpkit export, or was "
+            "changed"
+        )
+
+
+def _check_history(rows: object) -> None:
+    """A key's change history as ``versions_of`` reads it: a list of [event, value JSON or null, written at, deadline
+    or null, sealed provenance (base64, or empty)], each part of the kind it must be; ValueError naming the row."""
+    if not isinstance(rows, list):
+        raise ValueError("its value, a key's change history, is not a list of versions")
+    for number, row in enumerate(rows, 1):
+        problem = _history_row_problem(row)
+        if problem is not None:
+            raise ValueError(
+                f"version {number} of its change history {problem}: the file was not written by mcpkit export, or "
+                "was changed"
+            )
+
+
+def _history_row_problem(row: object) -> str | None:
+    if not isinstance(row, list) or len(row) != 5:
+        return "is not a list of five parts [event, value, written at, deadline, provenance]"
+    event, value, written, deadline, meta = row
+    if event not in EVENTS:
+        return f"has an event that is not one of {', '.join(EVENTS)}"
+    if value is not None:
+        if not isinstance(value, str):
+            return "has a value that is not JSON text or null"
+        try:
+            json.loads(value)
+        except ValueError:
+            return "has a value that is not JSON text or null"
+    for number in (written, deadline) if deadline is not None else (written,):
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
+            return "has a time (written at, deadline) that is not a finite number"
+    if meta is None or meta == "":
+        return None
+    if not isinstance(meta, str):
+        return "has a provenance that is not base64 text"
+    try:
+        provenance_of(base64.b64decode(meta, validate=True), written)
+    except ValueError:  # binascii.Error and a bad UTF-8 part are ValueErrors
+        return "has a provenance that does not decode"
+    return None
 
 
 def _provenance_object(provenance: Provenance) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from ..base import Place, RememberConflictError, backoff, recorded_quotas
 from ..index import Semantic
 from ..sealing import Keyring, UndecryptableError
 from ..stores import Address, Entry, Quota, QuotaExceededError, Store
-from ..vault import VERSIONS_KEY, Observed, Sealed, Swap, Vault, shifted_json
+from ..vault import VERSIONS_KEY, Observed, Sealed, Swap, Vault, same_history, shifted_json
 from ._format import ExportFileError, Item, item_of, scope_of
 from ._lines import LineReader
 from ._sealing import SealingKey
@@ -154,8 +154,9 @@ async def import_memory(
         for line, record in reader.records():
             try:
                 item = item_of(record)
-                if shift and item.key.startswith(VERSIONS_KEY):  # its versions' time left, as the entry's
-                    item = item._replace(value_json=shifted_json(item.value_json, shift))
+                if item.key.startswith(VERSIONS_KEY):  # its versions' time left, as the entry's, and no longer
+                    until = None if item.ttl is None else now + item.ttl
+                    item = item._replace(value_json=shifted_json(item.value_json, shift, until))
             except ValueError as exc:
                 raise ExportFileError(line, f"the record is not a value: {exc}") from None
             owner = _mapped(item, users, allow_global, only, line)
@@ -264,7 +265,11 @@ class _Chunks:
             return None
         if not payload.live(self._now):
             return None
-        if payload.written_at == item.updated and payload.value_json == item.value_json:
+        if payload.written_at == item.updated and (
+            same_history(item.value_json, payload.value_json)
+            if item.key.startswith(VERSIONS_KEY)
+            else payload.value_json == item.value_json
+        ):
             return "unchanged"
         return "kept" if self._on_conflict == "skip" else None
 
@@ -297,7 +302,7 @@ class _Chunks:
                 continue
             try:
                 quota = self._quota_of(place.bucket)
-                outcome = await _apply(self._vault, place, item, self._on_conflict, quota, self._now)
+                outcome = await _apply(self._vault, place, item, self._on_conflict, quota, self._now, line)
             except QuotaExceededError:
                 refused.append(line)
                 continue
@@ -327,16 +332,22 @@ async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, n
 
 
 async def _apply(
-    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float
+    vault: Vault, place: Place, item: Item, on_conflict: Conflicts, quota: Quota | None, now: float, line: int
 ) -> str:
-    """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept"."""
+    """Write one value by compare-and-set against what is there: "imported", "unchanged" or "kept";
+    RememberConflictError naming the value by its line (an import's errors never show a key) when writers in other
+    processes kept coming first."""
+    history = item.key.startswith(VERSIONS_KEY)
     value = json.dumps(json.loads(item.value_json))
     swap: Swap | None = None
     for attempt in range(_ATTEMPTS):
         observed = await vault.observe(place, item.key, now)
         there = observed.found
         if there is not None:
-            if there.updated_at == item.updated and json.dumps(there.value) == value:
+            stored = json.dumps(there.value)
+            if there.updated_at == item.updated and (
+                same_history(item.value_json, stored.encode()) if history else stored == value
+            ):
                 return "unchanged"
             if on_conflict == "skip":
                 return "kept"
@@ -349,4 +360,4 @@ async def _apply(
         if written:
             return "imported"
         await backoff(attempt)
-    raise RememberConflictError(item.key, _ATTEMPTS)
+    raise RememberConflictError(f"line {line}", _ATTEMPTS)

@@ -20,6 +20,7 @@ __all__ = [
     "Event",
     "Version",
     "record",
+    "same_history",
     "settled_json",
     "shifted_json",
     "swap_versioned",
@@ -84,15 +85,29 @@ def settled_json(value_json: bytes, now: float) -> bytes:
     return json.dumps(rows, separators=(",", ":")).encode()
 
 
-def shifted_json(value_json: bytes, by: float) -> bytes:
+def shifted_json(value_json: bytes, by: float, until: float | None = None) -> bytes:
     """A versions entry's JSON with every version's deadline moved ``by`` seconds: an import keeps each version's
     time left as the file's clock saw it, as it keeps the entry's own (an unmoved deadline can be a false ``expire``).
-    Event times are when things happened, and stay."""
+    ``until``: no deadline later than it (the entry's own, so no copy outlives the entry that holds it). Event times
+    are when things happened, and stay."""
     rows = _decoded(json.loads(value_json))
     for row in rows:
         if isinstance(row[3], int | float) and not isinstance(row[3], bool):
             row[3] += by
+            if until is not None:
+                row[3] = min(row[3], until)
     return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def same_history(value_json: bytes, other_json: bytes) -> bool:
+    """Whether two versions entries hold the same versions, whatever their deadlines' clock: an entry imported twice
+    at different times differs only in where its deadlines were moved (``shifted_json``), and is the same history."""
+    return _unshifted(value_json) == _unshifted(other_json)
+
+
+def _unshifted(value_json: bytes) -> list[list[Any]]:
+    """The rows of a versions entry with each deadline reduced to whether there is one."""
+    return [[*row[:3], row[3] is not None, row[4]] for row in _decoded(json.loads(value_json))]
 
 
 def versions_of(stored: object, now: float) -> list[Version]:
