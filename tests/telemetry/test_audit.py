@@ -127,3 +127,25 @@ async def test_the_audit_works_with_telemetry_off(tmp_path: Path) -> None:
     assert (line["operation"], line["tool"], line["method"]) == ("write", "set_signature", "tools/call")
     assert [read["operation"], history["operation"]] == ["read", "write"]  # the key's change history (history=3)
     assert {read["tool"], history["tool"]} == {"set_signature"}
+
+
+class _FullDisk(AuditLog):
+    """An audit whose every write fails, as a full disk or a locked table would."""
+
+    def write_many(self, records: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+
+async def test_an_audit_that_fails_is_logged_and_the_call_still_answers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    audit = _FullDisk(tmp_path / "audit" / "memory.jsonl")
+    async with running(desk(audit, tmp_path), protocol="2025-11-25") as call_as:
+        await call_as("nour").call("set_signature", {"text": "Nour"})  # written, though its record is not
+        reply = await call_as("nour").call("draft_reply", {"ticket": "T-1"})
+
+    assert reply == "Re T-1. Nour"
+    failures = [record for record in caplog.records if record.name == "mcpkit.telemetry"]
+    assert failures
+    assert all("could not keep" in record.getMessage() for record in failures)
+    assert all("Nour" not in record.getMessage() for record in failures)
