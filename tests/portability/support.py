@@ -17,7 +17,7 @@ from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Keyring, make_store, parse_store_url
 from mcpkit_storage.portability import SealingKey, export_memory, import_memory
 from mcpkit_storage.stores._store import Store
-from remember.support import KEYS, OLD
+from remember.support import KEYS, OLD, build_server
 from remember.tools import TOOLS
 
 PASSPHRASE = "correct horse battery staple"
@@ -134,6 +134,19 @@ async def imported(store: Store, keyring: Keyring, data: bytes, now: float, **op
     if "plaintext" not in options:
         options.setdefault("key", SealingKey.passphrase(PASSPHRASE))
     return await import_memory(store, keyring, io.BytesIO(data), now=now, **options)
+
+
+async def exported_history(path: Path, secret: str, gap: float) -> tuple[bytes, float]:
+    """A plaintext export of nour's ``otp`` (ttl 60 s, ``history=3``), set to "first", then ``gap`` seconds later to
+    "second", from a new SQLite store at ``path``; the file and the time it was exported at."""
+    clock = ManualClock()
+    plugin = RememberPlugin.init(type="sqlite", path=path, secret=secret, history=3)
+    async with running(build_server(plugin), clock=clock) as call_as:
+        await mem(call_as, "nour", "set", key="otp", value="first", scope="user", ttl=60)
+        clock.advance(gap)
+        await mem(call_as, "nour", "set", key="otp", value="second", scope="user", ttl=60)
+    async with opened(f"sqlite:///{path}") as store:
+        return await exported(store, Keyring([secret]), clock.now(), plaintext=True), clock.now()
 
 
 def served(path: Path, secret: str, clock: ManualClock) -> Any:

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit import ManualClock
-from mcpkit.testing import running
-from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Keyring, Place, Vault, versions_key, versions_of
-from portability.support import exported, imported, mem, opened
-from remember.support import build_server, static_user_id, user_identity
+from portability.support import exported_history, imported, opened
+from remember.support import static_user_id, user_identity
 
 SECRET = "portability-secret-A-0123456789abcdef"
 
@@ -28,16 +25,8 @@ def stored_rows(path: Path) -> list[tuple[object, ...]]:
 async def test_a_second_import_at_another_time_leaves_a_keys_history_as_the_first_wrote_it(
     tmp_path: Path, on_conflict: str
 ) -> None:
-    clock = ManualClock()
-    source, target = tmp_path / "kept.db", tmp_path / "moved.db"
-    plugin = RememberPlugin.init(type="sqlite", path=source, secret=SECRET, history=3)
-    async with running(build_server(plugin), clock=clock) as call_as:
-        await mem(call_as, "nour", "set", key="otp", value="first", scope="user", ttl=60)
-        clock.advance(5)
-        await mem(call_as, "nour", "set", key="otp", value="second", scope="user", ttl=60)
-    exported_at = clock.now()
-    async with opened(f"sqlite:///{source}") as store:
-        file = await exported(store, Keyring([SECRET]), exported_at, plaintext=True)
+    target = tmp_path / "moved.db"
+    file, exported_at = await exported_history(tmp_path / "kept.db", SECRET, gap=5)
     place = Place(user_identity(static_user_id("nour")), "user")
     async with opened(f"sqlite:///{target}") as store:
         first = await imported(store, Keyring([SECRET]), file, exported_at + 10, plaintext=True)

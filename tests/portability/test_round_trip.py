@@ -22,6 +22,7 @@ from portability.support import (
     SAID_AT,
     VALUES,
     exported,
+    exported_history,
     imported,
     mem,
     opened,
@@ -175,16 +176,8 @@ async def test_a_keys_change_history_travels_as_it_was_with_its_sources(tmp_path
 async def test_an_imported_history_keeps_its_versions_time_left_on_the_importing_clock(tmp_path: Path) -> None:
     """A version with a minute left when exported has a minute left when imported an hour later: its deadline moves
     with the importing clock, as the entry's own does, so the history shows no ``expire`` that did not happen."""
-    clock = ManualClock()
-    source, target = tmp_path / "kept.db", tmp_path / "moved.db"
-    plugin = RememberPlugin.init(type="sqlite", path=source, secret=SECRET, history=3)
-    async with running(build_server(plugin), clock=clock) as call_as:
-        await mem(call_as, "nour", "set", key="otp", value="first", scope="user", ttl=60)
-        clock.advance(10)
-        await mem(call_as, "nour", "set", key="otp", value="second", scope="user", ttl=60)
-    exported_at = clock.now()
-    async with opened(f"sqlite:///{source}") as store:
-        file = await exported(store, Keyring([SECRET]), exported_at, plaintext=True)
+    target = tmp_path / "moved.db"
+    file, exported_at = await exported_history(tmp_path / "kept.db", SECRET, gap=10)
     later = exported_at + 3600
     place = Place(user_identity(static_user_id("nour")), "user")
     async with opened(f"sqlite:///{target}") as store:
