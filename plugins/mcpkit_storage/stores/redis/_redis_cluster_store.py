@@ -15,11 +15,13 @@ from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from .. import Address, Entry, QuotaExceededError, Record, StoreUnavailableError, Write, swap_each
+from .. import Address, Entry, QuotaExceededError, Record, StoreUnavailableError, Write
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
+from ._cluster_batch import Batch, Replication, node_pipeline
 from ._cluster_client import ClusterClient
 from ._cluster_url import DEFAULT_WAIT_MS, ClusterURL, parse_cluster_url
+from ._redis_pipeline import swap_answers
 from ._redis_store import EXPIRY_MARGIN_MS, TIMEOUT_SECONDS, RedisStore
 
 __all__ = ["CONNECTIONS_PER_NODE", "DEFAULT_WAIT_MS", "MOVING_SECONDS", "RedisClusterStore"]
@@ -149,12 +151,50 @@ class RedisClusterStore(RedisStore):
     async def swap_many(
         self, writes: Sequence[Write], now: float, *, whole: bool = False
     ) -> list[bool | QuotaExceededError]:
-        """Each write by its own ``SWAP``, one after the other on its slot's node (``_call``'s retries and ``WAIT``
-        each): a pipeline per node is not done yet. ``whole``: one ``SWAP_ALL`` on the one slot they share (a
-        value and its history share their owner's hash tag), as ``RedisStore`` makes it."""
-        if whole:
-            return await super().swap_many(writes, now, whole=True)
-        return await swap_each(self, writes, now)
+        """One pipeline of ``SWAP`` scripts per primary, sent together (``Batch`` says what each reply made), tried
+        again while slots move; with ``wait=N``, one ``WAIT`` per primary after its writes. ``whole``: one
+        ``SWAP_ALL`` on the one slot they share (a value and its history share their owner's hash tag)."""
+        if whole or not writes:
+            return await super().swap_many(writes, now, whole=whole)
+        margin = [repr(float(now)), str(EXPIRY_MARGIN_MS)]  # what ``_call`` puts first
+        batch = Batch([([*margin, *args], keys) for args, keys in (self._swap_arguments(w, now) for w in writes)])
+        try:
+            await self._retrying(lambda: self._send(batch), writing=True)
+        except StoreUnavailableError as exc:
+            if exc.maybe_applied or not batch.made():
+                raise
+            message = f"{exc} ({batch.made()} of the {len(writes)} writes were made before)"
+            raise StoreUnavailableError(message, maybe_applied=True) from exc.__cause__
+        return swap_answers(batch.replies, writes)
+
+    async def _send(self, batch: Batch) -> None:
+        """The writes of ``batch`` not answered yet, one pipeline per primary that serves their slots now."""
+        cluster, nodes = self._cluster_client, dict[str, tuple[ClusterNode, list[int]]]()
+        with self._reaching():  # nothing is sent before the pipelines: a failure here changed nothing
+            await cluster.initialize()  # the layout, if a failure asked for it to be learnt again
+            for number in batch.pending():
+                node = cluster.nodes_manager.get_node_from_slot(batch.slots[number])
+                nodes.setdefault(node.name, (node, []))[1].append(number)
+        wait = Replication(self._parsed.wait, self._parsed.wait_timeout_ms) if self._parsed.wait else None
+        sha = self._scripts["SWAP"].sha
+        groups = [
+            (self._node_client(node.host, int(node.port), name), numbers) for name, (node, numbers) in nodes.items()
+        ]
+        replies = await asyncio.gather(
+            *(node_pipeline(redis, sha, [batch.calls[n] for n in numbers], wait) for redis, numbers in groups),
+            return_exceptions=True,
+        )
+        batch.begin()
+        for (redis, numbers), reply in zip(groups, replies, strict=True):
+            if isinstance(reply, BaseException):
+                batch.node_failed(numbers, reply)
+            elif batch.node_answered(numbers, reply, wait):
+                with self._reaching():  # a replica promoted since the scripts were loaded
+                    await redis.script_load(self.SCRIPTS["SWAP"])
+        failure = batch.failure(self._where)
+        if failure is not None:
+            with self._reaching(writing=True):
+                raise failure
 
     async def _call(
         self, script: str, now: float, *args: str | bytes, keys: Sequence[str] = (), writing: bool = True

@@ -1,0 +1,199 @@
+"""``RedisClusterStore.swap_many`` on a real Redis Cluster: one pipeline per primary, answers in the writes' order, a
+later write seeing the earlier ones, a quota refusal per write, writes refused by a moved slot sent again, and a
+pipeline refused in part reported as possibly made (the single-node store's contract, spread over nodes)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+import redis
+
+import mcpkit_storage.stores.redis._redis_cluster_store as cluster_store
+from mcpkit_storage.stores._store import Entry, Quota, QuotaExceededError, StoreUnavailableError, Write
+from mcpkit_storage.stores.redis._cluster_batch import Batch, Replication
+from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
+from redis_cluster_fixtures import Cluster
+
+HASH = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
+#: Owners of many placement groups: their hash slots fall on every primary.
+OWNERS = [f"g{number}.{HASH}" for number in range(12)]
+
+
+@pytest.fixture
+async def store(redis_cluster: Cluster, cluster_prefix: str) -> AsyncIterator[RedisClusterStore]:
+    opened = RedisClusterStore(redis_cluster.url, prefix=cluster_prefix)
+    await opened.open()
+    yield opened
+    await opened.close()
+
+
+def new(owner: str, key: str, data: bytes = b"v", bucket: str = "b", quota: Quota | None = None) -> Write:
+    return Write(owner, bucket, key, None, data, None, (), quota, None)
+
+
+async def test_writes_over_every_primary_go_in_one_pipeline_per_primary_answered_in_order(
+    store: RedisClusterStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[int, int]] = []
+    pipeline = cluster_store.node_pipeline
+
+    async def counted(client: Any, sha: str, calls: Sequence[Any], wait: Replication | None) -> list[Any]:
+        sent.append((client.connection_pool.connection_kwargs["port"], len(calls)))
+        return await pipeline(client, sha, calls, wait)
+
+    monkeypatch.setattr(cluster_store, "node_pipeline", counted)
+    now = time.time()
+    await store.put(OWNERS[0], "b", "taken", b"there", None, now)
+    writes = [new(OWNERS[n % len(OWNERS)], f"k{n}", b"%d" % n) for n in range(300)]
+    writes.insert(150, Write(OWNERS[0], "b", "taken", b"not what is there", b"v", None, (), None, None))
+
+    answers = await store.swap_many(writes, now)
+
+    assert answers == [True] * 150 + [False] + [True] * 150
+    ports = [port for port, _ in sent]
+    assert len(ports) == len(set(ports)) == 3  # one pipeline for each of the three primaries
+    assert sum(count for _, count in sent) == 301
+    found = [await store.get(OWNERS[n % len(OWNERS)], "b", f"k{n}", now) for n in range(300)]
+    assert found == [Entry(b"%d" % n, None) for n in range(300)]
+    assert await store.get(OWNERS[0], "b", "taken", now) == Entry(b"there", None)
+
+
+async def test_a_later_write_sees_the_earlier_ones_and_each_refused_write_has_its_quota_error(
+    store: RedisClusterStore,
+) -> None:
+    now, quota = time.time(), Quota(values=2, bytes=None)
+    writes = [
+        new(OWNERS[1], "a", b"first", quota=quota),
+        Write(OWNERS[1], "b", "a", b"first", b"second", None, (), quota, None),  # expects the write before it
+        new(OWNERS[2], "elsewhere"),
+        new(OWNERS[1], "c", quota=quota),
+        new(OWNERS[1], "d", quota=quota),  # a third value in a bucket allowed two
+        Write(OWNERS[1], "b", "a", b"first", b"third", None, (), quota, None),  # no longer what is there
+    ]
+
+    answers = await store.swap_many(writes, now)
+
+    assert answers[:4] == [True, True, True, True]
+    assert isinstance(answers[4], QuotaExceededError)
+    assert answers[4].limit == "values"
+    assert answers[5] is False
+    assert await store.get(OWNERS[1], "b", "a", now) == Entry(b"second", None)
+    assert await store.get(OWNERS[1], "b", "d", now) is None
+
+
+async def test_writes_sent_to_a_node_that_no_longer_serves_their_slot_are_sent_again_once(
+    store: RedisClusterStore, redis_cluster: Cluster
+) -> None:
+    """The client's map is stale (a slot moved): that slot's writes come back MOVED, refused before running, while
+    the other writes on that node run. Only the refused ones are sent again, in order, to the slot's primary."""
+    now = time.time()
+    client = store._cluster_client
+    slot = client.keyslot(store._value(OWNERS[3], "b", "x"))
+    right = client.nodes_manager.get_node_from_slot(slot)
+    wrong = next(node for node in client.get_primaries() if node.name != right.name)  # type: ignore[no-untyped-call]
+    client.nodes_manager.slots_cache[slot] = [wrong]
+    wrong_owner = next(o for o in OWNERS[4:] if client.nodes_manager.get_node_from_slot(_slot(store, o)) is wrong)
+    writes = [new(OWNERS[3], "x", b"1"), new(wrong_owner, "y"), Write(OWNERS[3], "b", "x", b"1", b"2", None)]
+    before = _swaps_run(redis_cluster)
+
+    answers = await store.swap_many(writes, now)
+
+    assert answers == [True, True, True]
+    assert await store.get(OWNERS[3], "b", "x", now) == Entry(b"2", None)  # the two writes of x in their order
+    assert _swaps_run(redis_cluster) - before == 3  # each write ran once; the MOVED ones never ran where refused
+
+
+async def test_a_primary_without_the_script_gets_it_and_the_writes_are_sent_again(
+    store: RedisClusterStore, redis_cluster: Cluster
+) -> None:
+    for node in redis_cluster.primaries():  # as a replica promoted since the scripts were loaded
+        with redis.Redis(host="127.0.0.1", port=node.port) as primary:
+            primary.script_flush()
+    writes = [new(owner, "k") for owner in OWNERS]
+
+    assert await store.swap_many(writes, time.time()) == [True] * len(OWNERS)
+
+
+async def test_a_pipeline_refused_in_part_says_the_others_were_made(
+    store: RedisClusterStore, redis_cluster: Cluster, cluster_prefix: str
+) -> None:
+    now = time.time()
+    await store.put(OWNERS[4], "broken", "x", b"1", None, now)
+    raw = redis_cluster.client()
+    try:  # the bucket's keys hold the wrong kind of value: the script fails inside, after it began
+        for name in raw.scan_iter(match=f"{cluster_prefix}*broken*", target_nodes=raw.PRIMARIES):
+            raw.delete(name)
+            raw.set(name, "not what the store keeps")
+    finally:
+        raw.close()
+    writes = [new(OWNERS[4], "k0"), new(OWNERS[4], "k1", bucket="broken"), new(OWNERS[5], "k2")]
+
+    with pytest.raises(StoreUnavailableError, match=r"pipelined writes failed, others ran") as failed:
+        await store.swap_many(writes, now)
+
+    assert failed.value.maybe_applied
+    assert await store.get(OWNERS[4], "b", "k0", now) == Entry(b"v", None)
+
+
+async def test_with_wait_a_primary_whose_replica_does_not_confirm_fails_as_possibly_made(
+    redis_cluster: Cluster, cluster_prefix: str
+) -> None:
+    store = RedisClusterStore(redis_cluster.url + "?wait=1&wait_timeout_ms=300", prefix=cluster_prefix)
+    await store.open()
+    try:
+        now = time.time()
+        assert await store.swap_many([new(owner, "confirmed") for owner in OWNERS], now) == [True] * len(OWNERS)
+        primary = next(n for n in redis_cluster.primaries() if n.port == _port_of(store, OWNERS[6]))
+        replica = redis_cluster.replica_of(primary)
+        assert replica is not None
+        replica.freeze()
+        try:
+            with pytest.raises(StoreUnavailableError, match=r"only 0 of the 1 replicas") as failed:
+                await store.swap_many([new(owner, "unconfirmed") for owner in OWNERS], now)
+        finally:
+            replica.thaw()
+        made = await store.get(OWNERS[6], "b", "unconfirmed", now)
+    finally:
+        await store.close()
+
+    assert failed.value.maybe_applied
+    assert made == Entry(b"v", None)  # it reached the primary; only its copy is unconfirmed
+
+
+def test_a_refused_write_followed_in_its_slot_by_one_that_ran_is_never_sent_again() -> None:
+    """Sending the refused write again would run it after a later one: the batch is reported as possibly made."""
+    calls = [(["t", "m"], ["p:{g}a"]), (["t", "m"], ["p:{g}b"]), (["t", "m"], ["p:{h}c"])]
+    moved = redis.exceptions.MovedError("3999 127.0.0.1:7001")
+    batch = Batch(calls)
+    batch.begin()
+    batch.node_answered([0, 1, 2], [moved, 1, moved], None)
+
+    failure = batch.failure("here")
+    assert isinstance(failure, StoreUnavailableError)
+    assert failure.maybe_applied
+
+    alone = Batch(calls)
+    alone.begin()
+    alone.node_answered([0, 1, 2], [1, moved, moved], None)
+    assert alone.failure("here") is moved  # refused before running, nothing after them ran: sent again
+    assert alone.pending() == [1, 2]
+    assert alone.made() == 1
+
+
+def _slot(store: RedisClusterStore, owner: str) -> int:
+    return store._cluster_client.keyslot(store._value(owner, "b", "k"))
+
+
+def _port_of(store: RedisClusterStore, owner: str) -> int:
+    return int(store._cluster_client.nodes_manager.get_node_from_slot(_slot(store, owner)).port)
+
+
+def _swaps_run(cluster: Cluster) -> int:
+    total = 0
+    for node in cluster.primaries():
+        with redis.Redis(host="127.0.0.1", port=node.port) as client:
+            total += int(client.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
+    return total
