@@ -16,8 +16,9 @@ from ..base import Place, RememberConflictError, backoff, recorded_quotas
 from ..index import Semantic
 from ..sealing import Keyring, UndecryptableError
 from ..stores import Address, Entry, Quota, QuotaExceededError, Store
-from ..vault import VERSIONS_KEY, Observed, Sealed, Swap, Vault, same_history, shifted_json
+from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history, shifted_json
 from ._format import ExportFileError, Item, item_of, scope_of
+from ._histories import history_left_out, value_key
 from ._lines import LineReader
 from ._sealing import SealingKey
 
@@ -219,9 +220,20 @@ class _Chunks:
         if pending and len(vault.keyring) == 1 and not vault.store.legacy:
             keyring = vault.keyring
             addresses = [keyring.locate(place.identity, place.bucket, item.key)[0] for _, item, place in pending]
-            entries = await vault.store.get_many(addresses, now)  # (a key the chunk before takes is found again)
-            for index, entry in enumerate(entries):
-                if entry is None:
+            beside = {  # the value of each change history's key, unless ``replace`` writes the history anyway
+                index: keyring.locate(place.identity, place.bucket, value_key(item.key))[0]
+                for index, (_, item, place) in enumerate(pending)
+                if item.key.startswith(VERSIONS_KEY) and self._on_conflict != "replace"
+            }
+            # one call for both (a key the chunk before takes is found again)
+            entries = await vault.store.get_many([*addresses, *beside.values()], now)
+            values = dict(zip(beside, entries[len(addresses) :], strict=True))
+            for index, entry in enumerate(entries[: len(addresses)]):
+                if index in values and history_left_out(
+                    pending[index][1].value_json, self._kept(beside[index], values[index]), self._on_conflict
+                ):
+                    settled[index] = "kept"
+                elif entry is None:
                     free.append(index)
                 elif (outcome := self._settled(addresses[index], entry, pending[index][1])) is not None:
                     settled[index] = outcome
@@ -254,6 +266,16 @@ class _Chunks:
             sealed.sharded.extend(run.sharded)
             start = end
         return sealed
+
+    def _kept(self, address: Address, entry: Entry | None) -> Found | None:
+        """The store's live value at ``address`` (None: none, or one that cannot be read here)."""
+        if entry is None:
+            return None
+        try:
+            payload, _ = self._vault.open_record(address, entry)
+        except (UndecryptableError, ValueError):
+            return None
+        return found(payload) if payload.live(self._now) else None
 
     def _settled(self, address: Address, entry: Entry, item: Item) -> str | None:
         """What the store's copy of a value decides with no write: "unchanged" when it is the file's value, byte for
@@ -339,6 +361,10 @@ async def _apply(
     processes kept coming first."""
     history = item.key.startswith(VERSIONS_KEY)
     value = json.dumps(json.loads(item.value_json))
+    if history and on_conflict != "replace":  # a history goes in only with the value it ends with (or none there)
+        kept = (await vault.observe(place, value_key(item.key), now)).found
+        if history_left_out(item.value_json, kept, on_conflict):
+            return "kept"
     swap: Swap | None = None
     for attempt in range(_ATTEMPTS):
         observed = await vault.observe(place, item.key, now)
