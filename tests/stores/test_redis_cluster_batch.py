@@ -4,6 +4,7 @@ pipeline refused in part reported as possibly made (the single-node store's cont
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 import redis
 
 import mcpkit_storage.stores.redis._redis_cluster_store as cluster_store
-from mcpkit_storage.stores._store import Entry, Quota, QuotaExceededError, StoreUnavailableError, Write
+from mcpkit_storage.stores._store import Address, Entry, Quota, QuotaExceededError, StoreUnavailableError, Write
 from mcpkit_storage.stores.redis._cluster_batch import Batch, Replication
 from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
 from redis_cluster_fixtures import Cluster
@@ -117,6 +118,20 @@ async def test_a_primary_without_the_script_gets_it_and_the_writes_are_sent_agai
     assert await store.swap_many(writes, time.time()) == [True] * len(OWNERS)
 
 
+async def test_a_node_connection_the_server_closed_while_idle_is_made_again_before_the_writes_go(
+    store: RedisClusterStore, redis_cluster: Cluster
+) -> None:
+    """Written on a connection the node had closed, the pipeline would fail as a lost reply: possibly made."""
+    writes = [new(owner, "before") for owner in OWNERS]
+    assert await store.swap_many(writes, time.time()) == [True] * len(OWNERS)  # each primary's connection pooled
+    for node in redis_cluster.primaries():
+        with redis.Redis(host="127.0.0.1", port=node.port) as primary:
+            primary.client_kill_filter(_type="normal", skipme=True)  # a restart, an idle timeout
+    await asyncio.sleep(0.2)  # the store's idle connections have seen it
+
+    assert await store.swap_many([new(owner, "after") for owner in OWNERS], time.time()) == [True] * len(OWNERS)
+
+
 async def test_a_pipeline_refused_in_part_says_the_others_were_made(
     store: RedisClusterStore, redis_cluster: Cluster, cluster_prefix: str
 ) -> None:
@@ -181,6 +196,17 @@ def test_a_refused_write_followed_in_its_slot_by_one_that_ran_is_never_sent_agai
     assert alone.failure("here") is moved  # refused before running, nothing after them ran: sent again
     assert alone.pending() == [1, 2]
     assert alone.made() == 1
+
+
+async def test_a_write_whose_addresses_span_two_slots_is_refused_before_anything_is_sent(
+    store: RedisClusterStore,
+) -> None:
+    moving = Write(OWNERS[7], "b", "k", None, b"v", None, ((Address(OWNERS[8], "b", "k"), None),))
+
+    with pytest.raises(ValueError, match=r"write 2 of a RedisClusterStore.swap_many names owners of several placement"):
+        await store.swap_many([new(OWNERS[7], "first"), moving], time.time())
+
+    assert await store.get(OWNERS[7], "b", "first", time.time()) is None
 
 
 def _slot(store: RedisClusterStore, owner: str) -> int:

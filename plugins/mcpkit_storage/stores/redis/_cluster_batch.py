@@ -53,6 +53,13 @@ class Batch:
     def __init__(self, calls: Sequence[Call]) -> None:
         self.calls = calls
         self.slots = [key_slot(keys[0].encode()) for _, keys in calls]
+        for number, ((_, keys), slot) in enumerate(zip(calls, self.slots, strict=True)):
+            if any(key_slot(key.encode()) != slot for key in keys):
+                raise ValueError(
+                    f"write {number + 1} of a RedisClusterStore.swap_many names owners of several placement groups "
+                    "(also=): a script runs in one hash slot, so every address of one write must share its owner's "
+                    "group (the part before the '.')"
+                )
         self.replies: list[Any] = [_PENDING] * len(calls)
         self._again: Exception | None = None
         self._unsure: str | None = None

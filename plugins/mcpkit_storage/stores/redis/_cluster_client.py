@@ -9,7 +9,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio.cluster import ClusterNode, NodesManager, RedisCluster
 from redis.asyncio.connection import Connection, SSLConnection
 
-__all__ = ["ClusterClient"]
+__all__ = ["ClusterClient", "reconnecting"]
 
 
 class ClusterClient(RedisCluster):
@@ -18,10 +18,10 @@ class ClusterClient(RedisCluster):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.nodes_manager.__class__ = _NodesManager  # the same object, its slot lookups made total
-        reconnecting = _ReconnectingSSLConnection if options.get("ssl") else _ReconnectingConnection
-        self.connection_kwargs["connection_class"] = reconnecting  # the nodes redis-py makes from the layout
+        connection = reconnecting(ssl=bool(options.get("ssl")))
+        self.connection_kwargs["connection_class"] = connection  # the nodes redis-py makes from the layout
         for node in self.nodes_manager.startup_nodes.values():  # and those made already, not yet connected
-            node.connection_class = reconnecting
+            node.connection_class = connection
 
     async def initialize(
         self,
@@ -75,3 +75,9 @@ class _ReconnectingConnection(Connection):
 
 class _ReconnectingSSLConnection(_ReconnectingConnection, SSLConnection):
     pass
+
+
+def reconnecting(*, ssl: bool) -> type[Connection]:
+    """The connection class that reconnects one the server closed while idle before writing a command on it (a dead
+    node then fails as "connecting to": not sent), for the cluster's nodes and the store's own clients of them."""
+    return _ReconnectingSSLConnection if ssl else _ReconnectingConnection

@@ -19,7 +19,7 @@ from .. import Address, Entry, QuotaExceededError, Record, StoreUnavailableError
 from . import _redis_scripts as lua
 from . import _redis_wire as wire
 from ._cluster_batch import Batch, Replication, node_pipeline
-from ._cluster_client import ClusterClient
+from ._cluster_client import ClusterClient, reconnecting
 from ._cluster_url import DEFAULT_WAIT_MS, ClusterURL, parse_cluster_url
 from ._redis_pipeline import swap_answers
 from ._redis_store import EXPIRY_MARGIN_MS, TIMEOUT_SECONDS, RedisStore
@@ -269,7 +269,7 @@ class RedisClusterStore(RedisStore):
         raise StoreUnavailableError(message, maybe_applied=True)
 
     def _node_client(self, host: str, port: int, name: str) -> Redis:
-        """A plain client of one primary, for ``wait=``'s pipelines."""
+        """A plain client of one primary, for ``swap_many``'s and ``wait=``'s pipelines."""
         redis = self._nodes.get(name)
         if redis is None:
             parsed = self._parsed
@@ -285,6 +285,7 @@ class RedisClusterStore(RedisStore):
                 retry=Retry(NoBackoff(), 0),  # the store tries again, only what cannot have run
                 max_connections=CONNECTIONS_PER_NODE,
             )
+            redis.connection_pool.connection_class = reconnecting(ssl=parsed.tls)  # before any connection is made
         return redis
 
     @contextmanager
