@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from mcpkit_storage.stores._store import Address, Entry, Quota, QuotaExceededErr
 from mcpkit_storage.stores.redis._cluster_batch import Batch, Replication
 from mcpkit_storage.stores.redis._redis_cluster_store import RedisClusterStore
 from redis_cluster_fixtures import Cluster
+from stores.test_redis_cluster_store import migrate_randomly
 
 HASH = "0f3c9a1b2d4e5f60718293a4b5c6d7e8"
 #: Owners of many placement groups: their hash slots fall on every primary.
@@ -176,6 +177,46 @@ async def test_with_wait_a_primary_whose_replica_does_not_confirm_fails_as_possi
 
     assert failed.value.maybe_applied
     assert made == Entry(b"v", None)  # it reached the primary; only its copy is unconfirmed
+
+
+async def test_batches_written_while_a_slot_moves_key_by_key_are_each_answered_and_lose_nothing(
+    make_redis_cluster: Callable[[], Cluster], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the slot migrates, its writes are refused before running (TRYAGAIN or ASK, by the fence key) and sent
+    again until it has moved; the other slots' writes in the same pipelines are answered at once."""
+    sent: list[int] = []
+    pipeline = cluster_store.node_pipeline
+
+    async def counted(client: Any, sha: str, calls: Sequence[Any], wait: Replication | None) -> list[Any]:
+        sent.append(len(calls))
+        return await pipeline(client, sha, calls, wait)
+
+    monkeypatch.setattr(cluster_store, "node_pipeline", counted)
+    cluster = make_redis_cluster()
+    store = RedisClusterStore(cluster.url, prefix="mcpkit-test:")
+    await store.open()
+    try:
+        now = time.time()
+        await store.swap_many([new(OWNERS[9], f"filler-{n}", b"f" * 50) for n in range(300)], now)
+        sent.clear()
+        moved = asyncio.create_task(asyncio.to_thread(migrate_randomly, cluster, store._value(OWNERS[9], "b", "k")))
+        await asyncio.sleep(0.05)  # the move has begun
+        answers: list[object] = []
+        batch = 0
+        while not moved.done() or batch < 3:
+            writes = [new(owner, f"n{batch}") for owner in OWNERS]
+            answers.extend(await store.swap_many(writes, time.time()))
+            batch += 1
+        await moved
+        found = [await store.get(owner, "b", f"n{n}", time.time()) for n in range(batch) for owner in OWNERS]
+        fillers = [await store.get(OWNERS[9], "b", f"filler-{n}", time.time()) for n in range(300)]
+    finally:
+        await store.close()
+
+    assert answers == [True] * batch * len(OWNERS)
+    assert sum(sent) > batch * len(OWNERS)  # the moving slot's writes were refused, and sent again
+    assert found == [Entry(b"v", None)] * batch * len(OWNERS)
+    assert fillers == [Entry(b"f" * 50, None)] * 300
 
 
 def test_a_refused_write_followed_in_its_slot_by_one_that_ran_is_never_sent_again() -> None:
