@@ -91,6 +91,7 @@ WAITS: dict[tuple[str, str, str], str] = {
     ("plugins/mcpkit_storage/base/_backoff.py", "backoff", "sleep"): RETRIES,
     ("plugins/mcpkit_storage/stores/redis/_redis_cluster_store.py", "RedisClusterStore._retrying", "sleep"): RETRIES,
     ("plugins/mcpkit_storage/stores/redis/_redis_cluster_store.py", "RedisClusterStore._replicated", "wait"): RETRIES,
+    ("plugins/mcpkit_storage/stores/redis/_cluster_batch.py", "node_pipeline", "wait"): RETRIES,  # WAIT's own timeout
     ("plugins/mcpkit_storage/stores/sqlite/_sqlite_connect.py", "connect", "sleep"): RETRIES,
     # the server's own housekeeping and shutdown, which no caller waits on
     ("framework/mcpkit/tasks/_worker.py", "Workers._run", "wait"): BACKGROUND,
