@@ -250,6 +250,24 @@ async def test_a_write_whose_addresses_span_two_slots_is_refused_before_anything
     assert await store.get(OWNERS[7], "b", "first", time.time()) is None
 
 
+def test_with_wait_a_stamp_refused_with_its_moved_slot_is_made_up_for_by_another_that_landed() -> None:
+    calls = [(["t", "m"], ["p:{g}a"]), (["t", "m"], ["p:{h}b"])]
+    moved = redis.exceptions.MovedError("3999 127.0.0.1:7001")
+    wait = Replication(1, 100)
+    landed = Batch(calls)
+    landed.begin()
+    landed.node_answered([0, 1], [1, 1, moved, True, 1], wait)  # two writes, two stamps, WAIT
+    lost = Batch(calls)
+    lost.begin()
+    lost.node_answered([0, 1], [1, 1, moved, moved, 1], wait)
+
+    assert landed.failure("here") is None
+    failure = lost.failure("here")
+    assert isinstance(failure, StoreUnavailableError)
+    assert failure.maybe_applied
+    assert "their replication could not be confirmed" in str(failure)
+
+
 def _slot(store: RedisClusterStore, owner: str) -> int:
     return store._cluster_client.keyslot(store._value(owner, "b", "k"))
 

@@ -18,6 +18,8 @@ __all__ = ["Batch", "Replication", "node_pipeline"]
 Call = tuple[Sequence[str | bytes], Sequence[str]]
 #: A write not answered yet.
 _PENDING: Any = object()
+#: Stamps a pipeline writes before its ``WAIT``, each in another of its slots: one that lands is enough.
+STAMPS = 3
 
 
 class Replication(NamedTuple):
@@ -29,17 +31,28 @@ class Replication(NamedTuple):
 
 async def node_pipeline(redis: Redis, sha: str, calls: Sequence[Call], wait: Replication | None) -> list[Any]:
     """Each of ``calls`` by ``EVALSHA`` in one pipeline on one primary: each reply or refusal, in order. With ``wait``,
-    then a write of the last call's slot and ``WAIT`` (two more replies): ``WAIT`` counts the replicas that have the
-    connection's last write, so a resent swap that changed nothing is confirmed only once they have all before it."""
+    then a short-lived write (a stamp) in each of the last ``STAMPS`` slots of the calls and ``WAIT`` (more replies):
+    ``WAIT`` counts the replicas that have the connection's last write, so a resent swap that changed nothing is
+    confirmed only once they have all before it; a stamp refused with its slot (moved), another still lands."""
     async with redis.pipeline(transaction=False) as pipe:
         for args, keys in calls:
             pipe.evalsha(sha, len(keys), *keys, *args)
         if wait is not None:
-            last = calls[-1][1][0]
-            pipe.set(last[: last.index("}") + 1] + ":w", b"1", px=1000)  # prefix{group}:w, in that call's slot
+            for stamp in _stamps(calls):
+                pipe.set(stamp, b"1", px=1000)
             pipe.wait(wait.replicas, wait.timeout_ms)
         answers: list[Any] = await pipe.execute(raise_on_error=False)
     return answers
+
+
+def _stamps(calls: Sequence[Call]) -> list[str]:
+    """``prefix{group}:w`` for the groups of the last ``STAMPS`` distinct groups of ``calls``, the last first."""
+    stamps: dict[str, None] = {}
+    for _, keys in reversed(calls):
+        stamps[keys[0][: keys[0].index("}") + 1] + ":w"] = None
+        if len(stamps) == STAMPS:
+            break
+    return list(stamps)
 
 
 class Batch:
@@ -86,7 +99,7 @@ class Batch:
             self._unsure = self._unsure or f"{len(numbers)} pipelined writes got no answer ({failure})"
 
     def node_answered(self, numbers: Sequence[int], replies: Sequence[Any], wait: Replication | None) -> bool:
-        """Take a node's replies to the writes ``numbers`` (and, with ``wait``, to the stamp and ``WAIT``); True when
+        """Take a node's replies to the writes ``numbers`` (and, with ``wait``, to the stamps and ``WAIT``); True when
         the node did not have the script (loaded there, those writes are sent again: they did not run)."""
         answers, positions_of = replies[: len(numbers)], dict[int, list[int]]()
         for position, number in enumerate(numbers):
@@ -120,8 +133,11 @@ class Batch:
         return self._again
 
     def _confirm(self, replies: Sequence[Any], wait: Replication) -> None:
-        stamped, replicas = replies
-        unconfirmed = next((reply for reply in (stamped, replicas) if isinstance(reply, Exception)), None)
+        *stamped, replicas = replies
+        refused = [reply for reply in stamped if isinstance(reply, Exception)]
+        unconfirmed = (
+            replicas if isinstance(replicas, Exception) else refused[0] if len(refused) == len(stamped) else None
+        )
         if unconfirmed is not None:
             why = f"their replication could not be confirmed ({unconfirmed})"
         elif int(replicas) < wait.replicas:

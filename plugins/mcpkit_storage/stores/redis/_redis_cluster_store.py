@@ -185,12 +185,15 @@ class RedisClusterStore(RedisStore):
             return_exceptions=True,
         )
         batch.begin()
+        unloaded = []  # every node's replies are taken before anything else can fail
         for (redis, numbers), reply in zip(groups, replies, strict=True):
             if isinstance(reply, BaseException):
                 batch.node_failed(numbers, reply)
             elif batch.node_answered(numbers, reply, wait):
-                with self._reaching():  # a replica promoted since the scripts were loaded
-                    await redis.script_load(self.SCRIPTS["SWAP"])
+                unloaded.append(redis)
+        for redis in unloaded:
+            with self._reaching():  # a replica promoted since the scripts were loaded
+                await redis.script_load(self.SCRIPTS["SWAP"])
         failure = batch.failure(self._where)
         if failure is not None:
             with self._reaching(writing=True):
