@@ -18,6 +18,7 @@ from .. import (
     Record,
     Write,
     charged,
+    first_written,
     swap_each,
 )
 from ._memory_index import MemoryIndex
@@ -109,8 +110,13 @@ class MemoryStore:
         now: float,
         quota: Quota | None = None,
         index: Postings | None = None,
+        *,
+        created: float | None = None,
     ) -> None:
-        self._write(owner, bucket, key, Entry(data, expires_at), now, quota, index)
+        if created is None:
+            old = self._live(owner, bucket, key, now)
+            created = now if old is None else old.created
+        self._write(owner, bucket, key, Entry(data, expires_at, created), now, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         return self._delete(owner, bucket, key, now)
@@ -151,6 +157,7 @@ class MemoryStore:
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
         index: Postings | None = None,
+        created: float | None = None,
     ) -> bool:
         buckets = self._owners.get(owner)  # as _live, inlined: every update ends here
         entries = None if buckets is None else buckets.get(bucket)
@@ -165,7 +172,13 @@ class MemoryStore:
             there = self._live(*address, now)
             if (None if there is None else there.data) != bytes_there:
                 return False
-        self._write(owner, bucket, key, Entry(data, expires_at), now, quota, index)
+        if created is None:
+            if also:  # a value moving between addresses keeps its first-write time
+                moved = [current, *(self._live(*address, now) for address, _ in also)]
+                created = first_written([e and (e.expires_at, e.created) for e in moved], now, None)
+            else:
+                created = now if current is None else current.created
+        self._write(owner, bucket, key, Entry(data, expires_at, created), now, quota, index)
         for address, _ in also:
             self._delete(*address, now)
         return True
@@ -187,12 +200,15 @@ class MemoryStore:
             if (None if entry is None else entry.data) != write.expected or not self._holding(write.also, now):
                 return [False] * len(writes)
         undo: list[Postings | None] = []
-        for at, (owner, bucket, key, _, data, expires_at, _, quota, postings) in enumerate(writes):
+        for at, (owner, bucket, key, _, data, expires_at, also, quota, postings, created) in enumerate(writes):
             entries = self._bucket(owner, bucket)
             document = entries.index.docs.get(key) if entries is not None and entries.index.docs else None
             undo.append(None if document is None else document[1])
+            if created is None:  # the live entries it replaces, as the writes before it left them
+                moved = [self._live(owner, bucket, key, now), *(self._live(*a, now) for a, _ in also)]
+                created = first_written([e and (e.expires_at, e.created) for e in moved], now, None)
             try:
-                self._write(owner, bucket, key, Entry(data, expires_at), now, quota, postings)
+                self._write(owner, bucket, key, Entry(data, expires_at, created), now, quota, postings)
             except QuotaExceededError as exc:
                 for write, entry, indexed in zip(writes[:at], there, undo, strict=False):  # those written
                     if entry is None:
