@@ -113,10 +113,7 @@ class MemoryStore:
         *,
         created: float | None = None,
     ) -> None:
-        if created is None:
-            old = self._live(owner, bucket, key, now)
-            created = now if old is None else old.created
-        self._write(owner, bucket, key, Entry(data, expires_at, created), now, quota, index)
+        self._write(owner, bucket, key, data, expires_at, created, now, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         return self._delete(owner, bucket, key, now)
@@ -172,13 +169,9 @@ class MemoryStore:
             there = self._live(*address, now)
             if (None if there is None else there.data) != bytes_there:
                 return False
-        if created is None:
-            if also:  # a value moving between addresses keeps its first-write time
-                moved = [current, *(self._live(*address, now) for address, _ in also)]
-                created = first_written([e and (e.expires_at, e.created) for e in moved], now, None)
-            else:
-                created = now if current is None else current.created
-        self._write(owner, bucket, key, Entry(data, expires_at, created), now, quota, index)
+        if created is None and also:  # a value moving between addresses keeps its first-write time
+            created = self._moved(current, also, now)
+        self._write(owner, bucket, key, data, expires_at, created, now, quota, index)
         for address, _ in also:
             self._delete(*address, now)
         return True
@@ -204,11 +197,10 @@ class MemoryStore:
             entries = self._bucket(owner, bucket)
             document = entries.index.docs.get(key) if entries is not None and entries.index.docs else None
             undo.append(None if document is None else document[1])
-            if created is None:  # the live entries it replaces, as the writes before it left them
-                moved = [self._live(owner, bucket, key, now), *(self._live(*a, now) for a, _ in also)]
-                created = first_written([e and (e.expires_at, e.created) for e in moved], now, None)
+            if created is None and also:  # the live entries it replaces, as the writes before it left them
+                created = self._moved(self._live(owner, bucket, key, now), also, now)
             try:
-                self._write(owner, bucket, key, Entry(data, expires_at, created), now, quota, postings)
+                self._write(owner, bucket, key, data, expires_at, created, now, quota, postings)
             except QuotaExceededError as exc:
                 for write, entry, indexed in zip(writes[:at], there, undo, strict=False):  # those written
                     if entry is None:
@@ -223,6 +215,11 @@ class MemoryStore:
             for address, _ in write.also:
                 self._delete(*address, now)
         return [True] * len(writes)
+
+    def _moved(self, current: Entry | None, also: Sequence[Expectation], now: float) -> float | None:
+        """The first-write time of a value moving here from the addresses in ``also`` (``first_written``)."""
+        moved = [current, *(self._live(*address, now) for address, _ in also)]
+        return first_written([e and (e.expires_at, e.created) for e in moved], now, None)
 
     def _holding(self, also: Sequence[Expectation], now: float) -> bool:
         """Whether every other address holds the bytes a compare-and-set expects there."""
@@ -265,14 +262,21 @@ class MemoryStore:
         owner: str,
         bucket: str,
         key: str,
-        entry: Entry,
+        data: bytes,
+        expires_at: float | None,
+        created: float | None,
         now: float,
         quota: Quota | None,
         index: Postings | None = None,
     ) -> None:
+        """Keep ``data`` at the address; ``created`` None: the replaced live entry's first-write time, else ``now``."""
         entries = self._owners.setdefault(owner, {}).get(bucket)
         if entries is None:
             entries = self._owners[owner][bucket] = _Bucket()
+        if created is None:
+            old = entries.get(key)
+            created = now if old is None or (old.expires_at is not None and old.expires_at <= now) else old.created
+        entry = Entry(data, expires_at, created)
         # The one quota test on every write (counting expired entries too); only a write near a limit looks closer.
         words = 0 if index is None else index.length
         if quota is not None and (
