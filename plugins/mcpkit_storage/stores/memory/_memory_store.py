@@ -169,9 +169,9 @@ class MemoryStore:
             there = self._live(*address, now)
             if (None if there is None else there.data) != bytes_there:
                 return False
-        if created is None and also:  # a value moving between addresses keeps its first-write time
+        if created is None and also:  # a value moving between addresses keeps its first-write time (None: unknown)
             created = self._moved(current, also, now)
-        self._write(owner, bucket, key, data, expires_at, created, now, quota, index)
+        self._write(owner, bucket, key, data, expires_at, created, now, quota, index, given=bool(also))
         for address, _ in also:
             self._delete(*address, now)
         return True
@@ -200,7 +200,7 @@ class MemoryStore:
             if created is None and also:  # the live entries it replaces, as the writes before it left them
                 created = self._moved(self._live(owner, bucket, key, now), also, now)
             try:
-                self._write(owner, bucket, key, data, expires_at, created, now, quota, postings)
+                self._write(owner, bucket, key, data, expires_at, created, now, quota, postings, given=bool(also))
             except QuotaExceededError as exc:
                 for write, entry, indexed in zip(writes[:at], there, undo, strict=False):  # those written
                     if entry is None:
@@ -268,12 +268,15 @@ class MemoryStore:
         now: float,
         quota: Quota | None,
         index: Postings | None = None,
+        *,
+        given: bool = False,
     ) -> None:
-        """Keep ``data`` at the address; ``created`` None: the replaced live entry's first-write time, else ``now``."""
+        """Keep ``data`` at the address; ``created`` None (unless ``given``: unknown): the replaced live entry's
+        first-write time, else ``now``."""
         entries = self._owners.setdefault(owner, {}).get(bucket)
         if entries is None:
             entries = self._owners[owner][bucket] = _Bucket()
-        if created is None:
+        if created is None and not given:
             old = entries.get(key)
             created = now if old is None or (old.expires_at is not None and old.expires_at <= now) else old.created
         entry = Entry(data, expires_at, created)

@@ -59,7 +59,7 @@ def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]
     """The steps of one compare-and-set (``Store.swap``) inside a transaction that holds its buckets' locks."""
     owner, bucket, key, expected, data, expires_at, also, quota, index, created = write  # index: its postings
     params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
-    params["created"] = created
+    params.update(created=created, given=created is not None)
 
     async def body(conn: Connection) -> bool:
         found = await row(conn, sql.LOCK_ROW, params)
@@ -75,7 +75,7 @@ def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]
                 return False
             moved.append(there)
         if also:  # a value moving between addresses keeps its first-write time
-            params["created"] = first_written([r and (r[1], r[2]) for r in moved], now, created)
+            params.update(created=first_written([r and (r[1], r[2]) for r in moved], now, created), given=True)
         if quota is not None:
             await check_quota(conn, params, quota, 0 if index is None else index.length)
         await conn.execute(sql.PUT, params)

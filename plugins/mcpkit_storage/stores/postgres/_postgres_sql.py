@@ -37,11 +37,13 @@ GET = f"SELECT data, expires_at, created FROM remember_entries WHERE {AT} AND {L
 GET_MANY = f"""SELECT owner, bucket, key, data, expires_at, created FROM remember_entries
     WHERE (owner, bucket, key) IN (SELECT * FROM unnest(%(owners)s::text[], %(buckets)s::text[], %(keys)s::text[]))
     AND {LIVE}"""
-# The first-write time the row keeps (``Entry.created``): the one given, else its own while live, else now.
+# The first-write time the row keeps (``Entry.created``): the one given (``given``; None: unknown), else its own
+# while live, else now.
 PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at, created)
-    VALUES (%(owner)s, %(bucket)s, %(key)s, %(data)s, %(expires_at)s, coalesce(%(created)s::float8, %(now)s::float8))
+    VALUES (%(owner)s, %(bucket)s, %(key)s, %(data)s, %(expires_at)s,
+        CASE WHEN %(given)s::boolean THEN %(created)s::float8 ELSE %(now)s::float8 END)
     ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at,
-    created = CASE WHEN %(created)s::float8 IS NOT NULL THEN %(created)s::float8
+    created = CASE WHEN %(given)s::boolean THEN %(created)s::float8
         WHEN remember_entries.expires_at <= %(now)s::float8 THEN %(now)s::float8 ELSE remember_entries.created END"""
 DELETE = f"DELETE FROM remember_entries WHERE {AT} RETURNING expires_at"
 ENTRIES = f"""SELECT key, data, expires_at, created FROM remember_entries

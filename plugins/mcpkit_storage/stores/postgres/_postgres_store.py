@@ -206,7 +206,7 @@ class PostgresStore:
         created: float | None = None,
     ) -> None:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
-        params["created"] = created
+        params.update(created=created, given=created is not None)
 
         async def body(conn: Connection) -> None:
             if quota is not None:

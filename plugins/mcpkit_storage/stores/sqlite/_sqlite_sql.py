@@ -36,13 +36,13 @@ LIVE = "(expires_at IS NULL OR expires_at > :now)"
 AT = "owner = :owner AND bucket = :bucket AND key = :key"
 
 GET = f"SELECT data, expires_at, created FROM remember_entries WHERE {AT} AND {LIVE}"
-#: The first-write time a write leaves on the row it replaces: the one given, else the row's own while it is live,
-#: else now (an expired row rewritten is a new key). ``Entry`` says why.
-CREATED = """CASE WHEN :created IS NOT NULL THEN :created
+#: The first-write time a write leaves on the row it replaces: the one given (``:given``; None: unknown, a moved value
+#: of unknown age), else the row's own while it is live, else now (an expired row rewritten is a new key).
+CREATED = """CASE WHEN :given THEN :created
     WHEN remember_entries.expires_at IS NOT NULL AND remember_entries.expires_at <= :now THEN :now
     ELSE remember_entries.created END"""
 PUT = f"""INSERT INTO remember_entries (owner, bucket, key, data, expires_at, created)
-    VALUES (:owner, :bucket, :key, :data, :expires_at, coalesce(:created, :now))
+    VALUES (:owner, :bucket, :key, :data, :expires_at, CASE WHEN :given THEN :created ELSE :now END)
     ON CONFLICT (owner, bucket, key) DO UPDATE
     SET data = excluded.data, expires_at = excluded.expires_at, created = {CREATED}"""
 DELETE = f"DELETE FROM remember_entries WHERE {AT} RETURNING expires_at"
@@ -51,7 +51,7 @@ ENTRIES = f"""SELECT key, data, expires_at, created FROM remember_entries
 DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket RETURNING expires_at"
 DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = :owner"
 SWAP_ABSENT = f"""INSERT INTO remember_entries (owner, bucket, key, data, expires_at, created)
-    VALUES (:owner, :bucket, :key, :data, :expires_at, coalesce(:created, :now))
+    VALUES (:owner, :bucket, :key, :data, :expires_at, CASE WHEN :given THEN :created ELSE :now END)
     ON CONFLICT (owner, bucket, key) DO UPDATE
     SET data = excluded.data, expires_at = excluded.expires_at, created = {CREATED}
     WHERE remember_entries.expires_at IS NOT NULL AND remember_entries.expires_at <= :now

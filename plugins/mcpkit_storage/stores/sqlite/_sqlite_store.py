@@ -138,7 +138,7 @@ class SQLiteStore:
         created: float | None = None,
     ) -> None:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
-        params["created"] = created
+        params.update(created=created, given=created is not None)
         if quota is None and index is None:
             await self._run(self._changing, _one, self._rowcount, statements.PUT, params)
         else:
@@ -183,7 +183,7 @@ class SQLiteStore:
         created: float | None = None,
     ) -> bool:
         params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected, "data": data}
-        params.update(expires_at=expires_at, now=now, created=created)
+        params.update(expires_at=expires_at, now=now, created=created, given=created is not None)
         if not also and quota is None and index is None:  # one statement
             sql = statements.SWAP_ABSENT if expected is None else statements.SWAP_EQUAL
             written: int = await self._run(self._changing, int, self._rowcount, sql, params)
@@ -356,8 +356,8 @@ class SQLiteStore:
             if (None if there is None else bytes(there[0])) != expected:
                 return False
             moved.append(there)
-        if also:  # a value moving between addresses keeps its first-write time
-            params["created"] = first_written([r and r[1:] for r in moved], params["now"], params["created"])
+        if also and not params["given"]:  # a value moving between addresses keeps its first-write time
+            params.update(created=first_written([r and r[1:] for r in moved], params["now"], None), given=True)
         if quota is not None:
             statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
         self._rowcount(statements.PUT, params)
@@ -370,7 +370,7 @@ class SQLiteStore:
         results: list[bool | QuotaExceededError] = []
         for owner, bucket, key, expected, data, expires_at, also, quota, postings, created in writes:
             params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected}
-            params.update(data=data, expires_at=expires_at, now=now, created=created)
+            params.update(data=data, expires_at=expires_at, now=now, created=created, given=created is not None)
             try:  # a refusal comes before the write's first change (a trim of expired rows aside)
                 results.append(self._swap_within(params, list(also), quota, postings))
             except QuotaExceededError as exc:
