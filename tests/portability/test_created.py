@@ -11,6 +11,7 @@ import pytest
 
 from mcpkit_storage import Keyring, Place, Vault
 from mcpkit_storage.portability import ImportReport, import_memory
+from mcpkit_storage.stores import Address
 from mcpkit_storage.stores.memory._memory_store import MemoryStore
 from portability.support import exported
 from portability.test_crafted_files import crafted, import_into, value_record
@@ -29,7 +30,7 @@ async def created_of(store: MemoryStore) -> dict[str, float | None]:
     vault = Vault(store, KEYRING)
     found = {}
     async for record in store.scan():
-        payload, _ = vault.open_record(record[:3], record.entry)  # type: ignore[arg-type]
+        payload, _ = vault.open_record(Address(*record[:3]), record.entry)
         found[payload.key] = record.entry.created
     return found
 
