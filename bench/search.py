@@ -105,7 +105,7 @@ def _other_rows(count: int) -> Iterator[dict[str, list[tuple[Any, ...]]]]:
         for number in range(start, min(count, start + 50_000)):
             owner, key, doc = f"{number // 100:032x}", f"{number:032x}", 10**9 + number
             postings = _other_postings(rng)
-            entries.append((owner, "b" * 32, key, os.urandom(120), None))
+            entries.append((owner, "b" * 32, key, os.urandom(120), None, None))  # no deadline, first-write time unknown
             docs.append((doc, owner, "b" * 32, key, postings.length, None))
             terms += [(term, doc, n) for term, n in postings.terms.items()]
         yield {"remember_entries": entries, "remember_docs": docs, "remember_terms": terms}

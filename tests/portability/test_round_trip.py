@@ -98,6 +98,8 @@ async def test_every_store_passes_everything_on_and_the_callers_read_it_all_back
         ("context.", "user"),  # a searchable context block's entries
     }
     by_key = {record["key"]: record for record in records}
+    # When each key was first written travels too (issue 39): a number, never after its last write.
+    assert all(0 < record["created"] <= record["updated"] for record in records)
     for key, _, source, at in SAID:  # the writer's own source and event time
         assert (by_key[key]["provenance"]["source"], by_key[key]["at"]) == (source, at)
         assert (by_key[key]["provenance"]["app"], by_key[key]["provenance"]["tool"]) == ("desk", "mem")

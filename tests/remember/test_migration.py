@@ -148,7 +148,8 @@ async def test_a_0_1_copy_put_back_beside_a_current_value_never_wins(legacy_opti
     async with running(server(legacy_options), clock=clock) as call_as:
         await mem(call_as("nour"), "set", key="signature", value="Nour, Tier 2", scope="user")  # moves it
     with sqlite3.connect(path) as db:  # someone with the backup puts the 0.1 entry back, and the marker with it
-        db.execute("INSERT OR REPLACE INTO remember_entries VALUES (?, ?, ?, ?, ?)", old_row)
+        columns = "owner, bucket, key, data, expires_at"  # 0.1's: no first-write time
+        db.execute(f"INSERT OR REPLACE INTO remember_entries ({columns}) VALUES (?, ?, ?, ?, ?)", old_row)
         db.execute("INSERT OR REPLACE INTO remember_meta VALUES ('legacy', '1')")
     async with running(server(legacy_options), clock=clock) as call_as:
         assert await mem(call_as("nour"), "get", key="signature", scope="user") == "Nour, Tier 2"

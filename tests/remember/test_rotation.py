@@ -170,6 +170,20 @@ async def test_rotate_moves_every_entry_under_the_first_secret_and_counts(store_
         assert await mem(callers("nour"), "get", key="gone", scope="user") == MISSING
 
 
+@BOTH
+async def test_rotate_keeps_when_each_key_was_first_written(store_options: dict[str, Any]) -> None:
+    clock = ManualClock()
+    async with serve(store_options, clock, secret=SECRET) as callers:
+        await write_everywhere(callers)
+    clock.advance(600)
+    async with opened_store(store_options) as store:
+        before = sorted(record.entry.created or 0.0 for record in await records(store))
+        report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
+        assert report.rotated == len(before) > 0
+        assert sorted(record.entry.created or 0.0 for record in await records(store)) == before  # not the rotation's
+    assert all(0 < created < clock.now() for created in before)
+
+
 @pytest.mark.parametrize(
     "store_kind", ["redis", "redis-cluster"]
 )  # the command (purge runs it on SQLite); rotate() on every store

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 import redis
@@ -83,8 +84,8 @@ async def test_swap_many_sends_its_writes_in_one_pipeline_each_answered_on_its_o
     assert sent == 2  # the pipeline's check that SWAP is loaded, then the 51 SWAPs together
     assert answers == [True] * 50 + [False]
     assert await store.swap_many(writes[:1], now) == [True]  # resent: it is there as written
-    assert [await store.get(OWNER, "user", f"k{n}", now) for n in (0, 49)] == [Entry(b"v", None)] * 2
-    assert await store.get(OWNER, "user", "taken", now) == Entry(b"there", None)
+    assert [await store.get(OWNER, "user", f"k{n}", now) for n in (0, 49)] == [Entry(b"v", None, ANY)] * 2
+    assert await store.get(OWNER, "user", "taken", now) == Entry(b"there", None, ANY)
 
 
 async def test_open_reads_the_layout_and_loads_the_scripts_in_one_round_trip_once_the_layout_is_known(
@@ -149,7 +150,8 @@ async def test_every_key_of_an_owner_shares_one_hash_tag(
         await store.put(OWNER, bucket, "k:{x}", b"v", now + DAY, now)
     await store.put("someone-else", "user", "k", b"v", None, now)
     mine = [name for name in names(raw, redis_prefix) if name.startswith(f"{redis_prefix}{{{OWNER}}}:")]
-    assert len(mine) == 4 + 4 + 4 + 1  # values, bucket indexes, bucket size tables, the owner's bucket set
+    # values, bucket indexes, bucket size tables, bucket first-write times, the owner's bucket set
+    assert len(mine) == 4 + 4 + 4 + 4 + 1
     assert {key_slot(name.encode()) for name in mine} == {key_slot(OWNER.encode())}
     assert f"{redis_prefix}{{{OWNER}}}:v:user:k:{{x}}" in mine
 
@@ -241,7 +243,7 @@ async def test_an_outage_raises_quickly_and_heals_when_redis_returns(private_red
         private_redis.start()  # empty again: it keeps nothing on disk
         assert await store.get(OWNER, "user", "k", now) is None
         assert await store.swap(OWNER, "user", "k", None, b"back", None, now)
-        assert await store.get(OWNER, "user", "k", now) == Entry(b"back", None)
+        assert await store.get(OWNER, "user", "k", now) == Entry(b"back", None, ANY)
     finally:
         await store.close()
 
@@ -257,7 +259,7 @@ async def test_a_redis_that_stops_answering_times_out_instead_of_hanging(private
             await store.get(OWNER, "user", "k", now)
         assert time.monotonic() - started < 5
         private_redis.thaw()
-        assert await store.get(OWNER, "user", "k", now) == Entry(b"v", None)
+        assert await store.get(OWNER, "user", "k", now) == Entry(b"v", None, ANY)
     finally:
         private_redis.thaw()
         await store.close()
@@ -273,7 +275,7 @@ async def test_a_swap_resent_after_a_lost_reply_succeeds_even_when_another_write
     assert await store.swap(OWNER, "user", "k", None, b"mine", None, now)
     await store.put(OWNER, "user", "k", b"theirs", None, now)
     assert await store.swap(OWNER, "user", "k", None, b"mine", None, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"theirs", None)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"theirs", None, ANY)
 
 
 async def test_a_swaps_applied_marker_is_short_lived_and_names_no_value(
@@ -347,7 +349,7 @@ async def test_a_full_redis_refuses_writes_as_unavailable_and_leaves_no_value_un
         assert full.value.maybe_applied is True
         with pytest.raises(StoreUnavailableError):
             await store.swap(OWNER, "user", "k-new", None, b"x" * 4096, None, now)
-        assert await store.get(OWNER, "user", "kept", now) == Entry(b"first", None)
+        assert await store.get(OWNER, "user", "kept", now) == Entry(b"first", None, ANY)
         listed = [key for key, _ in await store.entries(OWNER, "user", now)]
         assert listed == sorted(["kept", *(f"k{number}" for number in range(written))])  # no value left unindexed
         assert await store.delete_owner(OWNER) == written + 1  # and every value is found by a purge
@@ -369,7 +371,7 @@ async def test_a_pipelined_write_that_fails_says_the_others_may_have_run(
         await store.swap_many(writes, now)
 
     assert failed.value.maybe_applied  # a pipeline is no transaction: a write of "user" ran
-    assert await store.get(OWNER, "user", "k0", now) == Entry(b"v", None)
+    assert await store.get(OWNER, "user", "k0", now) == Entry(b"v", None, ANY)
 
 
 BUCKETS = ("user", "broken", "user")

@@ -149,7 +149,7 @@ async def test_an_older_instance_cannot_write_to_the_index(tmp_path: Path) -> No
     store = SQLiteStore(path)
     await store.open()
     await store.close()
-    with sqlite3.connect(path) as db, pytest.raises(sqlite3.IntegrityError, match="has schema version 3: upgrade"):
+    with sqlite3.connect(path) as db, pytest.raises(sqlite3.IntegrityError, match="has schema version 4: upgrade"):
         db.execute("INSERT INTO remember_docs (owner, bucket, key, length, expires_at) VALUES ('o', 'b', 'k', 1, NULL)")
 
 
@@ -198,7 +198,7 @@ async def test_a_schema_2_file_is_searched_and_rewritten_after_its_migration(tmp
     store = SQLiteStore(path, merge_every=1000)
     await store.open()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (3,)
+        assert db.execute("PRAGMA user_version").fetchone() == (4,)
     ranking = await store.search(OWNER, BUCKET, [100], now, limit=10)
     assert ranking.stats == Stats(2, 4, (2,))
     assert [key for key, _ in ranking.hits] == ["tea", "coffee"]

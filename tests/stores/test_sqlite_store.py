@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 
@@ -106,7 +107,7 @@ async def test_committed_writes_survive_kill_9_of_the_writer(tmp_path: Path) -> 
     try:
         now = time.time()
         for number in range(50):
-            assert await store.get(OWNER, "user", f"k{number}", now) == Entry(b"%d" % number, None)
+            assert await store.get(OWNER, "user", f"k{number}", now) == Entry(b"%d" % number, None, ANY)
     finally:
         await store.close()
 
@@ -128,7 +129,7 @@ async def test_the_file_is_in_wal_mode_with_a_schema_version(tmp_path: Path) -> 
     await store.close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_schema.SCHEMA_VERSION,) == (3,)
+        assert raw.execute("PRAGMA user_version").fetchone() == (sqlite_schema.SCHEMA_VERSION,) == (4,)
 
 
 async def test_a_newer_schema_is_refused_with_its_version(tmp_path: Path) -> None:
@@ -159,7 +160,7 @@ async def test_the_event_loop_runs_on_while_a_write_waits_for_the_lock(tmp_path:
         assert not write.done()
         blocker.execute("COMMIT")
         await write
-        assert await store.get(OWNER, "user", "k", now) == Entry(b"v", None)
+        assert await store.get(OWNER, "user", "k", now) == Entry(b"v", None, ANY)
     finally:
         blocker.close()
         await store.close()
@@ -204,7 +205,7 @@ async def test_a_failed_commit_rolls_back_and_later_writes_are_committed(tmp_pat
     reopened = SQLiteStore(path)
     await reopened.open()
     try:
-        assert await reopened.get(OWNER, "user", "acknowledged", now) == Entry(b"2", None)
+        assert await reopened.get(OWNER, "user", "acknowledged", now) == Entry(b"2", None, ANY)
         assert await reopened.get(OWNER, "user", "refused", now) is None
     finally:
         await reopened.close()

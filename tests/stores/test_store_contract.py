@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from unittest.mock import ANY
 
 import pytest
 
@@ -19,8 +20,8 @@ async def test_get_returns_the_bytes_and_deadline_put_stored(store: Store, now: 
     every_byte = bytes(range(256))
     await store.put(OWNER, "user", "blob", every_byte, now + DAY, now)
     await store.put(OWNER, "user", "empty", b"", None, now)
-    assert await store.get(OWNER, "user", "blob", now) == Entry(every_byte, now + DAY)
-    assert await store.get(OWNER, "user", "empty", now) == Entry(b"", None)
+    assert await store.get(OWNER, "user", "blob", now) == Entry(every_byte, now + DAY, ANY)
+    assert await store.get(OWNER, "user", "empty", now) == Entry(b"", None, ANY)
 
 
 async def test_get_of_a_missing_address_is_none(store: Store, now: float) -> None:
@@ -33,7 +34,7 @@ async def test_get_of_a_missing_address_is_none(store: Store, now: float) -> Non
 async def test_put_replaces_the_bytes_and_the_deadline(store: Store, now: float) -> None:
     await store.put(OWNER, "user", "k", b"old", now + HOUR, now)
     await store.put(OWNER, "user", "k", b"new", None, now)
-    assert await store.get(OWNER, "user", "k", now + DAY) == Entry(b"new", None)
+    assert await store.get(OWNER, "user", "k", now + DAY) == Entry(b"new", None, ANY)
     await store.put(OWNER, "user", "k", b"newer", now + HOUR, now)
     assert await store.get(OWNER, "user", "k", now + 2 * HOUR) is None
 
@@ -41,7 +42,7 @@ async def test_put_replaces_the_bytes_and_the_deadline(store: Store, now: float)
 async def test_a_day_long_value_is_there_after_23_hours_and_gone_after_25(store: Store, now: float) -> None:
     await store.put(OWNER, "session", "k", b"v", now + DAY, now)
     later, too_late = now + 23 * HOUR, now + 25 * HOUR
-    assert await store.get(OWNER, "session", "k", later) == Entry(b"v", now + DAY)
+    assert await store.get(OWNER, "session", "k", later) == Entry(b"v", now + DAY, ANY)
     assert await exists(store, OWNER, "session", "k", later)
     assert await keys(store, OWNER, "session", later) == ["k"]
     assert await store.get(OWNER, "session", "k", too_late) is None
@@ -77,7 +78,7 @@ async def test_keys_match_exactly_case_and_wildcards_included(store: Store, now:
     await store.put(OWNER, "user", "a%", b"percent", None, now)
     await store.put(OWNER, "user", "a_", b"underscore", None, now)
     assert await store.get(OWNER, "user", "key", now) is None
-    assert await store.get(OWNER, "user", "a%", now) == Entry(b"percent", None)
+    assert await store.get(OWNER, "user", "a%", now) == Entry(b"percent", None, ANY)
     assert await store.get(OWNER, "user", "ab", now) is None
     assert not await store.delete(OWNER, "user", "a*", now)
     assert await keys(store, OWNER, "user", now) == ["Key", "a%", "a_"]
@@ -95,25 +96,25 @@ async def test_delete_reports_whether_a_live_entry_was_there(store: Store, now: 
 
 async def test_swap_from_none_creates_an_absent_entry(store: Store, now: float) -> None:
     assert await store.swap(OWNER, "user", "k", None, b"first", now + DAY, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"first", now + DAY)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"first", now + DAY, ANY)
 
 
 async def test_swap_from_none_replaces_an_expired_entry(store: Store, now: float) -> None:
     await store.put(OWNER, "user", "k", b"old", now + HOUR, now)
     assert await store.swap(OWNER, "user", "k", None, b"fresh", None, now + DAY)
-    assert await store.get(OWNER, "user", "k", now + DAY) == Entry(b"fresh", None)
+    assert await store.get(OWNER, "user", "k", now + DAY) == Entry(b"fresh", None, ANY)
 
 
 async def test_swap_from_none_fails_when_a_live_entry_is_there(store: Store, now: float) -> None:
     await store.put(OWNER, "user", "k", b"theirs", None, now)
     assert not await store.swap(OWNER, "user", "k", None, b"mine", None, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"theirs", None)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"theirs", None, ANY)
 
 
 async def test_swap_from_matching_bytes_replaces_bytes_and_deadline(store: Store, now: float) -> None:
     await store.put(OWNER, "user", "k", b"1", None, now)
     assert await store.swap(OWNER, "user", "k", b"1", b"2", now + HOUR, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"2", now + HOUR)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"2", now + HOUR, ANY)
     assert await keys(store, OWNER, "user", now + DAY) == []
 
 
@@ -121,7 +122,7 @@ async def test_swap_from_wrong_bytes_changes_nothing(store: Store, now: float) -
     await store.put(OWNER, "user", "k", b"12", now + DAY, now)
     assert not await store.swap(OWNER, "user", "k", b"1", b"3", None, now)
     assert not await store.swap(OWNER, "user", "k", b"12 ", b"3", None, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"12", now + DAY)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"12", now + DAY, ANY)
 
 
 async def test_swap_from_bytes_fails_on_absent_and_expired_entries(store: Store, now: float) -> None:
@@ -139,9 +140,9 @@ async def test_a_replayed_swap_finds_its_own_bytes_and_reports_success(store: St
     assert await store.swap(OWNER, "user", "k", None, b"one", None, now)
     assert await store.swap(OWNER, "user", "k", b"one", b"two", now + HOUR, now)
     assert await store.swap(OWNER, "user", "k", b"one", b"two", now + HOUR, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"two", now + HOUR)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"two", now + HOUR, ANY)
     assert not await store.swap(OWNER, "user", "k", b"one", b"three", None, now)
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"two", now + HOUR)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"two", now + HOUR, ANY)
 
 
 async def test_racing_increments_through_swap_lose_nothing(store: Store, now: float) -> None:
@@ -197,7 +198,7 @@ async def test_colons_unicode_and_prefix_owners_do_not_collide(store: Store, now
     for number, (owner, bucket, key) in enumerate(addresses):
         await store.put(owner, bucket, key, b"%d" % number, None, now)
     for number, (owner, bucket, key) in enumerate(addresses):
-        assert await store.get(owner, bucket, key, now) == Entry(b"%d" % number, None), (owner, bucket, key)
+        assert await store.get(owner, bucket, key, now) == Entry(b"%d" % number, None, ANY), (owner, bucket, key)
     user_keys = sorted(key for owner, bucket, key in addresses if (owner, bucket) == (OWNER, "user"))
     assert await keys(store, OWNER, "user", now) == user_keys
     assert await keys(store, OWNER, "tool.a", now) == ["b"]
@@ -245,7 +246,7 @@ async def test_reopening_keeps_the_data(make_store: MakeStore, now: float) -> No
     second = make_store()
     await second.open()
     try:
-        assert await second.get(OWNER, "user", "k", now) == Entry(b"kept", now + DAY)
+        assert await second.get(OWNER, "user", "k", now) == Entry(b"kept", now + DAY, ANY)
     finally:
         await second.close()
 

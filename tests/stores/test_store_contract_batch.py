@@ -6,6 +6,8 @@ Every test runs against every store (``stores/conftest.py``).
 
 from __future__ import annotations
 
+from unittest.mock import ANY
+
 from mcpkit_storage.stores._store import Address, Entry, Postings, Quota, QuotaExceededError, Store, Write
 from stores.conftest import OTHER, OWNER
 from stores.views import keys, records
@@ -42,7 +44,7 @@ async def test_swap_many_sees_its_own_earlier_writes(store: Store, now: float) -
         Write(OWNER, "user", "k", b"first", b"third", None),
     ]
     assert await store.swap_many(writes, now) == [True, False, True]
-    assert await store.get(OWNER, "user", "k", now) == Entry(b"third", None)
+    assert await store.get(OWNER, "user", "k", now) == Entry(b"third", None, ANY)
 
 
 async def test_swap_many_replaces_what_it_expects_and_moves_old_copies(store: Store, now: float) -> None:

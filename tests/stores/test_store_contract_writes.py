@@ -6,6 +6,7 @@ Every test runs against memory, SQLite and a real Redis (``stores/conftest.py``)
 from __future__ import annotations
 
 import asyncio
+from unittest.mock import ANY
 
 import pytest
 
@@ -24,11 +25,11 @@ async def test_get_many_returns_each_live_entry_in_order(store: Store, now: floa
     await store.put(*LEGACY, b"3", now + HOUR, now)
     assert await store.get_many([THERE, HERE, LEGACY, HERE], now) == [
         None,
-        Entry(b"1", None),
-        Entry(b"3", now + HOUR),
-        Entry(b"1", None),
+        Entry(b"1", None, ANY),
+        Entry(b"3", now + HOUR, ANY),
+        Entry(b"1", None, ANY),
     ]
-    assert await store.get_many([HERE, LEGACY], now + DAY) == [Entry(b"1", None), None]
+    assert await store.get_many([HERE, LEGACY], now + DAY) == [Entry(b"1", None, ANY), None]
     assert await store.get_many([], now) == []
 
 
@@ -61,7 +62,7 @@ async def test_a_move_never_overwrites_a_value_written_at_its_target(store: Stor
     await store.put(*THERE, b"old copy", None, now)
     await store.put(*HERE, b"written since", None, now)
     assert not await store.swap(*HERE, None, b"moved", None, now, also=[(THERE, b"old copy")])
-    assert await store.get(*HERE, now) == Entry(b"written since", None)
+    assert await store.get(*HERE, now) == Entry(b"written since", None, ANY)
 
 
 async def test_racing_moves_and_deletes_leave_at_most_one_copy_and_never_resurrect(store: Store, now: float) -> None:
@@ -95,7 +96,10 @@ async def test_entries_lists_a_buckets_live_entries_sorted_by_key(store: Store, 
     await store.put(OWNER, "b1", "m", b"3", now + HOUR, now)
     await store.put(OWNER, "b2", "x", b"4", None, now)
     await store.put(OTHER, "b1", "y", b"5", None, now)
-    assert await store.entries(OWNER, "b1", now + 2 * HOUR) == [("a", Entry(b"2", now + DAY)), ("z", Entry(b"1", None))]
+    assert await store.entries(OWNER, "b1", now + 2 * HOUR) == [
+        ("a", Entry(b"2", now + DAY, ANY)),
+        ("z", Entry(b"1", None, ANY)),
+    ]
     assert await store.entries(OWNER, "nothing", now) == []
 
 
@@ -152,4 +156,4 @@ async def test_a_move_counts_against_the_target_buckets_quota(store: Store, now:
     await store.put(*THERE, b"1", None, now)
     with pytest.raises(QuotaExceededError):
         await store.swap(OWNER, "user", "d", None, b"1", None, now, also=[(THERE, b"1")], quota=QUOTA)
-    assert await store.get(*THERE, now) == Entry(b"1", None)
+    assert await store.get(*THERE, now) == Entry(b"1", None, ANY)

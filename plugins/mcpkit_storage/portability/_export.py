@@ -105,6 +105,7 @@ async def export_memory(
                 indexed=record.indexed,
                 now=now,
                 provenance=payload.provenance,
+                created=record.entry.created,
             )
         except ValueError:  # an owner that is no caller's identity (no value of a plugin's), or a damaged provenance
             report.unreadable += 1

@@ -57,6 +57,7 @@ class Item(NamedTuple):
     updated: float | None
     indexed: bool
     meta: bytes
+    created: float | None = None
 
 
 def scope_of(bucket: str) -> tuple[str, str]:
@@ -82,9 +83,11 @@ def record_of(
     indexed: bool,
     now: float,
     provenance: Provenance | None = None,
+    created: float | None = None,
 ) -> bytes:
     """A value's record line (without its newline). ``provenance`` None: not recorded (written before mcpkit kept it,
-    or by a plugin that keeps none); its ``at`` is the event time (when written, unless the writer said otherwise)."""
+    or by a plugin that keeps none); its ``at`` is the event time (when written, unless the writer said otherwise).
+    ``created``: when the key was first written (the store's ``Entry.created``; None: unknown)."""
     owner = json.loads(identity)
     namespace, scope = scope_of(bucket)
     record: dict[str, Any] = {
@@ -95,7 +98,7 @@ def record_of(
         "bucket": bucket,
         "key": key,
         "ttl": None if expires_at is None else round(max(expires_at - now, 0.0), 6),
-        "created": None,
+        "created": created,
         "updated": written_at,
         "indexed": indexed,
         "provenance": None if provenance is None else _provenance_object(provenance),
@@ -121,8 +124,8 @@ def item_of(record: dict[str, Any]) -> Item:
     _check_key(key)
     if "value" not in record:
         raise ValueError('it has no "value"')
-    ttl, updated = record.get("ttl"), record.get("updated")
-    for name, number in (("ttl", ttl), ("updated", updated)):
+    ttl, updated, created = record.get("ttl"), record.get("updated"), record.get("created")
+    for name, number in (("ttl", ttl), ("created", created), ("updated", updated)):
         if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
             raise ValueError(f'its "{name}" is not a number')
         if number is not None and (not math.isfinite(number) or number < 0):
@@ -134,7 +137,7 @@ def item_of(record: dict[str, Any]) -> Item:
         _check_history(record["value"])
         indexed = False  # a key's change history never enters the search index
     value_json = pydantic_core.to_json(record["value"])
-    return Item(owner, bucket, key, value_json, ttl, updated, indexed, _meta_of(record))
+    return Item(owner, bucket, key, value_json, ttl, updated, indexed, _meta_of(record), created)
 
 
 def _check_key(key: str) -> None:

@@ -347,10 +347,11 @@ def _clock_shift(header: Mapping[str, Any], now: float) -> float:
 
 async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, now: float) -> Swap:
     """The compare-and-set that writes the file's value over what ``observed`` saw, with its time left, its write
-    time, and (for a searchable value) its vector."""
+    time, its first-write time (None: unknown, so the store's), and (for a searchable value) its vector."""
     expires_at = None if item.ttl is None else now + item.ttl
     vector = await vault.vector(place, item.key, item.value_json.decode()) if item.indexed else b""
-    return Swap(place, item.key, observed, item.value_json, expires_at, item.updated, item.indexed, vector, item.meta)
+    written_at, indexed, created = item.updated, item.indexed, item.created
+    return Swap(place, item.key, observed, item.value_json, expires_at, written_at, indexed, vector, item.meta, created)
 
 
 async def _apply(

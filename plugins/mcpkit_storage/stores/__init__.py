@@ -19,6 +19,7 @@ from ._store import (
     StoreUnavailableError,
     Write,
     charged,
+    first_written,
     swap_each,
 )
 
@@ -39,6 +40,7 @@ __all__ = [
     "StoreUnavailableError",
     "Write",
     "charged",
+    "first_written",
     "kind_for_url",
     "register_store",
     "store_kind",

@@ -21,6 +21,7 @@ __all__ = [
     "Store",
     "StoreUnavailableError",
     "Write",
+    "first_written",
     "swap_each",
 ]
 
@@ -34,10 +35,16 @@ class Address(NamedTuple):
 
 
 class Entry(NamedTuple):
-    """A stored value: its opaque bytes and its deadline (None: kept until forgotten)."""
+    """A stored value: its opaque bytes, its deadline (None: kept until forgotten) and when its key was first written
+    (``created``, plaintext like the deadline; None: unknown, written before stores kept it).
+
+    Every write keeps the ``created`` of the live entry it replaces (of the earliest live copy a swap's ``also``
+    moves) and sets ``now`` when there was none, unless the write gives one (a value moved or imported).
+    """
 
     data: bytes
     expires_at: float | None
+    created: float | None = None
 
     def live(self, now: float) -> bool:
         """Whether the entry is still readable at ``now``."""
@@ -134,8 +141,8 @@ class NotWholeError(Exception):
 
 
 class Write(NamedTuple):
-    """One compare-and-set of ``Store.swap_many``: ``swap``'s arguments, with its ``quota`` and its ``postings``
-    (``swap``'s ``index``)."""
+    """One compare-and-set of ``Store.swap_many``: ``swap``'s arguments, with its ``quota``, its ``postings``
+    (``swap``'s ``index``) and its ``created``."""
 
     owner: str
     bucket: str
@@ -146,6 +153,20 @@ class Write(NamedTuple):
     also: Sequence[Expectation] = ()
     quota: Quota | None = None
     postings: Postings | None = None
+    created: float | None = None
+
+
+def first_written(
+    entries: Sequence[tuple[float | None, float | None] | None], now: float, created: float | None
+) -> float | None:
+    """The ``created`` a write leaves: ``created`` when given, else that of the live (deadline, created) pairs it
+    replaces (the earliest; None when one of them is unknown), else ``now`` (a new key)."""
+    if created is not None:
+        return created
+    kept = [entry[1] for entry in entries if entry is not None and (entry[0] is None or entry[0] > now)]
+    if not kept:
+        return now
+    return None if None in kept else min(value for value in kept if value is not None)
 
 
 class Store(Protocol):
@@ -181,8 +202,11 @@ class Store(Protocol):
         now: float,
         quota: Quota | None = None,
         index: Postings | None = None,
+        *,
+        created: float | None = None,
     ) -> None:
-        """Store ``data`` at this address, replacing whatever was there.
+        """Store ``data`` at this address, replacing whatever was there; ``created`` as ``Entry`` says (None: the
+        replaced live entry's, else ``now``).
 
         With a ``quota``, raise ``QuotaExceededError`` (changing nothing) when the bucket would then hold
         more live values or bytes than it allows; replacing a value counts only the difference. The entry's
@@ -218,8 +242,9 @@ class Store(Protocol):
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
         index: Postings | None = None,
+        created: float | None = None,
     ) -> bool:
-        """Atomically store ``data`` if the live entry's bytes equal ``expected``.
+        """Atomically store ``data`` if the live entry's bytes equal ``expected``; ``created`` as in ``put``.
 
         ``expected=None`` means "no live entry". Every address in ``also`` must hold its
         expected bytes too, and the swap then deletes the entries there in the same step
@@ -276,11 +301,21 @@ class Store(Protocol):
 async def swap_each(store: Store, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:
     """``Store.swap_many`` made of one ``swap`` per write, for a store with no cheaper way (a round trip each)."""
     results: list[bool | QuotaExceededError] = []
-    for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+    for owner, bucket, key, expected, data, expires_at, also, quota, postings, created in writes:
         try:
             results.append(
                 await store.swap(
-                    owner, bucket, key, expected, data, expires_at, now, also=also, quota=quota, index=postings
+                    owner,
+                    bucket,
+                    key,
+                    expected,
+                    data,
+                    expires_at,
+                    now,
+                    also=also,
+                    quota=quota,
+                    index=postings,
+                    created=created,
                 )
             )
         except QuotaExceededError as exc:

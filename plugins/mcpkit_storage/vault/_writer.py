@@ -58,6 +58,8 @@ class Swap(NamedTuple):
     indexed: bool | None = None
     vector: bytes = b""
     meta: bytes = b""
+    #: When the key was first written (``Entry.created``; None: as the store keeps it), e.g. an imported value's.
+    created: float | None = None
 
 
 class Sealed(NamedTuple):
@@ -174,7 +176,7 @@ class Writer:
         """The first half of ``swap_many``: each value sealed with its postings, its vector put in its shard."""
         writes: list[Write] = []
         sharded: list[bool] = []
-        for place, key, observed, value_json, expires_at, written_at, indexed, vector, meta in swaps:
+        for place, key, observed, value_json, expires_at, written_at, indexed, vector, meta, created in swaps:
             (address, expected), *others = observed.seen
             stamp = now if written_at is None else written_at
             data = self._codec.seal(address, place, key, value_json, expires_at, stamp, vector, meta)
@@ -185,7 +187,7 @@ class Writer:
             if shard:
                 await self._vectors.written(place, address.key, Change(key, vector, stamp, expires_at), now, quota)
             sharded.append(shard)
-            writes.append(Write(*address, expected, data, expires_at, others, quota, postings))
+            writes.append(Write(*address, expected, data, expires_at, others, quota, postings, created))
         return Sealed([swap.place for swap in swaps], writes, sharded)
 
     async def write_sealed(self, sealed: Sealed, now: float, *, whole: bool = False) -> list[bool | QuotaExceededError]:

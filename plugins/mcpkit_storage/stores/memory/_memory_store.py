@@ -18,6 +18,7 @@ from .. import (
     Record,
     Write,
     charged,
+    first_written,
     swap_each,
 )
 from ._memory_index import MemoryIndex
@@ -109,8 +110,10 @@ class MemoryStore:
         now: float,
         quota: Quota | None = None,
         index: Postings | None = None,
+        *,
+        created: float | None = None,
     ) -> None:
-        self._write(owner, bucket, key, Entry(data, expires_at), now, quota, index)
+        self._write(owner, bucket, key, data, expires_at, created, now, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         return self._delete(owner, bucket, key, now)
@@ -151,6 +154,7 @@ class MemoryStore:
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
         index: Postings | None = None,
+        created: float | None = None,
     ) -> bool:
         buckets = self._owners.get(owner)  # as _live, inlined: every update ends here
         entries = None if buckets is None else buckets.get(bucket)
@@ -165,7 +169,9 @@ class MemoryStore:
             there = self._live(*address, now)
             if (None if there is None else there.data) != bytes_there:
                 return False
-        self._write(owner, bucket, key, Entry(data, expires_at), now, quota, index)
+        if created is None and also:  # a value moving between addresses keeps its first-write time (None: unknown)
+            created = self._moved(current, also, now)
+        self._write(owner, bucket, key, data, expires_at, created, now, quota, index, given=bool(also))
         for address, _ in also:
             self._delete(*address, now)
         return True
@@ -187,12 +193,14 @@ class MemoryStore:
             if (None if entry is None else entry.data) != write.expected or not self._holding(write.also, now):
                 return [False] * len(writes)
         undo: list[Postings | None] = []
-        for at, (owner, bucket, key, _, data, expires_at, _, quota, postings) in enumerate(writes):
+        for at, (owner, bucket, key, _, data, expires_at, also, quota, postings, created) in enumerate(writes):
             entries = self._bucket(owner, bucket)
             document = entries.index.docs.get(key) if entries is not None and entries.index.docs else None
             undo.append(None if document is None else document[1])
+            if created is None and also:  # the live entries it replaces, as the writes before it left them
+                created = self._moved(self._live(owner, bucket, key, now), also, now)
             try:
-                self._write(owner, bucket, key, Entry(data, expires_at), now, quota, postings)
+                self._write(owner, bucket, key, data, expires_at, created, now, quota, postings, given=bool(also))
             except QuotaExceededError as exc:
                 for write, entry, indexed in zip(writes[:at], there, undo, strict=False):  # those written
                     if entry is None:
@@ -207,6 +215,11 @@ class MemoryStore:
             for address, _ in write.also:
                 self._delete(*address, now)
         return [True] * len(writes)
+
+    def _moved(self, current: Entry | None, also: Sequence[Expectation], now: float) -> float | None:
+        """The first-write time of a value moving here from the addresses in ``also`` (``first_written``)."""
+        moved = [current, *(self._live(*address, now) for address, _ in also)]
+        return first_written([e and (e.expires_at, e.created) for e in moved], now, None)
 
     def _holding(self, also: Sequence[Expectation], now: float) -> bool:
         """Whether every other address holds the bytes a compare-and-set expects there."""
@@ -249,14 +262,24 @@ class MemoryStore:
         owner: str,
         bucket: str,
         key: str,
-        entry: Entry,
+        data: bytes,
+        expires_at: float | None,
+        created: float | None,
         now: float,
         quota: Quota | None,
         index: Postings | None = None,
+        *,
+        given: bool = False,
     ) -> None:
+        """Keep ``data`` at the address; ``created`` None (unless ``given``: unknown): the replaced live entry's
+        first-write time, else ``now``."""
         entries = self._owners.setdefault(owner, {}).get(bucket)
         if entries is None:
             entries = self._owners[owner][bucket] = _Bucket()
+        if created is None and not given:
+            old = entries.get(key)
+            created = now if old is None or (old.expires_at is not None and old.expires_at <= now) else old.created
+        entry = Entry(data, expires_at, created)
         # The one quota test on every write (counting expired entries too); only a write near a limit looks closer.
         words = 0 if index is None else index.length
         if quota is not None and (

@@ -9,7 +9,7 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from .. import Postings, Quota, QuotaExceededError, Write, charged
+from .. import Postings, Quota, QuotaExceededError, Write, charged, first_written
 from . import _postgres_sql as sql
 
 __all__ = ["add_document", "check_quota", "live", "lock", "locks", "row", "rows", "swapping"]
@@ -57,8 +57,9 @@ async def check_quota(conn: Connection, params: dict[str, Any], quota: Quota, wo
 
 def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]]:
     """The steps of one compare-and-set (``Store.swap``) inside a transaction that holds its buckets' locks."""
-    owner, bucket, key, expected, data, expires_at, also, quota, index = write  # index: its postings
+    owner, bucket, key, expected, data, expires_at, also, quota, index, created = write  # index: its postings
     params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+    params.update(created=created, given=created is not None)
 
     async def body(conn: Connection) -> bool:
         found = await row(conn, sql.LOCK_ROW, params)
@@ -67,10 +68,14 @@ def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]
             return True  # this very swap, resent (its postings are there already)
         if current != expected:
             return False
+        moved = [found]
         for address, there_expected in also:
             there = await row(conn, sql.LOCK_ROW, {**address._asdict(), "now": now})
             if (None if there is None else bytes(there[0])) != there_expected:
                 return False
+            moved.append(there)
+        if also:  # a value moving between addresses keeps its first-write time
+            params.update(created=first_written([r and (r[1], r[2]) for r in moved], now, created), given=True)
         if quota is not None:
             await check_quota(conn, params, quota, 0 if index is None else index.length)
         await conn.execute(sql.PUT, params)

@@ -100,10 +100,14 @@ SCHEMA: dict[int, tuple[str, ...]] = {
     ),
 }
 
-#: Tables added beside a version without changing it, so that instances of an older mcpkit, which do not know them,
-#: still start on the database during a rolling upgrade (or a rollback): the store's notes (``Store.note``), which
-#: secret the values were rotated to and which key ids the serving instances hold.
-ADDED = ("""CREATE TABLE IF NOT EXISTS remember_notes (name TEXT PRIMARY KEY, value TEXT NOT NULL)""",)
+#: Tables and columns added beside a version without changing it, so that instances of an older mcpkit, which do not
+#: know them, still start on the database during a rolling upgrade (or a rollback): the store's notes
+#: (``Store.note``), which secret the values were rotated to and which key ids the serving instances hold; and each
+#: entry's first-write time (``Entry.created``; NULL: unknown, written before it or by an older instance).
+ADDED = (
+    """CREATE TABLE IF NOT EXISTS remember_notes (name TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """ALTER TABLE remember_entries ADD COLUMN IF NOT EXISTS created DOUBLE PRECISION NULL""",
+)
 
 #: Whether the database holds a remember store: NULL when no remember_entries table is on the search path.
 _HOLDS_STORE = "SELECT to_regclass('remember_entries')"

@@ -33,15 +33,20 @@ __all__ = [
 
 LIVE = "(expires_at IS NULL OR expires_at > %(now)s)"
 AT = "owner = %(owner)s AND bucket = %(bucket)s AND key = %(key)s"
-GET = f"SELECT data, expires_at FROM remember_entries WHERE {AT} AND {LIVE}"
-GET_MANY = f"""SELECT owner, bucket, key, data, expires_at FROM remember_entries
+GET = f"SELECT data, expires_at, created FROM remember_entries WHERE {AT} AND {LIVE}"
+GET_MANY = f"""SELECT owner, bucket, key, data, expires_at, created FROM remember_entries
     WHERE (owner, bucket, key) IN (SELECT * FROM unnest(%(owners)s::text[], %(buckets)s::text[], %(keys)s::text[]))
     AND {LIVE}"""
-PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
-    VALUES (%(owner)s, %(bucket)s, %(key)s, %(data)s, %(expires_at)s)
-    ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at"""
+# The first-write time the row keeps (``Entry.created``): the one given (``given``; None: unknown), else its own
+# while live, else now.
+PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at, created)
+    VALUES (%(owner)s, %(bucket)s, %(key)s, %(data)s, %(expires_at)s,
+        CASE WHEN %(given)s::boolean THEN %(created)s::float8 ELSE %(now)s::float8 END)
+    ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at,
+    created = CASE WHEN %(given)s::boolean THEN %(created)s::float8
+        WHEN remember_entries.expires_at <= %(now)s::float8 THEN %(now)s::float8 ELSE remember_entries.created END"""
 DELETE = f"DELETE FROM remember_entries WHERE {AT} RETURNING expires_at"
-ENTRIES = f"""SELECT key, data, expires_at FROM remember_entries
+ENTRIES = f"""SELECT key, data, expires_at, created FROM remember_entries
     WHERE owner = %(owner)s AND bucket = %(bucket)s AND {LIVE} ORDER BY key"""
 DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s RETURNING expires_at"
 DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = %(owner)s"
@@ -52,8 +57,8 @@ QUOTA = f"""SELECT (SELECT count FROM remember_usage WHERE owner = %(owner)s AND
     (SELECT length FROM remember_usage WHERE owner = %(owner)s AND bucket = %(bucket)s),
     (SELECT length FROM remember_docs WHERE {AT})"""
 TRIM = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"
-LOCK_ROW = f"SELECT data FROM remember_entries WHERE {AT} AND {LIVE} FOR UPDATE"
-SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL FROM remember_entries e
+LOCK_ROW = f"SELECT data, expires_at, created FROM remember_entries WHERE {AT} AND {LIVE} FOR UPDATE"
+SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, e.created, d.doc IS NOT NULL FROM remember_entries e
     LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
 SCAN_FIRST = f"{SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"
 SCAN_NEXT = f"""{SCANNED} WHERE (e.owner, e.bucket, e.key) > (%(owner)s, %(bucket)s, %(key)s)

@@ -133,7 +133,7 @@ class PostgresStore:
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
         row = await self._read(lambda conn: ops.row(conn, sql.GET, params))
-        return None if row is None else Entry(bytes(row[0]), row[1])
+        return None if row is None else Entry(bytes(row[0]), row[1], row[2])
 
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
         if not addresses:
@@ -145,13 +145,13 @@ class PostgresStore:
             "now": now,
         }
         rows = await self._read(lambda conn: ops.rows(conn, sql.GET_MANY, params))
-        found = {Address(owner, bucket, key): Entry(bytes(data), expires) for owner, bucket, key, data, expires in rows}
+        found = {Address(o, b, k): Entry(bytes(data), expires, created) for o, b, k, data, expires, created in rows}
         return [found.get(address) for address in addresses]
 
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
         rows = await self._read(lambda conn: ops.rows(conn, sql.ENTRIES, params))
-        return [(key, Entry(bytes(data), expires_at)) for key, data, expires_at in rows]
+        return [(key, Entry(bytes(data), expires_at, created)) for key, data, expires_at, created in rows]
 
     async def search(
         self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
@@ -183,8 +183,8 @@ class PostgresStore:
         while True:
             page = dict(params)
             rows = await self._read(lambda conn, q=statement, page=page: ops.rows(conn, q, page))  # type: ignore[misc]
-            for owner, bucket, key, data, expires_at, indexed in rows:
-                yield Record(owner, bucket, key, Entry(bytes(data), expires_at), bool(indexed))
+            for owner, bucket, key, data, expires_at, created, indexed in rows:
+                yield Record(owner, bucket, key, Entry(bytes(data), expires_at, created), bool(indexed))
             if len(rows) < SCAN_PAGE:
                 return
             owner, bucket, key = rows[-1][:3]
@@ -202,8 +202,11 @@ class PostgresStore:
         now: float,
         quota: Quota | None = None,
         index: Postings | None = None,
+        *,
+        created: float | None = None,
     ) -> None:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+        params.update(created=created, given=created is not None)
 
         async def body(conn: Connection) -> None:
             if quota is not None:
@@ -254,8 +257,9 @@ class PostgresStore:
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
         index: Postings | None = None,
+        created: float | None = None,
     ) -> bool:
-        write = Write(owner, bucket, key, expected, data, expires_at, also, quota, index)
+        write = Write(owner, bucket, key, expected, data, expires_at, also, quota, index, created)
         return await self._write([(owner, bucket), *((a.owner, a.bucket) for a, _ in also)], ops.swapping(write, now))
 
     async def swap_many(

@@ -308,7 +308,7 @@ class RedisClusterStore(RedisStore):
             return [f"{base}:o", f"{base}:f"]
         # ``base:f`` never exists: with it no script is ever a single-key one, so Redis refuses it outright
         # (TRYAGAIN) while its slot moves, instead of running it half on the node that keys are leaving.
-        names = [f"{base}:{kind}:{bucket}" for kind in "izdx"] + [f"{base}:o", f"{base}:f"]
+        names = [f"{base}:{kind}:{bucket}" for kind in "izdxc"] + [f"{base}:o", f"{base}:f"]
         if key is not None:
             value = f"{base}:v:{bucket}:{key}"
             names.insert(0, value)
@@ -329,6 +329,7 @@ class RedisClusterStore(RedisStore):
                         owner, bucket, key = address
                         pipe.get(name)
                         pipe.hexists(f"{self._base(owner)}:d:{bucket}", key)
+                        pipe.hget(f"{self._base(owner)}:c:{bucket}", key)
                 return await pipe.execute()
 
         answers = await self._retrying(read, writing=False)
@@ -336,8 +337,8 @@ class RedisClusterStore(RedisStore):
         for address in addresses:
             if address is None:
                 continue
-            raw, has_postings = next(replies), next(replies)
-            entry = None if raw is None else wire.unpack(raw)
+            raw, has_postings, created = next(replies), next(replies), next(replies)
+            entry = None if raw is None else wire.unpack(raw, created)
             if entry is not None:
                 records.append(Record(*address, entry, bool(has_postings)))
         return records

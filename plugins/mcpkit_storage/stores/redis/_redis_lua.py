@@ -73,7 +73,7 @@ end
 local function place(base, bucket)
   return {base = base, bucket = bucket, values = base .. ':v:' .. bucket .. ':', index = base .. ':i:' .. bucket,
           sizes = base .. ':z:' .. bucket, owner = base .. '%OWNER%', docs = base .. ':d:' .. bucket,
-          postings = base .. ':x:' .. bucket}
+          postings = base .. ':x:' .. bucket, created = base .. ':c:' .. bucket}
 end
 
 -- Take key's postings out of the bucket's search index (if it has any).
@@ -138,6 +138,7 @@ local function remove(p, member)
     redis.call('HDEL', p.sizes, member)
     redis.call('HINCRBY', p.sizes, '', -tonumber(size))
   end
+  redis.call('HDEL', p.created, member)
   redis.call('ZREM', p.index, member)
   unindex(p, member)
   return redis.call('DEL', p.values .. member)
@@ -169,10 +170,13 @@ end
 local function refresh_index(p)
   local ms = deadline(p.index)
   if ms == nil then
-    redis.call('DEL', p.sizes, p.docs, p.postings)
+    redis.call('DEL', p.sizes, p.docs, p.postings, p.created)
   else
     expire_at(p.index, ms)
     expire_at(p.sizes, ms)
+    if redis.call('EXISTS', p.created) == 1 then
+      expire_at(p.created, ms)
+    end
     if redis.call('EXISTS', p.docs) == 1 then
       expire_at(p.docs, ms)
       expire_at(p.postings, ms)
@@ -199,12 +203,39 @@ local function quota(p, key, size, max_values, max_bytes)
   return 0
 end
 
+-- The first-write time a write leaves when it is given none: of the live entries it replaces ({p, key} each), the
+-- earliest (false when one of them has none: unknown), else now (a new key).
+local function first_written(entries)
+  local first = nil
+  for _, e in ipairs(entries) do
+    if live(redis.call('GETRANGE', e[1].values .. e[2], 0, 7)) then
+      local kept = redis.call('HGET', e[1].created, e[2])
+      if not kept then
+        return false
+      end
+      if first == nil or tonumber(kept) < tonumber(first) then
+        first = kept
+      end
+    end
+  end
+  return first or ARGV[1]
+end
+
 -- Store value (header + data) at key; px: relative ms for Redis' expiry or ''; score: deadline or 'inf';
--- spec: the key's search postings ("length term:count ...") or '' for none.
+-- spec: the key's search postings ("length term:count ...") or '' for none; created: its first-write time ('': the
+-- replaced live entry's, else now; false: unknown).
 -- The bookkeeping comes first: if Redis refuses a command half-way (out of memory), what is left is an
 -- index entry without a value (skipped by every read, replaced by the next write), never a value that
 -- no index knows and so no listing, forget_all or purge would find.
-local function write(p, key, value, px, score, spec)
+local function write(p, key, value, px, score, spec, created)
+  if created == '' then
+    created = first_written({{p, key}})
+  end
+  if created then
+    redis.call('HSET', p.created, key, created)
+  else
+    redis.call('HDEL', p.created, key)
+  end
   enlist(p)
   redis.call('ZADD', p.index, score, key)
   unindex(p, key)

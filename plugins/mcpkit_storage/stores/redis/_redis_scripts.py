@@ -18,8 +18,8 @@ CLUSTER_SWAP_MARKER_MS = 60_000
 QUOTA_VALUES, QUOTA_BYTES = -1, -2
 
 
-# ARGV[3..11] = base, bucket, key, value bytes, px, score, max values, max bytes ('' for none), index spec
-# ('' for none).
+# ARGV[3..12] = base, bucket, key, value bytes, px, score, max values, max bytes ('' for none), index spec
+# ('' for none), first-write time ('' for the replaced live entry's, else now).
 PUT = (
     HELPERS
     + """
@@ -28,14 +28,14 @@ local refused = quota(p, ARGV[5], charged(#ARGV[6] - 8, ARGV[11]), ARGV[9], ARGV
 if refused ~= 0 then
   return refused
 end
-write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11], ARGV[12])
 return 1
 """
 )
 
-# ARGV[3..11] as PUT; ARGV[12] = '1' when the expected bytes follow in ARGV[13], '0' for "no live entry";
-# ARGV[14] = how many other addresses must hold their expected bytes (and are deleted), then for each:
-# base, bucket, key, flag, expected.
+# ARGV[3..12] as PUT; ARGV[13] = '1' when the expected bytes follow in ARGV[14], '0' for "no live entry";
+# ARGV[15] = how many other addresses must hold their expected bytes (and are deleted: a value moving keeps the
+# earliest first-write time), then for each: base, bucket, key, flag, expected.
 SWAP = (
     HELPERS
     + """
@@ -45,23 +45,28 @@ local done = ARGV[3] .. ':s:' .. redis.sha1hex(name) .. redis.sha1hex(ARGV[6])
 if redis.call('EXISTS', done) == 1 or redis.call('GET', name) == ARGV[6] then
   return 1  -- this very swap, resent by the client after a dropped connection: it was applied
 end
-if not holds(name, ARGV[12], ARGV[13]) then
+if not holds(name, ARGV[13], ARGV[14]) then
   return 0
 end
-local others = {}
-for i = 1, tonumber(ARGV[14]) do
-  local at = 14 + (i - 1) * 5
+local others, moved = {}, {{p, ARGV[5]}}
+for i = 1, tonumber(ARGV[15]) do
+  local at = 15 + (i - 1) * 5
   local other = place(ARGV[at + 1], ARGV[at + 2])
   if not holds(other.values .. ARGV[at + 3], ARGV[at + 4], ARGV[at + 5]) then
     return 0
   end
   others[i] = {other, ARGV[at + 3]}
+  moved[i + 1] = others[i]
+end
+local created = ARGV[12]
+if created == '' and #others > 0 then
+  created = first_written(moved)
 end
 local refused = quota(p, ARGV[5], charged(#ARGV[6] - 8, ARGV[11]), ARGV[9], ARGV[10])
 if refused ~= 0 then
   return refused
 end
-write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11])
+write(p, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[11], created)
 for _, other in ipairs(others) do
   remove(other[1], other[2])
   refresh_index(other[1])
@@ -72,7 +77,7 @@ return 1
 """
 )
 
-# ARGV[3] = how many writes, then for each: SWAP's ARGV[3..13], how many other addresses, and for each of those
+# ARGV[3] = how many writes, then for each: SWAP's ARGV[3..14], how many other addresses, and for each of those
 # base, bucket, key, flag, expected. All of them or none (``swap_many(whole=True)``): every expectation and every
 # quota (each counting the writes before it) is checked before the first write. Returns {code, which}: {1, 0} done,
 # else nothing written and {0, i} (write i's expectation failed) or {QUOTA_*, i} (write i's quota refused it).
@@ -83,11 +88,11 @@ local writes, at, resent = {}, 4, true
 for i = 1, tonumber(ARGV[3]) do
   local w = {base = ARGV[at], p = place(ARGV[at], ARGV[at + 1]), key = ARGV[at + 2], value = ARGV[at + 3],
     px = ARGV[at + 4], score = ARGV[at + 5], max_values = ARGV[at + 6], max_bytes = ARGV[at + 7],
-    spec = ARGV[at + 8], flag = ARGV[at + 9], expected = ARGV[at + 10], others = {}}
+    spec = ARGV[at + 8], created = ARGV[at + 9], flag = ARGV[at + 10], expected = ARGV[at + 11], others = {}}
   w.name = w.p.values .. w.key
   w.done = w.base .. ':s:' .. redis.sha1hex(w.name) .. redis.sha1hex(w.value)
-  local count = tonumber(ARGV[at + 11])
-  at = at + 12
+  local count = tonumber(ARGV[at + 12])
+  at = at + 13
   for j = 1, count do
     w.others[j] = {place(ARGV[at], ARGV[at + 1]), ARGV[at + 2], ARGV[at + 3], ARGV[at + 4]}
     at = at + 5
@@ -139,7 +144,15 @@ for i, w in ipairs(writes) do
   batch.sizes[w.key] = size
 end
 for _, w in ipairs(writes) do
-  write(w.p, w.key, w.value, w.px, w.score, w.spec)
+  local created = w.created
+  if created == '' and #w.others > 0 then  -- a value moving keeps the earliest first-write time
+    local moved = {{w.p, w.key}}
+    for j, other in ipairs(w.others) do
+      moved[j + 1] = {other[1], other[2]}
+    end
+    created = first_written(moved)
+  end
+  write(w.p, w.key, w.value, w.px, w.score, w.spec, created)
   for _, other in ipairs(w.others) do
     remove(other[1], other[2])
     refresh_index(other[1])
@@ -203,7 +216,7 @@ for i = 1, #scored, 2 do
     gone = gone + 1
   end
 end
-redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
+redis.call('DEL', p.index, p.sizes, p.docs, p.postings, p.created)
 refresh_owner(p)
 return gone
 """
@@ -220,7 +233,7 @@ for _, name in ipairs(buckets(base)) do
   for _, member in ipairs(redis.call('ZRANGE', p.index, 0, -1)) do
     gone = gone + redis.call('DEL', p.values .. member)
   end
-  redis.call('DEL', p.index, p.sizes, p.docs, p.postings)
+  redis.call('DEL', p.index, p.sizes, p.docs, p.postings, p.created)
 end
 redis.call('DEL', base .. '%OWNER%')
 return gone

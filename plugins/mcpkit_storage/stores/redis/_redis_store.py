@@ -151,9 +151,12 @@ class RedisStore:
         now: float,
         quota: Quota | None = None,
         index: Postings | None = None,
+        *,
+        created: float | None = None,
     ) -> None:
         self._check(owner, bucket)
-        args = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
+        base, margin = self._base(owner), EXPIRY_MARGIN_MS
+        args = wire.writing(base, bucket, key, data, expires_at, now, quota, index, margin, created)
         wire.outcome(await self._call("PUT", now, *args, keys=self._declared(owner, bucket, key)), quota)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
@@ -202,10 +205,10 @@ class RedisStore:
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
         index: Postings | None = None,
+        created: float | None = None,
     ) -> bool:
-        args, keys = self._swap_arguments(
-            Write(owner, bucket, key, expected, data, expires_at, also, quota, index), now
-        )
+        write = Write(owner, bucket, key, expected, data, expires_at, also, quota, index, created)
+        args, keys = self._swap_arguments(write, now)
         return wire.outcome(await self._call("SWAP", now, *args, keys=keys), quota)
 
     async def swap_many(
@@ -232,9 +235,10 @@ class RedisStore:
 
     def _swap_arguments(self, write: Write, now: float) -> tuple[list[str | bytes], list[str]]:
         """The ``SWAP`` script's arguments (after the time and margin) and declared keys for one write."""
-        owner, bucket, key, expected, data, expires_at, also, quota, index = write
+        owner, bucket, key, expected, data, expires_at, also, quota, index, created = write
         self._check(owner, bucket)
-        writing = wire.writing(self._base(owner), bucket, key, data, expires_at, now, quota, index, EXPIRY_MARGIN_MS)
+        base, margin = self._base(owner), EXPIRY_MARGIN_MS
+        writing = wire.writing(base, bucket, key, data, expires_at, now, quota, index, margin, created)
         args = [*writing, *wire.expecting(expected), str(len(also))]
         keys = self._declared(owner, bucket, key, written=cast("bytes", writing[3]))
         for (other_owner, other_bucket, other_key), bytes_there in also:
@@ -249,16 +253,8 @@ class RedisStore:
         """One round trip: the SEARCH script drops the bucket's expired entries, counts and scores in Redis."""
         self._check(owner, bucket)
         given = "" if stats is None else " ".join(map(str, (stats.documents, stats.length, *stats.frequencies)))
-        flat = await self._call(
-            "SEARCH",
-            now,
-            self._base(owner),
-            bucket,
-            str(limit),
-            given,
-            *map(wire.term, terms),
-            keys=self._declared(owner, bucket),
-        )
+        args = (self._base(owner), bucket, str(limit), given, *map(wire.term, terms))
+        flat = await self._call("SEARCH", now, *args, keys=self._declared(owner, bucket))
         at = 2 + len(terms)
         own = Stats(int(flat[0]), int(flat[1]), tuple(int(n) for n in flat[2:at]))
         hits = [(flat[i].decode(), float(flat[i + 1])) for i in range(at, len(flat), 2)]
@@ -336,13 +332,14 @@ class RedisStore:
                     if address is not None:
                         owner, bucket, key = address
                         pipe.hexists(f"{self._base(owner)}:d:{bucket}", key)
+                        pipe.hget(f"{self._base(owner)}:c:{bucket}", key)
                 raws, *indexed = await pipe.execute()
         records, flags = [], iter(indexed)
         for address, raw in zip(addresses, cast("list[bytes | None]", raws), strict=True):
             if address is None:
                 continue
-            has_postings = bool(next(flags))
-            entry = None if raw is None else wire.unpack(raw)
+            has_postings, created = bool(next(flags)), next(flags)
+            entry = None if raw is None else wire.unpack(raw, created)
             if entry is not None:
                 records.append(Record(*address, entry, has_postings))
         return records

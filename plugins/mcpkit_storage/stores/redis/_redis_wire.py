@@ -83,15 +83,16 @@ def writing(
     quota: Quota | None,
     index: Postings | None,
     margin_ms: int,
+    created: float | None = None,
 ) -> list[str | bytes]:
     """The arguments PUT, SWAP and SWAP_ALL share: address, value bytes, Redis' expiry (``margin_ms`` past the
-    deadline), index score, quota, postings."""
+    deadline), index score, quota, postings, first-write time ('': keep or now)."""
     value = HEADER.pack(math.inf if expires_at is None else expires_at) + data
     px = "" if expires_at is None else str(max(1, math.ceil((expires_at - now) * 1000)) + margin_ms)
     score = "inf" if expires_at is None else repr(float(expires_at))
     limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
     spec = "" if index is None else " ".join([str(index.length), *map(posting, index.terms.items())])
-    return [base, bucket, key, value, px, score, *limits, spec]
+    return [base, bucket, key, value, px, score, *limits, spec, "" if created is None else repr(float(created))]
 
 
 def refused_before_running(exc: BaseException) -> bool:
@@ -110,12 +111,14 @@ def never_sent(exc: BaseException) -> bool:
     return isinstance(exc, redis_errors.MaxConnectionsError) or "connecting to" in str(exc)
 
 
-def unpack(raw: bytes) -> Entry | None:
-    """The entry packed in value bytes, or None for bytes this store did not write."""
+def unpack(raw: bytes, created: bytes | None = None) -> Entry | None:
+    """The entry packed in value bytes (with its first-write time as the bucket's hash of them holds it, when read),
+    or None for bytes this store did not write."""
     if len(raw) < HEADER.size:
         return None
     (deadline,) = HEADER.unpack_from(raw)
-    return Entry(raw[HEADER.size :], None if deadline == math.inf else deadline)
+    first = None if created is None else float(created)
+    return Entry(raw[HEADER.size :], None if deadline == math.inf else deadline, first)
 
 
 def texts(raw: Mapping[bytes | str, bytes | str]) -> dict[str, str]:

@@ -6,7 +6,7 @@ import sqlite3
 
 __all__ = ["SCHEMA_VERSION", "holds_store", "migrate"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Schema version 1 (mcpkit 0.1): the entries table and its expiry index.
 _SCHEMA_1 = (
@@ -117,6 +117,18 @@ _SCHEMA_3 = (
 )
 
 
+#: Version 4: each entry's first-write time (``Entry.created``), kept by every write; NULL (unknown) for the rows
+#: written before it. An instance of version 3 still running on the file writes on (its new keys' time unknown);
+#: one of version 2 is refused as before, its refusal naming this version.
+_SCHEMA_4 = (
+    """ALTER TABLE remember_entries ADD COLUMN created REAL NULL""",
+    """DROP TRIGGER IF EXISTS remember_docs_older""",
+    """CREATE TRIGGER remember_docs_older BEFORE INSERT ON remember_docs WHEN NEW.fresh IS NULL BEGIN
+        SELECT RAISE(ABORT, 'this SQLite remember store has schema version 4: upgrade mcpkit and restart');
+    END""",
+)
+
+
 def holds_store(conn: sqlite3.Connection) -> bool:
     """Whether the database holds a remember store, of any schema version (mcpkit 0.1's included)."""
     return (
@@ -135,6 +147,9 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
             conn.execute(statement)
     if version < 3:
         for statement in _SCHEMA_3:
+            conn.execute(statement)
+    if version < 4:
+        for statement in _SCHEMA_4:
             conn.execute(statement)
     if version < SCHEMA_VERSION:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

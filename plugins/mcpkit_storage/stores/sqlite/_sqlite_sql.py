@@ -35,27 +35,33 @@ __all__ = [
 LIVE = "(expires_at IS NULL OR expires_at > :now)"
 AT = "owner = :owner AND bucket = :bucket AND key = :key"
 
-GET = f"SELECT data, expires_at FROM remember_entries WHERE {AT} AND {LIVE}"
-PUT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
-    VALUES (:owner, :bucket, :key, :data, :expires_at)
-    ON CONFLICT (owner, bucket, key) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at"""
+GET = f"SELECT data, expires_at, created FROM remember_entries WHERE {AT} AND {LIVE}"
+#: The first-write time a write leaves on the row it replaces: the one given (``:given``; None: unknown, a moved value
+#: of unknown age), else the row's own while it is live, else now (an expired row rewritten is a new key).
+CREATED = """CASE WHEN :given THEN :created
+    WHEN remember_entries.expires_at IS NOT NULL AND remember_entries.expires_at <= :now THEN :now
+    ELSE remember_entries.created END"""
+PUT = f"""INSERT INTO remember_entries (owner, bucket, key, data, expires_at, created)
+    VALUES (:owner, :bucket, :key, :data, :expires_at, CASE WHEN :given THEN :created ELSE :now END)
+    ON CONFLICT (owner, bucket, key) DO UPDATE
+    SET data = excluded.data, expires_at = excluded.expires_at, created = {CREATED}"""
 DELETE = f"DELETE FROM remember_entries WHERE {AT} RETURNING expires_at"
-ENTRIES = f"""SELECT key, data, expires_at FROM remember_entries
+ENTRIES = f"""SELECT key, data, expires_at, created FROM remember_entries
     WHERE owner = :owner AND bucket = :bucket AND {LIVE} ORDER BY key"""
 DELETE_BUCKET = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket RETURNING expires_at"
 DELETE_OWNER = "DELETE FROM remember_entries WHERE owner = :owner"
-SWAP_ABSENT = """INSERT INTO remember_entries (owner, bucket, key, data, expires_at)
-    VALUES (:owner, :bucket, :key, :data, :expires_at)
+SWAP_ABSENT = f"""INSERT INTO remember_entries (owner, bucket, key, data, expires_at, created)
+    VALUES (:owner, :bucket, :key, :data, :expires_at, CASE WHEN :given THEN :created ELSE :now END)
     ON CONFLICT (owner, bucket, key) DO UPDATE
-    SET data = excluded.data, expires_at = excluded.expires_at
+    SET data = excluded.data, expires_at = excluded.expires_at, created = {CREATED}
     WHERE remember_entries.expires_at IS NOT NULL AND remember_entries.expires_at <= :now
         OR remember_entries.data = :data"""
-SWAP_EQUAL = f"""UPDATE remember_entries SET data = :data, expires_at = :expires_at
+SWAP_EQUAL = f"""UPDATE remember_entries SET data = :data, expires_at = :expires_at, created = {CREATED}
     WHERE {AT} AND (data = :expected AND {LIVE} OR data = :data)"""
 USAGE = "SELECT count, bytes, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
 OLD_WORDS = f"SELECT length FROM remember_docs WHERE {AT}"
 TRIM = "DELETE FROM remember_entries WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"
-SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, d.doc IS NOT NULL
+SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, e.created, d.doc IS NOT NULL
     FROM remember_entries e LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
 SCAN_FIRST = f"{SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT :limit"
 SCAN_NEXT = f"""{SCANNED} WHERE (e.owner, e.bucket, e.key) > (:owner, :bucket, :key)

@@ -27,6 +27,7 @@ from .. import (
     Record,
     StoreUnavailableError,
     Write,
+    first_written,
 )
 from . import _sqlite_index as index_sql
 from . import _sqlite_sql as statements
@@ -118,7 +119,7 @@ class SQLiteStore:
     async def get(self, owner: str, bucket: str, key: str, now: float) -> Entry | None:
         params = {"owner": owner, "bucket": bucket, "key": key, "now": now}
         row = await self._run(self._fetchone, statements.GET, params)
-        return None if row is None else Entry(row[0], row[1])
+        return None if row is None else Entry(*row)
 
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
         return await self._run(self._get_many, list(addresses), now)
@@ -133,8 +134,11 @@ class SQLiteStore:
         now: float,
         quota: Quota | None = None,
         index: Postings | None = None,
+        *,
+        created: float | None = None,
     ) -> None:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
+        params.update(created=created, given=created is not None)
         if quota is None and index is None:
             await self._run(self._changing, _one, self._rowcount, statements.PUT, params)
         else:
@@ -151,7 +155,7 @@ class SQLiteStore:
     async def entries(self, owner: str, bucket: str, now: float) -> list[tuple[str, Entry]]:
         params = {"owner": owner, "bucket": bucket, "now": now}
         rows = await self._run(self._fetchall, statements.ENTRIES, params)
-        return [(key, Entry(data, expires_at)) for key, data, expires_at in rows]
+        return [(key, Entry(data, expires_at, created)) for key, data, expires_at, created in rows]
 
     async def delete_bucket(self, owner: str, bucket: str, now: float) -> int:
         params = {"owner": owner, "bucket": bucket}
@@ -176,23 +180,16 @@ class SQLiteStore:
         also: Sequence[Expectation] = (),
         quota: Quota | None = None,
         index: Postings | None = None,
+        created: float | None = None,
     ) -> bool:
-        params = {
-            "owner": owner,
-            "bucket": bucket,
-            "key": key,
-            "expected": expected,
-            "data": data,
-            "expires_at": expires_at,
-            "now": now,
-        }
+        params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected, "data": data}
+        params.update(expires_at=expires_at, now=now, created=created, given=created is not None)
         if not also and quota is None and index is None:  # one statement
             sql = statements.SWAP_ABSENT if expected is None else statements.SWAP_EQUAL
             written: int = await self._run(self._changing, int, self._rowcount, sql, params)
             return written == 1
-        swap = self._swap_within
-        swapped: bool = await self._run(self._changing, int, self._transaction, swap, params, list(also), quota, index)
-        return swapped
+        swap, also_list = self._swap_within, list(also)
+        return bool(await self._run(self._changing, int, self._transaction, swap, params, also_list, quota, index))
 
     async def swap_many(
         self, writes: Sequence[Write], now: float, *, whole: bool = False
@@ -221,8 +218,8 @@ class SQLiteStore:
         sql, params = statements.SCAN_FIRST, {"limit": SCAN_PAGE}
         while True:
             rows = await self._run(self._fetchall, sql, params)
-            for owner, bucket, key, data, expires_at, indexed in rows:
-                yield Record(owner, bucket, key, Entry(data, expires_at), bool(indexed))
+            for owner, bucket, key, data, expires_at, created, indexed in rows:
+                yield Record(owner, bucket, key, Entry(data, expires_at, created), bool(indexed))
             if len(rows) < SCAN_PAGE:
                 return
             owner, bucket, key = rows[-1][:3]
@@ -277,7 +274,7 @@ class SQLiteStore:
         for address in dict.fromkeys(addresses):
             row = self._fetchone(statements.GET, {**address._asdict(), "now": now})
             if row is not None:
-                found[address] = Entry(row[0], row[1])
+                found[address] = Entry(*row)
         return [found.get(address) for address in addresses]
 
     def _delete_within(self, addresses: list[Address], now: float) -> int:
@@ -353,10 +350,14 @@ class SQLiteStore:
             return True  # this very swap, resent (its postings are there already)
         if current != params["expected"]:
             return False
+        moved = [row]
         for address, expected in also:
             there = self._fetchone(statements.GET, {**address._asdict(), "now": params["now"]})
             if (None if there is None else bytes(there[0])) != expected:
                 return False
+            moved.append(there)
+        if also and not params["given"]:  # a value moving between addresses keeps its first-write time
+            params.update(created=first_written([r and r[1:] for r in moved], params["now"], None), given=True)
         if quota is not None:
             statements.check_quota(self._db(), params, quota, 0 if index is None else index.length)
         self._rowcount(statements.PUT, params)
@@ -367,9 +368,9 @@ class SQLiteStore:
 
     def _swaps_within(self, writes: list[Write], now: float, whole: bool) -> list[bool | QuotaExceededError]:
         results: list[bool | QuotaExceededError] = []
-        for owner, bucket, key, expected, data, expires_at, also, quota, postings in writes:
+        for owner, bucket, key, expected, data, expires_at, also, quota, postings, created in writes:
             params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected}
-            params.update(data=data, expires_at=expires_at, now=now)
+            params.update(data=data, expires_at=expires_at, now=now, created=created, given=created is not None)
             try:  # a refusal comes before the write's first change (a trim of expired rows aside)
                 results.append(self._swap_within(params, list(also), quota, postings))
             except QuotaExceededError as exc:
