@@ -6,6 +6,10 @@ up to each size of ``--sizes``. Each of the labelled queries is asked as written
 (``lexical``, ``limit=10``), interleaved, ``--rounds`` times; the CPU time of the process (the store's thread
 included) per query is reported, median and mean, with typo tolerance on and, for the typo'd ones, off.
 ``--save FILE`` writes every ranking (keys and scores) so that two checkouts' rankings can be compared.
+
+``--ties``: instead, what widening the store's cut through ties costs (``mcpkit_storage.retrieval._ties``): the
+scaling rows' data (``bench.search``: 10,000 values, 100 queries of 1 to 3 words, ``lexical``), each query asked
+with the widening and without it in turn, in one process, ``--rounds`` times.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import mcpkit_storage.retrieval._search as search_module
+import mcpkit_storage.retrieval._ties as ties_module
 import mcpkit_storage.retrieval._typos as typos_module
 from bench.micro import Bench
 from bench.retrieval_data import labelled, misspelt
@@ -87,13 +93,47 @@ async def run(sizes: list[int], rounds: int, store: str) -> dict[str, Any]:
     return out
 
 
+async def ties(rounds: int, store: str, size: int = 10_000) -> dict[str, Any]:
+    """CPU per query with the cut widened through ties and without (the store's cut as it is), in turn."""
+    from bench.search import SEED, queries, sentence
+
+    widened = ties_module.through_ties
+
+    async def cut(rank: Any, want: int) -> Any:  # the store's own cut: no widening
+        return await rank(want)
+
+    rng = random.Random(SEED)
+    asked = queries(random.Random(SEED + 1))[:100]
+    times: dict[str, list[float]] = {"widened": [], "store's cut": []}
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-ties-") as folder:
+        async with Bench(store, Path(folder), "ties-cost:", search=True, quotas=False) as bench:
+            remember = bench.remember()
+            await remember.set_many({f"note:{n}": sentence(rng) for n in range(size)}, scope="user")
+            try:
+                for round_ in range(rounds):
+                    for query in asked:
+                        for name in ("widened", "store's cut")[:: 1 if round_ % 2 == 0 else -1]:
+                            chosen = widened if name == "widened" else cut
+                            ties_module.through_ties = search_module.through_ties = chosen  # type: ignore[assignment]
+                            began = time.process_time()
+                            await remember.search(query, scope="user", limit=10, mode="lexical")
+                            times[name].append((time.process_time() - began) * 1000)
+            finally:
+                ties_module.through_ties = search_module.through_ties = widened
+    return {"store": store, "values": size, "queries": len(asked), **{k: _summary(v) for k, v in times.items()}}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.typo_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="101,10000", help="values the caller keeps, comma-separated")
     parser.add_argument("--rounds", type=int, default=3, help="times each query is asked")
     parser.add_argument("--store", default="sqlite", help="memory, sqlite, redis or postgres")
     parser.add_argument("--save", type=Path, help="write the results, every ranking included, to this file")
+    parser.add_argument("--ties", action="store_true", help="measure the widening of the cut through ties instead")
     args = parser.parse_args(argv)
+    if args.ties:
+        print(json.dumps(asyncio.run(ties(args.rounds, args.store)), indent=1))
+        return 0
     results = asyncio.run(run([int(size) for size in args.sizes.split(",")], args.rounds, args.store))
     if args.save:
         args.save.write_text(json.dumps(results, indent=1) + "\n")

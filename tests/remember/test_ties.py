@@ -55,12 +55,12 @@ async def test_a_limit_that_cuts_through_a_tie_keeps_the_newest_of_equal_texts(
     call_as: CallAs, clock: ManualClock
 ) -> None:
     nour = call_as("nour")
-    newest = await keep_equal_texts(nour, clock, 8)
+    newest = await keep_equal_texts(nour, clock, 30)  # more than the first call past the cut sees (FIRST_EXTRA)
     await mem(nour, "set", key="move-on", value="the office moved to Lyon, then Lyon again", scope="user")
-    ranked = await found(nour, "office Lyon", mode="lexical")
+    ranked = await found(nour, "office Lyon", mode="lexical", limit=31)
     assert ranked[0] == "move-on"  # "Lyon" twice: above the tie
     assert ranked[1:] == newest
-    for limit in (1, 2, 4, 7):  # the cut falls inside the tie: the newest of it, newest first
+    for limit in (1, 2, 9, 29):  # the cut falls inside the tie: the newest of it, newest first
         assert await found(nour, "office Lyon", limit=limit + 1, mode="lexical") == ["move-on", *newest[:limit]]
     await mem(nour, "set", key=newest[-1], value=TEXT, scope="user")  # the oldest is now the newest
     assert await found(nour, "office Lyon", limit=3, mode="lexical") == ["move-on", newest[-1], newest[0]]

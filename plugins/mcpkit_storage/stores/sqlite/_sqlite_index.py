@@ -48,28 +48,26 @@ _LIVE = "(d.expires_at IS NULL OR d.expires_at > :now)"
 _USAGE = "SELECT documents, length FROM remember_usage WHERE owner = :owner AND bucket = :bucket"
 _EXPIRED = """SELECT count(*), coalesce(sum(length), 0) FROM remember_docs
     WHERE owner = :owner AND bucket = :bucket AND expires_at <= :now"""
-# Every asked term's document frequency in one statement (``:terms``: a JSON array of them; a term no live document
-# holds has no row). Merged postings: from each term's postings, each document looked up by its number. CROSS JOIN
-# fixes that order and the unary + keeps SQLite from scanning the owner's documents instead (which its planner,
-# without statistics, believes cheaper: at 10,000 values it was 3 to 6 times slower). Fresh postings: from the
-# bucket's fresh documents (an index of their own, named so that the planner never scans the bucket's documents
-# instead), each looked up with each term; past ``_SCAN_FRESH_FROM`` terms (a typo's near spellings), each fresh
-# document's postings are read whole instead and kept where their term was asked (the unary + again), a pass over
-# the bucket's fresh postings rather than a lookup for each of its fresh documents and each term.
-_ASKED = "asked(term) AS MATERIALIZED (SELECT DISTINCT value FROM json_each(:terms))"
-_MERGED = f"""SELECT t.term FROM asked a CROSS JOIN remember_terms t ON t.term = a.term
-        CROSS JOIN remember_docs d ON d.doc = t.doc WHERE +d.owner = :owner AND +d.bucket = :bucket AND {_LIVE}"""
+# Every asked term's document frequency in one statement (``:terms``: a JSON array of them), a row per term.
+# Merged postings: counted for each term (no sort of its postings), from the term's postings, each document looked
+# up by its number. CROSS JOIN fixes that order and the unary + keeps SQLite from scanning the owner's documents
+# instead (which its planner, without statistics, believes cheaper: at 10,000 values it was 3 to 6 times slower).
+# Fresh postings: from the bucket's fresh documents (an index of their own, named so that the planner never scans
+# the bucket's documents instead), each looked up with each term; from ``_SCAN_FRESH_FROM`` terms (a typo's near
+# spellings), each fresh document's postings are read whole instead and kept where their term was asked (the unary
+# + again), one pass over the bucket's fresh postings rather than a lookup for each fresh document and each term.
+_MERGED = f"""(SELECT count(*) FROM remember_terms t CROSS JOIN remember_docs d ON d.doc = t.doc
+        WHERE t.term = a.value AND +d.owner = :owner AND +d.bucket = :bucket AND {_LIVE})"""
 _FRESH_DOCS = "d.owner = :owner AND d.bucket = :bucket AND d.fresh IS NOT NULL"
-_FREQUENCIES = f"""WITH {_ASKED}, held(term) AS ({_MERGED}
-    UNION ALL
-    SELECT f.term FROM remember_docs d INDEXED BY remember_docs_fresh CROSS JOIN asked a
-        CROSS JOIN remember_fresh f ON f.doc = d.doc AND f.term = a.term WHERE {_FRESH_DOCS} AND {_LIVE})
-    SELECT term, count(*) FROM held GROUP BY term"""
-_FREQUENCIES_SCANNING_FRESH = f"""WITH {_ASKED}, held(term) AS ({_MERGED}
-    UNION ALL
-    SELECT f.term FROM remember_docs d INDEXED BY remember_docs_fresh CROSS JOIN remember_fresh f ON f.doc = d.doc
-        WHERE {_FRESH_DOCS} AND {_LIVE} AND +f.term IN (SELECT term FROM asked))
-    SELECT term, count(*) FROM held GROUP BY term"""
+_FREQUENCIES = f"""SELECT a.value, {_MERGED} + (SELECT count(*) FROM remember_docs d INDEXED BY remember_docs_fresh
+        CROSS JOIN remember_fresh f ON f.doc = d.doc AND f.term = a.value WHERE {_FRESH_DOCS} AND {_LIVE})
+    FROM json_each(:terms) a"""
+_FREQUENCIES_SCANNING_FRESH = f"""WITH fresh(term, held) AS MATERIALIZED (
+        SELECT f.term, count(*) FROM remember_docs d INDEXED BY remember_docs_fresh
+            CROSS JOIN remember_fresh f ON f.doc = d.doc
+        WHERE {_FRESH_DOCS} AND {_LIVE} AND +f.term IN (SELECT value FROM json_each(:terms)) GROUP BY f.term)
+    SELECT a.value, {_MERGED} + coalesce((SELECT held FROM fresh WHERE fresh.term = a.value), 0)
+    FROM json_each(:terms) a"""
 #: Terms from which a count reads the bucket's fresh postings whole rather than look each term up in each of its
 #: fresh documents.
 _SCAN_FRESH_FROM = 32
