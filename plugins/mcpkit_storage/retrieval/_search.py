@@ -144,7 +144,7 @@ async def _lexical(
     admits: frozenset[str] | None = None
     widenings = 0
     while True:
-        ranked = await _ranked(vault, place, buckets, words, now, want, opened)
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened, ties=kept is None)
         exhausted = len(ranked) < want
         if admits is not None:  # left out by their facets, unopened
             ranked = [hit for hit in ranked if hit[0][1] in admits]
@@ -289,12 +289,15 @@ async def _ranked(
     now: float,
     want: int,
     opened: dict[_Doc, Payload],
+    *,
+    ties: bool = True,
 ) -> list[tuple[_Doc, float]]:
-    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics."""
+    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics;
+    ``ties``: with every one tied with the last (``through_ties``), else cut in the store's order."""
     secrets = len(vault.keyring)
     terms = [vault.index.terms(where, owner, bucket, words) for where, (owner, bucket) in enumerate(buckets[:secrets])]
     if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store (two when a tie straddles the cut)
-        ranking = await bucket_ranking(vault, *buckets[0], terms[0], words, now, want)
+        ranking = await bucket_ranking(vault, *buckets[0], terms[0], words, now, want, ties=ties)
         return [((0, key), score) for key, score in ranking.hits]
     # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
     # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits
@@ -326,7 +329,7 @@ async def _ranked(
         ranked.sort(key=lambda hit: (-hit[1], hit[0]))
         return ranked[:asked]
 
-    return await through_ties(best, want)
+    return await through_ties(best, want) if ties else await best(want)
 
 
 async def _all(calls: Iterable[Awaitable[_T]]) -> list[_T]:

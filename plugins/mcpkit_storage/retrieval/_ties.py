@@ -44,15 +44,24 @@ async def through_ties(rank: Callable[[int], Awaitable[list[tuple[_K, float]]]],
 
 
 async def bucket_ranking(
-    vault: Vault, owner: str, bucket: str, terms: Sequence[int], words: Sequence[str], now: float, want: int
+    vault: Vault,
+    owner: str,
+    bucket: str,
+    terms: Sequence[int],
+    words: Sequence[str],
+    now: float,
+    want: int,
+    *,
+    ties: bool = True,
 ) -> Ranking:
     """The bucket's statistics for ``terms`` (the blind terms of ``words``) and its best ``want`` keys, near
-    spellings included (``with_typos``), with every key tied with the last one (``through_ties``)."""
+    spellings included (``with_typos``), with every key tied with the last one (``through_ties``; ``ties=False``:
+    cut in the store's order)."""
     counted: list[Ranking] = []
 
     async def best(asked: int) -> list[tuple[str, float]]:
         counted.append(await vault.store.search(owner, bucket, terms, now, limit=asked))
         return await with_typos(vault, owner, bucket, words, counted[-1], now, asked) if asked > 0 else []
 
-    hits = await through_ties(best, want)
+    hits = await through_ties(best, want) if ties else await best(want)
     return Ranking(counted[-1].stats, hits)
