@@ -83,6 +83,7 @@ import mcpkit_storage.portability._import as portability_import
 import mcpkit_storage.portability._sealing as portability_sealing
 import mcpkit_storage.retrieval._search as search
 import mcpkit_storage.retrieval._sharded_search as sharded
+import mcpkit_storage.retrieval._ties as ties
 import mcpkit_storage.sealing._keyring as keyring
 import mcpkit_storage.sealing._payload as payload
 import mcpkit_storage.sealing._secret_watch as secret_watch
@@ -387,6 +388,14 @@ STATED = [
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
     Stated("search.md", "scoring {} what the same match", "half" if typos.TYPO_WEIGHT == 0.5 else typos.TYPO_WEIGHT),
     Stated("architecture.md", "weighted {} in a second ranking", typos.TYPO_WEIGHT),
+    Stated("architecture.md", "from {} terms (`_SCAN_FRESH_FROM`)", sqlite_index._SCAN_FRESH_FROM),
+    Stated("search.md", "asks it for {} values more than it keeps", ties.FIRST_EXTRA),
+    Stated("search.md", "when all {} tie, it asks for more", ties.FIRST_EXTRA),
+    Stated("search.md", "up to {} values past the cut (a larger tie", ties.MAX_TIED),
+    Stated("search.md", "a tie that runs more than {} values past the `limit`", ties.FIRST_EXTRA),
+    Stated("architecture.md", "`FIRST_EXTRA` ({}) hits more than", ties.FIRST_EXTRA),
+    Stated("architecture.md", "for `GROWTH` ({}) times as many", ties.GROWTH),
+    Stated("architecture.md", "up to `MAX_TIED` ({}: each value", ties.MAX_TIED),
     Stated("search.md", "overlapping windows of {} words", chunks.CHUNK_WORDS),
     Stated("search.md", "each sharing {} words with the one before", chunks.CHUNK_OVERLAP),
     Stated("search.md", "(`int8`: {} bytes per window", MINILM_VECTOR_BYTES - embedder.TAG_BYTES),
@@ -653,6 +662,12 @@ NOT_CONSTANTS = {
         "at .550; the scaling rows' queries at 10k and 100k values took 0.91 to 1.05 times",  # measured, interleaved
         "queries (about 100 values) took 22 ms on average instead of 1.7",  # the same, labelled set, clean queries
         "leaves a few dozen to stem: about 1 ms",  # measured by hand: near() with it, 8- and 9-letter words
+        "a typo'd query of the labelled set cost about 12 ms of CPU, 25 times",  # python -m bench.typo_cost
+        "typo'd queries 11.8 and 12.4 ms, now 1.9 and 2.5, at 101 values",  # python -m bench.typo_cost, interleaved
+        "statements in turn in one process, was the same: 2.00 and 2.00 ms",  # measured, in turn
+        "over 5,000 values took 42 to 45 ms, now 1.8 to 5.3",  # by hand: RedisStore.search(limit=0), before/after
+        "(Asking for one hit more first, and again on a tie, made a second store call for 6 queries in 10.)",
+        "1.96 to 2.05 ms of CPU per query at the median and 2.76 to 2.84 on average (another run: 1.36 to 1.52",
         "(callgrind, memory store, 100-character value)",  # bench.set_cost's set (benchmarks.md)
         "5,000 writes of 200 owners on the test cluster",  # measured by hand: swap_many, before and after (issue 39)
         "20,000 searchable values of 200 users into that cluster ran at 1,200 to 1,800 values a second",  # by hand

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from bench.retrieval_data import labelled, misspelt
 
-from mcpkit.testing import CallAs
+from mcpkit import ManualClock
+from mcpkit.testing import CallAs, running
 from mcpkit_search import Analyzer, near
 from mcpkit_search._typos import edits
-from remember.support import NEW, OLD, mem
+from remember.support import NEW, OLD, STORES, mem
 from remember.test_search import found, keep_notes, searching
 
 
@@ -69,3 +71,25 @@ async def test_a_misspelt_word_finds_the_value_on_postgres(call_as: CallAs) -> N
     await keep_notes(nour)
     assert (await found(nour, "refnud order"))[:1] == ["draft:T-1042"]
     assert (await found(nour, "Frech"))[:1] == ["pref:language"]
+
+
+@pytest.mark.parametrize("mcp_protocol", [NEW])
+@pytest.mark.parametrize("store_kind", [*STORES, "postgres"])
+async def test_the_bench_s_typo_d_queries_rank_on_every_store_as_in_the_process(
+    call_as: CallAs, clock: ManualClock
+) -> None:
+    """The labelled set's misspelt queries (``bench.retrieval_data.misspelt``), each store counting a word's near
+    spellings in one statement or script, rank as the memory store ranks them in the process: keys and scores."""
+    data = labelled()
+    asked = [query.text for query in misspelt(data.queries)]
+    nour = call_as("nour")
+    await mem(nour, "set_many", value=data.units, scope="user")
+    async with running(searching({"type": "memory"}), protocol=NEW, clock=clock) as callers:
+        reference = callers("nour")
+        await mem(reference, "set_many", value=data.units, scope="user")
+        for query in asked:
+            expected = await mem(reference, "search", query=query, scope="user")
+            got = await mem(nour, "search", query=query, scope="user")
+            assert [key for key, _, _ in got] == [key for key, _, _ in expected], query
+            assert [score for _, _, score in got] == pytest.approx([score for _, _, score in expected], rel=1e-9)
+            assert [score for _, _, score in got] == pytest.approx([score for _, _, score in expected], rel=1e-9)

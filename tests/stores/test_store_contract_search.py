@@ -154,6 +154,26 @@ async def test_expired_entries_are_neither_counted_nor_found(store: Store, now: 
         await store.purge_expired(now + 11)
 
 
+@pytest.mark.parametrize("asked", [3, 300])
+async def test_many_terms_are_counted_at_once_each_in_its_own_place(store: Store, now: float, asked: int) -> None:
+    """A typo's few hundred near spellings are counted by one ``limit=0`` search (on SQLite past 32 terms, by a
+    pass over the fresh postings): each term's live documents in this bucket, in the order asked, 0 for a term none
+    holds."""
+    terms = [1000 + 7 * number for number in range(asked)]
+    held: dict[int, int] = {}
+    length = 0
+    for number in range(12):
+        mine = {terms[(number * 5 + step) % asked]: step + 1 for step in range(min(asked, 4))}
+        await store.put(OWNER, BUCKET, f"k{number}", b"1", now + HOUR, now, index=postings(*mine.items()))
+        length += sum(mine.values())
+        for term in mine:
+            held[term] = held.get(term, 0) + 1
+    await store.put(OWNER, BUCKET, "gone", b"1", now + 10, now, index=postings((terms[-1], 1)))  # expired below
+    await store.put(OWNER, ELSEWHERE, "k", b"1", None, now, index=postings((terms[0], 1)))
+    ranking = await store.search(OWNER, BUCKET, terms, now + 11, limit=0)
+    assert ranking == Ranking(Stats(12, length, tuple(held.get(term, 0) for term in terms)), [])
+
+
 async def test_a_search_sees_only_its_own_bucket(store: Store, now: float) -> None:
     await store.put(OWNER, BUCKET, "k", b"1", None, now, index=postings((COFFEE, 1)))
     await store.put(OWNER, ELSEWHERE, "k", b"1", None, now, index=postings((COFFEE, 1)))

@@ -20,7 +20,7 @@ from ._explain import described
 from ._kept import Kept, event_time, recency
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._sharded_search import by_shards, fill
-from ._typos import with_typos
+from ._ties import bucket_ranking, through_ties
 
 __all__ = ["MAX_SEARCH_LIMIT", "MODES", "Explanation", "Kept", "Match", "Matches", "SearchMode", "search"]
 
@@ -144,7 +144,7 @@ async def _lexical(
     admits: frozenset[str] | None = None
     widenings = 0
     while True:
-        ranked = await _ranked(vault, place, buckets, words, now, want, opened)
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened, ties=kept is None)
         exhausted = len(ranked) < want
         if admits is not None:  # left out by their facets, unopened
             ranked = [hit for hit in ranked if hit[0][1] in admits]
@@ -289,14 +289,16 @@ async def _ranked(
     now: float,
     want: int,
     opened: dict[_Doc, Payload],
+    *,
+    ties: bool = True,
 ) -> list[tuple[_Doc, float]]:
-    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics."""
+    """The best ``want`` documents over every bucket address of the place, scored with their joint statistics;
+    ``ties``: with every one tied with the last (``through_ties``), else cut in the store's order."""
     secrets = len(vault.keyring)
     terms = [vault.index.terms(where, owner, bucket, words) for where, (owner, bucket) in enumerate(buckets[:secrets])]
-    if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store
-        owner, bucket = buckets[0]
-        ranking = await vault.store.search(owner, bucket, terms[0], now, limit=want)
-        return [((0, key), score) for key, score in await with_typos(vault, owner, bucket, words, ranking, now, want)]
+    if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store (two when a tie straddles the cut)
+        ranking = await bucket_ranking(vault, *buckets[0], terms[0], words, now, want, ties=ties)
+        return [((0, key), score) for key, score in ranking.hits]
     # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
     # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits
     # for three, not five).
@@ -313,17 +315,21 @@ async def _ranked(
         opened.update(((where, key), payload) for key, payload in payloads.items())
         frequencies = tuple(len(corpus.postings.get(number, ())) for number in range(len(words)))
         total += Stats(corpus.documents, corpus.length, frequencies)
-    rankings = await _all(
-        vault.store.search(owner, bucket, terms[where], now, limit=want, stats=total)
-        for where, (owner, bucket) in indexed
-    )
-    ranked: list[tuple[_Doc, float]] = []
-    for (where, _), ranking in zip(indexed, rankings, strict=True):
-        ranked += [((where, key), score) for key, score in ranking.hits]
-    for where, corpus in corpora.items():
-        ranked += [((where, str(key)), score) for key, score in top(bm25(range(len(words)), corpus, total), want)]
-    ranked.sort(key=lambda hit: (-hit[1], hit[0]))
-    return ranked[:want]
+
+    async def best(asked: int) -> list[tuple[_Doc, float]]:
+        rankings = await _all(
+            vault.store.search(owner, bucket, terms[where], now, limit=asked, stats=total)
+            for where, (owner, bucket) in indexed
+        )
+        ranked: list[tuple[_Doc, float]] = []
+        for (where, _), ranking in zip(indexed, rankings, strict=True):
+            ranked += [((where, key), score) for key, score in ranking.hits]
+        for where, corpus in corpora.items():
+            ranked += [((where, str(key)), score) for key, score in top(bm25(range(len(words)), corpus, total), asked)]
+        ranked.sort(key=lambda hit: (-hit[1], hit[0]))
+        return ranked[:asked]
+
+    return await through_ties(best, want) if ties else await best(want)
 
 
 async def _all(calls: Iterable[Awaitable[_T]]) -> list[_T]:

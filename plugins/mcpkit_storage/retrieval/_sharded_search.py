@@ -21,7 +21,7 @@ from ..sealing import Payload
 from ..stores import Address, Quota, QuotaExceededError, StoreUnavailableError
 from ..vault import Vault
 from ._match import MAX_SEARCH_LIMIT, Asked, Match, explained
-from ._typos import with_typos
+from ._ties import bucket_ranking
 
 __all__ = ["by_shards", "fill"]
 
@@ -93,8 +93,8 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
         return None
     owner, bucket = buckets[0]
     terms = vault.index.terms(0, owner, bucket, words) if words and mode == "hybrid" else []
-    ranking = await vault.store.search(owner, bucket, terms, now, limit=MAX_SEARCH_LIMIT if terms else 0)
-    hits = await with_typos(vault, owner, bucket, words, ranking, now, MAX_SEARCH_LIMIT) if terms else ranking.hits
+    ranking = await bucket_ranking(vault, owner, bucket, terms, words, now, MAX_SEARCH_LIMIT if terms else 0)
+    hits = ranking.hits
     columns = _columns(leaves, query, semantic.name, dimensions, now)
     if len(columns.names) < ranking.stats.documents:
         return None  # values the shards do not hold (kept before them, or by an older mcpkit)

@@ -279,13 +279,19 @@ else
   total = '0'
 end
 local found = {documents, total}
+if limit <= 0 then -- statistics only: each term's postings counted, not read (a typo's few hundred near spellings)
+  for i = 7, #ARGV do
+    found[#found + 1] = redis.call('ZLEXCOUNT', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
+  end
+  return found
+end
 local postings = {}
 for i = 7, #ARGV do
   local members = redis.call('ZRANGEBYLEX', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
   postings[#postings + 1] = members
   found[#found + 1] = #members
 end
-if limit <= 0 or #postings == 0 then
+if #postings == 0 then
   return found
 end
 local n, length, frequencies = documents, tonumber(total), {}
