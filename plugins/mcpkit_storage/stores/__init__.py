@@ -9,6 +9,7 @@ from ._store import (
     Address,
     Entry,
     Expectation,
+    NarrowingStore,
     NotWholeError,
     Postings,
     Quota,
@@ -19,6 +20,7 @@ from ._store import (
     StoreUnavailableError,
     Write,
     charged,
+    narrowing,
     swap_each,
 )
 
@@ -27,6 +29,7 @@ __all__ = [
     "Address",
     "Entry",
     "Expectation",
+    "NarrowingStore",
     "NotWholeError",
     "Postings",
     "Quota",
@@ -40,6 +43,7 @@ __all__ = [
     "Write",
     "charged",
     "kind_for_url",
+    "narrowing",
     "register_store",
     "store_kind",
     "store_kinds",

@@ -115,3 +115,24 @@ class MemoryIndex:
                 if hits:
                     found[term] = hits
         return Corpus(len(docs), self.length, found)
+
+    def narrowed(self, corpus: Corpus, within: Sequence[Sequence[int]]) -> Corpus:
+        """``corpus`` (from ``corpus``) with only the postings of the documents holding a term of every group of
+        ``within`` (each group's holders gathered from its terms' lists once); its statistics unchanged."""
+        docs, allowed = self.docs, None
+        for group in within:
+            holders = {
+                document[0]
+                for term in group
+                for document in self.terms.get(term, ())
+                if docs.get(document[0]) is document and (allowed is None or document[0] in allowed)
+            }
+            allowed = holders
+        if allowed is None:
+            return corpus
+        held = {}
+        for term, hits in corpus.postings.items():
+            kept = [hit for hit in hits if hit[0] in allowed]
+            if kept:
+                held[term] = kept
+        return Corpus(corpus.documents, corpus.length, held)

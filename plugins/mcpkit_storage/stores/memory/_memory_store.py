@@ -67,6 +67,7 @@ class MemoryStore:
     #: Nothing outlives the process, so nothing from an older mcpkit can be here.
     legacy = False
     placed = False
+    narrows = True
 
     def __init__(self) -> None:
         self._owners: dict[str, dict[str, _Bucket]] = {}
@@ -217,7 +218,15 @@ class MemoryStore:
         return True
 
     async def search(
-        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+        self,
+        owner: str,
+        bucket: str,
+        terms: Sequence[int],
+        now: float,
+        *,
+        limit: int,
+        stats: Stats | None = None,
+        within: Sequence[Sequence[int]] = (),
     ) -> Ranking:
         entries = self._bucket(owner, bucket)
         if entries is None:
@@ -228,6 +237,8 @@ class MemoryStore:
         own = Stats(corpus.documents, corpus.length, tuple(len(corpus.postings.get(term, ())) for term in terms))
         if limit <= 0:
             return Ranking(own, [])
+        if within:
+            corpus = entries.index.narrowed(corpus, within)
         ranked = top(bm25(terms, corpus, stats or own), limit)
         return Ranking(own, [(str(key), score) for key, score in ranked])
 
