@@ -232,13 +232,15 @@ class MemoryStore:
         if entries is None:
             return Ranking(Stats(0, 0, (0,) * len(terms)), [])
         self._trim(owner, bucket, entries, now, keep=True)  # the corpus holds live entries only
-        corpus = entries.index.corpus(terms)
+        if within and limit > 0:
+            corpus, frequencies = entries.index.narrowed(terms, within)
+        else:
+            corpus = entries.index.corpus(terms)
+            frequencies = tuple(len(corpus.postings.get(term, ())) for term in terms)
         self._drop_if_empty(owner, bucket)
-        own = Stats(corpus.documents, corpus.length, tuple(len(corpus.postings.get(term, ())) for term in terms))
+        own = Stats(corpus.documents, corpus.length, frequencies)
         if limit <= 0:
             return Ranking(own, [])
-        if within:
-            corpus = entries.index.narrowed(corpus, within)
         ranked = top(bm25(terms, corpus, stats or own), limit)
         return Ranking(own, [(str(key), score) for key, score in ranked])
 
