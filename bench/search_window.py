@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -28,7 +29,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.micro import Bench
+from bench.micro import POSTGRES_SERVER, Bench, postgres_schema
 from bench.search import SEED, percentiles, queries, sentence
 from bench.semantic import RandomVectors
 from mcpkit_remember import Remember
@@ -138,7 +139,9 @@ async def run(
         if saved is not None:
             saved.write_text(json.dumps(out, indent=1) + "\n")
 
-    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-window-") as folder:
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-window-") as folder, contextlib.ExitStack() as stack:
+        if "postgres" in stores and stack.enter_context(postgres_schema()) is None:
+            raise SystemExit(f"no PostgreSQL at {POSTGRES_SERVER} (BENCH_POSTGRES_URL): nothing to measure there")
         tmp = Path(folder)
         out["small_100"] = {store: await _small(store, tmp) for store in stores}
         out["hybrid_10000"] = {store: await _hybrid(store, tmp, 10_000) for store in stores}
