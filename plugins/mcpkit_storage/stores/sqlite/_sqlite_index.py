@@ -71,11 +71,12 @@ _FREQUENCY = f"""SELECT
         WHERE d.owner = :owner AND d.bucket = :bucket AND d.fresh IS NOT NULL AND {_LIVE})"""
 
 
-def _held(group: int, size: int) -> str:
-    """The documents holding one of the ``size`` terms of ``within``'s group ``group``, merged or fresh."""
+def _held(group: int, size: int, union: str = "UNION") -> str:
+    """The documents holding one of the ``size`` terms of ``within``'s group ``group``, merged or fresh (``UNION
+    ALL``: a document twice where it holds two, for ``IN``, which needs no distinct list)."""
     held = ", ".join(f":within{group}_{number}" for number in range(size))
     return f"""SELECT h.doc FROM remember_terms h WHERE h.term IN ({held})
-        UNION SELECT h.doc FROM remember_docs hd INDEXED BY remember_docs_fresh
+        {union} SELECT h.doc FROM remember_docs hd INDEXED BY remember_docs_fresh
             CROSS JOIN remember_fresh h ON h.doc = hd.doc AND h.term IN ({held})
         WHERE hd.owner = :owner AND hd.bucket = :bucket AND hd.fresh IS NOT NULL"""
 
@@ -107,7 +108,9 @@ def _ranking_sql(terms: int, within: tuple[int, ...] = (), holders: bool = False
     """
     tested = within[1:] if holders else within
     start = 1 if holders else 0
-    having = " AND ".join(f"p.doc IN ({_held(group, size)})" for group, size in enumerate(tested, start=start))
+    having = " AND ".join(
+        f"p.doc IN ({_held(group, size, 'UNION ALL')})" for group, size in enumerate(tested, start=start)
+    )
     weights = ", ".join(f"(:term{number}, :idf{number})" for number in range(terms))
     hold = f"hold(doc) AS ({_held(0, within[0])})," if holders else ""
     return f"""WITH w(term, idf) AS (VALUES {weights}), {hold}
