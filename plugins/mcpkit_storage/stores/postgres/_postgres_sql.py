@@ -96,8 +96,8 @@ RANKING = f"""WITH p AS MATERIALIZED (
 
 def ranking(groups: int) -> str:
     """``RANKING`` over the documents holding a term of each of ``groups`` groups (``%(within0)s``, ...)."""
-    held = " AND ".join(
-        f"EXISTS (SELECT 1 FROM remember_terms h WHERE h.doc = d.doc AND h.term = ANY(%(within{group})s::bigint[]))"
+    held = " AND ".join(  # each group's holders listed once (a hashed set), each ranked document looked up in it
+        f"d.doc IN (SELECT h.doc FROM remember_terms h WHERE h.term = ANY(%(within{group})s::bigint[]))"
         for group in range(groups)
     )
     return RANKING.replace("{having}", f"HAVING {held}" if held else "")
