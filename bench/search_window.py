@@ -10,13 +10,15 @@ with ``sources=["user"]`` (50 queries); and in a small memory (100 values), quer
 against the same queries with a word no value holds (typo tolerance's cost).
 
 ``--quick``: 10,000 values only, printed. Otherwise both sizes, printed and written to
-``bench/results/search_window.json`` (the 100,000 rows take some minutes per store).
+``bench/results/search_window.json`` (the 100,000 rows take some minutes per store). ``--stores redis,postgres``:
+those stores instead (printed only).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -27,7 +29,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.micro import Bench
+from bench.micro import POSTGRES_SERVER, Bench, postgres_schema
 from bench.search import SEED, percentiles, queries, sentence
 from bench.semantic import RandomVectors
 from mcpkit_remember import Remember
@@ -126,16 +128,20 @@ async def _small(store: str, tmp: Path) -> dict[str, Any]:
     return _against_none(out)
 
 
-async def run(sizes: list[int], saved: Path | None = None) -> dict[str, Any]:
-    """Every row (the largest size last); with ``saved``, the results so far written there after each part."""
-    stores = ("memory", "sqlite")
+async def run(
+    sizes: list[int], saved: Path | None = None, stores: tuple[str, ...] = ("memory", "sqlite")
+) -> dict[str, Any]:
+    """Every row (the largest size last) on each of ``stores``; with ``saved``, the results so far written there
+    after each part."""
     out: dict[str, Any] = {"sizes": sizes, "ms": {}}
 
     def save() -> None:
         if saved is not None:
             saved.write_text(json.dumps(out, indent=1) + "\n")
 
-    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-window-") as folder:
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-window-") as folder, contextlib.ExitStack() as stack:
+        if "postgres" in stores and stack.enter_context(postgres_schema()) is None:
+            raise SystemExit(f"no PostgreSQL at {POSTGRES_SERVER} (BENCH_POSTGRES_URL): nothing to measure there")
         tmp = Path(folder)
         out["small_100"] = {store: await _small(store, tmp) for store in stores}
         out["hybrid_10000"] = {store: await _hybrid(store, tmp, 10_000) for store in stores}
@@ -149,8 +155,16 @@ async def run(sizes: list[int], saved: Path | None = None) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.search_window", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="10,000 values only, printed, not saved")
+    parser.add_argument(
+        "--stores",
+        default="memory,sqlite",
+        help="the stores measured, comma-separated (redis and postgres need the bench's servers); printed only "
+        "when not the default",
+    )
     args = parser.parse_args(argv)
-    results = asyncio.run(run([10_000] if args.quick else [10_000, 100_000], None if args.quick else RESULTS))
+    stores = tuple(args.stores.split(","))
+    keep = not args.quick and stores == ("memory", "sqlite")
+    results = asyncio.run(run([10_000] if args.quick else [10_000, 100_000], RESULTS if keep else None, stores))
     print(json.dumps(results, indent=2))
     return 0
 

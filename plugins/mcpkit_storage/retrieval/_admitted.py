@@ -9,11 +9,11 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 from ..index import source_words, top_words, window_words
-from ..stores import Store
+from ..stores import Store, narrowing
 from ..vault import Vault
 from ._kept import Kept
 
-__all__ = ["FACETED_BUCKETS", "LISTED_PER_OPENED", "Admitted", "admitted"]
+__all__ = ["FACETED_BUCKETS", "LISTED_PER_OPENED", "Admitted", "admitted", "within"]
 
 #: About how many keys a store lists in the time one value is opened (its sealed bytes fetched, decrypted, parsed):
 #: the rough ratio ``admitted`` weighs listing a filter's keys against opening the best values by words instead.
@@ -61,19 +61,10 @@ async def admitted(
     before mcpkit kept them: ``mcpkit remember reindex`` gives them; checked once per bucket), or the window needs
     too many words. With ``wanted`` (the values a search by words returns), also None when listing the keys would
     cost more than opening the best values by words until ``wanted`` pass."""
-    groups: list[list[str]] = []
-    if kept.since is not None or kept.until is not None:
-        window = window_words(kept.since, kept.until)
-        if window is None:
-            return None
-        groups.append(window)
-    if kept.sources is not None:
-        groups.append(source_words(kept.sources))
+    groups = _groups(kept)
     if not groups:
         return None
-    faceted = _faceted.get(vault.store)
-    if faceted is None:
-        faceted = _faceted[vault.store] = _Faceted()
+    faceted = _faceted_of(vault.store)
     tops = [] if (owner, bucket) in faceted else top_words()
     words = tops + [word for group in groups for word in group]
     terms = vault.index.terms(0, owner, bucket, words)
@@ -108,3 +99,41 @@ async def admitted(
             break
     assert keys is not None
     return Admitted(keys, documents)
+
+
+def _faceted_of(store: Store) -> _Faceted:
+    """The buckets of ``store`` known to have facets throughout."""
+    faceted = _faceted.get(store)
+    if faceted is None:
+        faceted = _faceted[store] = _Faceted()
+    return faceted
+
+
+def _groups(kept: Kept) -> list[list[str]] | None:
+    """The facet words of ``kept``: one group for its window, one for its sources (a value it keeps holds one word
+    of each); None when the window needs too many words."""
+    groups: list[list[str]] = []
+    if kept.since is not None or kept.until is not None:
+        window = window_words(kept.since, kept.until)
+        if window is None:
+            return None
+        groups.append(window)
+    if kept.sources is not None:
+        groups.append(source_words(kept.sources))
+    return groups
+
+
+async def within(vault: Vault, owner: str, bucket: str, kept: Kept, now: float) -> list[list[int]] | None:
+    """``kept``'s facet terms as ``Store.search``'s ``within``, so a ranking holds only the values whose facets it
+    may keep; None when the store cannot narrow a ranking, or the facets cannot say (as for ``admitted``)."""
+    groups = _groups(kept) if narrowing(vault.store) is not None else None
+    if not groups:
+        return None
+    faceted = _faceted_of(vault.store)
+    if (owner, bucket) not in faceted:
+        tops = vault.index.terms(0, owner, bucket, top_words())
+        counted = (await vault.store.search(owner, bucket, tops, now, limit=0)).stats
+        if sum(counted.frequencies) < counted.documents:
+            return None
+        faceted.add((owner, bucket))
+    return [list(dict.fromkeys(vault.index.terms(0, owner, bucket, group))) for group in groups]

@@ -15,7 +15,7 @@ from ..index import BUSY, QUERY_FAILED, EmbedderBusyError
 from ..sealing import Payload
 from ..stores import Address, Quota
 from ..vault import Vault, newer
-from ._admitted import admitted
+from ._admitted import admitted, within
 from ._explain import described
 from ._kept import Kept, event_time, recency
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
@@ -142,9 +142,12 @@ async def _lexical(
     enough = limit if half_life is None else MAX_SEARCH_LIMIT
     want = enough
     admits: frozenset[str] | None = None
+    # Where the store can, the ranking holds only the values whose facets the filter may keep: no second ranking.
+    narrowed = None if kept is None or len(buckets) != 1 else await within(vault, *buckets[0], kept, now)
+    by_facets = kept is not None and len(buckets) == 1 and narrowed is None  # else the facets are not asked again
     widenings = 0
     while True:
-        ranked = await _ranked(vault, place, buckets, words, now, want, opened, ties=kept is None)
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened, narrowed or (), ties=kept is None)
         exhausted = len(ranked) < want
         if admits is not None:  # left out by their facets, unopened
             ranked = [hit for hit in ranked if hit[0][1] in admits]
@@ -155,7 +158,7 @@ async def _lexical(
         if len(matches) >= enough or exhausted or (kept is None and widenings == _WIDENINGS):
             break
         want *= 4
-        if widenings == 1 and kept is not None and len(buckets) == 1 and len(matches) * _FEW_PASS < len(ranked):
+        if widenings == 1 and by_facets and kept is not None and len(matches) * _FEW_PASS < len(ranked):
             # The filter left out most of the best: from now on only the hits its facets admit are opened.
             found = await admitted(vault, *buckets[0], kept, now, wanted=enough)
             if found is not None:
@@ -289,15 +292,17 @@ async def _ranked(
     now: float,
     want: int,
     opened: dict[_Doc, Payload],
+    within: Sequence[Sequence[int]] = (),
     *,
     ties: bool = True,
 ) -> list[tuple[_Doc, float]]:
     """The best ``want`` documents over every bucket address of the place, scored with their joint statistics;
-    ``ties``: with every one tied with the last (``through_ties``), else cut in the store's order."""
+    ``ties``: with every one tied with the last (``through_ties``), else cut in the store's order (with ``within``,
+    one address only: of the values holding its terms, ``Store.search``'s)."""
     secrets = len(vault.keyring)
     terms = [vault.index.terms(where, owner, bucket, words) for where, (owner, bucket) in enumerate(buckets[:secrets])]
     if len(buckets) == 1:  # one secret, no 0.1 entries: one call to the store (two when a tie straddles the cut)
-        ranking = await bucket_ranking(vault, *buckets[0], terms[0], words, now, want, ties=ties)
+        ranking = await bucket_ranking(vault, *buckets[0], terms[0], words, now, want, ties=ties, within=within)
         return [((0, key), score) for key, score in ranking.hits]
     # Several addresses: their statistics first, summed, then each ranked with the sum, so scores compare. The
     # indexed ones are asked at once (on Redis, two round trips in flight together: a rotation's search waits

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from ..stores import Ranking
+from ..stores import Ranking, narrowing
 from ..vault import Vault
 from ._typos import with_typos
 
@@ -53,14 +53,20 @@ async def bucket_ranking(
     want: int,
     *,
     ties: bool = True,
+    within: Sequence[Sequence[int]] = (),
 ) -> Ranking:
     """The bucket's statistics for ``terms`` (the blind terms of ``words``) and its best ``want`` keys, near
     spellings included (``with_typos``), with every key tied with the last one (``through_ties``; ``ties=False``:
-    cut in the store's order)."""
+    cut in the store's order). ``within``: only the values holding a term of each group, where the store narrows
+    (``NarrowingStore``; ``within`` is given only to such a store)."""
     counted: list[Ranking] = []
+    narrowed = narrowing(vault.store) if within else None
 
     async def best(asked: int) -> list[tuple[str, float]]:
-        counted.append(await vault.store.search(owner, bucket, terms, now, limit=asked))
+        if narrowed is not None:
+            counted.append(await narrowed.search(owner, bucket, terms, now, limit=asked, within=within))
+        else:
+            counted.append(await vault.store.search(owner, bucket, terms, now, limit=asked))
         return await with_typos(vault, owner, bucket, words, counted[-1], now, asked) if asked > 0 else []
 
     hits = await through_ties(best, want) if ties else await best(want)

@@ -9,6 +9,7 @@ from ._store import (
     Address,
     Entry,
     Expectation,
+    NarrowingStore,
     NotWholeError,
     Postings,
     Quota,
@@ -20,6 +21,7 @@ from ._store import (
     Write,
     charged,
     first_written,
+    narrowing,
     swap_each,
 )
 
@@ -28,6 +30,7 @@ __all__ = [
     "Address",
     "Entry",
     "Expectation",
+    "NarrowingStore",
     "NotWholeError",
     "Postings",
     "Quota",
@@ -42,6 +45,7 @@ __all__ = [
     "charged",
     "first_written",
     "kind_for_url",
+    "narrowing",
     "register_store",
     "store_kind",
     "store_kinds",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Literal, NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol, cast
 
 from mcpkit_search import Stats
 
@@ -11,6 +11,7 @@ __all__ = [
     "Address",
     "Entry",
     "Expectation",
+    "NarrowingStore",
     "NotWholeError",
     "Postings",
     "Quota",
@@ -22,6 +23,7 @@ __all__ = [
     "StoreUnavailableError",
     "Write",
     "first_written",
+    "narrowing",
     "swap_each",
 ]
 
@@ -296,6 +298,33 @@ class Store(Protocol):
     async def note(self, name: str, value: str | None) -> None:
         """Keep ``value`` as the store's note ``name``, replacing the one before (None: remove it). Notes say what
         the instances of a store must agree on: which secret values were rotated to, which ones each holds."""
+
+
+class NarrowingStore(Store, Protocol):
+    """A store whose ranking can be narrowed to the entries holding some terms, and says so with ``narrows``
+    (``narrowing`` tells); a store without it (Redis) ranks every holder of the terms, and a caller filters."""
+
+    narrows: bool
+
+    async def search(
+        self,
+        owner: str,
+        bucket: str,
+        terms: Sequence[int],
+        now: float,
+        *,
+        limit: int,
+        stats: Stats | None = None,
+        within: Sequence[Sequence[int]] = (),
+    ) -> Ranking:
+        """``Store.search``; with ``within`` (groups of terms), only the entries holding at least one term of
+        every group are ranked, the statistics and each score staying the whole bucket's (a hit scores as it
+        does without ``within``), at a cost in proportion to the fewer of the groups' holders and the postings."""
+
+
+def narrowing(store: Store) -> NarrowingStore | None:
+    """``store`` when its ranking can be narrowed (``NarrowingStore``), else None."""
+    return cast(NarrowingStore, store) if getattr(store, "narrows", False) else None
 
 
 async def swap_each(store: Store, writes: Sequence[Write], now: float) -> list[bool | QuotaExceededError]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from mcpkit_search import Corpus
 
@@ -115,3 +115,38 @@ class MemoryIndex:
                 if hits:
                     found[term] = hits
         return Corpus(len(docs), self.length, found)
+
+    def narrowed(self, terms: Sequence[int], within: Sequence[Sequence[int]]) -> tuple[Corpus, tuple[int, ...]]:
+        """``corpus`` with only the postings of the documents holding a term of every group of ``within``, and how
+        many current documents hold each of ``terms`` (the whole bucket's counts).
+
+        Each group's holders are gathered from its terms' lists; when they are few, their postings are read from
+        their own documents, not from the terms' lists (whose lengths are then the counts: no stale posting)."""
+        docs, allowed = self.docs, None
+        for group in within:
+            allowed = {
+                document[0]
+                for term in group
+                for document in self.terms.get(term, ())
+                if docs.get(document[0]) is document and (allowed is None or document[0] in allowed)
+            }
+        allowed = allowed or set()
+        listed = [len(self.terms.get(term, ())) for term in terms]
+        if not self.stale and not self._queue and len(allowed) * len(terms) < sum(listed):
+            found: dict[int, list[tuple[Hashable, int, int]]] = {}
+            distinct = list(dict.fromkeys(terms))
+            for key in allowed:
+                postings = docs[key][1]
+                for term in distinct:
+                    count = postings.terms.get(term)
+                    if count:
+                        found.setdefault(term, []).append((key, count, postings.length))
+            return Corpus(len(docs), self.length, found), tuple(listed)
+        corpus = self.corpus(terms)
+        frequencies = tuple(len(corpus.postings.get(term, ())) for term in terms)
+        held = {}
+        for term, hits in corpus.postings.items():
+            kept = [hit for hit in hits if hit[0] in allowed]
+            if kept:
+                held[term] = kept
+        return Corpus(corpus.documents, corpus.length, held), frequencies

@@ -68,6 +68,7 @@ class MemoryStore:
     #: Nothing outlives the process, so nothing from an older mcpkit can be here.
     legacy = False
     placed = False
+    narrows = True
 
     def __init__(self) -> None:
         self._owners: dict[str, dict[str, _Bucket]] = {}
@@ -230,15 +231,27 @@ class MemoryStore:
         return True
 
     async def search(
-        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+        self,
+        owner: str,
+        bucket: str,
+        terms: Sequence[int],
+        now: float,
+        *,
+        limit: int,
+        stats: Stats | None = None,
+        within: Sequence[Sequence[int]] = (),
     ) -> Ranking:
         entries = self._bucket(owner, bucket)
         if entries is None:
             return Ranking(Stats(0, 0, (0,) * len(terms)), [])
         self._trim(owner, bucket, entries, now, keep=True)  # the corpus holds live entries only
-        corpus = entries.index.corpus(terms)
+        if within and limit > 0:
+            corpus, frequencies = entries.index.narrowed(terms, within)
+        else:
+            corpus = entries.index.corpus(terms)
+            frequencies = tuple(len(corpus.postings.get(term, ())) for term in terms)
         self._drop_if_empty(owner, bucket)
-        own = Stats(corpus.documents, corpus.length, tuple(len(corpus.postings.get(term, ())) for term in terms))
+        own = Stats(corpus.documents, corpus.length, frequencies)
         if limit <= 0:
             return Ranking(own, [])
         ranked = top(bm25(terms, corpus, stats or own), limit)

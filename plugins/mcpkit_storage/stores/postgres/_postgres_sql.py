@@ -29,6 +29,7 @@ __all__ = [
     "SEARCH_FREQUENCIES",
     "SEARCH_USAGE",
     "TRIM",
+    "ranking",
 ]
 
 LIVE = "(expires_at IS NULL OR expires_at > %(now)s)"
@@ -95,4 +96,13 @@ RANKING = f"""WITH p AS MATERIALIZED (
     FROM p JOIN unnest(%(terms)s::bigint[], %(idfs)s::float8[]) AS w (term, idf) ON w.term = p.term
     JOIN remember_docs d ON d.doc = p.doc
     WHERE d.owner = %(owner)s AND d.bucket = %(bucket)s AND (d.expires_at IS NULL OR d.expires_at > %(now)s)
-    GROUP BY d.doc, d.key ORDER BY score DESC, d.key LIMIT %(limit)s"""
+    GROUP BY d.doc, d.key {{having}} ORDER BY score DESC, d.key LIMIT %(limit)s"""
+
+
+def ranking(groups: int) -> str:
+    """``RANKING`` over the documents holding a term of each of ``groups`` groups (``%(within0)s``, ...)."""
+    held = " AND ".join(  # each group's holders listed once (a hashed set), each ranked document looked up in it
+        f"d.doc IN (SELECT h.doc FROM remember_terms h WHERE h.term = ANY(%(within{group})s::bigint[]))"
+        for group in range(groups)
+    )
+    return RANKING.replace("{having}", f"HAVING {held}" if held else "")

@@ -79,6 +79,7 @@ class PostgresStore:
         self._pool: AsyncConnectionPool[Connection] | None = None
         self.legacy = False  # mcpkit 0.1 had no PostgreSQL store: nothing here is in its layout
         self.placed = False
+        self.narrows = True
 
     def __repr__(self) -> str:
         return f"PostgresStore({self._where()!r})"
@@ -154,7 +155,15 @@ class PostgresStore:
         return [(key, Entry(bytes(data), expires_at, created)) for key, data, expires_at, created in rows]
 
     async def search(
-        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+        self,
+        owner: str,
+        bucket: str,
+        terms: Sequence[int],
+        now: float,
+        *,
+        limit: int,
+        stats: Stats | None = None,
+        within: Sequence[Sequence[int]] = (),
     ) -> Ranking:
         params: dict[str, Any] = {"owner": owner, "bucket": bucket, "now": now, "terms": list(terms)}
 
@@ -172,7 +181,8 @@ class PostgresStore:
                 if limit <= 0 or chosen.documents <= 0 or not terms:
                     return Ranking(own, [])
                 ranking = {**params, "idfs": list(chosen.weights()), "average": chosen.average, "limit": limit}
-                rows = await ops.rows(conn, sql.RANKING, ranking)
+                ranking.update((f"within{group}", list(held)) for group, held in enumerate(within))
+                rows = await ops.rows(conn, sql.ranking(len(within)), ranking)
                 return Ranking(own, [(key, float(score)) for key, score in rows])
 
         return await self._read(snapshot)

@@ -5,13 +5,24 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from mcpkit_search import K1, B, Stats
 
 from .. import Postings, Ranking
 
-__all__ = ["MERGE_EVERY", "MERGE_STEP", "add", "merge", "merge_step", "pending", "search"]
+__all__ = [
+    "MERGE_EVERY",
+    "MERGE_STEP",
+    "add",
+    "changes_written",
+    "merge",
+    "merge_step",
+    "one_change",
+    "pending",
+    "search",
+]
 
 #: Changes (indexed writes, deleted or replaced entries) a store makes before it merges the fresh postings.
 MERGE_EVERY = 256
@@ -73,26 +84,55 @@ _FREQUENCIES_SCANNING_FRESH = f"""WITH fresh(term, held) AS MATERIALIZED (
 _SCAN_FRESH_FROM = 32
 
 
+def _held(group: int, size: int, union: str = "UNION") -> str:
+    """The documents holding one of the ``size`` terms of ``within``'s group ``group``, merged or fresh (``UNION
+    ALL``: a document twice where it holds two, for ``IN``, which needs no distinct list)."""
+    held = ", ".join(f":within{group}_{number}" for number in range(size))
+    return f"""SELECT h.doc FROM remember_terms h WHERE h.term IN ({held})
+        {union} SELECT h.doc FROM remember_docs hd INDEXED BY remember_docs_fresh
+            CROSS JOIN remember_fresh h ON h.doc = hd.doc AND h.term IN ({held})
+        WHERE hd.owner = :owner AND hd.bucket = :bucket AND hd.fresh IS NOT NULL"""
+
+
+#: A bounded count of a group's merged holders (``search`` weighs them against the query terms' postings).
+_HOLDERS = "SELECT count(*) FROM (SELECT 1 FROM remember_terms WHERE term IN ({held}) LIMIT :bound)"
+
+_POSTINGS = """SELECT t.doc, w.idf, t.count FROM w CROSS JOIN remember_terms t ON t.term = w.term
+        UNION ALL
+        SELECT f.doc, w.idf, f.count FROM remember_docs fd INDEXED BY remember_docs_fresh CROSS JOIN w
+            CROSS JOIN remember_fresh f ON f.doc = fd.doc AND f.term = w.term
+        WHERE fd.owner = :owner AND fd.bucket = :bucket AND fd.fresh IS NOT NULL"""
+# From the first group's holders: each one's postings for the query terms, looked up by (term, document).
+_HOLDERS_POSTINGS = """SELECT t.doc, w.idf, t.count FROM hold CROSS JOIN w
+            CROSS JOIN remember_terms t ON t.term = w.term AND t.doc = hold.doc
+        UNION ALL
+        SELECT f.doc, w.idf, f.count FROM hold CROSS JOIN w CROSS JOIN remember_fresh f ON f.doc = hold.doc
+            AND f.term = w.term"""
+
+
 @functools.lru_cache(maxsize=64)
-def _ranking_sql(terms: int) -> str:
-    """BM25 in SQL (``mcpkit_search.weight`` summed per document) over ``terms`` (term, idf) pairs.
+def _ranking_sql(terms: int, within: tuple[int, ...] = (), holders: bool = False) -> str:
+    """BM25 in SQL (``mcpkit_search.weight`` summed per document) over ``terms`` (term, idf) pairs; with
+    ``within`` (each group's size), only over the documents holding a term of every group: ``holders``, from the
+    first group's holders (few of them), else from the terms' postings, each document looked up in the groups.
 
     Merged and fresh postings are ranked by the one expression, so a document scores the same before and
     after a merge.
     """
+    tested = within[1:] if holders else within
+    start = 1 if holders else 0
+    having = " AND ".join(
+        f"p.doc IN ({_held(group, size, 'UNION ALL')})" for group, size in enumerate(tested, start=start)
+    )
     weights = ", ".join(f"(:term{number}, :idf{number})" for number in range(terms))
-    return f"""WITH w(term, idf) AS (VALUES {weights}),
-    p(doc, idf, count) AS (
-        SELECT t.doc, w.idf, t.count FROM w CROSS JOIN remember_terms t ON t.term = w.term
-        UNION ALL
-        SELECT f.doc, w.idf, f.count FROM remember_docs fd INDEXED BY remember_docs_fresh CROSS JOIN w
-            CROSS JOIN remember_fresh f ON f.doc = fd.doc AND f.term = w.term
-        WHERE fd.owner = :owner AND fd.bucket = :bucket AND fd.fresh IS NOT NULL)
+    hold = f"hold(doc) AS ({_held(0, within[0])})," if holders else ""
+    return f"""WITH w(term, idf) AS (VALUES {weights}), {hold}
+    p(doc, idf, count) AS ({_HOLDERS_POSTINGS if holders else _POSTINGS})
     SELECT d.key, sum(p.idf * p.count * {K1 + 1!r} / (p.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / :average)))
         AS score
     FROM p CROSS JOIN remember_docs d ON d.doc = p.doc
     WHERE +d.owner = :owner AND +d.bucket = :bucket AND {_LIVE}
-    GROUP BY p.doc ORDER BY score DESC, d.key LIMIT :limit"""
+    GROUP BY p.doc {"HAVING " + having if having else ""} ORDER BY score DESC, d.key LIMIT :limit"""
 
 
 @functools.lru_cache(maxsize=_ADD_AT_ONCE)
@@ -153,10 +193,16 @@ def _frequencies(db: sqlite3.Connection, params: dict[str, Any], terms: list[int
 
 
 def search(
-    db: sqlite3.Connection, params: dict[str, Any], terms: list[int], limit: int, given: Stats | None
+    db: sqlite3.Connection,
+    params: dict[str, Any],
+    terms: list[int],
+    limit: int,
+    given: Stats | None,
+    within: Sequence[Sequence[int]] = (),
 ) -> Ranking:
-    """The bucket's statistics for ``terms`` and its ``limit`` best keys, scored with ``given`` (else its own),
-    inside the caller's read transaction (so the two agree)."""
+    """The bucket's statistics for ``terms`` and its ``limit`` best keys (of those holding a term of every group
+    of ``within``), scored with ``given`` (else its own), inside the caller's read transaction (so the two
+    agree)."""
     usage = db.execute(_USAGE, params).fetchone()
     if usage is None:
         return Ranking(Stats(0, 0, (0,) * len(terms)), [])
@@ -164,10 +210,30 @@ def search(
     frequencies = _frequencies(db, params, terms)
     own = Stats(usage[0] - expired, usage[1] - expired_length, frequencies)
     stats = given or own
-    if limit <= 0 or stats.documents <= 0 or not terms:
+    if limit <= 0 or stats.documents <= 0 or not terms or not all(within):  # a group without terms: none holds it
         return Ranking(own, [])
     arguments = {**params, "average": stats.average, "limit": limit}
     for number, (term, idf) in enumerate(zip(terms, stats.weights(), strict=True)):
         arguments[f"term{number}"], arguments[f"idf{number}"] = term, idf
-    rows = db.execute(_ranking_sql(len(terms)), arguments).fetchall()
+    for group, held in enumerate(within):
+        arguments.update((f"within{group}_{number}", term) for number, term in enumerate(held))
+    holders = False
+    if within:
+        # From the first group's holders when looking up each one's query terms (a lookup costs about 4 reads of
+        # a posting in order) costs less than reading the terms' postings.
+        bound = sum(frequencies) // (4 * len(terms)) + 1
+        first = ", ".join(f":within0_{number}" for number in range(len(within[0])))
+        counted = db.execute(_HOLDERS.format(held=first), {**arguments, "bound": bound}).fetchone()[0]
+        holders = counted < bound
+    rows = db.execute(_ranking_sql(len(terms), tuple(map(len, within)), holders), arguments).fetchall()
     return Ranking(own, [(key, score) for key, score in rows])
+
+
+def one_change(_: object) -> int:
+    """A write's changes to the index (the store merges every ``MERGE_EVERY``): one."""
+    return 1
+
+
+def changes_written(results: Sequence[object]) -> int:
+    """A batch of writes' changes to the index: one per write made (True)."""
+    return sum(result is True for result in results)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import sqlite3
@@ -33,6 +34,7 @@ from . import _sqlite_index as index_sql
 from . import _sqlite_sql as statements
 from ._merge_watch import MergeWatch
 from ._sqlite_connect import connect
+from ._sqlite_index import changes_written, one_change
 
 __all__ = ["SQLiteStore"]
 
@@ -64,6 +66,7 @@ class SQLiteStore:
         self._merges = MergeWatch()  # an observed vault's merge spans (``watch_merges``)
         self.legacy = False
         self.placed = False
+        self.narrows = True
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self._path)!r})"
@@ -140,9 +143,9 @@ class SQLiteStore:
         params = {"owner": owner, "bucket": bucket, "key": key, "data": data, "expires_at": expires_at, "now": now}
         params.update(created=created, given=created is not None)
         if quota is None and index is None:
-            await self._run(self._changing, _one, self._rowcount, statements.PUT, params)
+            await self._run(self._changing, one_change, self._rowcount, statements.PUT, params)
         else:
-            await self._run(self._changing, _one, self._transaction, self._put_within, params, quota, index)
+            await self._run(self._changing, one_change, self._transaction, self._put_within, params, quota, index)
 
     async def delete(self, owner: str, bucket: str, key: str, now: float) -> bool:
         params = {"owner": owner, "bucket": bucket, "key": key}
@@ -201,17 +204,27 @@ class SQLiteStore:
         swaps = self._swaps_within
         try:
             results: list[bool | QuotaExceededError] = await self._run(
-                self._changing, _written, self._transaction, swaps, list(writes), now, whole
+                self._changing, changes_written, self._transaction, swaps, list(writes), now, whole
             )
         except NotWholeError as exc:
             return exc.results
         return results
 
     async def search(
-        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+        self,
+        owner: str,
+        bucket: str,
+        terms: Sequence[int],
+        now: float,
+        *,
+        limit: int,
+        stats: Stats | None = None,
+        within: Sequence[Sequence[int]] = (),
     ) -> Ranking:
         params = {"owner": owner, "bucket": bucket, "now": now}
-        return await self._run(self._search_snapshot, params, list(terms), limit, stats)
+        # The statistics and the ranking as of one moment (a read transaction), so they agree with each other.
+        snapshot = functools.partial(self._transaction, index_sql.search, begin="BEGIN")
+        return await self._run(snapshot, self._db(), params, list(terms), limit, stats, within)
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every entry, read in primary-key pages so no read transaction spans a ``yield``."""
@@ -294,10 +307,6 @@ class SQLiteStore:
         """Give the entry just written its document and postings (none when ``index`` is None)."""
         if index is not None:
             index_sql.add(self._db(), params, index)
-
-    def _search_snapshot(self, params: dict[str, Any], terms: list[int], limit: int, stats: Stats | None) -> Ranking:
-        """The statistics and the ranking as of one moment (a read transaction), so they agree with each other."""
-        return self._transaction(index_sql.search, self._db(), params, terms, limit, stats, begin="BEGIN")
 
     def _changing(self, changes: Callable[[_T], int], call: Callable[..., _T], *args: Any) -> _T:
         """``call(*args)``, then count the changes to the index it made (``changes`` of its result), and past
@@ -388,13 +397,3 @@ class SQLiteStore:
             return await asyncio.get_running_loop().run_in_executor(self._executor, job, *given)
         except sqlite3.OperationalError as exc:
             raise StoreUnavailableError(f"The SQLite remember store at {str(self._path)!r} failed: {exc}") from exc
-
-
-def _one(_: object) -> int:
-    """A write's changes to the index: one."""
-    return 1
-
-
-def _written(results: list[bool | QuotaExceededError]) -> int:
-    """A batch of writes' changes to the index: one per write made."""
-    return sum(result is True for result in results)
