@@ -119,6 +119,38 @@ async def test_a_primary_without_the_script_gets_it_and_the_writes_are_sent_agai
     assert await store.swap_many(writes, time.time()) == [True] * len(OWNERS)
 
 
+async def test_a_write_possibly_made_on_one_primary_is_said_so_when_loading_the_script_on_another_fails(
+    store: RedisClusterStore, redis_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One primary answers NOSCRIPT, another loses its reply after the writes went, and loading the script fails:
+    the batch says its writes may have been made, and the possibly-made ones are never sent again."""
+    flushed, lost = (node.port for node in redis_cluster.primaries()[:2])
+    with redis.Redis(host="127.0.0.1", port=flushed) as primary:
+        primary.script_flush()
+    pipeline, sent = cluster_store.node_pipeline, list[int]()
+
+    async def losing(client: Any, sha: str, calls: Sequence[Any], wait: Replication | None) -> list[Any]:
+        port = client.connection_pool.connection_kwargs["port"]
+        sent.append(port)
+        replies = await pipeline(client, sha, calls, wait)
+        if port == lost:
+            raise redis.exceptions.TimeoutError("Timeout reading from the socket")
+        return replies
+
+    async def unloadable(*_: Any, **__: Any) -> None:
+        raise redis.exceptions.ConnectionError("Error connecting to 127.0.0.1")
+
+    monkeypatch.setattr(cluster_store, "node_pipeline", losing)
+    monkeypatch.setattr(redis.asyncio.Redis, "script_load", unloadable)
+    writes = [new(owner, "k") for owner in OWNERS]
+
+    with pytest.raises(StoreUnavailableError) as raised:
+        await store.swap_many(writes, time.time())
+
+    assert raised.value.maybe_applied
+    assert sent.count(lost) == 1  # never sent a second time
+
+
 async def test_a_node_connection_the_server_closed_while_idle_is_made_again_before_the_writes_go(
     store: RedisClusterStore, redis_cluster: Cluster
 ) -> None:

@@ -191,10 +191,12 @@ class RedisClusterStore(RedisStore):
                 batch.node_failed(numbers, reply)
             elif batch.node_answered(numbers, reply, wait):
                 unloaded.append(redis)
+        failure = batch.failure(self._where)
+        if isinstance(failure, StoreUnavailableError):  # a write may have been made: said before anything can fail
+            raise failure
         for redis in unloaded:
             with self._reaching():  # a replica promoted since the scripts were loaded
                 await redis.script_load(self.SCRIPTS["SWAP"])
-        failure = batch.failure(self._where)
         if failure is not None:
             with self._reaching(writing=True):
                 raise failure
