@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import mcpkit_storage.index._index as index_module
-from mcpkit import Server
+from mcpkit import ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
 from mcpkit_storage.vault import Vault
@@ -110,6 +110,22 @@ async def test_a_narrow_window_opens_only_the_values_its_days_hold(call_as: Call
     opened.clear()
     assert await call(nour, "search", query="garden", limit=5, since=_START + 100.6 * _DAY) == []
     assert sum(opened) == 1  # its day is in the window, its time is not: opened, then left out
+    opened.clear()
+    assert await call(nour, "search", query="gardn", limit=1, **window) == ["quiet"]
+    assert sum(opened) == 1  # a misspelt word's near spelling is ranked among the window's values too
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "sqlite", "postgres"])
+async def test_a_window_keeping_every_value_of_a_tie_keeps_its_newest_as_no_window_does(
+    call_as: CallAs, clock: ManualClock
+) -> None:
+    nour = call_as("nour")
+    for number in range(30):  # equal texts, each written a minute after the one before
+        await call(nour, "set", key=f"move{number:03}", value="office Lyon", at=_START + number * 60.0)
+        clock.advance(60)
+    newest = await call(nour, "search", query="office Lyon", limit=3)
+    assert newest == ["move029", "move028", "move027"]
+    assert await call(nour, "search", query="office Lyon", limit=3, since=_START - _DAY) == newest
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])

@@ -145,9 +145,9 @@ async def _lexical(
     # Where the store can, the ranking holds only the values whose facets the filter may keep: no second ranking.
     narrowed = None if kept is None or len(buckets) != 1 else await within(vault, *buckets[0], kept, now)
     by_facets = kept is not None and len(buckets) == 1 and narrowed is None  # else the facets are not asked again
-    widenings = 0
+    widenings, ties = 0, kept is None or narrowed is not None  # widened where each tied value may pass the filter
     while True:
-        ranked = await _ranked(vault, place, buckets, words, now, want, opened, narrowed or (), ties=kept is None)
+        ranked = await _ranked(vault, place, buckets, words, now, want, opened, narrowed or (), ties=ties)
         exhausted = len(ranked) < want
         if admits is not None:  # left out by their facets, unopened
             ranked = [hit for hit in ranked if hit[0][1] in admits]

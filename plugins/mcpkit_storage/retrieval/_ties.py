@@ -67,7 +67,7 @@ async def bucket_ranking(
             counted.append(await narrowed.search(owner, bucket, terms, now, limit=asked, within=within))
         else:
             counted.append(await vault.store.search(owner, bucket, terms, now, limit=asked))
-        return await with_typos(vault, owner, bucket, words, counted[-1], now, asked) if asked > 0 else []
+        return await with_typos(vault, owner, bucket, words, counted[-1], now, asked, within) if asked > 0 else []
 
     hits = await through_ties(best, want) if ties else await best(want)
     return Ranking(counted[-1].stats, hits)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from mcpkit_search import MAX_TYPO_WORDS, TYPO_WEIGHT, near
 
-from ..stores import Ranking
+from ..stores import Ranking, narrowing
 from ..vault import Vault
 
 __all__ = ["TYPOS", "with_typos"]
@@ -22,11 +22,19 @@ TYPOS = True
 
 
 async def with_typos(
-    vault: Vault, owner: str, bucket: str, words: Sequence[str], ranking: Ranking, now: float, limit: int
+    vault: Vault,
+    owner: str,
+    bucket: str,
+    words: Sequence[str],
+    ranking: Ranking,
+    now: float,
+    limit: int,
+    within: Sequence[Sequence[int]] = (),
 ) -> list[tuple[str, float]]:
     """``ranking``'s hits (the store's answer for ``words`` in this bucket), joined by those of the nearest
     spelling values hold of each word none holds (its first ``MAX_TYPO_WORDS``), scored ``TYPO_WEIGHT`` times; the
-    ``limit`` best."""
+    ``limit`` best. ``within``: the near spellings are ranked among the same values as ``ranking`` (a filter's
+    narrowing, ``NarrowingStore``), though counted over the whole bucket, as the statistics are."""
     stats = ranking.stats
     if not TYPOS or not stats.documents or 0 not in stats.frequencies:
         return ranking.hits
@@ -49,7 +57,11 @@ async def with_typos(
             chosen[blind[best]] = None
     if not chosen:
         return ranking.hits
-    near_hits = await vault.store.search(owner, bucket, list(chosen), now, limit=limit, stats=None)
+    narrowed = narrowing(vault.store) if within else None
+    if narrowed is not None:
+        near_hits = await narrowed.search(owner, bucket, list(chosen), now, limit=limit, within=within)
+    else:
+        near_hits = await vault.store.search(owner, bucket, list(chosen), now, limit=limit, stats=None)
     scores = dict(ranking.hits)
     for key, score in near_hits.hits:
         scores[key] = scores.get(key, 0.0) + TYPO_WEIGHT * score
