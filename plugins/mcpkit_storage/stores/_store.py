@@ -319,7 +319,9 @@ class NarrowingStore(Store, Protocol):
     ) -> Ranking:
         """``Store.search``; with ``within`` (groups of terms), only the entries holding at least one term of
         every group are ranked, the statistics and each score staying the whole bucket's (a hit scores as it
-        does without ``within``), at a cost in proportion to the fewer of the groups' holders and the postings."""
+        does without ``within``), at a cost no more than that of the ranking without it plus listing the groups'
+        holders (the first group is a time window's, when there is one: the built-in stores look at its holders'
+        count to choose the cheaper way)."""
 
 
 def narrowing(store: Store) -> NarrowingStore | None:
