@@ -79,6 +79,8 @@ class Read(TypedDict):
     key: str
     found: bool
     value: str | None
+    #: When its key was first written (None: not known, or no memory); ``updated_at`` when it was last.
+    created_at: str | None
     updated_at: str | None
     expires_at: str | None
     #: Where it came from: user, tool, model, import or external (None: not known, or no memory).
@@ -134,11 +136,10 @@ class WriteMemory(ToolContext):
 @tool(
     name="read_memory",
     description=(
-        "Read the memory stored under a key: its value, when it was last written (updated_at, ISO 8601 UTC, so "
-        "you can tell how fresh it is), when it expires (null: never), its source (user, tool, model, import or "
-        "external: weigh a fact derived from fetched content below one the user stated) and its age. A key with "
-        "no memory is not an "
-        f"error: found is false. {_OWN}"
+        "Read the memory stored under a key: its value, when it was first and last written (created_at, "
+        "updated_at, ISO 8601 UTC, so you can tell how long it has held and how fresh it is), when it expires "
+        "(null: never), its source (user, tool, model, import or external: weigh a fact derived from fetched "
+        f"content below one the user stated) and its age. A key with no memory is not an error: found is false. {_OWN}"
     ),
 )
 class ReadMemory(ToolContext):
@@ -149,6 +150,7 @@ class ReadMemory(ToolContext):
                 "key": key,
                 "found": False,
                 "value": None,
+                "created_at": None,
                 "updated_at": None,
                 "expires_at": None,
                 "source": None,
@@ -158,6 +160,7 @@ class ReadMemory(ToolContext):
             "key": key,
             "found": True,
             "value": _text(found.value),
+            "created_at": _when(found.created_at),
             "updated_at": _when(found.updated_at),
             "expires_at": _when(found.expires_at),
             "source": found.source,

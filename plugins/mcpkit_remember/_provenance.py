@@ -14,15 +14,17 @@ class Info(NamedTuple):
     """A kept value with where it came from and when (``self.remember.info(key)``; docs/provenance.md).
 
     ``source`` is ``user``, ``tool``, ``model``, ``import`` or ``external``; ``at`` when what the value says
-    happened (by default when it was written); ``updated_at`` when it was written; ``expires_at`` its deadline (None:
-    none). ``app``, ``tool``, ``client``, ``client_version``, ``session`` (a hash) and ``era`` (the protocol version)
-    say who wrote it. Every field but ``value``, ``updated_at`` and ``expires_at`` is None for a value written before
-    mcpkit kept provenance.
+    happened (by default when it was written); ``created_at`` when its key was first written (None: unknown, written
+    before stores kept it); ``updated_at`` when it was written; ``expires_at`` its deadline (None: none). ``app``,
+    ``tool``, ``client``, ``client_version``, ``session`` (a hash) and ``era`` (the protocol version) say who wrote
+    it. Every field but ``value``, ``created_at``, ``updated_at`` and ``expires_at`` is None for a value written
+    before mcpkit kept provenance.
     """
 
     value: Any
     source: Source | None
     at: float | None
+    created_at: float | None
     updated_at: float | None
     expires_at: float | None
     app: str | None
@@ -33,12 +35,19 @@ class Info(NamedTuple):
     era: str | None
 
 
-def info_of(value: Any, provenance: Provenance | None, updated_at: float | None, expires_at: float | None) -> Info:
-    """The ``Info`` of a value written at ``updated_at`` with ``provenance`` (None: not kept)."""
+def info_of(
+    value: Any,
+    provenance: Provenance | None,
+    created_at: float | None,
+    updated_at: float | None,
+    expires_at: float | None,
+) -> Info:
+    """The ``Info`` of a value first written at ``created_at``, last at ``updated_at``, with ``provenance`` (None: not
+    kept)."""
     if provenance is None:
-        return Info(value, None, None, updated_at, expires_at, None, None, None, None, None, None)
+        return Info(value, None, None, created_at, updated_at, expires_at, None, None, None, None, None, None)
     source, at, app, tool, client, client_version, session, era = provenance
-    return Info(value, source, at, updated_at, expires_at, app, tool, client, client_version, session, era)
+    return Info(value, source, at, created_at, updated_at, expires_at, app, tool, client, client_version, session, era)
 
 
 def age_text(seconds: float) -> str:

@@ -154,12 +154,11 @@ class Remember(CallPlaces):
         place = self._place(scope)
         check_key(key)
         with STORE_ERRORS:
-            payload = await self._policy.vault.inspect(place, key, self._policy.clock().now())
-        return (
-            None
-            if payload is None
-            else info_of(payload.value(), payload.provenance, payload.written_at, payload.expires_at)
-        )
+            kept = await self._policy.vault.inspect(place, key, self._policy.clock().now())
+        if kept is None:
+            return None
+        payload = kept.payload
+        return info_of(payload.value(), payload.provenance, kept.created, payload.written_at, payload.expires_at)
 
     async def history(self, key: str, *, scope: Scope = "session") -> list[Version]:
         """The key's last versions, oldest first, each with its event and provenance (``Version``); empty when the

@@ -77,11 +77,13 @@ async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_
     assert read["found"] is True
     assert read["value"] == "Lives in Lyon"
     assert (read["updated_at"], read["expires_at"]) == (iso_time(clock.now()), iso_time(clock.now() + 3600))
+    assert read["created_at"] == read["updated_at"]  # written once
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", read["updated_at"])  # ISO 8601, UTC
     assert await alice.call("read_memory", {"key": "nothing"}) == {
         "key": "nothing",
         "found": False,
         "value": None,
+        "created_at": None,
         "updated_at": None,
         "expires_at": None,
         "source": None,
@@ -104,8 +106,12 @@ async def test_write_read_search_list_and_delete_on_the_callers_own_memory(call_
     assert await alice.call("delete_memory", {"key": "pref:tone"}) == {"key": "pref:tone", "deleted": True}
     assert await alice.call("delete_memory", {"key": "pref:tone"}) == {"key": "pref:tone", "deleted": False}
 
+    first_written = iso_time(clock.now())
+    clock.advance(60)
     await alice.call("write_memory", {"key": "pref:replies", "value": "Now prefers long replies"})  # overwrites
-    assert (await alice.call("read_memory", {"key": "pref:replies"}))["value"] == "Now prefers long replies"
+    again = await alice.call("read_memory", {"key": "pref:replies"})
+    assert again["value"] == "Now prefers long replies"
+    assert (again["created_at"], again["updated_at"]) == (first_written, iso_time(clock.now()))  # first, last
     assert (await alice.call("search_memory", {"query": "French"}))["results"] == []
 
     clock.advance(3600)

@@ -201,7 +201,7 @@ async def test_a_record_without_provenance_is_sealed_as_an_import_and_a_bad_prov
     target = await fresh()
     await imported(target, KEYRING, b"".join(lines), time.time(), plaintext=True, allow_global=True)
     place = Place(json.dumps(first["owner"]), first["bucket"])
-    provenance = (await Vault(target, KEYRING).inspect(place, first["key"], time.time())).provenance  # type: ignore[union-attr]
+    provenance = (await Vault(target, KEYRING).inspect(place, first["key"], time.time())).payload.provenance  # type: ignore[union-attr]
     assert provenance is not None
     assert (provenance.source, provenance.at, provenance.tool) == ("import", first["updated"], None)
 

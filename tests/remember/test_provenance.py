@@ -124,6 +124,20 @@ async def test_info_says_who_wrote_a_value_from_which_client_in_which_era(
         assert info["session"] == hashlib.sha256(session.encode()).hexdigest()[:16] != session
 
 
+async def test_info_says_when_a_key_was_first_written_which_an_overwrite_keeps_and_a_forget_ends(
+    call_as: CallAs, clock: ManualClock
+) -> None:
+    nour, first = call_as("nour"), clock.now()
+    for value in ("Lyon", "Paris"):  # the second write replaces the first: the key stays as old
+        await prov(nour, "set", key="city", value=value, source="user")
+        clock.advance(60)
+    info = await prov(nour, "info", key="city")
+    assert (info["value"], info["created_at"], info["updated_at"]) == ("Paris", first, first + 60)
+    await prov(nour, "forget", key="city")
+    await prov(nour, "update", key="city", value="Nantes")  # written anew after the forget
+    assert [(await prov(nour, "info", key="city"))[name] for name in ("created_at", "updated_at")] == [first + 120] * 2
+
+
 async def test_a_tools_write_is_a_tool_source_by_default_and_at_says_when_it_happened(
     call_as: CallAs, clock: ManualClock
 ) -> None:

@@ -8,7 +8,7 @@ what export reads on every store.
 
 from __future__ import annotations
 
-from mcpkit_storage.stores._store import Address, Store, Write
+from mcpkit_storage.stores._store import Address, Entry, Store, Write
 from stores.conftest import OTHER, OWNER
 
 HOUR = 3600.0
@@ -76,3 +76,16 @@ async def test_a_write_that_gives_a_first_write_time_leaves_it(store: Store, now
     writes = [Write(OWNER, "user", "q", None, b"1", None, created=now - 300)]
     assert await store.swap_many(writes, now) == [True]
     assert await created(store, OWNER, "user", "q") == now - 300
+
+
+async def test_get_many_created_reads_each_live_entry_with_its_first_write_time(store: Store, now: float) -> None:
+    await store.put(OWNER, "user", "a", b"1", None, now)
+    await store.put(OWNER, "user", "a", b"2", now + HOUR, now + 7)
+    await store.put(OTHER, "user", "b", b"3", None, now + 1, created=now - HOUR)  # an import's
+    await store.put(OWNER, "user", "brief", b"4", now + 10, now)
+    wanted = [Address(OWNER, "user", "a"), Address(OTHER, "user", "b"), Address(OWNER, "user", "none")]
+    read = await store.get_many_created([*wanted, Address(OWNER, "user", "brief")], now + 20)
+    assert read == [Entry(b"2", now + HOUR, now), Entry(b"3", None, now - HOUR), None, None]  # "brief" expired
+    plain = await store.get_many(wanted, now + 20)
+    assert [(e.data, e.expires_at) for e in read[:2]] == [(e.data, e.expires_at) for e in plain if e is not None]
+    assert await store.get_many_created([], now) == []

@@ -1,13 +1,18 @@
-"""Which change histories of an export file an import leaves out: those of a key whose value the store keeps."""
+"""Which change histories of an export file an import leaves out: those of a key whose value the store keeps, and
+those of a value its quota refused."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
-from ..vault import VERSIONS_KEY, Found
+from ..base import Place
+from ..vault import VERSIONS_KEY, Found, Vault, versions_key
 
-__all__ = ["history_left_out", "value_key"]
+__all__ = ["Refusals", "history_left_out", "value_key"]
+
+#: A value's place and key: (identity, bucket, key).
+_Slot = tuple[str, str, str]
 
 _LIVE_EVENTS = ("set", "update", "import")
 
@@ -46,3 +51,46 @@ def _last_value(history_json: bytes) -> tuple[str, float | None] | None:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Refusals:
+    """The values of one import that their quota refused, so that their change histories stay out with them: one
+    that comes later in the file is not written (``left_out``), one written before is taken out again (``take_out``).
+
+    It keeps each refused value's slot and its last version (the file's value, canonical, and write time), so it grows
+    with the refusals (as the report's lines do), never with the values imported."""
+
+    __slots__ = ("_refused", "_waiting")
+
+    def __init__(self) -> None:
+        self._refused: dict[_Slot, tuple[str, float | None]] = {}
+        self._waiting: dict[_Slot, Place] = {}  # refused since the last ``take_out``, or their histories written
+
+    def refused(self, place: Place, key: str, value_json: bytes, updated: float | None) -> None:
+        """The file's value ``value_json`` of ``key`` (written at ``updated``) did not fit its quota."""
+        if not key.startswith(VERSIONS_KEY):
+            slot = (place.identity, place.bucket, key)
+            self._refused[slot] = (_canonical(json.loads(value_json)), updated)
+            self._waiting[slot] = place
+
+    def left_out(self, place: Place, key: str) -> bool:
+        """Whether ``key`` is the change history of a value this import's quota refused (so it is not written)."""
+        return key.startswith(VERSIONS_KEY) and (place.identity, place.bucket, value_key(key)) in self._refused
+
+    def written(self, place: Place, key: str) -> None:
+        """Note that ``key`` was written: a change history whose value was refused (in the same store call, or before
+        its write was decided on) is then deleted by ``take_out``."""
+        if self.left_out(place, key):
+            self._waiting[(place.identity, place.bucket, value_key(key))] = place
+
+    async def take_out(self, vault: Vault, now: float) -> int:
+        """Delete the stored change history of each value refused since the last call, when it is the file's (it ends
+        with the refused value, as the file wrote it): how many went. A history of the store's own value stays."""
+        gone = 0
+        waiting, self._waiting = self._waiting, {}
+        for slot, place in waiting.items():
+            history = versions_key(slot[2])
+            kept = await vault.read(place, history, now)
+            if kept is not None and _last_value(json.dumps(kept.value).encode()) == self._refused[slot]:
+                gone += int(await vault.delete(place, history, now))
+        return gone

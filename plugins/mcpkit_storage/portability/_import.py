@@ -7,7 +7,6 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, get_args
 
 from mcpkit_search import Embedder
@@ -18,8 +17,9 @@ from ..sealing import Keyring, UndecryptableError
 from ..stores import Address, Entry, Quota, QuotaExceededError, Store
 from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history, shifted_json
 from ._format import ExportFileError, Item, item_of, scope_of
-from ._histories import history_left_out, value_key
+from ._histories import Refusals, history_left_out, value_key
 from ._lines import LineReader
+from ._report import ImportReport
 from ._sealing import SealingKey
 
 __all__ = ["CONFLICTS", "Conflicts", "ImportReport", "import_memory"]
@@ -27,54 +27,11 @@ __all__ = ["CONFLICTS", "Conflicts", "ImportReport", "import_memory"]
 Conflicts = Literal["skip", "replace", "newer"]
 CONFLICTS: tuple[Conflicts, ...] = get_args(Conflicts)
 
-#: Lines named in a report, at most (the count says how many more).
-_NAMED = 10
 _ATTEMPTS = 16
 #: Values read from the file before they are written, so that one store call can say which keys are free.
 _CHUNK = 256
 #: A value of the file waiting to be written: its line, the value, and where it goes.
 _Pending = tuple[int, Item, Place]
-
-
-@dataclass
-class ImportReport:
-    """What ``import_memory`` did: values written, left as they were (already there, or newer there), and not written
-    because their bucket's quota was full (by line number: an import report never shows a key or a value)."""
-
-    imported: int = 0
-    unchanged: int = 0
-    kept: int = 0
-    over_quota: list[int] = field(default_factory=list)
-    #: The quotas held, by namespace (``""``: remember's own buckets; ``"*"``: one given for every bucket), given or
-    #: those the store's servers recorded.
-    quotas: dict[str, Quota] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        text = f"imported {self.imported} values, {self.unchanged} already there as in the file"
-        if self.kept:
-            text += f", {self.kept} kept as the store has them (--on-conflict)"
-        if self.over_quota:
-            lines = ", ".join(str(line) for line in self.over_quota[:_NAMED])
-            more = f" and {len(self.over_quota) - _NAMED} more" if len(self.over_quota) > _NAMED else ""
-            text += (
-                f"; {len(self.over_quota)} did not fit their bucket's quota and were not written (lines {lines}{more})"
-            )
-        if self.quotas:
-            held = ", ".join(
-                f"{_NAMESPACE_NAMES.get(name, name + '*')} {_limits(quota)}" for name, quota in self.quotas.items()
-            )
-            text += f"; quotas held per owner and bucket: {held}"
-        return text
-
-
-_NAMESPACE_NAMES = {"*": "every bucket", "": "remember's buckets"}
-
-
-def _limits(quota: Quota) -> str:
-    limits = [
-        f"{limit:,} {unit}" for limit, unit in ((quota.values, "values"), (quota.bytes, "bytes")) if limit is not None
-    ]
-    return " and ".join(limits) or "no limit"
 
 
 def _mapped(item: Item, users: Mapping[str, str], allow_global: bool, only: set[str] | None, line: int) -> list[str]:
@@ -210,6 +167,7 @@ class _Chunks:
         self._vault, self._on_conflict, self._quota_of, self._now = vault, on_conflict, quota_of, now
         self._report = report
         self._ready: _Chunk | None = None  # sealed, not yet written
+        self._refusals = Refusals()
 
     async def add(self, pending: list[_Pending]) -> None:
         """Seal ``pending``'s free values while the chunk before is written (an embedder's vector shards: after)."""
@@ -229,7 +187,9 @@ class _Chunks:
             entries = await vault.store.get_many([*addresses, *beside.values()], now)
             values = dict(zip(beside, entries[len(addresses) :], strict=True))
             for index, entry in enumerate(entries[: len(addresses)]):
-                if index in values and history_left_out(
+                if self._refusals.left_out(pending[index][2], pending[index][1].key):
+                    settled[index] = "left out"
+                elif index in values and history_left_out(
                     pending[index][1].value_json, self._kept(beside[index], values[index]), self._on_conflict
                 ):
                     settled[index] = "kept"
@@ -306,34 +266,39 @@ class _Chunks:
         report = self._report
         done: set[int] = set(chunk.settled)
         refused: list[int] = []
+        refusals = self._refusals
         for outcome in chunk.settled.values():
-            if outcome == "unchanged":
-                report.unchanged += 1
-            else:
-                report.kept += 1
+            report.count(outcome)
         for index, result in zip(chunk.free, results, strict=True):
+            line, item, place = chunk.pending[index]
             if result is True:
                 report.imported += 1
             elif isinstance(result, QuotaExceededError):
-                refused.append(chunk.pending[index][0])
+                refused.append(line)
+                refusals.refused(place, item.key, item.value_json, item.updated)
             else:
                 continue  # taken meanwhile (or twice in the file): written below, as the conflicts policy says
             done.add(index)
         for index, (line, item, place) in enumerate(chunk.pending):
             if index in done:
                 continue
+            if refusals.left_out(place, item.key):  # its value did not fit: neither does its story
+                report.count("left out")
+                continue
             try:
                 quota = self._quota_of(place.bucket)
                 outcome = await _apply(self._vault, place, item, self._on_conflict, quota, self._now, line)
             except QuotaExceededError:
                 refused.append(line)
+                refusals.refused(place, item.key, item.value_json, item.updated)
                 continue
-            if outcome == "imported":
-                report.imported += 1
-            elif outcome == "unchanged":
-                report.unchanged += 1
-            else:
-                report.kept += 1
+            report.count(outcome)
+        for index, result in zip(chunk.free, results, strict=True):  # in one call with their values, or before
+            if result is True:  # their refusals were known: taken out again below
+                refusals.written(chunk.pending[index][2], chunk.pending[index][1].key)
+        gone = await refusals.take_out(self._vault, self._now)
+        report.imported -= gone
+        report.histories_left_out += gone
         report.over_quota.extend(sorted(refused))
 
 

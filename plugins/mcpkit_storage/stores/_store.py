@@ -194,6 +194,10 @@ class Store(Protocol):
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
         """The live entry at each address (None where there is none), in one round trip where the store can."""
 
+    async def get_many_created(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        """As ``get_many``, each entry with its ``created`` (``self.remember.info``'s read): a store whose
+        ``get_many`` leaves it out to stay one command (Redis) reads it here, in the same round trip."""
+
     async def put(
         self,
         owner: str,

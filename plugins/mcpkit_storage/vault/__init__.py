@@ -1,6 +1,6 @@
 """The ``Vault``: a store behind sealing, and what its reads find."""
 
-from ._found import Found, Observed, found, newer
+from ._found import Found, Inspected, Observed, found, newer
 from ._observed import ObservedVault, key_hash
 from ._offloaded import read_many_in_thread
 from ._vault import Vault
@@ -25,6 +25,7 @@ __all__ = [
     "VERSIONS_KEY",
     "Event",
     "Found",
+    "Inspected",
     "Observed",
     "ObservedVault",
     "PartialWriteError",

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from ..sealing import Payload
 from ..stores import Expectation
 
-__all__ = ["Found", "Observed", "found", "newer"]
+__all__ = ["Found", "Inspected", "Observed", "found", "newer"]
 
 
 class Found(NamedTuple):
@@ -21,6 +21,14 @@ class Found(NamedTuple):
     value: Any
     expires_at: float | None
     updated_at: float | None
+
+
+class Inspected(NamedTuple):
+    """A value read whole (``Vault.inspect``, for ``self.remember.info``): its payload, with its provenance, and when
+    its key was first written (the store's ``Entry.created``; None: unknown, written before stores kept it)."""
+
+    payload: Payload
+    created: float | None
 
 
 class Observed(NamedTuple):

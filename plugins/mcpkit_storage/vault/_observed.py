@@ -12,9 +12,9 @@ from mcpkit import Telemetry
 
 from ..base import Place
 from ..index import Semantic
-from ..sealing import Keyring, Payload
+from ..sealing import Keyring
 from ..stores import Quota, QuotaExceededError, Store
-from ._found import Found, Observed, found
+from ._found import Found, Inspected, Observed, found
 from ._memory_operation import KEY_HASH_PURPOSE, Kind, MemoryOperation, Observer, hashed_key
 from ._vault import Vault
 from ._writer import Swap
@@ -76,16 +76,16 @@ class ObservedVault(Vault):
             note.keys((key, observed))
         return observed
 
-    async def inspect(self, place: Place, key: str, now: float) -> Payload | None:
+    async def inspect(self, place: Place, key: str, now: float) -> Inspected | None:
         if not (self._always or _current_span().is_recording()):
             return await super().inspect(place, key, now)
         return await self._inspected(place, key, now)
 
-    async def _inspected(self, place: Place, key: str, now: float) -> Payload | None:
+    async def _inspected(self, place: Place, key: str, now: float) -> Inspected | None:
         """``inspect`` (``remember.info``: a value with its provenance) as a read: hit or miss, the bytes seen."""
         with self._note("inspect", "read", place) as note:
-            best, _, seen = await self.look(place, key, now, self._codec.legacy)
-            note.keys((key, Observed(None if best is None else found(best), seen)))
+            best, seen = await self.inspect_seen(place, key, now)
+            note.keys((key, Observed(None if best is None else found(best.payload), seen)))
         return best
 
     async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:

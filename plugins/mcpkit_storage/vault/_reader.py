@@ -7,6 +7,7 @@ Every read takes a tick of the rollback guard before its store call and checks w
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import anyio.to_thread
 
@@ -14,7 +15,7 @@ from ..base import Place, is_internal_key
 from ..sealing import Payload
 from ..stores import Address, Entry, Expectation, Store, StoreUnavailableError
 from ._codec import Codec
-from ._found import Found, Observed, found, newer
+from ._found import Found, Inspected, Observed, found, newer
 from ._rollback import RollbackGuard
 from ._unreadable import scope_of, warn_unreadable
 
@@ -82,14 +83,30 @@ class Reader:
             entries = [await self._store.get(*addresses[0], now)]
         else:
             entries = await self._store.get_many(addresses, now)
+        best, where = self._best(place, addresses, entries, now, began)
+        return best, where, _seen(addresses, entries)
+
+    async def inspect(self, place: Place, key: str, now: float) -> tuple[Inspected | None, tuple[Expectation, ...]]:
+        """As ``look`` (0.1's addresses when the codec is ``legacy``), the newest copy with its first-write time
+        (``Store.get_many_created``: one round trip, as ``look``'s)."""
+        addresses = self._codec.addresses(place, key, self._codec.legacy)
+        began = self._guard.begin()
+        entries = await self._store.get_many_created(addresses, now)
+        best, where = self._best(place, addresses, entries, now, began)
+        kept = None if best is None else Inspected(best, cast("Entry", entries[where]).created)
+        return kept, _seen(addresses, entries)
+
+    def _best(
+        self, place: Place, addresses: Sequence[Address], entries: Sequence[Entry | None], now: float, began: int
+    ) -> tuple[Payload | None, int]:
+        """The newest live copy among ``entries`` read since ``began``, and its index (-1: none)."""
         best: Payload | None = None
         where = -1
         for index, (address, entry) in enumerate(zip(addresses, entries, strict=True)):
             payload = None if entry is None else self._accepted(address, entry, now, place, began)
             if payload is not None and (best is None or newer(payload, best)):
                 best, where = payload, index
-        seen = tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
-        return best, where, seen
+        return best, where
 
     async def at(self, place: Place, addresses: Sequence[Address], now: float) -> list[Payload | None]:
         """The live payload at each of ``addresses`` of ``place`` (None where there is none), in one store call."""
@@ -153,3 +170,8 @@ class Reader:
                 "server saw replaced or deleted, put back in the store: someone with write access to the store "
                 "replayed an older value (or a restore or failover lost newer writes); refusing to answer it"
             )
+
+
+def _seen(addresses: Sequence[Address], entries: Sequence[Entry | None]) -> tuple[Expectation, ...]:
+    """The bytes at each address (None: no live entry), what a compare-and-set expects."""
+    return tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))

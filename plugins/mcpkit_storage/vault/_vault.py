@@ -16,7 +16,7 @@ from ..index import BlindIndex, Semantic
 from ..sealing import Keyring, Payload, SecretWatch
 from ..stores import Address, Entry, Expectation, Quota, QuotaExceededError, Store
 from ._codec import Codec
-from ._found import Found, Observed, found, newer
+from ._found import Found, Inspected, Observed, found, newer
 from ._indexing import Indexing
 from ._reader import Reader
 from ._rollback import RollbackGuard
@@ -132,10 +132,17 @@ class Vault:
         await self.watched(now)
         return await self._reader.look(place, key, now, legacy)
 
-    async def inspect(self, place: Place, key: str, now: float) -> Payload | None:
-        """The live payload at ``place``/``key`` whole (with its provenance), or None: a slower read than ``read``."""
-        best, _, _ = await self.look(place, key, now, self._codec.legacy)
-        return best
+    async def inspect(self, place: Place, key: str, now: float) -> Inspected | None:
+        """The live payload at ``place``/``key`` whole (with its provenance) and its key's first-write time, or None:
+        a slower read than ``read``."""
+        return (await self.inspect_seen(place, key, now))[0]
+
+    async def inspect_seen(
+        self, place: Place, key: str, now: float
+    ) -> tuple[Inspected | None, tuple[Expectation, ...]]:
+        """``inspect``'s answer and the bytes at every address of the key (what a compare-and-set expects)."""
+        await self.watched(now)
+        return await self._reader.inspect(place, key, now)
 
     async def open_at(self, place: Place, addresses: Sequence[Address], now: float) -> list[Payload | None]:
         """The live payload at each of ``addresses`` of ``place`` (a search's hits), in one store call."""

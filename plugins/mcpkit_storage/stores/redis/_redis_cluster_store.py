@@ -136,6 +136,10 @@ class RedisClusterStore(RedisStore):
         raws = await self._retrying(lambda: self._cluster_client.mget_nonatomic(names), writing=False)
         return [None if raw is None else _live_entry(raw, now) for raw in cast("list[bytes | None]", raws)]
 
+    async def get_many_created(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        reads = self._dated(addresses)
+        return await self._retrying(lambda: wire.read_dated(self._cluster_client, reads, now), writing=False)
+
     async def notes(self) -> dict[str, str]:
         raw = await self._retrying(lambda: self._cluster_client.hgetall(self._notes), writing=False)
         return wire.texts(raw)

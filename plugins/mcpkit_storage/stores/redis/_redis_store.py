@@ -65,6 +65,7 @@ class RedisStore:
         self._where = wire.redacted(url)
         self._prefix = prefix
         self._notes = f"{prefix}notes"  # the hash of the store's notes: outside every owner's keys, never SCANned
+        self._layout = f"{prefix}layout"
         self._client: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
         self.legacy = False
@@ -140,6 +141,10 @@ class RedisStore:
         with self._reaching():
             raws = cast("list[bytes | None]", await self._redis.mget([self._value(*a) for a in addresses]))
         return [wire.live(raw, now) for raw in raws]
+
+    async def get_many_created(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
+        with self._reaching():
+            return await wire.read_dated(self._redis, self._dated(addresses), now)
 
     async def put(
         self,
@@ -274,10 +279,8 @@ class RedisStore:
             yield record
 
     async def purge_expired(self, now: float) -> int:
-        """Delete values past ``now`` bucket by bucket; Redis' own expiry usually got there first.
-
-        It SCANs the keyspace for this prefix's indexes, so run it as maintenance, not per request.
-        """
+        """Delete values past ``now`` bucket by bucket (Redis' own expiry usually got there first); it SCANs the
+        keyspace for this prefix's indexes, so run it as maintenance, not per request."""
         gone = 0
         with self._reaching():
             async for name in self._redis.scan_iter(match=self._pattern("i"), count=SCAN_COUNT, _type="zset"):
@@ -350,12 +353,12 @@ class RedisStore:
         if ":" in bucket:
             raise ValueError(f"RedisStore bucket {bucket!r} must not contain ':'")
 
-    @property
-    def _layout(self) -> str:
-        return f"{self._prefix}layout"
-
     def _base(self, owner: str) -> str:
         return f"{self._prefix}{{{owner}}}"
+
+    def _dated(self, addresses: Sequence[Address]) -> list[tuple[str, str, str]]:
+        """What ``wire.read_dated`` reads for each address: its value's name, its bucket's created hash, its key."""
+        return [(self._value(*a), f"{self._base(a.owner)}:c:{a.bucket}", a.key) for a in addresses]
 
     def _value(self, owner: str, bucket: str, key: str) -> str:
         self._check(owner, bucket)

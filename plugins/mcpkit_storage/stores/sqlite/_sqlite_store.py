@@ -127,6 +127,8 @@ class SQLiteStore:
     async def get_many(self, addresses: Sequence[Address], now: float) -> list[Entry | None]:
         return await self._run(self._get_many, list(addresses), now)
 
+    get_many_created = get_many  # its get_many reads each entry's created already
+
     async def put(
         self,
         owner: str,
@@ -260,11 +262,9 @@ class SQLiteStore:
         return self._db().execute(sql, params).rowcount
 
     def _transaction(self, body: Callable[..., _T], *args: Any, begin: str = "BEGIN IMMEDIATE") -> _T:
-        """Run ``body(*args)`` in one transaction (``BEGIN IMMEDIATE``: with the write lock), committed if it returns.
-
-        Whatever fails — ``body``, or the ``COMMIT`` itself (a full disk) — the transaction is rolled back, so
-        the connection never stays inside one that later autocommit writes would silently join.
-        """
+        """Run ``body(*args)`` in one transaction (``BEGIN IMMEDIATE``: with the write lock), committed if it returns;
+        whatever fails (``body``, or the ``COMMIT`` itself: a full disk) rolls it back, so the connection never stays
+        inside one that later autocommit writes would silently join."""
         db = self._db()
         db.execute(begin)
         try:
