@@ -41,13 +41,16 @@ async def test_an_import_keeps_the_files_first_write_time_over_a_key_the_store_h
         with_created(value_record(NOUR, "user", "taken", "from the file"), FIRST),
         with_created(value_record(NOUR, "user", "free", "from the file"), FIRST),
         with_created(value_record(NOUR, "user", "unknown", "from the file"), None),
+        with_created(value_record(NOUR, "user", "held", "from the file"), None),
     )
     store = MemoryStore()
     await store.open()
-    await Vault(store, KEYRING).write(Place(json.dumps(NOUR), "user"), "taken", '"older"', None, LAST - 10, None)
+    for key in ("taken", "held"):
+        await Vault(store, KEYRING).write(Place(json.dumps(NOUR), "user"), key, '"older"', None, LAST - 10, None)
     report = await _import(store, data, on_conflict)
-    assert report.imported == 3
-    assert await created_of(store) == {"taken": FIRST, "free": FIRST, "unknown": NOW}  # none in the file: a new key
+    assert report.imported == 4
+    # none in the file: a new key takes the file's write time, a key the store holds keeps the store's own
+    assert await created_of(store) == {"taken": FIRST, "free": FIRST, "unknown": LAST, "held": LAST - 10}
 
 
 async def test_an_exported_record_says_when_its_key_was_first_written() -> None:

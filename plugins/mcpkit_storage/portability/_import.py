@@ -312,10 +312,13 @@ def _clock_shift(header: Mapping[str, Any], now: float) -> float:
 
 async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, now: float) -> Swap:
     """The compare-and-set that writes the file's value over what ``observed`` saw, with its time left, its write
-    time, its first-write time (None: unknown, so the store's), and (for a searchable value) its vector."""
+    time, its first-write time (unknown in the file: the store's own for a key it holds, the file's write time for a
+    new one, never the import's), and (for a searchable value) its vector."""
     expires_at = None if item.ttl is None else now + item.ttl
     vector = await vault.vector(place, item.key, item.value_json.decode()) if item.indexed else b""
     written_at, indexed, created = item.updated, item.indexed, item.created
+    if created is None and all(there is None for _, there in observed.seen):
+        created = written_at
     return Swap(place, item.key, observed, item.value_json, expires_at, written_at, indexed, vector, item.meta, created)
 
 
