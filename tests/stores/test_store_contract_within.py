@@ -1,8 +1,8 @@
 """A narrowed search (``NarrowingStore.search(within=...)``): only the entries holding a term of every
 group are ranked, each scored as in the whole ranking, with the whole bucket's statistics.
 
-On every store that ``narrows`` (memory, SQLite with fresh and merged postings, PostgreSQL, the toy store); Redis
-says it does not.
+On every store (memory, SQLite with fresh and merged postings, PostgreSQL, Redis, Redis Cluster, the toy store): each
+says it ``narrows``.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ async def test_a_group_no_entry_holds_ranks_nothing(store: Store, now: float) ->
     assert (await narrow.search(OWNER, BUCKET, WORDS, now, limit=10, within=[[]])).hits == []
 
 
-def test_redis_says_it_does_not_narrow_and_the_others_that_they_do(store: Store) -> None:
-    assert (narrowing(store) is None) == ("Redis" in type(store).__name__)
+def test_every_store_says_it_narrows(store: Store) -> None:
+    assert narrowing(store) is store
 
 
 def narrowed(store: Store) -> NarrowingStore:
@@ -68,3 +68,15 @@ def narrowed(store: Store) -> NarrowingStore:
     if found is None:
         pytest.skip("this store ranks every holder of the terms: a caller filters the hits")
     return found
+
+
+async def test_a_long_limit_ranks_as_a_short_one(store: Store, now: float) -> None:
+    """A limit past every entry (a filter listing its holders asks for thousands) ranks them in the same order,
+    narrowed or not, as the limit the search asks for."""
+    narrow = narrowed(store)
+    held = await _filled(store, now, random.Random(3))
+    short = (await store.search(OWNER, BUCKET, WORDS, now, limit=100)).hits
+    assert len(short) == len(held)
+    assert (await store.search(OWNER, BUCKET, WORDS, now, limit=1000)).hits == short
+    kept = [hit for hit in short if held[hit[0]] & {SOURCES[0]}]
+    assert (await narrow.search(OWNER, BUCKET, WORDS, now, limit=1000, within=[[SOURCES[0]]])).hits == kept

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from mcpkit_search import K1, B
-
 from ._redis_lua import CLUSTER_REGISTRY, HELPERS, STANDALONE_REGISTRY
+from ._redis_search import SEARCH as SEARCH  # assembled with the others by ``_variant``
 
 __all__ = ["CLUSTER", "CLUSTER_SWAP_MARKER_MS", "QUOTA_BYTES", "QUOTA_VALUES", "STANDALONE", "SWAP_MARKER_MS"]
 
@@ -251,109 +250,6 @@ refresh_owner(p)
 return gone
 """
 )
-
-# ARGV[3..6] = base, bucket, limit, the statistics to score with ('' for the bucket's own, else
-# "documents length frequency..." with a frequency per term), then the query's distinct terms (16 hex digits
-# each). Drops the bucket's expired entries first, so the statistics count live ones only. BM25 as in
-# mcpkit_search (k1 and b below). Returns: documents, total length, a frequency per term, then key, score
-# (as a string) for the best ``limit`` keys, best first, ties by key.
-SEARCH = (
-    HELPERS
-    + """
-local k1, b = """
-    + repr(K1)
-    + ", "
-    + repr(B)
-    + """
-local p = place(ARGV[3], ARGV[4])
-if trim(p) > 0 then
-  refresh_index(p)
-  refresh_owner(p)
-end
-local limit = tonumber(ARGV[5])
-local total = redis.call('HGET', p.docs, '')
-local documents = redis.call('HLEN', p.docs)
-if total then
-  documents = documents - 1
-else
-  total = '0'
-end
-local found = {documents, total}
-if limit <= 0 then -- statistics only: each term's postings counted, not read (a typo's few hundred near spellings)
-  for i = 7, #ARGV do
-    found[#found + 1] = redis.call('ZLEXCOUNT', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
-  end
-  return found
-end
-local postings = {}
-for i = 7, #ARGV do
-  local members = redis.call('ZRANGEBYLEX', p.postings, '[' .. ARGV[i] .. ':', '(' .. ARGV[i] .. ';')
-  postings[#postings + 1] = members
-  found[#found + 1] = #members
-end
-if #postings == 0 then
-  return found
-end
-local n, length, frequencies = documents, tonumber(total), {}
-for i = 1, #postings do
-  frequencies[i] = #postings[i]
-end
-if ARGV[6] ~= '' then
-  local given = {}
-  for number in string.gmatch(ARGV[6], '%S+') do
-    given[#given + 1] = tonumber(number)
-  end
-  n, length = given[1], given[2]
-  for i = 1, #postings do
-    frequencies[i] = given[2 + i]
-  end
-end
-if n <= 0 then
-  return found
-end
-local average = math.max(length / n, 1e-9)
-local scores, keys = {}, {}
-for i = 1, #postings do
-  local idf = math.log(1 + (n - frequencies[i] + 0.5) / (frequencies[i] + 0.5))
-  for _, member in ipairs(postings[i]) do
-    local count, size, key = string.match(member, '^%x+:(%d+):(%d+):(.*)$')
-    count = tonumber(count)
-    local add = idf * count * (k1 + 1) / (count + k1 * (1 - b + b * tonumber(size) / average))
-    local score = scores[key]
-    if score == nil then
-      keys[#keys + 1] = key
-      scores[key] = add
-    else
-      scores[key] = score + add
-    end
-  end
-end
--- The best ``limit`` keys, by insertion into a short sorted list (limit is small; most keys never enter it).
-local best = {}
-local function before(a, b)
-  return scores[a] > scores[b] or scores[a] == scores[b] and a < b
-end
-for _, key in ipairs(keys) do
-  if #best < limit or before(key, best[#best]) then
-    local at = #best + 1
-    while at > 1 and before(key, best[at - 1]) do
-      best[at] = best[at - 1]
-      at = at - 1
-    end
-    best[at] = key
-    if #best > limit then
-      best[#best] = nil
-    end
-  end
-end
-for _, key in ipairs(best) do
-  found[#found + 1] = key
-  found[#found + 1] = string.format('%.17g', scores[key])
-end
-return found
-"""
-)
-
 
 _NAMES = ("DELETE_BUCKET", "DELETE_MANY", "DELETE_OWNER", "ENTRIES", "PURGE", "PUT", "SEARCH", "SWAP", "SWAP_ALL")
 

@@ -36,11 +36,8 @@ __all__ = ["RedisStore"]
 TIMEOUT_SECONDS = 2.0
 HEALTH_CHECK_SECONDS = 15
 SCAN_COUNT = 1000
-
-
 #: Added to every expiry Redis applies by itself, so a value is never reclaimed before its deadline.
 EXPIRY_MARGIN_MS = 1000
-
 #: How long the first start may look for entries written by mcpkit 0.1 before assuming there are some.
 LEGACY_SCAN_SECONDS = 2.0
 
@@ -68,8 +65,7 @@ class RedisStore:
         self._layout = f"{prefix}layout"
         self._client: Redis | None = None
         self._scripts: dict[str, AsyncScript] = {}
-        self.legacy = False
-        self.placed = False
+        self.legacy, self.placed, self.narrows = False, False, True
 
     def __repr__(self) -> str:
         return f"RedisStore({self._where!r}, prefix={self._prefix!r})"
@@ -253,17 +249,21 @@ class RedisStore:
         return args, keys
 
     async def search(
-        self, owner: str, bucket: str, terms: Sequence[int], now: float, *, limit: int, stats: Stats | None = None
+        self,
+        owner: str,
+        bucket: str,
+        terms: Sequence[int],
+        now: float,
+        *,
+        limit: int,
+        stats: Stats | None = None,
+        within: Sequence[Sequence[int]] = (),
     ) -> Ranking:
-        """One round trip: the SEARCH script drops the bucket's expired entries, counts and scores in Redis."""
+        """One round trip: the SEARCH script drops the bucket's expired entries, counts and scores in Redis, and
+        keeps only the values holding a term of every group of ``within`` (``NarrowingStore``)."""
         self._check(owner, bucket)
-        given = "" if stats is None else " ".join(map(str, (stats.documents, stats.length, *stats.frequencies)))
-        args = (self._base(owner), bucket, str(limit), given, *map(wire.term, terms))
-        flat = await self._call("SEARCH", now, *args, keys=self._declared(owner, bucket))
-        at = 2 + len(terms)
-        own = Stats(int(flat[0]), int(flat[1]), tuple(int(n) for n in flat[2:at]))
-        hits = [(flat[i].decode(), float(flat[i + 1])) for i in range(at, len(flat), 2)]
-        return Ranking(own, hits)
+        args = wire.searching(self._base(owner), bucket, terms, limit, stats, within)
+        return wire.ranking(await self._call("SEARCH", now, *args, keys=self._declared(owner, bucket)), len(terms))
 
     async def scan(self) -> AsyncIterator[Record]:
         """Every value under the prefix, via SCAN (operator commands only: it walks the keyspace)."""

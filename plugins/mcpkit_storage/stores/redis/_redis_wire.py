@@ -12,7 +12,9 @@ from urllib.parse import urlsplit
 from redis import exceptions as redis_errors
 from redis.asyncio import Redis, RedisCluster
 
-from .. import Entry, Postings, Quota, QuotaExceededError, StoreUnavailableError
+from mcpkit_search import Stats
+
+from .. import Entry, Postings, Quota, QuotaExceededError, Ranking, StoreUnavailableError
 from . import _redis_scripts as lua
 
 __all__ = [
@@ -24,10 +26,12 @@ __all__ = [
     "outcome",
     "outcomes",
     "posting",
+    "ranking",
     "reaching",
     "read_dated",
     "redacted",
     "refused_before_running",
+    "searching",
     "term",
     "texts",
     "unpack",
@@ -95,6 +99,23 @@ def writing(
     limits = ("", "") if quota is None else tuple("" if limit is None else str(limit) for limit in quota)
     spec = "" if index is None else " ".join([str(index.length), *map(posting, index.terms.items())])
     return [base, bucket, key, value, px, score, *limits, spec, "" if created is None else repr(float(created))]
+
+
+def searching(
+    base: str, bucket: str, terms: Sequence[int], limit: int, stats: Stats | None, within: Sequence[Sequence[int]]
+) -> list[str]:
+    """SEARCH's arguments (after the time and margin): address, limit, the statistics to score with ('': the
+    bucket's own), how many groups, each group's terms space-separated, then the query's terms."""
+    given = "" if stats is None else " ".join(map(str, (stats.documents, stats.length, *stats.frequencies)))
+    groups = [" ".join(map(term, group)) for group in within]
+    return [base, bucket, str(limit), given, str(len(groups)), *groups, *map(term, terms)]
+
+
+def ranking(flat: list[bytes], terms: int) -> Ranking:
+    """SEARCH's answer for ``terms`` query terms: the bucket's statistics, then key and score for each hit."""
+    at = 2 + terms
+    own = Stats(int(flat[0]), int(flat[1]), tuple(int(n) for n in flat[2:at]))
+    return Ranking(own, [(flat[i].decode(), float(flat[i + 1])) for i in range(at, len(flat), 2)])
 
 
 def refused_before_running(exc: BaseException) -> bool:
