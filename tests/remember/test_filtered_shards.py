@@ -2,7 +2,8 @@
 window it returns exactly what filtering the unfiltered ranking returns, each value with the score it has there,
 and opens only a shortlist of values, not every value the filter admits.
 
-Through the real HTTP app with ``Concepts`` (the deterministic embedder of ``test_semantic``), memory and SQLite.
+Through the real HTTP app with ``Concepts`` (the deterministic embedder of ``test_semantic``): memory, SQLite, Redis
+and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Look(ToolContext):
         return [[match.key, match.score] for match in matches]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis", "postgres"])
 def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
