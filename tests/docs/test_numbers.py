@@ -439,6 +439,7 @@ STATED = [
     Stated("architecture.md", "its store name ({} bytes:", shard._NAME_BYTES),
     Stated("architecture.md", "the best `{} * limit + 8` of the fused ranking", sharded.CANDIDATES),
     Stated("architecture.md", "limit + {}` of the fused ranking", sharded.SPARE),
+    Stated("architecture.md", "weighing about {} keys listed against one value", sharded.LISTED_PER_OPENED_HERE),
     Stated("search.md", "(up to {} values each, split in two past that)", shard.SHARD_ITEMS),
     Stated("search.md", "words are cut to {} characters", analyzer.MAX_TERM_CHARS),
     Stated("search.md", "At most {} distinct terms of a query count", index.MAX_QUERY_TERMS),
@@ -595,6 +596,7 @@ NOT_CONSTANTS = {
         "never as one day",  # prose
         "whose event times span a year",  # python -m bench.search_window's data
         "a 4-day window (about 1% of the values)",  # python -m bench.search_window's rows
+        "a source filter keeping a third cost 7 to 12 times",  # bench.search_window's hybrid rows, before (issue 41)
         "`half_life` of 30 days",  # python -m bench.search_window's rows
         "5,000 random starts: 35 typical and 50 at most for a window of a whole year",  # window_words, measured
         "edits (about 1 ms: only",  # measured by hand: near() of 8- and 9-letter words on a fresh analyser
@@ -652,6 +654,7 @@ NOT_CONSTANTS = {
         "1.093 and 1.174 times",  # python -m bench.otel_cost --ratio 0.1, the memory call sampled at 10 %
     ],
     "architecture.md": [
+        "(7 to 15 times the unfiltered search's CPU at 10,000 values)",  # bench.search_window's hybrid rows, before
         "a record alone is about 62 µs in the table against 8.5 µs in the file",
         "about 19 µs a record at ten",
         "5,000 random starts, up to 7 for a week,",  # index._facets.window_words, measured

@@ -52,7 +52,14 @@ _faceted: weakref.WeakKeyDictionary[Store, _Faceted] = weakref.WeakKeyDictionary
 
 
 async def admitted(
-    vault: Vault, owner: str, bucket: str, kept: Kept, now: float, *, wanted: int | None = None
+    vault: Vault,
+    owner: str,
+    bucket: str,
+    kept: Kept,
+    now: float,
+    *,
+    wanted: int | None = None,
+    per_opened: int = LISTED_PER_OPENED,
 ) -> Admitted | None:
     """The keys of the bucket ``kept`` may keep, by their facets: one store call for their counts, one to list each
     facet's holders (the window's, the sources'); each in proportion to the values held, not to the bucket.
@@ -60,7 +67,8 @@ async def admitted(
     None when the facets cannot say, and the values must be opened to be filtered: some value has none (written
     before mcpkit kept them: ``mcpkit remember reindex`` gives them; checked once per bucket), or the window needs
     too many words. With ``wanted`` (the values a search by words returns), also None when listing the keys would
-    cost more than opening the best values by words until ``wanted`` pass."""
+    cost more than opening the best values by words until ``wanted`` pass (``per_opened`` keys listed costing about
+    one value opened)."""
     groups = _groups(kept)
     if not groups:
         return None
@@ -83,8 +91,8 @@ async def admitted(
         grouped.append((sum(held[term] for term in group_terms), group_terms))
     grouped.sort(key=lambda counted_terms: counted_terms[0])
     # Listing k keys against opening about wanted * documents / k of the best by words: list while k is under
-    # sqrt(LISTED_PER_OPENED * wanted * documents).
-    most = math.inf if wanted is None else math.sqrt(LISTED_PER_OPENED * wanted * documents)
+    # sqrt(per_opened * wanted * documents).
+    most = math.inf if wanted is None else math.sqrt(per_opened * wanted * documents)
     if grouped[0][0] > most:
         return None
     keys: frozenset[str] | None = None

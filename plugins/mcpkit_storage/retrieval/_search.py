@@ -216,14 +216,13 @@ async def _by_meaning(
     index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
     by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
 
-    With ``kept`` or ``half_life`` the values are opened (the shards hold no event time): with ``kept``, only those
-    whose facets it may keep (``admitted``), else every one; the values ``kept`` leaves out are dropped first,
-    BM25 ranks every value its words match (none is lost to a cut), and each fused score is moved by its recency
-    before the ranking is cut.
+    With ``kept`` alone the shards answer too (the ranking without it, of the values it keeps). Else the values are
+    opened: with ``kept``, those whose facets it may keep (``admitted``), else every one; those ``kept`` leaves out
+    are dropped first, BM25 ranks every value its words match, and each score is moved by its ``half_life``.
     """
     assert vault.semantic is not None
-    if kept is None and half_life is None:
-        sharded = await by_shards(vault, place, asked, now, limit)
+    if half_life is None:
+        sharded = await by_shards(vault, place, asked, now, limit, kept)
         if sharded is not None:
             return sharded
     buckets = vault.buckets(place)

@@ -4,13 +4,17 @@ with BM25, and only the best few values are opened, their own vectors deciding.
 It answers only when the shards can: one address (no rotation under way), shards of the query's model, and at
 least as many live values in them as the index counts (``Stats.documents``). Otherwise it says so (None), and the
 search opens every value instead (``_search._by_meaning``), then fills the shards from what it opened.
+
+With a filter (``Kept``) it ranks as without one and returns the best of the values the filter keeps: the shards
+hold no event time and no source, so the values its facets admit (``admitted``) are a mask on the shortlist, and
+each value opened is checked against its exact sealed time and source.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from mcpkit_search import dimensions_of, fuse_dense, parts, unpack_vectors
@@ -20,6 +24,8 @@ from ..index import MAX_EMBEDDED_PER_SEARCH, Change, Leaf
 from ..sealing import Payload
 from ..stores import Address, Quota, QuotaExceededError, StoreUnavailableError
 from ..vault import Vault
+from ._admitted import admitted
+from ._kept import Kept
 from ._match import MAX_SEARCH_LIMIT, Asked, Match, explained
 from ._ties import bucket_ranking
 
@@ -34,6 +40,11 @@ SPARE = 8
 
 #: Rounds of opening more candidates when some of the best no longer open or their vectors changed.
 _ROUNDS = 4
+
+#: About how many keys ``admitted`` lists in the time this search opens one more value past its shortlist (with a
+#: filter that lists none, it opens the best until enough pass): measured with ``bench.search_window``'s hybrid
+#: rows, a third of 10,000 values listed cost more than opening three times the shortlist.
+LISTED_PER_OPENED_HERE = 20
 
 
 class _Columns:
@@ -75,9 +86,23 @@ class _Columns:
                 self.similarity = numpy.append(self.similarity, numpy.nan)
         return numbers
 
+    def holding(self, names: Collection[str]) -> Any:
+        """Which items may be among store ``names`` (a numpy mask): by their names' first 8 bytes, so perhaps a few
+        more (a mask the exact check on opening narrows), never fewer."""
+        import numpy
 
-async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit: int) -> list[Match] | None:
-    """``semantic`` or ``hybrid`` from the shards, as ``_by_meaning`` ranks them; None when they cannot answer."""
+        firsts = numpy.frombuffer(b"".join(bytes.fromhex(name[:16]) for name in names), dtype="<u8")
+        halves = self.names.view("<u8").reshape(-1, 2) if len(self.names) else numpy.zeros((0, 2), "<u8")
+        return numpy.isin(halves[:, 0], firsts)
+
+
+async def by_shards(
+    vault: Vault, place: Place, asked: Asked, now: float, limit: int, kept: Kept | None = None
+) -> list[Match] | None:
+    """``semantic`` or ``hybrid`` from the shards, as ``_by_meaning`` ranks them; None when they cannot answer.
+
+    With ``kept``: the ranking without it, each score as it would be there, of the values ``kept`` keeps (the best
+    ``limit`` of those)."""
     import numpy
 
     words, query, mode = asked.words, asked.vector, asked.mode
@@ -100,37 +125,54 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
         return None  # values the shards do not hold (kept before them, or by an older mcpkit)
     numbers = columns.numbers([name for name, _ in hits])
     lexical = {number: score for number, (_, score) in zip(numbers, hits, strict=True)}
+    want = limit * CANDIDATES + SPARE
+    # The values the filter may keep (every one without a filter, or when listing them costs more than opening the
+    # best until enough pass); each one opened is checked, and those it leaves out stay out of the shortlist.
+    allowed = numpy.ones(len(columns.names), dtype=bool)
+    if kept is not None:
+        listed = await admitted(vault, owner, bucket, kept, now, wanted=want, per_opened=LISTED_PER_OPENED_HERE)
+        if listed is not None:
+            allowed = columns.holding(listed.keys)
     opened: dict[int, Payload] = {}
     chunks: dict[int, int] = {}
     # Values kept without a vector: opened and embedded now, within the budget (as when every value is opened).
     await _open(vault, owner, bucket, columns, columns.vectorless[:MAX_EMBEDDED_PER_SEARCH], opened, now, place)
-    kept = [item for item in columns.vectorless if item in opened]
-    made = await semantic.similarities(query, [opened[item] for item in kept], caller=asked.caller)
+    _refuse(allowed, opened, columns.vectorless[:MAX_EMBEDDED_PER_SEARCH], kept)
+    made_for = [item for item in columns.vectorless if item in opened]
+    made = await semantic.similarities(query, [opened[item] for item in made_for], caller=asked.caller)
     for position, (score, chunk) in made.items():
-        columns.similarity[kept[position]], chunks[kept[position]] = score, chunk
-    want = limit * CANDIDATES + SPARE
-    for round_ in range(_ROUNDS + 1):
+        columns.similarity[made_for[position]], chunks[made_for[position]] = score, chunk
+    changes = tried = passed = 0
+    reach = want  # how many of the best are opened in a round: more once the filter has left some out
+    while True:
         similarity = columns.similarity
         scores = fuse_dense(lexical, similarity, weight=asked.weight) if mode == "hybrid" else similarity
         matching = numpy.zeros(len(scores), dtype=bool)
         matching[list(lexical)] = True
         matching |= similarity > semantic.min_similarity
-        matching &= ~numpy.isnan(scores)
-        weak = _weak(scores, matching, limit) if mode == "semantic" else []
+        matching &= ~numpy.isnan(scores) & allowed
+        weak = _weak(scores, matching, limit, allowed) if mode == "semantic" else []
         matching[weak] = True
-        shortlist = _best(columns, scores, numpy.flatnonzero(matching), opened, want)
-        fresh = [item for item in shortlist if item not in opened]
-        if not fresh or round_ == _ROUNDS:
+        shortlist = _best(columns, scores, numpy.flatnonzero(matching), opened, max(want, reach))
+        if changes == _ROUNDS or all(item in opened for item in shortlist[:want]):
             break
+        fresh = [item for item in shortlist if item not in opened]
         await _open(vault, owner, bucket, columns, fresh, opened, now, place)
         gone = [item for item in fresh if item not in opened]
         checked = [item for item in fresh if item in opened]
+        refused = _refuse(allowed, opened, checked, kept)
         own = await semantic.similarities(query, [opened[item] for item in checked], caller=asked.caller)
         if gone:
             await _prune(vault, place, [columns.name(item) for item in gone], now)
-        if not _verify(columns, checked, own, gone, lexical, chunks):
-            break
-        want *= 2
+        if _verify(columns, checked, own, gone, lexical, chunks):
+            changes += 1
+            want *= 2
+        elif not refused:
+            break  # the shortlist stands: every value in it opened, as the shards said, and kept
+        tried += len(checked)
+        passed += sum(1 for item in checked if allowed[item])
+        # Enough of the next best that about ``want`` of them pass, at the share that passed so far.
+        reach = min(len(columns.names), -(-want * tried // max(passed, 1)))
     top = sorted(
         (item for item in shortlist if item in opened),
         key=lambda item: (-scores[item], -(opened[item].written_at or 0.0), opened[item].key),
@@ -161,14 +203,15 @@ async def by_shards(vault: Vault, place: Place, asked: Asked, now: float, limit:
     )
 
 
-def _weak(scores: Any, matching: Any, limit: int) -> list[int]:
-    """In ``semantic`` mode, the best of the values under ``min_similarity`` that fill ``limit`` (``Match.weak``)."""
+def _weak(scores: Any, matching: Any, limit: int, allowed: Any) -> list[int]:
+    """In ``semantic`` mode, the best of the values under ``min_similarity`` that fill ``limit`` (``Match.weak``), of
+    those ``allowed``."""
     import numpy
 
     missing = limit - int(numpy.count_nonzero(matching))
     if missing <= 0:
         return []
-    rest = numpy.flatnonzero(~matching & ~numpy.isnan(scores))
+    rest = numpy.flatnonzero(~matching & allowed & ~numpy.isnan(scores))
     if len(rest) > missing:
         rest = rest[numpy.argpartition(-scores[rest], missing - 1)[:missing]]
     return [int(item) for item in rest]
@@ -257,9 +300,20 @@ def _verify(
             similarity[item] = numpy.nan
             continue
         score, chunks[item] = found
-        changed = changed or before != before or not math.isclose(before, score, abs_tol=1e-6)
-        similarity[item] = score
+        if before != before or not math.isclose(before, score, abs_tol=1e-6):
+            changed = True
+            similarity[item] = score
+        # Else the shard's score stays (the same vector, summed in another order): a score does not depend on which
+        # values a search happened to open, so a filtered search scores a value as the unfiltered one does.
     return changed
+
+
+def _refuse(allowed: Any, opened: dict[int, Payload], items: list[int], kept: Kept | None) -> bool:
+    """Take the opened ``items`` that ``kept`` leaves out (by their sealed time and source) out of ``allowed``;
+    whether there was any."""
+    refused = [] if kept is None else [item for item in items if item in opened and not kept(opened[item])]
+    allowed[refused] = False
+    return bool(refused)
 
 
 async def _open(
