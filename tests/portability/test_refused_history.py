@@ -94,3 +94,27 @@ async def test_a_history_decided_on_before_its_values_refusal_was_known_is_taken
 
     assert (report.over_quota, report.imported, report.histories_left_out) == ([_CHUNK + 1], _CHUNK - 1, 1)
     assert left == [None, None]
+
+
+@pytest.mark.parametrize("fillers", [0, 3 * _CHUNK], ids=["one-chunk", "chunks-apart"])
+async def test_a_key_refused_then_imported_again_later_in_the_file_keeps_the_history_of_the_value_that_fit(
+    tmp_path: Path, fillers: int
+) -> None:
+    """The same key twice in the file (or two users mapped to one): the first value over its quota, the second
+    fits; the history ending with the second is its own and goes in, whatever lies between."""
+    value, _ = wordy_records()
+    short = value_record(NOUR, "user", "notes", "short")
+    rows = [["set", json.dumps("first draft"), 1.69e9, None, ""], ["update", json.dumps("short"), 1.7e9, None, ""]]
+    history = value_record(NOUR, "user", versions_key("notes"), rows)
+    others = [value_record(["u", f"filler-{n}"], "user", "k", n) for n in range(fillers)]
+    keyring, now = Keyring([SECRET]), time.time()
+    async with opened(f"sqlite:///{tmp_path / 'twice.db'}") as store:
+        file = io.BytesIO(crafted(value, short, *others, history))
+        report = await import_memory(store, keyring, file, plaintext=True, quota=QUOTA, now=now)
+        notes, notes_history = await Vault(store, keyring).read_many(PLACE, ["notes", versions_key("notes")], now)
+
+    assert report.over_quota == [2]
+    assert notes is not None
+    assert notes.value == "short"
+    assert notes_history is not None  # the history of the value that fit
+    assert report.histories_left_out == 0

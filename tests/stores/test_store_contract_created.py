@@ -8,7 +8,9 @@ what export reads on every store.
 
 from __future__ import annotations
 
+from mcpkit_storage import Keyring, Place, Vault
 from mcpkit_storage.stores._store import Address, Entry, Store, Write
+from mcpkit_storage.stores.memory import MemoryStore
 from stores.conftest import OTHER, OWNER
 
 HOUR = 3600.0
@@ -89,3 +91,19 @@ async def test_get_many_created_reads_each_live_entry_with_its_first_write_time(
     plain = await store.get_many(wanted, now + 20)
     assert [(e.data, e.expires_at) for e in read[:2]] == [(e.data, e.expires_at) for e in plain if e is not None]
     assert await store.get_many_created([], now) == []
+
+
+class _Older(MemoryStore):
+    """A store of your own written before ``Store.get_many_created`` existed."""
+
+    get_many_created = None  # type: ignore[assignment]
+
+
+async def test_a_store_without_get_many_created_still_answers_inspect_without_the_time() -> None:
+    store = _Older()
+    await store.open()
+    vault, place = Vault(store, Keyring(["store-contract-secret-0123456789abcdef"])), Place('["u", "nour"]', "user")
+    await vault.write(place, "k", '"v"', None, 1.7e9, None)
+    inspected = await vault.inspect(place, "k", 1.7e9)
+    assert inspected is not None
+    assert inspected.payload.value() == "v"

@@ -3,6 +3,7 @@ those of a value its quota refused."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Literal
 
@@ -56,41 +57,57 @@ def _canonical(value: Any) -> str:
 class Refusals:
     """The values of one import that their quota refused, so that their change histories stay out with them: one
     that comes later in the file is not written (``left_out``), one written before is taken out again (``take_out``).
+    Only a history that ends with the refused value is its story: a later value of the same key that fits (a key twice
+    in the file, two users mapped to one) keeps its own.
 
-    It keeps each refused value's slot and its last version (the file's value, canonical, and write time), so it grows
-    with the refusals (as the report's lines do), never with the values imported."""
+    It keeps each refused value's slot and a 16-byte digest of its last version (the file's value, canonical, and
+    write time), so it grows with the refusals, never with the values or their size."""
 
     __slots__ = ("_refused", "_waiting")
 
     def __init__(self) -> None:
-        self._refused: dict[_Slot, tuple[str, float | None]] = {}
+        self._refused: dict[_Slot, bytes] = {}
         self._waiting: dict[_Slot, Place] = {}  # refused since the last ``take_out``, or their histories written
 
     def refused(self, place: Place, key: str, value_json: bytes, updated: float | None) -> None:
         """The file's value ``value_json`` of ``key`` (written at ``updated``) did not fit its quota."""
         if not key.startswith(VERSIONS_KEY):
             slot = (place.identity, place.bucket, key)
-            self._refused[slot] = (_canonical(json.loads(value_json)), updated)
+            self._refused[slot] = _digest((_canonical(json.loads(value_json)), updated))
             self._waiting[slot] = place
 
-    def left_out(self, place: Place, key: str) -> bool:
-        """Whether ``key`` is the change history of a value this import's quota refused (so it is not written)."""
-        return key.startswith(VERSIONS_KEY) and (place.identity, place.bucket, value_key(key)) in self._refused
+    def left_out(self, place: Place, key: str, history_json: bytes) -> bool:
+        """Whether ``key`` is a change history (``history_json``, its versions) ending with a value this import's
+        quota refused (so it is not written)."""
+        if not key.startswith(VERSIONS_KEY):
+            return False
+        refused = self._refused.get((place.identity, place.bucket, value_key(key)))
+        return refused is not None and _digest(_last_value(history_json)) == refused
 
-    def written(self, place: Place, key: str) -> None:
+    def written(self, place: Place, key: str, history_json: bytes) -> None:
         """Note that ``key`` was written: a change history whose value was refused (in the same store call, or before
         its write was decided on) is then deleted by ``take_out``."""
-        if self.left_out(place, key):
+        if self.left_out(place, key, history_json):
             self._waiting[(place.identity, place.bucket, value_key(key))] = place
 
     async def take_out(self, vault: Vault, now: float) -> int:
         """Delete the stored change history of each value refused since the last call, when it is the file's (it ends
-        with the refused value, as the file wrote it): how many went. A history of the store's own value stays."""
+        with the refused value, as the file wrote it): how many went. A history of the store's own value stays. One
+        read per place (a round trip where the store can) of every such history."""
         gone = 0
         waiting, self._waiting = self._waiting, {}
+        by_place: dict[Place, list[_Slot]] = {}
         for slot, place in waiting.items():
-            history = versions_key(slot[2])
-            kept = await vault.read(place, history, now)
-            if kept is not None and _last_value(json.dumps(kept.value).encode()) == self._refused[slot]:
-                gone += int(await vault.delete(place, history, now))
+            by_place.setdefault(place, []).append(slot)
+        for place, slots in by_place.items():
+            histories = [versions_key(slot[2]) for slot in slots]
+            for slot, history, kept in zip(slots, histories, await vault.read_many(place, histories, now), strict=True):
+                ends = None if kept is None else _last_value(json.dumps(kept.value).encode())
+                if kept is not None and _digest(ends) == self._refused[slot]:
+                    gone += int(await vault.delete(place, history, now))
         return gone
+
+
+def _digest(last: tuple[str, float | None] | None) -> bytes:
+    """A version's digest: what ``Refusals`` keeps of a refused value."""
+    return hashlib.blake2b(json.dumps(last).encode(), digest_size=16).digest()

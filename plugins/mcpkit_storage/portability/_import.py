@@ -187,7 +187,7 @@ class _Chunks:
             entries = await vault.store.get_many([*addresses, *beside.values()], now)
             values = dict(zip(beside, entries[len(addresses) :], strict=True))
             for index, entry in enumerate(entries[: len(addresses)]):
-                if self._refusals.left_out(pending[index][2], pending[index][1].key):
+                if self._refusals.left_out(pending[index][2], pending[index][1].key, pending[index][1].value_json):
                     settled[index] = "left out"
                 elif index in values and history_left_out(
                     pending[index][1].value_json, self._kept(beside[index], values[index]), self._on_conflict
@@ -282,7 +282,7 @@ class _Chunks:
         for index, (line, item, place) in enumerate(chunk.pending):
             if index in done:
                 continue
-            if refusals.left_out(place, item.key):  # its value did not fit: neither does its story
+            if refusals.left_out(place, item.key, item.value_json):  # its value did not fit: nor does its story
                 report.count("left out")
                 continue
             try:
@@ -295,7 +295,8 @@ class _Chunks:
             report.count(outcome)
         for index, result in zip(chunk.free, results, strict=True):  # in one call with their values, or before
             if result is True:  # their refusals were known: taken out again below
-                refusals.written(chunk.pending[index][2], chunk.pending[index][1].key)
+                _, item, place = chunk.pending[index]
+                refusals.written(place, item.key, item.value_json)
         gone = await refusals.take_out(self._vault, self._now)
         report.imported -= gone
         report.histories_left_out += gone
@@ -316,10 +317,17 @@ async def _swap_of(vault: Vault, item: Item, place: Place, observed: Observed, n
     new one, never the import's), and (for a searchable value) its vector."""
     expires_at = None if item.ttl is None else now + item.ttl
     vector = await vault.vector(place, item.key, item.value_json.decode()) if item.indexed else b""
-    written_at, indexed, created = item.updated, item.indexed, item.created
-    if created is None and all(there is None for _, there in observed.seen):
-        created = written_at
+    written_at, indexed = item.updated, item.indexed
+    created = _created(item, observed)
     return Swap(place, item.key, observed, item.value_json, expires_at, written_at, indexed, vector, item.meta, created)
+
+
+def _created(item: Item, observed: Observed) -> float | None:
+    """The first-write time a write of ``item`` over what ``observed`` saw gives: the file's; unknown there, the
+    file's write time for a free key, else None (the store keeps its own)."""
+    if item.created is None and all(there is None for _, there in observed.seen):
+        return item.updated
+    return item.created
 
 
 async def _apply(
@@ -348,7 +356,11 @@ async def _apply(
                 return "kept"
             if on_conflict == "newer" and (item.updated or 0.0) <= (there.updated_at or 0.0):
                 return "kept"
-        swap = await _swap_of(vault, item, place, observed, now) if swap is None else swap._replace(observed=observed)
+        swap = (  # a retry keeps the vector, its costly part, and sees what is there now
+            await _swap_of(vault, item, place, observed, now)
+            if swap is None
+            else swap._replace(observed=observed, created=_created(item, observed))
+        )
         (written,) = await vault.swap_many([swap], now, quota)
         if isinstance(written, QuotaExceededError):
             raise written

@@ -88,10 +88,12 @@ class Reader:
 
     async def inspect(self, place: Place, key: str, now: float) -> tuple[Inspected | None, tuple[Expectation, ...]]:
         """As ``look`` (0.1's addresses when the codec is ``legacy``), the newest copy with its first-write time
-        (``Store.get_many_created``: one round trip, as ``look``'s)."""
+        (``Store.get_many_created``: one round trip, as ``look``'s; a store of your own written before it existed
+        answers with ``get_many``, whose entries may not know it)."""
         addresses = self._codec.addresses(place, key, self._codec.legacy)
         began = self._guard.begin()
-        entries = await self._store.get_many_created(addresses, now)
+        read = getattr(self._store, "get_many_created", None) or self._store.get_many
+        entries = await read(addresses, now)
         best, where = self._best(place, addresses, entries, now, began)
         kept = None if best is None else Inspected(best, cast("Entry", entries[where]).created)
         return kept, _seen(addresses, entries)
