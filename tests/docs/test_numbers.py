@@ -79,6 +79,7 @@ import mcpkit_storage.index._index as index
 import mcpkit_storage.index._semantic as semantic
 import mcpkit_storage.index._shard_layout as shard
 import mcpkit_storage.index._shard_tree as shards
+import mcpkit_storage.portability._histories as histories
 import mcpkit_storage.portability._import as portability_import
 import mcpkit_storage.portability._sealing as portability_sealing
 import mcpkit_storage.retrieval._search as search
@@ -181,6 +182,7 @@ ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(sign
 
 STATED = [
     Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
+    Stated("architecture.md", "The cost is a {}-byte digest kept per refused value", histories.DIGEST_BYTES),
     Stated("portability.md", "empty, longer than {} characters", values.MAX_KEY_LENGTH),
     Stated("portability.md", "which keys of {} values are free", portability_import._CHUNK),
     Stated("portability.md", "(plain: every {:,} values)", progress.PLAIN_STEP),

@@ -16,6 +16,8 @@ __all__ = ["Refusals", "history_left_out", "value_key"]
 _Slot = tuple[str, str, str]
 
 _LIVE_EVENTS = ("set", "update", "import")
+#: The size of what ``Refusals`` keeps of a refused value: a BLAKE2b digest of its last version.
+DIGEST_BYTES = 16
 
 
 def value_key(history_key: str) -> str:
@@ -60,8 +62,8 @@ class Refusals:
     Only a history that ends with the refused value is its story: a later value of the same key that fits (a key twice
     in the file, two users mapped to one) keeps its own.
 
-    It keeps each refused value's slot and a 16-byte digest of its last version (the file's value, canonical, and
-    write time), so it grows with the refusals, never with the values or their size."""
+    It keeps each refused value's slot and a digest (``DIGEST_BYTES``) of its last version (the file's value,
+    canonical, and write time), so it grows with the refusals, never with the values or their size."""
 
     __slots__ = ("_refused", "_waiting")
 
@@ -110,4 +112,4 @@ class Refusals:
 
 def _digest(last: tuple[str, float | None] | None) -> bytes:
     """A version's digest: what ``Refusals`` keeps of a refused value."""
-    return hashlib.blake2b(json.dumps(last).encode(), digest_size=16).digest()
+    return hashlib.blake2b(json.dumps(last).encode(), digest_size=DIGEST_BYTES).digest()
