@@ -306,7 +306,8 @@ class Store(Protocol):
 
 class NarrowingStore(Store, Protocol):
     """A store whose ranking can be narrowed to the entries holding some terms, and says so with ``narrows``
-    (``narrowing`` tells); a store without it (Redis) ranks every holder of the terms, and a caller filters."""
+    (``narrowing`` tells), as every built-in store does; one without it ranks every holder of the terms, and a
+    caller filters."""
 
     narrows: bool
 
