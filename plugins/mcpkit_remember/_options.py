@@ -35,9 +35,10 @@ SEALING_OVERHEAD_BYTES = 2048
 DEFAULT_MAX_VALUES = 10_000
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
 
-#: Default number of versions each key's change history keeps: none. Opt in with ``history=N``: a history makes each
-#: set a read-modify-write of one more entry (docs/architecture.md, "Provenance and change history").
-DEFAULT_HISTORY = 0
+#: Default number of versions each key's change history keeps: a few. ``history=0`` turns it off: a history makes each
+#: set a read-modify-write of one more entry, which counts against the quotas (docs/architecture.md, "Provenance and
+#: change history").
+DEFAULT_HISTORY = 3
 
 #: Default longest life of a value kept for a session, after its last write (the session is gone by then).
 DEFAULT_SESSION_TTL = 86_400.0

@@ -86,7 +86,7 @@ class Remember(CallPlaces):
         vector = b"" if vault.semantic is None else await vault.vector(place, key, text, self._share(place))
         now = self._policy.clock().now()
         deadline = self._deadline(place, ttl, now)
-        with StorageErrors(key, scope, vault, place):
+        with StorageErrors(key, scope, vault, place, versioned=self._policy.history > 0):
             if self._policy.history:
                 await self._versioned(place, key, source, text, deadline, now, meta, vector)
             else:
@@ -127,7 +127,7 @@ class Remember(CallPlaces):
                 await vault.write_many(place, texts, vectors, deadline, now, quota, lambda: clock().now(), meta)
             return
         for (key, text), vector in zip(texts.items(), vectors, strict=True):
-            with StorageErrors(key, scope, vault, place):
+            with StorageErrors(key, scope, vault, place, versioned=self._policy.history > 0):
                 await self._versioned(place, key, source, text, deadline, clock().now(), meta, vector)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
@@ -162,7 +162,7 @@ class Remember(CallPlaces):
 
     async def history(self, key: str, *, scope: Scope = "session") -> list[Version]:
         """The key's last versions, oldest first, each with its event and provenance (``Version``); empty when the
-        key has none (a plugin with ``history=0``, the default, records none)."""
+        key has none (a plugin with ``history=0`` records none)."""
         place = self._place(scope)
         check_key(key)
         now = self._policy.clock().now()
@@ -179,8 +179,8 @@ class Remember(CallPlaces):
         place = self._place(scope)
         check_key(key)
         vault, now = self._policy.vault, self._policy.clock().now()
-        with StorageErrors(key, scope, vault, place):
-            if not keep_history:  # the value and its history in one store call; with history=0 (the default) too,
+        with StorageErrors(key, scope, vault, place, versioned=self._policy.history > 0):
+            if not keep_history:  # the value and its history in one store call; with history=0 too,
                 # so a history kept under an earlier setting goes with the value
                 return await vault.delete_many(place, [key, versions_key(key)], now) > 0
             gone = await vault.delete(place, key, now)
@@ -373,7 +373,7 @@ class Remember(CallPlaces):
         vault = self._policy.vault
         vectors: dict[str, bytes] = {}  # the new value's text -> its vector: a retried attempt embeds it once
         locks, turn = self._policy.updates, (place, key)
-        with StorageErrors(key, scope, vault, place):
+        with StorageErrors(key, scope, vault, place, versioned=self._policy.history > 0):
             if not locks.take(turn):
                 await locks.wait(turn)
             try:

@@ -27,14 +27,24 @@ class StorageErrors:
     ``REMEMBER_STORE_UNAVAILABLE``, ``REMEMBER_QUOTA_EXCEEDED`` (naming ``key``, or the key of a batch that did not
     fit) and ``REMEMBER_CONFLICT``."""
 
-    __slots__ = ("key", "place", "scope", "vault")
+    __slots__ = ("key", "place", "scope", "vault", "versioned")
 
-    def __init__(self, key: str = "", scope: str = "", vault: Vault | None = None, place: Place | None = None) -> None:
+    def __init__(
+        self,
+        key: str = "",
+        scope: str = "",
+        vault: Vault | None = None,
+        place: Place | None = None,
+        *,
+        versioned: bool = False,
+    ) -> None:
         self.key = key
         self.scope = scope
-        # for a quota's message: whether the place keeps vector shards, which count too (asked only then)
+        # for a quota's message: whether the place keeps vector shards, which count too (asked only then), and
+        # whether its keys keep change histories, which count too
         self.vault = vault
         self.place = place
+        self.versioned = versioned
 
     def __enter__(self) -> None:
         return None
@@ -52,7 +62,10 @@ class StorageErrors:
         if isinstance(exc, QuotaExceededError):
             if sharded is None:
                 sharded = self.vault is not None and self.place is not None and self.vault.sharded(self.place)
-            raise RememberQuotaError(key, self.scope, exc.limit, exc.allowed, sharded=sharded) from None
+            versioned = self.versioned
+            raise RememberQuotaError(
+                key, self.scope, exc.limit, exc.allowed, sharded=sharded, versioned=versioned
+            ) from None
         if isinstance(exc, TurnTimeoutError):
             raise RememberConflictError(key, 0, exc.timeout) from None
 

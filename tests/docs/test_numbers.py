@@ -303,6 +303,10 @@ STATED = [
     Stated("remember.md", "max_values={}, max_bytes=", remember_options.DEFAULT_MAX_VALUES),
     Stated("remember.md", "max_bytes={}, session_ttl=", remember_options.DEFAULT_MAX_BYTES),
     Stated("remember.md", "session_ttl={}, tools=None", int(remember_options.DEFAULT_SESSION_TTL)),
+    Stated("remember.md", "search_keys=True, history={})", remember_options.DEFAULT_HISTORY),
+    Stated("remember.md", "(0 to 100; default `{}`; `0` turns it off)", remember_options.DEFAULT_HISTORY),
+    Stated("remember.md", "(on by default: `history={0}` keeps {0} versions)", remember_options.DEFAULT_HISTORY),
+    Stated("provenance.md", "keeps each key's last {} versions **by default**", remember_options.DEFAULT_HISTORY),
     Stated("errors.md", "`max_value_bytes` ({} by default)", kib(MAX_VALUE_BYTES)),
     # secrets and keys
     Stated("remember.md", "At least {} characters each.", backing.MIN_SECRET_LENGTH),
@@ -568,7 +572,9 @@ NOT_CONSTANTS = {
     "provenance.md": [
         '`age` ("3 days", "just now"',  # examples of the words age_text gives
         "and adds about 50 bytes to a sealed value",  # the example app's origin strings: depends on the names
-        "together, about 4.8 times the",  # bench.set_cost, docs/benchmarks.md: 4.786x
+        "together: about 3.8 times the",  # bench.set_cost, docs/benchmarks.md: 291,773 / 76,420
+        "(2 to 2.4 times)",  # bench.set_cost --wall, docs/benchmarks.md
+        "100-character value (`python -m bench.set_cost --wall`",  # bench.set_cost's set
     ],
     "deployment.md": [
         "hold the server's event loop for most of a second",  # a measurement
@@ -673,7 +679,8 @@ NOT_CONSTANTS = {
         "over 5,000 values took 42 to 45 ms, now 1.8 to 5.3",  # by hand: RedisStore.search(limit=0), before/after
         "(Asking for one hit more first, and again on a tie, made a second store call for 6 queries in 10.)",
         "1.96 to 2.05 ms of CPU per query at the median and 2.76 to 2.84 on average (another run: 1.36 to 1.52",
-        "(callgrind, memory store, 100-character value)",  # bench.set_cost's set (benchmarks.md)
+        "callgrind, memory store, 100-character value)",  # bench.set_cost's set (benchmarks.md)
+        "waits 2 to 2.4 times as long as a plain one",  # bench.set_cost --wall (benchmarks.md)
         "5,000 writes of 200 owners on the test cluster",  # measured by hand: swap_many, before and after (issue 39)
         "20,000 searchable values of 200 users into that cluster ran at 1,200 to 1,800 values a second",  # by hand
         # the Redis store's key layout (stores/redis/_redis_scripts.py), fixed by its Lua and wire format

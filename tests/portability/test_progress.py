@@ -87,7 +87,7 @@ async def test_the_import_command_draws_its_bar_on_a_terminal(tmp_path: Path) ->
     clock = ManualClock()
     source, target, file = tmp_path / "source.db", tmp_path / "target.db", tmp_path / "all.jsonl"
     async with served(source, SECRET, clock) as call_as:
-        for number in range(600):  # three chunks of the import
+        for number in range(300):  # 600 records, each note and its change history (the default): three chunks
             await mem(call_as, "nour", "set", key=f"n{number}", value=f"note {number}", scope="user")
     assert remember(
         "export", "--store", f"sqlite:///{source}", "--all", "--plaintext", "--out", str(file), secret=SECRET

@@ -14,7 +14,7 @@ from mcpkit_remember import RememberPlugin
 from mcpkit_storage import Quota, record_quotas
 from mcpkit_storage.base import recorded_quotas
 from mcpkit_storage.stores.memory._memory_store import MemoryStore
-from portability.support import KEYS, mem, served
+from portability.support import KEYS, mem
 from portability.test_commands import remember
 from remember.tools import TOOLS
 
@@ -28,7 +28,8 @@ def limited(path: Path, max_values: int) -> Server:
     @app(
         id="limited",
         tools=list(TOOLS),
-        plugins=[RememberPlugin.init("sqlite", path=path, secret=SECRET, max_values=max_values)],
+        # history=0: the file's lines are the notes alone, so the quota's count is theirs (a history's: kept_history)
+        plugins=[RememberPlugin.init("sqlite", path=path, secret=SECRET, max_values=max_values, history=0)],
     )
     class Limited: ...
 
@@ -43,7 +44,7 @@ async def notes_of(path: Path, clock: ManualClock) -> dict[str, Any]:
 async def test_an_import_holds_the_quota_the_server_recorded_and_names_the_lines_left_out(tmp_path: Path) -> None:
     clock = ManualClock()
     source, target, file = tmp_path / "source.db", tmp_path / "target.db", tmp_path / "all.jsonl"
-    async with served(source, SECRET, clock) as call_as:
+    async with running(limited(source, 100), clock=clock) as call_as:
         for key, value in NOTES.items():
             await mem(call_as, "nour", "set", key=key, value=value, scope="user")
     assert remember(

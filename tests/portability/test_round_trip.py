@@ -104,7 +104,12 @@ async def test_every_store_passes_everything_on_and_the_callers_read_it_all_back
         assert (by_key[key]["provenance"]["source"], by_key[key]["at"]) == (source, at)
         assert (by_key[key]["provenance"]["app"], by_key[key]["provenance"]["tool"]) == ("desk", "mem")
     assert (by_key["text"]["provenance"]["source"], by_key["text"]["at"]) == ("tool", by_key["text"]["updated"])
-    unrecorded = [record for record in records if record["provenance"] is None]  # plugins that keep none
+    # Each remember key's change history (on by default) travels as a record of its own, with no provenance of its own
+    # (its versions carry theirs); the other records without one are of the plugins that keep none.
+    histories = [record for record in records if record["key"].startswith(versions_key(""))]
+    assert {record["key"] for record in histories} >= {versions_key(key) for key, _, _, _ in SAID}
+    assert all(record["provenance"] is None and record["namespace"] == "" for record in histories)
+    unrecorded = [record for record in records if record["provenance"] is None and record not in histories]
     assert all(record["at"] is None and record["namespace"] != "" for record in unrecorded)
     # The first import seals those with source "import" (and their write time as event time); nothing else changes.
     assert values(files[1]) == sorted(_imported(line) for line in values(file))

@@ -33,7 +33,7 @@ async def test_an_import_with_an_embedder_makes_the_vectors_a_search_by_meaning_
         by_meaning = await found(call_as("nour"), "favourite hot beverage")
         by_words = await found(call_as("nour"), "refund order")
 
-    assert report.imported == len(NOTES)
+    assert report.imported == 2 * len(NOTES)  # each note and its change history (on by default)
     assert len(on_import.embedded) == len(NOTES)  # one vector per value, made by the import
     assert by_meaning[:1] == ["pref:coffee"]  # no word in common: found by its vector
     assert by_words[:1] == ["draft:T-1042"]

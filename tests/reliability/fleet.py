@@ -59,10 +59,10 @@ class Keys(ToolContext):
         return {"keys": await self.remember.list(scope="user", pattern=pattern)}
 
 
-@tool(name="fill", description="Keep `count` values f-0, f-1, ... for the signed-in caller (to give a store bulk).")
+@tool(name="fill", description="Keep `count` values f-START, f-START+1, ... for the signed-in caller (store bulk).")
 class Fill(ToolContext):
-    async def execute(self, count: int) -> dict[str, int]:
-        for number in range(count):
+    async def execute(self, count: int, start: int = 0) -> dict[str, int]:
+        for number in range(start, start + count):
             await self.remember.set(f"f-{number}", f"filler value {number}", scope="user")
         return {"kept": count}
 

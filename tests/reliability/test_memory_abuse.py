@@ -186,12 +186,14 @@ async def test_floods_of_values_stop_at_the_quotas_and_anonymous_callers_cannot_
             f"{dict(sorted(codes.items()))}; {stored} entries in the store afterwards"
         ),
     )
-    assert counted == [None] * 100 + ["REMEMBER_QUOTA_EXCEEDED"] * 50
-    assert sized == [None] * 4 + ["REMEMBER_QUOTA_EXCEEDED"] * 4  # 4 x 30 kB fit in 128 KiB, a fifth does not
+    # Each note is two entries of the 100, its value and its change history (on by default) ...
+    assert counted == [None] * 50 + ["REMEMBER_QUOTA_EXCEEDED"] * 100
+    # ... and each 30 kB value holds 60 kB with its history's copy: 2 fit in 128 KiB, a third does not.
+    assert sized == [None] * 2 + ["REMEMBER_QUOTA_EXCEEDED"] * 6
     assert replaced is None
     assert global_writes == ["REMEMBER_IDENTITY_REQUIRED"] * 50
     assert all(written == ["REMEMBER_IDENTITY_REQUIRED"] * 20 for written in sessions)
-    assert stored == 100 + 4
+    assert stored == 50 * 2 + 2 * 2  # the notes and the large values kept, each with its history
 
 
 async def test_a_list_memories_cursor_shows_nothing_and_cannot_be_steered(tmp_path: Path, figures: Figures) -> None:

@@ -2,7 +2,7 @@
 by ``list`` and ``search``, kept through rotation and reindex; and each key's change history (docs/provenance.md).
 
 Every test runs through the real HTTP app, on every store (PostgreSQL too), in both protocol eras, with a change
-history of 3 versions asked for (it is off by default).
+history of 3 versions (the default, asked for by name so that a change of the default does not change them).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-#: The change history these tests opt in to (the default is none).
+#: The change history these tests keep (the default's, given by name).
 HISTORY = 3
 
 
@@ -290,14 +290,23 @@ async def test_the_history_counts_in_the_quota(store_options: dict[str, Any], mc
         assert raised.value.code == "REMEMBER_QUOTA_EXCEEDED"
 
 
-async def test_no_history_is_kept_unless_asked_for(store_options: dict[str, Any], mcp_protocol: str) -> None:
+async def test_a_history_of_three_versions_is_kept_by_default_and_history_0_keeps_none(
+    store_options: dict[str, Any], mcp_protocol: str
+) -> None:
     server = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True), [Prov])  # the default
     async with running(server, protocol=mcp_protocol) as callers:
         nour = callers("nour")
-        await prov(nour, "set", key="a", value=1)
-        await prov(nour, "set", key="a", value=2)
-        assert await prov(nour, "history", key="a") == []
-        assert (await prov(nour, "info", key="a"))["source"] == "tool"  # provenance does not need the history
+        for value in range(1, 6):
+            await prov(nour, "set", key="a", value=value)
+        kept = await prov(nour, "history", key="a")
+        assert [(row[0], row[1]) for row in kept] == [("update", v) for v in (3, 4, 5)]
+    off = build_server(RememberPlugin.init(**store_options, secret=SECRET, search=True, history=0), [Prov])
+    async with running(off, protocol=mcp_protocol) as callers:
+        nour = callers("nour")
+        await prov(nour, "set", key="b", value=1)
+        await prov(nour, "set", key="b", value=2)
+        assert await prov(nour, "history", key="b") == []
+        assert (await prov(nour, "info", key="b"))["source"] == "tool"  # provenance does not need the history
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])

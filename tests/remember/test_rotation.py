@@ -115,10 +115,11 @@ async def test_new_old_secrets_read_old_values_and_move_what_they_write_under_th
     new_only, old_only = keyring_for(store_options, [SECRET_B]), keyring_for(store_options, [SECRET])
     async with opened_store(store_options) as store:
         found = await records(store)
-    assert len(found) == 6  # the counter moved, not copied: one copy of each value
+    assert len(found) == 12  # the counter moved, not copied: one copy of each value and of its history (the default)
     sealed = [record.entry.data[1:5].hex() for record in found]
-    # The counter, written during the rotation, moved under the new secret; the values only read did not.
-    assert sorted(sealed) == sorted([new_only.primary_key_id] + [old_only.primary_key_id] * 5)
+    # The counter and its history, written during the rotation, moved under the new secret; the values only read did
+    # not, nor their histories.
+    assert sorted(sealed) == sorted([new_only.primary_key_id] * 2 + [old_only.primary_key_id] * 10)
 
     async with opened_store(store_options) as store:
         report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
@@ -179,7 +180,8 @@ async def test_rotate_keeps_when_each_key_was_first_written(store_options: dict[
     async with opened_store(store_options) as store:
         before = sorted(record.entry.created or 0.0 for record in await records(store))
         report = await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())
-        assert report.rotated == len(before) > 0
+        # Each value has its change history (the default), moved with it and not counted as a value.
+        assert report.rotated == len(before) // 2 > 0
         assert sorted(record.entry.created or 0.0 for record in await records(store)) == before  # not the rotation's
     assert all(0 < created < clock.now() for created in before)
 
@@ -257,7 +259,7 @@ async def test_purge_deletes_everything_kept_under_one_user_id_and_nothing_else(
     async with opened_store(store_options) as store:
         assert {record.owner for record in await records(store)} >= nours  # under both secrets now
         report = await purge_user(store, rotating, static_user_id("nour"))
-        assert report.deleted == 8  # 5 values, 2 model notes, 1 under the new secret
+        assert report.deleted == 16  # 5 values, 2 model notes, 1 under the new secret, each with its history
         assert static_user_id("nour") in str(report)
         assert [record for record in await records(store) if record.owner in nours] == []  # no copy left behind
         assert (await purge_user(store, rotating, static_user_id("nour"))).deleted == 0
@@ -274,7 +276,8 @@ async def test_the_purge_command_reports_the_count(store_options: dict[str, Any]
     user_id = static_user_id("nour")
     done = mcpkit("purge", "--store", store_url, "--user", user_id, *prefix_args(store_options), secret=SECRET)
     assert done.returncode == 0, done.stderr
-    assert f"deleted 7 values kept under user id '{user_id}'" in done.stdout
+    # 7 values, each with its change history (the default)
+    assert f"deleted 14 entries (values and their histories) kept under user id '{user_id}'" in done.stdout
 
     async with serve(store_options, clock, secret=SECRET) as callers:
         await assert_purged(callers)
@@ -301,7 +304,8 @@ async def test_purge_takes_a_static_keys_label_and_a_label_given_as_the_user_id_
     done = mcpkit(*label_args, secret=SECRET, environ=keys)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith(
-        f"deleted 7 values kept under user id '{static_user_id('nour')}' (the key labelled 'nour' in HELPDESK_KEYS)\n"
+        f"deleted 14 entries (values and their histories) kept under user id '{static_user_id('nour')}' "
+        "(the key labelled 'nour' in HELPDESK_KEYS)\n"
     )
     async with serve(store_options, clock, secret=SECRET) as callers:
         await assert_purged(callers)

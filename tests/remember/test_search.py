@@ -195,9 +195,8 @@ async def test_purge_and_rotate_keep_the_index_exact(store_options: dict[str, An
         for query, best in LABELLED:
             assert (await found(callers("nour"), query))[:1] == [best], query
     async with opened_store(store_options) as store:
-        assert (await purge_user(store, keyring_for(store_options, [SECRET_B]), static_user_id("nour"))).deleted == len(
-            NOTES
-        )
+        purged = await purge_user(store, keyring_for(store_options, [SECRET_B]), static_user_id("nour"))
+        assert purged.deleted == 2 * len(NOTES)  # each note and its change history (the default)
     async with running(searching(store_options, SECRET_B), clock=clock, protocol=mcp_protocol) as callers:
         assert await found(callers("nour"), "refund customer french") == []
         assert (await found(callers("sam"), "refund"))[:1] == ["draft:T-1042"]
@@ -348,7 +347,8 @@ async def test_rotate_keeps_each_values_postings_or_their_absence(store_options:
         await mem(callers("nour"), "set", key="plain", value="printer", scope="user")  # search off: no postings
     async with opened_store(store_options) as store:
         assert (await rotate(store, keyring_for(store_options, [SECRET_B, SECRET]), clock.now())).rotated == 2
-        assert sorted([record.indexed async for record in store.scan()]) == [False, True]
+        # The two values (one indexed) and their change histories (the default), which are never indexed.
+        assert sorted([record.indexed async for record in store.scan()]) == [False, False, False, True]
     async with running(searching(store_options, SECRET_B), clock=clock) as callers:
         assert await found(callers("nour"), "printer") == ["indexed"]
 

@@ -12,6 +12,7 @@ import redis
 from mcpkit import ConfigurationError, ManualClock, Server
 from mcpkit.testing import CallAs, running
 from mcpkit_remember import RememberPlugin
+from mcpkit_storage import versions_key
 from mcpkit_storage.base._values import MAX_TTL
 from mcpkit_storage.stores.redis._redis_store import EXPIRY_MARGIN_MS
 from remember.support import (
@@ -196,8 +197,8 @@ async def test_redis_keeps_its_own_expiry_through_an_update_without_ttl(
     await mem(nour, "append", key="seen", item=2, scope="user")
     client = redis.Redis.from_url(redis_url)
     try:
-        names = [name for name in client.scan_iter(match=f"{redis_prefix}*") if b":v:" in name]  # n and seen
-        assert len(names) == 2
+        names = [name for name in client.scan_iter(match=f"{redis_prefix}*") if b":v:" in name]
+        assert len(names) == 4  # n and seen, each with its change history (the default), which keeps the ttl too
         for name in names:
             assert 0 < client.pttl(name) <= 100_000 + EXPIRY_MARGIN_MS
     finally:
@@ -223,14 +224,16 @@ class TestExpiredValuesAreDeleted:
         await mem(nour, "set", key="draft", value="gone soon", scope="user", ttl=60)
         await mem(nour, "set", key="kept", value="stays", scope="user")
         store = store_of(mcpkit_server)
-        kept = address_of(mcpkit_server, user_identity(static_user_id("nour")), "user", "kept").key
+        identity = user_identity(static_user_id("nour"))
+        # The kept value and its change history (the default); the draft's history expires with the draft.
+        kept = sorted(address_of(mcpkit_server, identity, "user", key).key for key in ("kept", versions_key("kept")))
         clock.advance(61)
         for _ in range(500):  # wait for the background task, bounded
-            remaining = [record.key async for record in store.scan()]
-            if remaining == [kept]:
+            remaining = sorted([record.key async for record in store.scan()])
+            if remaining == kept:
                 break
             await asyncio.sleep(0.01)
-        assert remaining == [kept]
+        assert remaining == kept
 
 
 @pytest.mark.parametrize("store_kind", ["redis"])

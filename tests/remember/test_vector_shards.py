@@ -266,7 +266,8 @@ async def test_shards_expire_with_the_values_they_hold(store_options: dict[str, 
         clock.advance(61)
         await store.purge_expired(clock.now())
         left = [record async for record in store.scan()]
-        assert len(left) == 1 + 2  # the later value, and the shards on its path: the root, and a leaf under it
+        # The later value and its change history (the default), and the shards on its path: the root, and a leaf
+        assert len(left) == 2 + 2
         clock.advance(60)
         await store.purge_expired(clock.now())
         assert [record async for record in store.scan()] == []
@@ -288,7 +289,8 @@ async def test_a_tree_another_server_deleted_is_not_written_into_from_memory(
         found = await mem(one("nour"), "search", query="beverage", scope="user", mode="semantic")
         assert sorted(key for key, _, _ in found) == ["latte", "tea"]
         owner, bucket = vault.buckets(NOUR)[0]
-        assert len(await vault.store.entries(owner, bucket, clock.now())) == 3 + 1  # three values, one root leaf
+        # three values, their change histories (the default), one root leaf
+        assert len(await vault.store.entries(owner, bucket, clock.now())) == 3 + 3 + 1
         assert await names_in_shards(vault, clock.now()) == {name_of(vault, key) for key in ("tea", "latte", "seat")}
 
 
@@ -318,11 +320,22 @@ async def test_shard_entries_count_in_the_callers_quota(store_options: dict[str,
     plugin = RememberPlugin.init(**store_options, secret=SECRET, search=True, embedder=Concepts(), max_values=5)
     async with running(build_server(plugin)) as callers:
         nour = callers("nour")
+        for number in range(2):  # each a value and its change history (the default): four entries
+            await mem(nour, "set", key=f"k{number}", value="tea", scope="user")
+        error = await refused(nour, "set", key="k2", value="tea", scope="user")  # the shard is the fifth entry
+        assert error.code == "REMEMBER_QUOTA_EXCEEDED"
+        counted = "values, their change histories and the vector shards of search by meaning"
+        assert f"5 entries ({counted}) in user scope" in error.message
+    plugin = RememberPlugin.init(
+        **store_options, secret=SECRET, search=True, embedder=Concepts(), max_values=5, history=0
+    )
+    async with running(build_server(plugin)) as callers:
+        nour = callers("nour")
+        await mem(nour, "forget_all", scope="user")
         for number in range(4):
             await mem(nour, "set", key=f"k{number}", value="tea", scope="user")
         error = await refused(nour, "set", key="k4", value="tea", scope="user")  # the shard is the fifth entry
-        assert error.code == "REMEMBER_QUOTA_EXCEEDED"
-        assert "5 entries (values, and the vector shards of search by meaning) in user scope" in error.message
+        assert "5 entries (values and the vector shards of search by meaning) in user scope" in error.message
 
 
 def comparable(items: dict[str, Item]) -> dict[str, Item]:
@@ -375,12 +388,12 @@ async def test_a_write_that_fails_after_its_shard_changed_takes_its_vector_out_a
     async def gone(*arguments: Any, **options: Any) -> Any:
         raise StoreUnavailableError("the store went away")
 
-    put = vault.store.put
-    vault.store.put = gone  # type: ignore[method-assign]
+    put, swap_many = vault.store.put, vault.store.swap_many  # without a history, and with one (the default)
+    vault.store.put = vault.store.swap_many = gone  # type: ignore[method-assign]
     try:
         error = await refused(nour, "set", key="note:0", value="an altogether different text", scope="user")
     finally:
-        vault.store.put = put  # type: ignore[method-assign]
+        vault.store.put, vault.store.swap_many = put, swap_many  # type: ignore[method-assign]
     assert error.code == "REMEMBER_STORE_UNAVAILABLE"
     # Not the vector of a text that was never kept: none, which the count of a complete shard notices ...
     assert name not in await names_in_shards(vault, clock.now())
@@ -396,12 +409,14 @@ async def test_set_many_past_the_quota_names_the_key_that_did_not_fit_and_keeps_
     store_options: dict[str, Any], embedded: bool
 ) -> None:
     embedder = {"search": True, "embedder": Concepts()} if embedded else {}
-    plugin = RememberPlugin.init(**store_options, secret=SECRET, max_values=4, **embedder)
+    plugin = RememberPlugin.init(**store_options, secret=SECRET, max_values=8, **embedder)
     async with running(build_server(plugin)) as callers:
         nour = callers("nour")
         error = await refused(nour, "set_many", value={f"k{n}": "tea" for n in range(6)}, scope="user")
         assert error.code == "REMEMBER_QUOTA_EXCEEDED"
-        first_left_out = 3 if embedded else 4  # with search by meaning, the batch's shard is an entry too
+        # Each value is two entries with its change history (the default); with search by meaning, the batch's
+        # shard is an entry too.
+        first_left_out = 3 if embedded else 4
         assert f"Cannot keep 'k{first_left_out}'" in error.message
         assert ("vector shards" in error.message) is embedded
         kept = [await mem(nour, "get", key=f"k{n}", scope="user") for n in range(6)]

@@ -4,6 +4,7 @@ wrote, its key, the caller's bearer token or REMEMBER_SECRET, in either era."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -68,7 +69,10 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
         metrics_text = (await http.get("/metrics", headers={"Authorization": f"Bearer {KEY}"})).text
     assert "mcpkit_storage_operation_duration_seconds" in metrics_text
     audit_text = (tmp_path / "audit.jsonl").read_text()
-    assert len(audit_text.splitlines()) == 4  # in each era: the write and the read (no change history by default)
+    # In each era: the set's read of the value's bytes and its history (one line), its write of both (one line per
+    # entry: the change history is on by default), then the tool's read back of the value.
+    operations = [line["operation"] for line in map(json.loads, audit_text.splitlines())]
+    assert operations == ["read", "write", "write", "read"] * 2
 
     traces = [ExportTraceServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/traces"]
     meters = [ExportMetricsServiceRequest.FromString(body) for path, body in receiver.received if path == "/v1/metrics"]
@@ -92,7 +96,8 @@ async def test_an_otlp_export_reaches_a_receiver_and_carries_no_value_key_token_
     raw = b"".join(body for _, body in receiver.received)
     assert any('"gen_ai.tool.name"' in text and '"keep"' in text for text in exported)  # the scan sees attributes
     memory_spans = sorted(span.name for span in spans if span.name.endswith(" sqlite"))
-    assert memory_spans == ["read sqlite"] * 2 + ["write sqlite"] * 2  # in each era: the keep's write, then its read
+    # In each era: the keep's read of the value's bytes and its history, its write of both, then its read.
+    assert memory_spans == ["read sqlite"] * 4 + ["swap_many sqlite"] * 2
     assert any('"mcpkit.memory.key"' in text for text in exported)  # and the memory spans' attributes
     for secret in (MARKER, KEY, SECRET):
         assert not any(secret in text for text in exported), secret

@@ -96,7 +96,8 @@ async def test_opentelemetry_instrument_mcpkit_run_exports_the_listen_stream_and
                 async with asyncio.timeout(10):
                     await anext(aiter(subscription))
         deadline = time.monotonic() + EXPORT_SECONDS
-        wanted = {"subscriptions/listen", "tools/call edit_note", "write memory"}
+        # The edit writes the note and its change history (on by default) in one swap_many.
+        wanted = {"subscriptions/listen", "tools/call edit_note", "swap_many memory"}
         while not wanted <= {span.name for span in received(receiver)}:  # type: ignore[attr-defined]
             assert time.monotonic() < deadline, (sorted({s.name for s in received(receiver)}), output.read_text())  # type: ignore[attr-defined]
             await asyncio.sleep(0.05)
@@ -107,7 +108,7 @@ async def test_opentelemetry_instrument_mcpkit_run_exports_the_listen_stream_and
     call = assert_continues(receiver, "tools/call edit_note", turn, spans)
     [listen] = [span for span in received(receiver) if span.name == "subscriptions/listen"]  # type: ignore[attr-defined]
     assert listen.trace_id == call.trace_id
-    [write] = [span for span in received(receiver) if span.name == "write memory"]  # type: ignore[attr-defined]
+    [write] = [span for span in received(receiver) if span.name == "swap_many memory"]  # type: ignore[attr-defined]
     assert write.parent_span_id == call.span_id
     attributes = {item.key: item.value.string_value for item in write.attributes}
     assert attributes["db.system.name"] == "memory"

@@ -40,13 +40,14 @@ class PurgeTarget:
 
 @dataclass
 class PurgeReport:
-    """What ``purge`` deleted for one user id."""
+    """What ``purge`` deleted for one user id: ``deleted`` counts the store's entries, so a key with a change history
+    counts twice (its value and its history), and vector shards count too."""
 
     user_id: str
     deleted: int
 
     def __str__(self) -> str:
-        return f"deleted {self.deleted} values kept under user id {self.user_id!r}"
+        return f"deleted {self.deleted} entries (values and their histories) kept under user id {self.user_id!r}"
 
 
 def add_user_arguments(command: argparse.ArgumentParser) -> argparse._MutuallyExclusiveGroup:

@@ -86,16 +86,22 @@ class RememberQuotaError(RememberError):
     """A write would take the caller past a quota of its scope (``REMEMBER_QUOTA_EXCEEDED``); nothing was written.
 
     ``limit`` is ``"values"`` (``max_values``) or ``"bytes"`` (``max_bytes``); ``allowed`` is the limit;
-    ``sharded``: the scope keeps vector shards, which count too.
+    ``sharded``: the scope keeps vector shards, which count too; ``versioned``: its keys have change histories, which
+    count too.
     """
 
-    def __init__(self, key: str, scope: str, limit: str, allowed: int, *, sharded: bool = False) -> None:
+    def __init__(
+        self, key: str, scope: str, limit: str, allowed: int, *, sharded: bool = False, versioned: bool = False
+    ) -> None:
         whose = "every caller together keeps" if scope == "global" else "this caller keeps"
         if limit == "values":
-            kept = "entries (values, and the vector shards of search by meaning)" if sharded else "values"
+            counted = ["values", *(["their change histories"] if versioned else [])]
+            counted += ["the vector shards of search by meaning"] if sharded else []
+            kept = "values" if len(counted) == 1 else f"entries ({', '.join(counted[:-1])} and {counted[-1]})"
             problem = f"{whose} {allowed:,} {kept} in {scope} scope already, the most this server allows (max_values)"
         else:
-            also = "; with search by meaning, vectors count again in their shards" if sharded else ""
+            also = "; a key's change history counts by its size" if versioned else ""
+            also += "; with search by meaning, vectors count again in their shards" if sharded else ""
             problem = (
                 f"it would take what {whose} in {scope} scope past {allowed:,} bytes, the most this server allows "
                 f"(max_bytes; a searchable value's indexed words count {INDEX_BYTES_PER_WORD} bytes each{also})"

@@ -190,11 +190,15 @@ class MemoryStore:
         """``swap_many(whole=True)``: nothing awaits in here, so no other writer comes between the checks and the
         writes; a quota refusal part-way puts back the entries (and postings) written before it."""
         there = [self._live(write.owner, write.bucket, write.key, now) for write in writes]
-        if all(entry is not None and entry.data == write.data for entry, write in zip(there, writes, strict=True)):
-            return [True] * len(writes)  # this very batch, resent
+        resent = expected = True  # one pass over both checks: a value and its history are the usual two writes
         for entry, write in zip(there, writes, strict=True):
-            if (None if entry is None else entry.data) != write.expected or not self._holding(write.also, now):
-                return [False] * len(writes)
+            data = None if entry is None else entry.data
+            resent = resent and data == write.data
+            expected = expected and data == write.expected and (not write.also or self._holding(write.also, now))
+        if resent:
+            return [True] * len(writes)  # this very batch, resent
+        if not expected:
+            return [False] * len(writes)
         undo: list[Postings | None] = []
         for at, (owner, bucket, key, _, data, expires_at, also, quota, postings, created) in enumerate(writes):
             entries = self._bucket(owner, bucket)

@@ -4,7 +4,7 @@ postings, the quota check, and the advisory locks of the buckets a write touches
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -34,11 +34,16 @@ async def add_document(conn: Connection, params: dict[str, Any], index: Postings
     await conn.execute(sql.ADD_TERMS, {"doc": added[0], "terms": list(terms), "counts": list(terms.values())})
 
 
-async def check_quota(conn: Connection, params: dict[str, Any], quota: Quota, words: int) -> None:
+async def check_quota(
+    conn: Connection, params: dict[str, Any], quota: Quota, words: int, usage: Sequence[Any] | None = None
+) -> None:
     """Raise QuotaExceededError when the write in ``params`` (with ``words`` indexed) would take its bucket past
-    ``quota``; its bytes count the bucket's indexed words too (``charged``)."""
+    ``quota``; its bytes count the bucket's indexed words too (``charged``). ``usage``: ``sql.QUOTA``'s row, read
+    already in this transaction (``sql.LOCK_ROW_QUOTA``)."""
     for attempt in range(2):  # on the first refusal, delete the bucket's expired rows and look again
-        count, size, old_length, old_expires_at, indexed, old_words = await row(conn, sql.QUOTA, params)
+        if usage is None or attempt:
+            usage = await row(conn, sql.QUOTA, params)
+        count, size, old_length, old_expires_at, indexed, old_words = usage
         count, size = int(count or 0), charged(int(size or 0), int(indexed or 0))
         replaced_live = old_length is not None and live(old_expires_at, params["now"])
         count += old_length is None
@@ -62,7 +67,12 @@ def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]
     params.update(created=created, given=created is not None)
 
     async def body(conn: Connection) -> bool:
-        found = await row(conn, sql.LOCK_ROW, params)
+        usage = None
+        if quota is None:
+            found = await row(conn, sql.LOCK_ROW, params)
+        else:  # the row and the bucket's usage in one round trip
+            both = await row(conn, sql.LOCK_ROW_QUOTA, params)
+            found, usage = (None if both[0] is None else both[:3]), both[3:]
         current = None if found is None else bytes(found[0])
         if current == data:
             return True  # this very swap, resent (its postings are there already)
@@ -77,7 +87,7 @@ def swapping(write: Write, now: float) -> Callable[[Connection], Awaitable[bool]
         if also:  # a value moving between addresses keeps its first-write time
             params.update(created=first_written([r and (r[1], r[2]) for r in moved], now, created), given=True)
         if quota is not None:
-            await check_quota(conn, params, quota, 0 if index is None else index.length)
+            await check_quota(conn, params, quota, 0 if index is None else index.length, usage)
         await conn.execute(sql.PUT, params)
         await add_document(conn, params, index)
         for address, _ in also:

@@ -16,6 +16,7 @@ __all__ = [
     "GET",
     "GET_MANY",
     "LOCK_ROW",
+    "LOCK_ROW_QUOTA",
     "NOTE",
     "NOTES",
     "PURGE",
@@ -59,6 +60,11 @@ QUOTA = f"""SELECT (SELECT count FROM remember_usage WHERE owner = %(owner)s AND
     (SELECT length FROM remember_docs WHERE {AT})"""
 TRIM = "DELETE FROM remember_entries WHERE owner = %(owner)s AND bucket = %(bucket)s AND expires_at <= %(now)s"
 LOCK_ROW = f"SELECT data, expires_at, created FROM remember_entries WHERE {AT} AND {LIVE} FOR UPDATE"
+# A compare-and-set's locked row (its data NULL when there is no live one) and then ``QUOTA``'s columns, in one round
+# trip: a swap under a quota needs both (under its bucket's lock, so the usage cannot move between them).
+LOCK_ROW_QUOTA = f"""WITH locked AS ({LOCK_ROW})
+    SELECT (SELECT data FROM locked), (SELECT expires_at FROM locked), (SELECT created FROM locked), quota.*
+    FROM ({QUOTA}) AS quota"""
 SCANNED = """SELECT e.owner, e.bucket, e.key, e.data, e.expires_at, e.created, d.doc IS NOT NULL FROM remember_entries e
     LEFT JOIN remember_docs d ON d.owner = e.owner AND d.bucket = e.bucket AND d.key = e.key"""
 SCAN_FIRST = f"{SCANNED} ORDER BY e.owner, e.bucket, e.key LIMIT %(limit)s"
