@@ -68,6 +68,7 @@ import mcpkit_search._date_words as date_words
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
 import mcpkit_search._typos as typos
+import mcpkit_storage
 import mcpkit_storage._portability_cli as portability_cli
 import mcpkit_storage._progress as progress
 import mcpkit_storage.admin._purge as purge
@@ -386,6 +387,9 @@ STATED = [
     Stated("search.md", "| the {} days ending now |", date_words.RECENTLY_DAYS),
     Stated("architecture.md", '"recently" is the last {} days, wide on purpose', date_words.RECENTLY_DAYS),
     Stated("search.md", "for words of letters of {} to", typos.MIN_TYPO_CHARS),
+    Stated("search.md", "scores `PREFERRED_BOOST` ({}) times as much", int(mcpkit_storage.PREFERRED_BOOST)),
+    Stated("search.md", "which a window's boost of {} would rarely do", int(mcpkit_storage.PREFERRED_BOOST)),
+    Stated("architecture.md", "a value in the window scores {} times as much", int(mcpkit_storage.PREFERRED_BOOST)),
     Stated("search.md", "to {} characters (`mcpkit_search.MIN_TYPO_CHARS`", typos.MAX_TYPO_CHARS),
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
     Stated("search.md", "scoring {} what the same match", "half" if typos.TYPO_WEIGHT == 0.5 else typos.TYPO_WEIGHT),

@@ -95,12 +95,18 @@ async def test_a_date_question_is_answered_by_event_time_not_by_the_text(call_as
     nour = call_as("nour")
     await keep_garden(nour)
     asked = {"dates": True, "now": NOW.isoformat()}
-    assert await call(nour, "search", query="what did I say about the garden in March?", **asked) == [
+    # The query's dates are preferred, not a filter: what happened then ranks first, the rest still follows.
+    march = await call(nour, "search", query="what did I say about the garden in March?", **asked)
+    assert march[0] == "garden:seedlings"
+    assert sorted(march) == sorted(GARDEN)
+    assert (await call(nour, "search", query="garden last week", **asked))[0] == "garden:watering"
+    spring = await call(nour, "search", query="the garden between January 1 and May 2", **asked)
+    assert sorted(spring[:3]) == ["garden:frost", "garden:plans", "garden:seedlings"]
+    assert spring[3] == "garden:watering"
+    # since / until are the filter: nothing outside them is returned.
+    assert await call(nour, "search", query="garden", since="2023-03-01", until="2023-03-31", **asked) == [
         "garden:seedlings"
     ]
-    assert await call(nour, "search", query="garden last week", **asked) == ["garden:watering"]
-    spring = await call(nour, "search", query="the garden between January 1 and May 2", **asked)
-    assert sorted(spring) == ["garden:frost", "garden:plans", "garden:seedlings"]
     # Without dates=True the month is a word like any other: the text that names March ranks first.
     assert (await call(nour, "search", query="garden March"))[0] == "garden:plans"
     # A query of a date alone has no words left to search.
@@ -115,9 +121,9 @@ async def test_since_and_until_take_iso_dates_and_until_keeps_its_whole_day(call
     assert await call(nour, "search", query="garden", since=_day(6, 1)) == ["garden:watering"]
     assert await call(nour, "search", query="garden", until="2023-01-20T12:00:00Z") == []
     assert await call(nour, "search", query="garden", until="2023-01-20T12:00:01+00:00") == ["garden:frost"]
-    # The query's window and since/until both apply.
+    # since/until filter; the query's own window only ranks within what they keep (here none of it is in March).
     both = {"dates": True, "now": NOW.isoformat(), "since": "2023-03-13"}
-    assert await call(nour, "search", query="garden in March", **both) == []
+    assert sorted(await call(nour, "search", query="garden in March", **both)) == ["garden:plans", "garden:watering"]
 
 
 async def test_a_value_without_at_is_dated_by_when_it_was_written(call_as: CallAs, clock: ManualClock) -> None:
@@ -129,7 +135,8 @@ async def test_a_value_without_at_is_dated_by_when_it_was_written(call_as: CallA
     assert await call(nour, "search", query="garden", since=written + 1) == []
     today = datetime.fromtimestamp(clock.now(), UTC)
     assert await call(nour, "search", query="garden 3 days ago", dates=True, now=today.isoformat()) == ["plain"]
-    assert await call(nour, "search", query="garden yesterday", dates=True, now=today.isoformat()) == []
+    # Nothing happened yesterday: the query's window prefers none, and leaves none out.
+    assert await call(nour, "search", query="garden yesterday", dates=True, now=today.isoformat()) == ["plain"]
 
 
 async def test_a_window_loses_no_match_to_the_limit(call_as: CallAs) -> None:
@@ -203,7 +210,7 @@ async def test_event_time_survives_rotation_and_reindex(
     server = build_server(RememberPlugin.init(**store_options, secret=SECRET_B, search=True), [When])
     async with running(server, protocol=mcp_protocol) as callers:
         asked = {"dates": True, "now": NOW.isoformat()}
-        assert await call(callers("nour"), "search", query="garden in March", **asked) == ["garden:seedlings"]
+        assert (await call(callers("nour"), "search", query="garden in March", **asked))[0] == "garden:seedlings"
 
 
 def test_until_the_calendars_last_day_is_no_end_and_a_date_past_it_is_refused() -> None:
@@ -215,3 +222,32 @@ def test_until_the_calendars_last_day_is_no_end_and_a_date_past_it_is_refused() 
     assert Kept.moment("9999-12-30", end=True) == datetime(9999, 12, 31, tzinfo=UTC).timestamp()
     with pytest.raises(ValueError, match="ISO 8601"):
         Kept.moment("10000-01-01", end=True)
+
+
+async def test_a_preferred_window_ranks_as_its_whole_ranking_does_at_any_limit(call_as: CallAs) -> None:
+    """Only the hits a window's boost can lift into the first ``limit`` are opened: the first ``limit`` are still
+    those of the whole ranking, on every store; a value in the window twice outranks one out of it alike."""
+    nour = call_as("nour")
+    for number in range(30):
+        words = " ".join(["garden"] * (1 + number % 4) + ["filler"] * (number % 7))
+        await call(nour, "set", key=f"v{number:02}", value=words, at=_day(3 if number % 3 == 0 else 5, 1 + number))
+    asked = {"query": "garden in March", "dates": True, "now": NOW.isoformat()}
+    whole = await call(nour, "search", limit=100, **asked)
+    assert len(whole) == 30
+    for limit in (1, 3, 10):
+        assert await call(nour, "search", limit=limit, **asked) == whole[:limit]
+    plain = await call(nour, "search", query="garden", limit=100)
+    assert whole != plain  # the March values moved up
+    assert whole[0] in {f"v{number:02}" for number in range(0, 30, 3)}
+
+
+def test_a_window_boost_reaches_only_the_hits_it_can_lift() -> None:
+    from mcpkit_storage import PREFERRED_BOOST, Leaning
+
+    lean = Leaning(preferred=(0.0, 10.0))
+    assert lean.reach([8.0, 6.0, 4.0, 3.9, 1.0], limit=2) == 4  # 3.9 * 2 > 6: it can; 1.0 * 2 cannot
+    assert lean.reach([8.0, 6.0], limit=5) == 2
+    assert Leaning(half_life=60.0).reach([8.0, 6.0, 0.1], limit=1) == 3  # a half-life can sink any score
+    assert lean.scored(3.0, 5.0, 5.0) == 3.0 * PREFERRED_BOOST
+    assert lean.scored(3.0, 10.0, 10.0) == 3.0  # until is exclusive
+    assert lean.scored(-0.5, 5.0, 5.0) == -0.5 / PREFERRED_BOOST  # a negative similarity is never helped up

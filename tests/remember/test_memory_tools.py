@@ -144,7 +144,10 @@ class TestEnabled:
         assert found["window"] == {"since": f"{today}T00:00:00.000Z", "until": None}
         assert found["results"][0]["happened_at"] == iso_time(clock.now())
         asked = await nour.call("search_memories", {"query": "trip yesterday", "scope": "user"})
-        assert [r["key"] for r in asked["results"]] == ["trip:old"]
+        assert [r["key"] for r in asked["results"]] == ["trip:old", "trip:new"]  # yesterday's first, none left out
+        yesterday = iso_time(clock.now() - 86_400)[:10]
+        assert asked["preferred"] == {"since": f"{yesterday}T00:00:00.000Z", "until": f"{today}T00:00:00.000Z"}
+        assert "window" not in asked
 
     async def test_the_scope_defaults_to_session(self, call_as: CallAs) -> None:
         nour = call_as("nour")

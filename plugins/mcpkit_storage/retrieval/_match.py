@@ -88,7 +88,8 @@ class Match(NamedTuple):
 class Matches(list[Match]):
     """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
     is on (its model still loading, or failing, or busy with other callers' searches), else it is None.
-    ``window``: the event times searched (since, until; seconds, None where open), None when the search had none."""
+    ``window``: the event times searched (since, until; seconds, None where open), None when the search had none;
+    ``preferred``: the event times the query's own dates named, whose values ranked higher (None: none)."""
 
     def __init__(
         self,
@@ -99,6 +100,7 @@ class Matches(list[Match]):
         super().__init__(matches)
         self.note = note
         self.window = window
+        self.preferred: tuple[float | None, float | None] | None = None  # a ``Window``
 
 
 class Asked(NamedTuple):
