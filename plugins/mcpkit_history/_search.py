@@ -37,7 +37,7 @@ async def search_all(
     messages said in it score ``mcpkit_storage.PREFERRED_BOOST`` times as much."""
     want = limit
     while True:
-        matches = await search(vault, place, query, now, want, kept=kept, prefer=preferred)
+        matches = await search(vault, place, query, now, want, kept=kept, preferred=preferred)
         hits = await _kept(vault, trees, matches, now)
         if len(hits) >= limit or len(matches) < want or want >= MAX_SEARCH_LIMIT:
             return hits[:limit]

@@ -317,7 +317,7 @@ class Remember(CallPlaces):
                 caller=caller,
                 kept=kept,
                 half_life=recent,
-                prefer=preferred,
+                preferred=preferred,
             )
         if kept is not None and (kept.since is not None or kept.until is not None):
             matches.window = (kept.since, kept.until)

@@ -237,8 +237,9 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
             )
             + " Each match says its source (user, tool, model, import or external: weigh a fact derived from fetched "
             "content below one the user stated), its age and when it happened. A date in the query ('in March', 'last "
-            "week'), or since and until (ISO 8601 dates), keeps memories of what happened then, whatever their text "
-            "says. Search before remembering something new, to update a memory rather than keep a duplicate.",
+            "week') ranks memories of what happened then higher, whatever their text says (the result's preferred); "
+            "since and until (ISO 8601 dates) keep only those (its window). Search before remembering something "
+            "new, to update a memory rather than keep a duplicate.",
         ),
     )
     class SearchMemories(ToolContext):

@@ -123,11 +123,17 @@ async def test_search_memory_answers_a_date_question_by_when_it_was_said(call_as
     """No memory's text names a day: "yesterday" and since/until are read against when each was written."""
     alice = call_as("alice")
     said = clock.now()
-    await alice.call("write_memory", {"key": "coffee:then", "value": "Takes her coffee black"})
+    await alice.call(
+        "write_memory", {"key": "coffee:then", "value": "Takes her coffee black, two sugars, a biscuit aside"}
+    )
     clock.advance(86_400)
-    await alice.call("write_memory", {"key": "coffee:now", "value": "Takes her coffee with oat milk"})
+    await alice.call("write_memory", {"key": "coffee:now", "value": "Coffee with oat milk"})
+    assert [r["key"] for r in (await alice.call("search_memory", {"query": "coffee"}))["results"]] == [
+        "coffee:now",
+        "coffee:then",
+    ]
     asked = await alice.call("search_memory", {"query": "what did she say about coffee yesterday?"})
-    # Yesterday's first, though today's names coffee as often: the query's date is preferred, not a filter.
+    # Yesterday's first, though today's names coffee more: the query's date is preferred, not a filter.
     assert [r["key"] for r in asked["results"]] == ["coffee:then", "coffee:now"]
     assert asked["results"][0]["happened_at"] == iso_time(said)
     day = iso_time(said)[:10]

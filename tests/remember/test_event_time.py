@@ -137,6 +137,10 @@ async def test_a_value_without_at_is_dated_by_when_it_was_written(call_as: CallA
     assert await call(nour, "search", query="garden 3 days ago", dates=True, now=today.isoformat()) == ["plain"]
     # Nothing happened yesterday: the query's window prefers none, and leaves none out.
     assert await call(nour, "search", query="garden yesterday", dates=True, now=today.isoformat()) == ["plain"]
+    await call(nour, "set", key="loud", value="garden garden garden, the garden gate squeaks")
+    assert await call(nour, "search", query="garden", since=written, until=written + 1) == ["plain"]
+    assert await call(nour, "search", query="garden") == ["loud", "plain"]
+    assert await call(nour, "search", query="garden 3 days ago", dates=True, now=today.isoformat()) == ["plain", "loud"]
 
 
 async def test_a_window_loses_no_match_to_the_limit(call_as: CallAs) -> None:
@@ -241,13 +245,49 @@ async def test_a_preferred_window_ranks_as_its_whole_ranking_does_at_any_limit(c
     assert whole[0] in {f"v{number:02}" for number in range(0, 30, 3)}
 
 
-def test_a_window_boost_reaches_only_the_hits_it_can_lift() -> None:
-    from mcpkit_storage import PREFERRED_BOOST, Leaning
+def test_a_window_boost_doubles_scores_in_the_window_and_keeps_their_order() -> None:
+    from mcpkit_storage import PREFERRED_BOOST, Kept, Leaning
 
     lean = Leaning(preferred=(0.0, 10.0))
-    assert lean.reach([8.0, 6.0, 4.0, 3.9, 1.0], limit=2) == 4  # 3.9 * 2 > 6: it can; 1.0 * 2 cannot
-    assert lean.reach([8.0, 6.0], limit=5) == 2
-    assert Leaning(half_life=60.0).reach([8.0, 6.0, 0.1], limit=1) == 3  # a half-life can sink any score
     assert lean.scored(3.0, 5.0, 5.0) == 3.0 * PREFERRED_BOOST
     assert lean.scored(3.0, 10.0, 10.0) == 3.0  # until is exclusive
-    assert lean.scored(-0.5, 5.0, 5.0) == -0.5 / PREFERRED_BOOST  # a negative similarity is never helped up
+    # A negative similarity moves up too (halved), so the window's values keep their order among themselves.
+    assert lean.scored(-0.2, 5.0, 5.0) > lean.scored(-0.4, 5.0, 5.0) > -0.4
+    assert lean.within(Kept(5.0, None, ["user"])) == Kept(5.0, 10.0, ["user"])
+    assert lean.within(Kept(10.0, None)) is None  # the filter and the window do not meet
+
+
+async def test_a_preferred_value_below_the_best_100_is_still_lifted(call_as: CallAs) -> None:
+    """Found by review: re-ranking the best 100 by words lost a window's value ranked 101st, though its score was
+    more than half the first's; the window's own best are searched too (through its facets, as a filter is)."""
+    nour = call_as("nour")
+    for number in range(110):
+        await call(nour, "set", key=f"jan:{number:03}", value="garden notes", at=_day(1, 5))
+    await call(nour, "set", key="march", value="garden notes and one more word", at=_day(3, 5))
+    asked = {"dates": True, "now": NOW.isoformat(), "limit": 1}
+    assert await call(nour, "search", query="garden notes in March", **asked) == ["march"]
+    assert (await call(nour, "search", query="garden notes", limit=1)) != ["march"]
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_a_hit_that_no_longer_opens_loses_no_preferred_match(call_as: CallAs, monkeypatch: Any) -> None:
+    """Found by review: the cut was taken from the hits before they were opened, so one that no longer opened
+    (written over meanwhile) raised the bar and lost a match the window would have lifted."""
+    from mcpkit_storage import Vault
+
+    nour = call_as("nour")
+    await call(nour, "set", key="a", value="garden garden garden garden", at=_day(1, 5))
+    await call(nour, "set", key="gone", value="garden garden garden garden", at=_day(1, 5))
+    longer = "garden among many other words written here and there, and a few more unrelated ones at its end"
+    await call(nour, "set", key="b", value=longer, at=_day(3, 5))
+    opened = Vault.open_at
+
+    async def open_at(self: Vault, place: Any, addresses: Any, now: float) -> list[Any]:
+        return [
+            None if got is not None and got.key == "gone" else got for got in await opened(self, place, addresses, now)
+        ]
+
+    monkeypatch.setattr(Vault, "open_at", open_at)
+    assert await call(nour, "search", query="garden", limit=2) == ["a", "b"]
+    asked = {"dates": True, "now": NOW.isoformat(), "limit": 2}
+    assert sorted(await call(nour, "search", query="garden in March", **asked)) == ["a", "b"]  # not ["a"] alone

@@ -131,7 +131,7 @@ class TestEnabled:
         assert (await nour.call("search_memories", {"query": "lyon", "scope": "user"}))["results"][0]["key"] == "city"
         assert (await nour.call("search_memories", {"query": "replies"}))["results"] == []  # session scope: none
 
-    async def test_search_memories_keeps_what_happened_in_the_window_asked(
+    async def test_search_memories_keeps_the_window_asked_and_prefers_the_querys_dates(
         self, call_as: CallAs, clock: ManualClock
     ) -> None:
         nour = call_as("nour")

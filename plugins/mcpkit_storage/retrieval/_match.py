@@ -39,7 +39,8 @@ class Explanation(NamedTuple):
     query's best match is 1 and its worst 0 (``mcpkit_search.parts``). ``window``: the text of the window that
     matched (by meaning, else the one holding the most of the query's weight). ``relevance``: a score comparable
     across queries, 0 to 1: the share of the query's weight the value holds (``lexical``), the similarity
-    (``semantic``), or both weighted (``hybrid``).
+    (``semantic``), or both weighted (``hybrid``). ``preferred``: the value happened in the window the query's own
+    dates named, so its score is doubled (``PREFERRED_BOOST``; every other field is as before that).
     """
 
     mode: SearchMode
@@ -56,6 +57,7 @@ class Explanation(NamedTuple):
     window: str | None = None
     relevance: float | None = None
     lifted_by_margin: float | None = None
+    preferred: bool = False
 
 
 class Match(NamedTuple):

@@ -18,7 +18,7 @@ from ..vault import Vault, newer
 from ._admitted import admitted, within
 from ._explain import described
 from ._kept import Kept, event_time
-from ._leaning import Leaning, Window
+from ._leaning import Leaning, Window, preferring
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._sharded_search import by_shards, fill
 from ._ties import bucket_ranking, through_ties
@@ -52,7 +52,7 @@ async def search(
     caller: str | None = None,
     kept: Kept | None = None,
     half_life: float | None = None,
-    prefer: Window | None = None,
+    preferred: Window | None = None,
 ) -> Matches:
     """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
 
@@ -60,11 +60,11 @@ async def search(
     ``quota``: the place's, which vector shards a search by meaning fills count against. ``caller``: whose share of
     the embedder the search takes (default: the place's owner's). ``kept``: only values it keeps (their event time,
     their source), filtered before the ranking is cut to ``limit``. ``half_life``: seconds after which a value's
-    score counts half (by its event time); None: no preference for recent values. ``prefer``: event times (since,
+    score counts half (by its event time); None: no preference for recent values. ``preferred``: event times (since,
     until; seconds, None where open) whose values score ``PREFERRED_BOOST`` times as much (a query's own dates).
     """
     chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
-    asked = _Query(query, now, limit, chosen, explain, weight, quota, caller, kept, Leaning.of(half_life, prefer))
+    asked = _Query(query, now, limit, chosen, explain, weight, quota, caller, kept, Leaning.of(half_life, preferred))
     observed = vault.searching(place, chosen)
     if observed is None:
         return (await _search(vault, place, asked))[0]
@@ -93,6 +93,8 @@ async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, Searc
     """The matches, and the mode that found them (``lexical`` where search by meaning was not ready)."""
     query, now, limit, chosen, explain, weight = q[:6]
     quota, caller, kept, lean = q[6:]
+    if lean is not None and lean.half_life is None:  # a preferred window alone: two plain searches, merged
+        return await preferring(lambda only: _search(vault, place, q._replace(kept=only, lean=None)), kept, lean, q)
     await vault.watched(now)
     words = vault.index.words(query)
     note = None
@@ -152,9 +154,6 @@ async def _lexical(
     while True:
         ranked = await _ranked(vault, place, buckets, words, now, want, opened, narrowed or (), ties=ties)
         exhausted = len(ranked) < want
-        if lean is not None and kept is None:  # only the hits the leaning can lift into the first limit are opened
-            reach = lean.reach([score for _, score in ranked], limit)
-            exhausted, ranked = exhausted or reach < len(ranked), ranked[:reach]
         if admits is not None:  # left out by their facets, unopened
             ranked = [hit for hit in ranked if hit[0][1] in admits]
         matches = await _fetch(vault, place, buckets, ranked, opened, now, enough, kept)
@@ -214,16 +213,16 @@ async def _by_meaning(
     index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
     by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
 
-    With ``kept`` the shards answer too (the ranking without it, of the values it keeps); with a window preferred,
-    their best ``MAX_SEARCH_LIMIT`` are ranked again with it. Else (a half-life) the values are opened: with ``kept``,
-    those whose facets it may keep (``admitted``), else every one; those ``kept`` leaves out are dropped first, BM25
-    ranks every value its words match, and each score is moved by ``lean``.
+    With ``kept`` alone the shards answer too (the ranking without it, of the values it keeps). Else (a half-life)
+    the values are opened: with ``kept``, those whose facets it may keep (``admitted``), else every one; those
+    ``kept`` leaves out are dropped first, BM25 ranks every value its words match, and each score is moved by ``lean``
+    (a half-life, and the preferred window with it).
     """
     assert vault.semantic is not None
-    if lean is None or lean.half_life is None:
-        sharded = await by_shards(vault, place, asked, now, limit if lean is None else MAX_SEARCH_LIMIT, kept)
+    if lean is None:
+        sharded = await by_shards(vault, place, asked, now, limit, kept)
         if sharded is not None:
-            return sharded if lean is None else lean.ranked(sharded, now)[:limit]
+            return sharded
     buckets = vault.buckets(place)
     found = None if kept is None or len(buckets) != 1 else await admitted(vault, *buckets[0], kept, now)
     if found is not None:  # only the values the filter may keep, by their facets
@@ -254,8 +253,8 @@ async def _by_meaning(
     matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
     scores = fuse(lexical, semantic, weight=asked.weight) if asked.mode == "hybrid" else semantic
     if lean is not None:
-        times = {doc: min(now, event_time(opened[doc].provenance, opened[doc].written_at)) for doc in scores}
-        newest = max(times.values(), default=now)
+        times = {doc: event_time(opened[doc].provenance, opened[doc].written_at) for doc in scores}
+        newest = min(now, max(times.values(), default=now))
         scores = {doc: lean.scored(score, times[doc], newest) for doc, score in scores.items()}
 
     def order(doc: _Doc) -> tuple[float, float, str]:
