@@ -53,6 +53,7 @@ class When(ToolContext):
         half_life: Any = None,
         sources: list[str] | None = None,
         source: Any = None,
+        explain: bool = False,
     ) -> dict[str, Any]:
         if op == "set":
             await self.remember.set(key, value, scope="user", at=at, source=source)
@@ -68,7 +69,10 @@ class When(ToolContext):
             now=None if now is None else datetime.fromisoformat(now),
             half_life=half_life,
             sources=sources,  # type: ignore[arg-type]
+            explain=explain,
         )
+        if explain:  # each match's key and whether the query's own dates lifted it
+            return {"result": [[match.key, match.why is not None and match.why.preferred] for match in matches]}
         return {"result": [match.key for match in matches]}
 
 
@@ -99,6 +103,9 @@ async def test_a_date_question_is_answered_by_event_time_not_by_the_text(call_as
     march = await call(nour, "search", query="what did I say about the garden in March?", **asked)
     assert march[0] == "garden:seedlings"
     assert sorted(march) == sorted(GARDEN)
+    why = await call(nour, "search", query="the garden in March", explain=True, limit=2, **asked)
+    assert why[0] == ["garden:seedlings", True]  # explain says which the window lifted
+    assert why[1][1] is False
     assert (await call(nour, "search", query="garden last week", **asked))[0] == "garden:watering"
     spring = await call(nour, "search", query="the garden between January 1 and May 2", **asked)
     assert sorted(spring[:3]) == ["garden:frost", "garden:plans", "garden:seedlings"]
@@ -200,6 +207,8 @@ async def test_search_by_meaning_filters_by_event_time_before_ranking(
         assert await call(nour, "search", query="flat white in January", **asked) == ["coffee:old"]
         assert await call(nour, "search", query="flat white this month", **asked) == ["coffee:new"]
         assert await call(nour, "search", query="flat white", mode=mode, limit=1, half_life=86_400) == ["coffee:new"]
+        explained = await call(nour, "search", query="flat white in January", explain=True, **{**asked, "limit": 2})
+        assert explained == [["coffee:old", True], ["coffee:new", False]]
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])

@@ -73,6 +73,14 @@ class Leaning(NamedTuple):
         moved.sort(key=lambda match: (match.weak, -match.score, -(match.updated_at or 0.0), match.key))
         return moved
 
+    def merged(self, first: list[Match], second: list[Match], limit: int, now: float) -> list[Match]:
+        """The best ``limit`` of two rankings' matches with the leaning (scores of one ranking: a key in both counts
+        once)."""
+        found = {match.key: match for match in first}
+        for match in second:
+            found.setdefault(match.key, match)
+        return self.ranked(list(found.values()), now)[:limit]
+
     def within(self, kept: Kept | None) -> Kept | None:
         """``kept`` narrowed to the preferred window (None: they do not meet)."""
         assert self.preferred is not None
@@ -98,14 +106,11 @@ async def preferring(
     """The first ``limit`` of the ranking (what ``kept`` keeps) with the preferred window's values boosted: always
     among the first ``limit`` without the boost and the first ``limit`` of the window's values, since the boost keeps
     the window's values in their order and only ever moves a score up. So two ordinary searches answer it, each with
-    its filter applied before its cut (``search(kept)``; the window's narrowed by its facets as a filter is): no value
-    is lost to a cut, and none is opened beyond the two searches' own."""
+    its filter applied before its cut (``search(kept)``; the window's narrowed by its facets as a filter is), their
+    scores those of one ranking (a filtered search scores as the whole ranking does): no value is lost to a cut, and
+    none is opened beyond the two searches' own. By words; by meaning, ``_by_meaning`` asks the vector shards so, and
+    where they cannot answer scores every value it opens with the leaning."""
     matches, mode = await search(kept)
     inside = lean.within(kept)
-    found = {match.key: match for match in matches}
-    if inside is not None:
-        for match in (await search(inside))[0]:
-            found.setdefault(match.key, match)
-    best = Matches(lean.ranked(list(found.values()), asked.now)[: asked.limit], matches.note, matches.window)
-    best.preferred = lean.preferred
-    return best, mode
+    more = [] if inside is None else (await search(inside))[0]
+    return Matches(lean.merged(matches, more, asked.limit, asked.now), matches.note, matches.window), mode

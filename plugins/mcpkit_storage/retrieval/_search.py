@@ -93,8 +93,6 @@ async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, Searc
     """The matches, and the mode that found them (``lexical`` where search by meaning was not ready)."""
     query, now, limit, chosen, explain, weight = q[:6]
     quota, caller, kept, lean = q[6:]
-    if lean is not None and lean.half_life is None:  # a preferred window alone: two plain searches, merged
-        return await preferring(lambda only: _search(vault, place, q._replace(kept=only, lean=None)), kept, lean, q)
     await vault.watched(now)
     words = vault.index.words(query)
     note = None
@@ -114,6 +112,10 @@ async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, Searc
                 return Matches([match._replace(why=None) for match in found]), chosen
             return Matches(await described(vault, place, query, words, found, now, weight)), chosen
         note = note or QUERY_FAILED
+    if lean is not None and lean.half_life is None:  # a preferred window alone: two searches by words, merged
+        again = q._replace(chosen="lexical", kept=None, lean=None)
+        found, _ = await preferring(lambda only: _search(vault, place, again._replace(kept=only)), kept, lean, q)
+        return Matches(found, note), "lexical"
     matches = await _lexical(vault, place, words, now, limit, kept, lean)
     if explain:
         matches = [
@@ -207,20 +209,21 @@ async def _by_meaning(
 ) -> list[Match]:
     """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
 
-    From the place's vector shards when they can answer (``by_shards``: only the best values are opened);
-    else every value is opened (their vectors are sealed inside them, a cost in proportion to the place),
-    and the shards are filled from them for the next search. In ``hybrid``, BM25 comes from the store's
-    index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
-    by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
-
-    With ``kept`` alone the shards answer too (the ranking without it, of the values it keeps). Else (a half-life)
-    the values are opened: with ``kept``, those whose facets it may keep (``admitted``), else every one; those
-    ``kept`` leaves out are dropped first, BM25 ranks every value its words match, and each score is moved by ``lean``
-    (a half-life, and the preferred window with it).
+    From the place's vector shards when they can answer (``by_shards``: only the best values are opened; with
+    ``kept``, the ranking without it, of the values it keeps; a preferred window, as ``preferring`` says), else every
+    value is opened (their vectors are sealed inside them, a cost in proportion to the place), and the shards are
+    filled for the next search. In ``hybrid``, BM25 comes from the store's index for its best ``MAX_SEARCH_LIMIT``.
+    Only the values that match are returned: by their words (``hybrid``), or by a similarity above the embedder's
+    ``min_similarity``. Where the values are opened (a half-life, or no shards): with ``kept``, those its facets may
+    keep (``admitted``), the rest dropped; BM25 ranks every value its words match; each score moved by ``lean``.
     """
     assert vault.semantic is not None
-    if lean is None:
+    if lean is None or lean.half_life is None:
         sharded = await by_shards(vault, place, asked, now, limit, kept)
+        if sharded is not None and lean is not None:  # a preferred window: the window's best too, merged
+            inside = lean.within(kept)
+            more = [] if inside is None else await by_shards(vault, place, asked, now, limit, inside)
+            sharded = None if more is None else lean.merged(sharded, more, limit, now)
         if sharded is not None:
             return sharded
     buckets = vault.buckets(place)
