@@ -36,7 +36,8 @@ Query = Annotated[
         min_length=1,
         max_length=1000,
         description="Words to look for in keys and values. A date or span in it ('in March', 'last week', 'between "
-        "August 11 and 15') keeps memories of what happened then, relative to today.",
+        "August 11 and 15') ranks memories of what happened then higher, relative to today; since and until keep "
+        "only those.",
     ),
 ]
 Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
@@ -104,8 +105,10 @@ class Results(TypedDict):
     results: list[Result]
     #: Why the search went by words alone though the server searches by meaning (its model still loading).
     note: NotRequired[str]
-    #: The time window searched (from since/until and the query's own dates), when there was one.
+    #: The time window searched (since/until), when there was one: nothing outside it was returned.
     window: NotRequired[SearchWindow]
+    #: The time window the query's own dates named ("in March"), when they named one: its memories ranked higher.
+    preferred: NotRequired[SearchWindow]
 
 
 class Keys(TypedDict):
@@ -178,8 +181,9 @@ class ReadMemory(ToolContext):
         "ignoring case and accents; a server that also searches by meaning finds memories in other words too "
         "(right after it starts it may search by words only, and the result's note says so). Memories unrelated "
         f"to the query are not returned; sources keeps only memories from those sources. A date in the query ('what "
-        "did the user say about X in March', 'last week'), or since and until (ISO 8601 dates), keeps memories of "
-        f"what happened then (happened_at), whatever their text says; the result's window shows the one used. {_OWN}"
+        "did the user say about X in March', 'last week') ranks memories of what happened then (happened_at) "
+        "higher, whatever their text says (the result's preferred shows the window); since and until (ISO 8601 "
+        f"dates) keep only those (the result's window). {_OWN}"
     ),
 )
 class SearchMemory(ToolContext):
@@ -206,9 +210,11 @@ class SearchMemory(ToolContext):
             )
         if matches.note is not None:
             results["note"] = matches.note
-        window = shown_window(matches)
+        window, preferred = shown_window(matches.window), shown_window(matches.preferred)
         if window is not None:
             results["window"] = window
+        if preferred is not None:
+            results["preferred"] = preferred
         return results
 
 

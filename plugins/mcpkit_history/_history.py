@@ -18,6 +18,7 @@ from mcpkit_storage import (
     Place,
     RememberConflictError,
     RememberInvalidError,
+    Window,
     backoff,
     check_ttl,
     origin_bytes,
@@ -295,12 +296,13 @@ class History:
         ``since`` / ``until``: only messages from that window (their event time, ``at``: when they were said, by
         default when saved; seconds, datetimes or ISO 8601 texts; ``until`` exclusive, a date alone includes its
         day), left out before the ranking is cut. ``dates=True``: the query's own date or span ("in March", "last
-        week") is read relative to ``now`` (an aware datetime; default: the clock) and applies too, its words
-        taken out of the query.
+        week") is read relative to ``now`` (an aware datetime; default: the clock), its words taken out of the
+        query, and the messages said in that window score twice as much: preferred, not filtered (a date asked about
+        is not always when it was told: "what did she paint last year", told this year).
         """
         if not isinstance(query, str):
             raise HistoryInvalidError(f"query is text to look for, not {query!r:.40}.")
-        query, kept = self._asked(query, since, until, dates, now)
+        query, kept, preferred = self._asked(query, since, until, dates, now)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_SEARCH_LIMIT:
             raise HistoryInvalidError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r:.40}.")
         trees, place = self._places()
@@ -308,33 +310,31 @@ class History:
         policy = self._policy
         with STORE_ERRORS:
             if conversation is None:
-                return Hits(await search_all(policy.vault, trees, place, query, limit, clock, kept))
+                return Hits(await search_all(policy.vault, trees, place, query, limit, clock, kept, preferred))
             name = check_conversation(conversation)
             async with turn(policy, policy.vault.keyring.owner_for(place.identity)):
                 most = policy.max_search_bytes
                 return await search_one(
-                    policy.vault, policy.analyzer, trees, place, name, query, limit, clock, most, kept
+                    policy.vault, policy.analyzer, trees, place, name, query, limit, clock, most, kept, preferred
                 )
 
-    def _asked(self, query: str, since: object, until: object, dates: object, now: object) -> tuple[str, Kept | None]:
-        """The query left to search and the window of event times (None: none) ``search`` keeps."""
+    def _asked(
+        self, query: str, since: object, until: object, dates: object, now: object
+    ) -> tuple[str, Kept | None, Window | None]:
+        """The query left to search, the window of event times ``search`` keeps and the one it prefers (None: none)."""
         kept = _window(since, until)
         if dates not in (True, False):
             raise HistoryInvalidError(f"dates is True or False, not {dates!r:.40}.")
         if now is not None and not (isinstance(now, datetime) and now.tzinfo is not None):
             raise HistoryInvalidError(f"now is a datetime with a time zone (datetime.now(UTC)), not {now!r:.60}.")
         if not dates:
-            return query, kept
+            return query, kept, None
         moment = now if isinstance(now, datetime) else datetime.fromtimestamp(self._policy.clock().now(), UTC)
         asked = when(query, now=moment)
         if not asked.phrase:
-            return query, kept
-        start, stop = (None, None) if kept is None else (kept.since, kept.until)
-        if asked.since is not None:  # the overlap of the two windows
-            start = asked.since.timestamp() if start is None else max(start, asked.since.timestamp())
-        if asked.until is not None:
-            stop = asked.until.timestamp() if stop is None else min(stop, asked.until.timestamp())
-        return asked.query, Kept(start, stop)
+            return query, kept, None
+        since, until = (None if at is None else at.timestamp() for at in (asked.since, asked.until))
+        return asked.query, kept, (since, until)
 
     # -- the tree ----------------------------------------------------------------------
 

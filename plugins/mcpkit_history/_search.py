@@ -9,7 +9,7 @@ from collections.abc import Hashable
 import anyio.to_thread
 
 from mcpkit_search import Analyzer, bm25, corpus_of, top
-from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Kept, Match, Place, Vault, search
+from mcpkit_storage import MAX_SEARCH_LIMIT, Found, Kept, Leaning, Match, Place, Vault, Window, search
 
 from ._messages import Hit, message_of, said_at, text_of
 from ._pages import read_newest
@@ -23,13 +23,21 @@ _APART_LOCK = threading.Lock()
 
 
 async def search_all(
-    vault: Vault, trees: Place, place: Place, query: str, limit: int, now: float, kept: Kept | None = None
+    vault: Vault,
+    trees: Place,
+    place: Place,
+    query: str,
+    limit: int,
+    now: float,
+    kept: Kept | None = None,
+    preferred: Window | None = None,
 ) -> list[Hit]:
     """The ``limit`` best messages of every conversation, asking the index for more when some were filtered out;
-    ``kept``: only messages said in its window (their event time, applied before the index's cut)."""
+    ``kept``: only messages said in its window (their event time, applied before the index's cut); ``preferred``: the
+    messages said in it score ``mcpkit_storage.PREFERRED_BOOST`` times as much."""
     want = limit
     while True:
-        matches = await search(vault, place, query, now, want, kept=kept)
+        matches = await search(vault, place, query, now, want, kept=kept, preferred=preferred)
         hits = await _kept(vault, trees, matches, now)
         if len(hits) >= limit or len(matches) < want or want >= MAX_SEARCH_LIMIT:
             return hits[:limit]
@@ -69,10 +77,12 @@ async def search_one(
     now: float,
     max_bytes: int,
     kept: Kept | None = None,
+    preferred: Window | None = None,
 ) -> Hits:
     """BM25 over one conversation's newest ``max_bytes`` of messages, read in batches and analysed in a worker
     thread: the cost is bounded, and the event loop other callers wait on stays free meanwhile. ``kept``: only
-    messages said in its window (their event time), left out before the ranking."""
+    messages said in its window (their event time), left out before the ranking; ``preferred``: those said in it
+    score ``mcpkit_storage.PREFERRED_BOOST`` times as much."""
     stored = await vault.read(trees, conversation, now)
     words = list(dict.fromkeys(analyzer.terms(query)))
     if stored is None or not words:
@@ -90,7 +100,11 @@ async def search_one(
                 _APART.append(Analyzer())
             apart = _APART[0]
             counted = ((node, apart.value_counts(node, text_of(value.value["content"]))) for node, value in found)
-            return top(bm25(range(len(words)), corpus_of(words, counted)), limit)
+            scores = bm25(range(len(words)), corpus_of(words, counted))
+            if preferred is not None:
+                lean = Leaning(preferred=preferred)
+                scores = {node: lean.scored(score, said_at(messages[str(node)]), now) for node, score in scores.items()}
+            return top(scores, limit)
 
     parents = tree.parents()
     hits = Hits(

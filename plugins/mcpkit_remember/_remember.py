@@ -291,15 +291,16 @@ class Remember(CallPlaces):
         Each match carries its ``provenance`` (``match.source``). ``sources`` / ``min_trust`` keep only matches from
         those sources, as ``list`` does. ``since`` / ``until`` keep values whose event time (``set(at=...)``, by
         default when written) is in that window (seconds, datetimes or ISO texts; ``until`` exclusive, an ISO date
-        alone includes its day); ``dates=True`` reads the query's own dates ("in March", "last week") relative to
-        ``now`` (default: the server clock, UTC) into that window and searches its other words. Filters apply before
-        the ranking is cut to ``limit``. ``half_life``: seconds after which a value's score counts half (a
-        preference for recent values; by default none).
+        alone includes its day). Filters apply before the ranking is cut to ``limit``. ``dates=True`` reads the
+        query's own dates ("in March", "last week") relative to ``now`` (default: the server clock, UTC) and searches
+        its other words, the values whose event time is in the window they name scoring twice as much: preferred,
+        not filtered (``Matches.preferred`` says which window). ``half_life``: seconds after which a value's score
+        counts half (a preference for recent values; by default none).
         """
         place = self._place(scope)
         checked(self._policy.vault, place.bucket, query, limit, mode, weight)
         clock = self._policy.clock().now()
-        query, kept = window(query, since, until, dates, now, clock, wanted(sources, min_trust))
+        query, kept, preferred = window(query, since, until, dates, now, clock, wanted(sources, min_trust))
         recent = checked_half_life(half_life)
         with STORE_ERRORS:
             vault, quota, caller = self._policy.vault, self._policy.quota, self._share(place)
@@ -316,9 +317,11 @@ class Remember(CallPlaces):
                 caller=caller,
                 kept=kept,
                 half_life=recent,
+                preferred=preferred,
             )
         if kept is not None and (kept.since is not None or kept.until is not None):
             matches.window = (kept.since, kept.until)
+        matches.preferred = preferred
         return matches
 
     async def forget_all(self, *, scope: Scope = "session") -> int:

@@ -62,7 +62,8 @@ Query = Annotated[
         min_length=1,
         max_length=MAX_QUERY_CHARS,
         description="Words to look for in the memories' keys and values. A date or span in it ('in March', "
-        "'last week', 'between August 11 and 15') keeps memories of what happened then, relative to today.",
+        "'last week', 'between August 11 and 15') ranks memories of what happened then higher, relative to today; "
+        "since and until keep only those.",
     ),
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="At most this many matches.")]
@@ -123,8 +124,10 @@ class Searched(TypedDict):
     results: list[Found]
     #: Why the search went by words alone though this server searches by meaning (its model still loading).
     note: NotRequired[str]
-    #: The time window searched (from since/until and the query's own dates), when there was one.
+    #: The time window searched (since/until), when there was one: nothing outside it was returned.
     window: NotRequired[SearchWindow]
+    #: The time window the query's own dates named ("in March"), when they named one: its memories ranked higher.
+    preferred: NotRequired[SearchWindow]
 
 
 def _anonymous_rule(allowed: tuple[Scope, ...], anonymous_writes: bool) -> str:
@@ -234,8 +237,9 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
             )
             + " Each match says its source (user, tool, model, import or external: weigh a fact derived from fetched "
             "content below one the user stated), its age and when it happened. A date in the query ('in March', 'last "
-            "week'), or since and until (ISO 8601 dates), keeps memories of what happened then, whatever their text "
-            "says. Search before remembering something new, to update a memory rather than keep a duplicate.",
+            "week') ranks memories of what happened then higher, whatever their text says (the result's preferred); "
+            "since and until (ISO 8601 dates) keep only those (its window). Search before remembering something "
+            "new, to update a memory rather than keep a duplicate.",
         ),
     )
     class SearchMemories(ToolContext):
@@ -267,9 +271,11 @@ def memory_tools(plugin: MemoryToolsHost) -> list[type[ToolContext]]:
             }
             if matches.note is not None:
                 searched["note"] = matches.note
-            window = shown_window(matches)
+            window, preferred = shown_window(matches.window), shown_window(matches.preferred)
             if window is not None:
                 searched["window"] = window
+            if preferred is not None:
+                searched["preferred"] = preferred
             return searched
 
     return [RememberThis, Recall, Forget, ListMemories, SearchMemories]

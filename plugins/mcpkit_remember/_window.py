@@ -1,5 +1,5 @@
-"""The time window of a search as asked: ``since`` / ``until`` (seconds, datetimes or ISO dates), the dates read
-from the query (``dates=True``), and the recency half-life, checked and turned into the store's ``Kept``."""
+"""The time window of a search as asked: ``since`` / ``until`` (seconds, datetimes or ISO dates), a filter turned into
+the store's ``Kept``; the dates read from the query (``dates=True``), a window preferred; and the recency half-life."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 
 from mcpkit import iso_time
 from mcpkit_search import when
-from mcpkit_storage import Kept, Matches, RememberInvalidError
+from mcpkit_storage import Kept, RememberInvalidError, Window
 
 __all__ = ["Moment", "SearchWindow", "Since", "Until", "checked_half_life", "instant", "shown_window", "window"]
 
@@ -36,11 +36,13 @@ def window(
     now: object,
     clock: float,
     sources: Collection[str | None] | None,
-) -> tuple[str, Kept | None]:
-    """The query left to search (without its date words when ``dates`` read some) and the filter (None: none).
+) -> tuple[str, Kept | None, Window | None]:
+    """The query left to search (without its date words when ``dates`` read some), the filter (None: none) and the
+    window the query's dates named, preferred (None: none).
 
     ``now``: the moment the query's dates are read against (an aware datetime; None: the server clock, in UTC).
-    The query's window and ``since``/``until`` both apply (their overlap).
+    ``since``/``until`` leave out every value outside them; the query's window only ranks its values higher (a
+    query's date is not always when its answer was kept: "what did I paint last year", asked of this year's note).
     """
     start = None if since is None else instant(since, "since")
     stop = None if until is None else instant(until, "until", end=True)
@@ -50,17 +52,19 @@ def window(
         raise RememberInvalidError(
             f"search(now=...) is a datetime with a time zone (datetime.now(timezone.utc)), not {now!r:.60}."
         )
+    preferred = None
     if dates:
         asked = when(query, now=now if isinstance(now, datetime) else datetime.fromtimestamp(clock, UTC))
         if asked.phrase:
             query = asked.query
-            if asked.since is not None:
-                start = max(start, asked.since.timestamp()) if start is not None else asked.since.timestamp()
-            if asked.until is not None:
-                stop = min(stop, asked.until.timestamp()) if stop is not None else asked.until.timestamp()
+            preferred = (_seconds(asked.since), _seconds(asked.until))
     if start is None and stop is None and sources is None:
-        return query, None
-    return query, Kept(start, stop, sources)
+        return query, None, preferred
+    return query, Kept(start, stop, sources), preferred
+
+
+def _seconds(moment: datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
 
 
 def checked_half_life(half_life: object) -> float | None:
@@ -95,15 +99,16 @@ Until = Annotated[
 
 
 class SearchWindow(TypedDict):
-    """The event times a memory tool's search kept (ISO 8601 UTC; None where open)."""
+    """Event times as a memory tool shows them (ISO 8601 UTC; None where open): the window its search kept, or the
+    one the query's dates named, whose memories it ranked higher."""
 
     since: str | None
     until: str | None
 
 
-def shown_window(matches: Matches) -> SearchWindow | None:
-    """The window a search applied, as the memory tools show it (None: none)."""
-    if matches.window is None:
+def shown_window(window: Window | None) -> SearchWindow | None:
+    """A search's ``Matches.window`` or ``Matches.preferred`` as the memory tools show it (None: none)."""
+    if window is None:
         return None
-    since, until = matches.window
+    since, until = window
     return {"since": None if since is None else iso_time(since), "until": None if until is None else iso_time(until)}

@@ -45,7 +45,20 @@ from .base import (
     usable,
 )
 from .index import DEFAULT_MIN_SIMILARITY, Semantic
-from .retrieval import MAX_SEARCH_LIMIT, MODES, Explanation, Kept, Match, Matches, SearchMode, indexed_count, search
+from .retrieval import (
+    MAX_SEARCH_LIMIT,
+    MODES,
+    PREFERRED_BOOST,
+    Explanation,
+    Kept,
+    Leaning,
+    Match,
+    Matches,
+    SearchMode,
+    Window,
+    indexed_count,
+    search,
+)
 from .sealing import (
     SOURCES,
     TRUST,
@@ -86,6 +99,7 @@ __all__ = [
     "MAX_SEARCH_LIMIT",
     "MAX_TTL",
     "MODES",
+    "PREFERRED_BOOST",
     "SCOPES",
     "SOURCES",
     "STORE_URLS",
@@ -100,6 +114,7 @@ __all__ = [
     "Kept",
     "KeyedLocks",
     "Keyring",
+    "Leaning",
     "Match",
     "Matches",
     "Observed",
@@ -125,6 +140,7 @@ __all__ = [
     "Vault",
     "VaultTaskStore",
     "Version",
+    "Window",
     "backoff",
     "check_key",
     "check_scope",

@@ -68,6 +68,7 @@ import mcpkit_search._date_words as date_words
 import mcpkit_search._embedder as embedder
 import mcpkit_search._fusion as fusion
 import mcpkit_search._typos as typos
+import mcpkit_storage
 import mcpkit_storage._portability_cli as portability_cli
 import mcpkit_storage._progress as progress
 import mcpkit_storage.admin._purge as purge
@@ -390,6 +391,8 @@ STATED = [
     Stated("search.md", "| the {} days ending now |", date_words.RECENTLY_DAYS),
     Stated("architecture.md", '"recently" is the last {} days, wide on purpose', date_words.RECENTLY_DAYS),
     Stated("search.md", "for words of letters of {} to", typos.MIN_TYPO_CHARS),
+    Stated("search.md", "scores `PREFERRED_BOOST` ({}) times as much", int(mcpkit_storage.PREFERRED_BOOST)),
+    Stated("architecture.md", "a value in the window scores {} times as much", int(mcpkit_storage.PREFERRED_BOOST)),
     Stated("search.md", "to {} characters (`mcpkit_search.MIN_TYPO_CHARS`", typos.MAX_TYPO_CHARS),
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
     Stated("search.md", "scoring {} what the same match", "half" if typos.TYPO_WEIGHT == 0.5 else typos.TYPO_WEIGHT),
@@ -592,6 +595,9 @@ NOT_CONSTANTS = {
     "resources.md": ["sessions holding 3,000 subscriptions to 60 KiB URIs grew"],  # measured (issue 29)
     "memory-tools.md": ["rather than keeping a second copy"],  # prose
     "search.md": [
+        "by words, it cost 0.9 times",  # measured (bench.search_window)
+        "and 1.4 times on SQLite",  # measured (bench.search_window)
+        "cost 1.1 and 2.1 times in the same run",  # measured
         '"between August 11 and 15", "3 days ago")',  # example queries (Searching by time)
         "`now` being Wednesday 14 June 2023",  # the example's now (Dates in a query)
         '"on 3 June 2023", "June 3rd, 2023", "2023-06-03", "on the 3rd of June"',  # example queries, as below

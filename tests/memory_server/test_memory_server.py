@@ -123,15 +123,23 @@ async def test_search_memory_answers_a_date_question_by_when_it_was_said(call_as
     """No memory's text names a day: "yesterday" and since/until are read against when each was written."""
     alice = call_as("alice")
     said = clock.now()
-    await alice.call("write_memory", {"key": "coffee:then", "value": "Takes her coffee black"})
+    await alice.call(
+        "write_memory", {"key": "coffee:then", "value": "Takes her coffee black, two sugars, a biscuit aside"}
+    )
     clock.advance(86_400)
-    await alice.call("write_memory", {"key": "coffee:now", "value": "Takes her coffee with oat milk"})
+    await alice.call("write_memory", {"key": "coffee:now", "value": "Coffee with oat milk"})
+    assert [r["key"] for r in (await alice.call("search_memory", {"query": "coffee"}))["results"]] == [
+        "coffee:now",
+        "coffee:then",
+    ]
     asked = await alice.call("search_memory", {"query": "what did she say about coffee yesterday?"})
-    assert [r["key"] for r in asked["results"]] == ["coffee:then"]
+    # Yesterday's first, though today's names coffee more: the query's date is preferred, not a filter.
+    assert [r["key"] for r in asked["results"]] == ["coffee:then", "coffee:now"]
     assert asked["results"][0]["happened_at"] == iso_time(said)
     day = iso_time(said)[:10]
-    assert asked["window"]["since"] == f"{day}T00:00:00.000Z"
-    assert asked["window"]["until"] == f"{iso_time(clock.now())[:10]}T00:00:00.000Z"
+    assert asked["preferred"]["since"] == f"{day}T00:00:00.000Z"
+    assert asked["preferred"]["until"] == f"{iso_time(clock.now())[:10]}T00:00:00.000Z"
+    assert "window" not in asked
     both = await alice.call("search_memory", {"query": "coffee", "since": day, "until": iso_time(clock.now())[:10]})
     assert sorted(r["key"] for r in both["results"]) == ["coffee:now", "coffee:then"]  # until: a date keeps its day
     assert "window" not in await alice.call("search_memory", {"query": "coffee"})
@@ -148,10 +156,10 @@ async def test_search_memory_takes_the_calendars_edges_and_counts_that_look_like
     assert [r["key"] for r in open_ended["results"]] == ["essay"]
     assert open_ended["window"]["until"] == "9999-12-31T23:59:59.000Z"
     far = await alice.call("search_memory", {"query": "garden notes from 3000 years ago"})
-    assert "window" not in far  # no date the calendar can hold: the words are searched as words
+    assert "preferred" not in far  # no date the calendar can hold: the words are searched as words
     counted = await alice.call("search_memory", {"query": "essay in 2000 words"})
     assert [r["key"] for r in counted["results"]] == ["essay"]  # 2000 is a count here, not a year window
-    assert "window" not in counted
+    assert "preferred" not in counted
 
 
 async def test_bob_never_sees_alices_memories(call_as: CallAs) -> None:

@@ -53,6 +53,7 @@ class When(ToolContext):
         half_life: Any = None,
         sources: list[str] | None = None,
         source: Any = None,
+        explain: bool = False,
     ) -> dict[str, Any]:
         if op == "set":
             await self.remember.set(key, value, scope="user", at=at, source=source)
@@ -68,7 +69,10 @@ class When(ToolContext):
             now=None if now is None else datetime.fromisoformat(now),
             half_life=half_life,
             sources=sources,  # type: ignore[arg-type]
+            explain=explain,
         )
+        if explain:  # each match's key and whether the query's own dates lifted it
+            return {"result": [[match.key, match.why is not None and match.why.preferred] for match in matches]}
         return {"result": [match.key for match in matches]}
 
 
@@ -95,12 +99,21 @@ async def test_a_date_question_is_answered_by_event_time_not_by_the_text(call_as
     nour = call_as("nour")
     await keep_garden(nour)
     asked = {"dates": True, "now": NOW.isoformat()}
-    assert await call(nour, "search", query="what did I say about the garden in March?", **asked) == [
+    # The query's dates are preferred, not a filter: what happened then ranks first, the rest still follows.
+    march = await call(nour, "search", query="what did I say about the garden in March?", **asked)
+    assert march[0] == "garden:seedlings"
+    assert sorted(march) == sorted(GARDEN)
+    why = await call(nour, "search", query="the garden in March", explain=True, limit=2, **asked)
+    assert why[0] == ["garden:seedlings", True]  # explain says which the window lifted
+    assert why[1][1] is False
+    assert (await call(nour, "search", query="garden last week", **asked))[0] == "garden:watering"
+    spring = await call(nour, "search", query="the garden between January 1 and May 2", **asked)
+    assert sorted(spring[:3]) == ["garden:frost", "garden:plans", "garden:seedlings"]
+    assert spring[3] == "garden:watering"
+    # since / until are the filter: nothing outside them is returned.
+    assert await call(nour, "search", query="garden", since="2023-03-01", until="2023-03-31", **asked) == [
         "garden:seedlings"
     ]
-    assert await call(nour, "search", query="garden last week", **asked) == ["garden:watering"]
-    spring = await call(nour, "search", query="the garden between January 1 and May 2", **asked)
-    assert sorted(spring) == ["garden:frost", "garden:plans", "garden:seedlings"]
     # Without dates=True the month is a word like any other: the text that names March ranks first.
     assert (await call(nour, "search", query="garden March"))[0] == "garden:plans"
     # A query of a date alone has no words left to search.
@@ -115,9 +128,9 @@ async def test_since_and_until_take_iso_dates_and_until_keeps_its_whole_day(call
     assert await call(nour, "search", query="garden", since=_day(6, 1)) == ["garden:watering"]
     assert await call(nour, "search", query="garden", until="2023-01-20T12:00:00Z") == []
     assert await call(nour, "search", query="garden", until="2023-01-20T12:00:01+00:00") == ["garden:frost"]
-    # The query's window and since/until both apply.
+    # since/until filter; the query's own window only ranks within what they keep (here none of it is in March).
     both = {"dates": True, "now": NOW.isoformat(), "since": "2023-03-13"}
-    assert await call(nour, "search", query="garden in March", **both) == []
+    assert sorted(await call(nour, "search", query="garden in March", **both)) == ["garden:plans", "garden:watering"]
 
 
 async def test_a_value_without_at_is_dated_by_when_it_was_written(call_as: CallAs, clock: ManualClock) -> None:
@@ -129,7 +142,12 @@ async def test_a_value_without_at_is_dated_by_when_it_was_written(call_as: CallA
     assert await call(nour, "search", query="garden", since=written + 1) == []
     today = datetime.fromtimestamp(clock.now(), UTC)
     assert await call(nour, "search", query="garden 3 days ago", dates=True, now=today.isoformat()) == ["plain"]
-    assert await call(nour, "search", query="garden yesterday", dates=True, now=today.isoformat()) == []
+    # Nothing happened yesterday: the query's window prefers none, and leaves none out.
+    assert await call(nour, "search", query="garden yesterday", dates=True, now=today.isoformat()) == ["plain"]
+    await call(nour, "set", key="loud", value="garden garden garden, the garden gate squeaks")
+    assert await call(nour, "search", query="garden", since=written, until=written + 1) == ["plain"]
+    assert await call(nour, "search", query="garden") == ["loud", "plain"]
+    assert await call(nour, "search", query="garden 3 days ago", dates=True, now=today.isoformat()) == ["plain", "loud"]
 
 
 async def test_a_window_loses_no_match_to_the_limit(call_as: CallAs) -> None:
@@ -189,6 +207,8 @@ async def test_search_by_meaning_filters_by_event_time_before_ranking(
         assert await call(nour, "search", query="flat white in January", **asked) == ["coffee:old"]
         assert await call(nour, "search", query="flat white this month", **asked) == ["coffee:new"]
         assert await call(nour, "search", query="flat white", mode=mode, limit=1, half_life=86_400) == ["coffee:new"]
+        explained = await call(nour, "search", query="flat white in January", explain=True, **{**asked, "limit": 2})
+        assert explained == [["coffee:old", True], ["coffee:new", False]]
 
 
 @pytest.mark.parametrize("store_kind", ["sqlite"])
@@ -203,7 +223,7 @@ async def test_event_time_survives_rotation_and_reindex(
     server = build_server(RememberPlugin.init(**store_options, secret=SECRET_B, search=True), [When])
     async with running(server, protocol=mcp_protocol) as callers:
         asked = {"dates": True, "now": NOW.isoformat()}
-        assert await call(callers("nour"), "search", query="garden in March", **asked) == ["garden:seedlings"]
+        assert (await call(callers("nour"), "search", query="garden in March", **asked))[0] == "garden:seedlings"
 
 
 def test_until_the_calendars_last_day_is_no_end_and_a_date_past_it_is_refused() -> None:
@@ -215,3 +235,68 @@ def test_until_the_calendars_last_day_is_no_end_and_a_date_past_it_is_refused() 
     assert Kept.moment("9999-12-30", end=True) == datetime(9999, 12, 31, tzinfo=UTC).timestamp()
     with pytest.raises(ValueError, match="ISO 8601"):
         Kept.moment("10000-01-01", end=True)
+
+
+async def test_a_preferred_window_ranks_as_its_whole_ranking_does_at_any_limit(call_as: CallAs) -> None:
+    """Only the hits a window's boost can lift into the first ``limit`` are opened: the first ``limit`` are still
+    those of the whole ranking, on every store; a value in the window twice outranks one out of it alike."""
+    nour = call_as("nour")
+    for number in range(30):
+        words = " ".join(["garden"] * (1 + number % 4) + ["filler"] * (number % 7))
+        await call(nour, "set", key=f"v{number:02}", value=words, at=_day(3 if number % 3 == 0 else 5, 1 + number))
+    asked = {"query": "garden in March", "dates": True, "now": NOW.isoformat()}
+    whole = await call(nour, "search", limit=100, **asked)
+    assert len(whole) == 30
+    for limit in (1, 3, 10):
+        assert await call(nour, "search", limit=limit, **asked) == whole[:limit]
+    plain = await call(nour, "search", query="garden", limit=100)
+    assert whole != plain  # the March values moved up
+    assert whole[0] in {f"v{number:02}" for number in range(0, 30, 3)}
+
+
+def test_a_window_boost_doubles_scores_in_the_window_and_keeps_their_order() -> None:
+    from mcpkit_storage import PREFERRED_BOOST, Kept, Leaning
+
+    lean = Leaning(preferred=(0.0, 10.0))
+    assert lean.scored(3.0, 5.0, 5.0) == 3.0 * PREFERRED_BOOST
+    assert lean.scored(3.0, 10.0, 10.0) == 3.0  # until is exclusive
+    # A negative similarity moves up too (halved), so the window's values keep their order among themselves.
+    assert lean.scored(-0.2, 5.0, 5.0) > lean.scored(-0.4, 5.0, 5.0) > -0.4
+    assert lean.within(Kept(5.0, None, ["user"])) == Kept(5.0, 10.0, ["user"])
+    assert lean.within(Kept(10.0, None)) is None  # the filter and the window do not meet
+
+
+async def test_a_preferred_value_below_the_best_100_is_still_lifted(call_as: CallAs) -> None:
+    """Found by review: re-ranking the best 100 by words lost a window's value ranked 101st, though its score was
+    more than half the first's; the window's own best are searched too (through its facets, as a filter is)."""
+    nour = call_as("nour")
+    for number in range(110):
+        await call(nour, "set", key=f"jan:{number:03}", value="garden notes", at=_day(1, 5))
+    await call(nour, "set", key="march", value="garden notes and one more word", at=_day(3, 5))
+    asked = {"dates": True, "now": NOW.isoformat(), "limit": 1}
+    assert await call(nour, "search", query="garden notes in March", **asked) == ["march"]
+    assert (await call(nour, "search", query="garden notes", limit=1)) != ["march"]
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_a_hit_that_no_longer_opens_loses_no_preferred_match(call_as: CallAs, monkeypatch: Any) -> None:
+    """Found by review: the cut was taken from the hits before they were opened, so one that no longer opened
+    (written over meanwhile) raised the bar and lost a match the window would have lifted."""
+    from mcpkit_storage import Vault
+
+    nour = call_as("nour")
+    await call(nour, "set", key="a", value="garden garden garden garden", at=_day(1, 5))
+    await call(nour, "set", key="gone", value="garden garden garden garden", at=_day(1, 5))
+    longer = "garden among many other words written here and there, and a few more unrelated ones at its end"
+    await call(nour, "set", key="b", value=longer, at=_day(3, 5))
+    opened = Vault.open_at
+
+    async def open_at(self: Vault, place: Any, addresses: Any, now: float) -> list[Any]:
+        return [
+            None if got is not None and got.key == "gone" else got for got in await opened(self, place, addresses, now)
+        ]
+
+    monkeypatch.setattr(Vault, "open_at", open_at)
+    assert await call(nour, "search", query="garden", limit=2) == ["a", "b"]
+    asked = {"dates": True, "now": NOW.isoformat(), "limit": 2}
+    assert sorted(await call(nour, "search", query="garden in March", **asked)) == ["a", "b"]  # not ["a"] alone

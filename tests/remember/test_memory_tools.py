@@ -131,7 +131,7 @@ class TestEnabled:
         assert (await nour.call("search_memories", {"query": "lyon", "scope": "user"}))["results"][0]["key"] == "city"
         assert (await nour.call("search_memories", {"query": "replies"}))["results"] == []  # session scope: none
 
-    async def test_search_memories_keeps_what_happened_in_the_window_asked(
+    async def test_search_memories_keeps_the_window_asked_and_prefers_the_querys_dates(
         self, call_as: CallAs, clock: ManualClock
     ) -> None:
         nour = call_as("nour")
@@ -144,7 +144,10 @@ class TestEnabled:
         assert found["window"] == {"since": f"{today}T00:00:00.000Z", "until": None}
         assert found["results"][0]["happened_at"] == iso_time(clock.now())
         asked = await nour.call("search_memories", {"query": "trip yesterday", "scope": "user"})
-        assert [r["key"] for r in asked["results"]] == ["trip:old"]
+        assert [r["key"] for r in asked["results"]] == ["trip:old", "trip:new"]  # yesterday's first, none left out
+        yesterday = iso_time(clock.now() - 86_400)[:10]
+        assert asked["preferred"] == {"since": f"{yesterday}T00:00:00.000Z", "until": f"{today}T00:00:00.000Z"}
+        assert "window" not in asked
 
     async def test_the_scope_defaults_to_session(self, call_as: CallAs) -> None:
         nour = call_as("nour")

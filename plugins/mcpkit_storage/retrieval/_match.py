@@ -39,7 +39,8 @@ class Explanation(NamedTuple):
     query's best match is 1 and its worst 0 (``mcpkit_search.parts``). ``window``: the text of the window that
     matched (by meaning, else the one holding the most of the query's weight). ``relevance``: a score comparable
     across queries, 0 to 1: the share of the query's weight the value holds (``lexical``), the similarity
-    (``semantic``), or both weighted (``hybrid``).
+    (``semantic``), or both weighted (``hybrid``). ``preferred``: the value happened in the window the query's own
+    dates named, so its score is doubled (``PREFERRED_BOOST``; every other field is as before that).
     """
 
     mode: SearchMode
@@ -56,6 +57,7 @@ class Explanation(NamedTuple):
     window: str | None = None
     relevance: float | None = None
     lifted_by_margin: float | None = None
+    preferred: bool = False
 
 
 class Match(NamedTuple):
@@ -88,7 +90,8 @@ class Match(NamedTuple):
 class Matches(list[Match]):
     """A search's matches, best first; ``note`` says why the search went by words alone though search by meaning
     is on (its model still loading, or failing, or busy with other callers' searches), else it is None.
-    ``window``: the event times searched (since, until; seconds, None where open), None when the search had none."""
+    ``window``: the event times searched (since, until; seconds, None where open), None when the search had none;
+    ``preferred``: the event times the query's own dates named, whose values ranked higher (None: none)."""
 
     def __init__(
         self,
@@ -99,6 +102,7 @@ class Matches(list[Match]):
         super().__init__(matches)
         self.note = note
         self.window = window
+        self.preferred: tuple[float | None, float | None] | None = None  # a ``Window``
 
 
 class Asked(NamedTuple):

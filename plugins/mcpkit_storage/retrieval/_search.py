@@ -17,7 +17,8 @@ from ..stores import Address, Quota
 from ..vault import Vault, newer
 from ._admitted import admitted, within
 from ._explain import described
-from ._kept import Kept, event_time, recency
+from ._kept import Kept, event_time
+from ._leaning import Leaning, Window, preferring
 from ._match import MAX_SEARCH_LIMIT, MODES, Asked, Explanation, Match, Matches, SearchMode, explained
 from ._sharded_search import by_shards, fill
 from ._ties import bucket_ranking, through_ties
@@ -51,6 +52,7 @@ async def search(
     caller: str | None = None,
     kept: Kept | None = None,
     half_life: float | None = None,
+    preferred: Window | None = None,
 ) -> Matches:
     """The place's ``limit`` best matches for ``query``, best first (ties: newest, then by key).
 
@@ -58,10 +60,11 @@ async def search(
     ``quota``: the place's, which vector shards a search by meaning fills count against. ``caller``: whose share of
     the embedder the search takes (default: the place's owner's). ``kept``: only values it keeps (their event time,
     their source), filtered before the ranking is cut to ``limit``. ``half_life``: seconds after which a value's
-    score counts half (by its event time); None: no preference for recent values.
+    score counts half (by its event time); None: no preference for recent values. ``preferred``: event times (since,
+    until; seconds, None where open) whose values score ``PREFERRED_BOOST`` times as much (a query's own dates).
     """
     chosen: SearchMode = mode or ("lexical" if vault.semantic is None else "hybrid")
-    asked = _Query(query, now, limit, chosen, explain, weight, quota, caller, kept, half_life)
+    asked = _Query(query, now, limit, chosen, explain, weight, quota, caller, kept, Leaning.of(half_life, preferred))
     observed = vault.searching(place, chosen)
     if observed is None:
         return (await _search(vault, place, asked))[0]
@@ -83,13 +86,13 @@ class _Query(NamedTuple):
     quota: Quota | None
     caller: str | None
     kept: Kept | None
-    half_life: float | None
+    lean: Leaning | None
 
 
 async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, SearchMode]:
     """The matches, and the mode that found them (``lexical`` where search by meaning was not ready)."""
     query, now, limit, chosen, explain, weight = q[:6]
-    quota, caller, kept, half_life = q[6:]
+    quota, caller, kept, lean = q[6:]
     await vault.watched(now)
     words = vault.index.words(query)
     note = None
@@ -104,12 +107,16 @@ async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, Searc
                 note = BUSY
         if query_vector is not None:
             asked = Asked(words, query_vector, chosen, weight, caller, explain)
-            found = await _by_meaning(vault, place, asked, now, limit, quota, kept, half_life)
+            found = await _by_meaning(vault, place, asked, now, limit, quota, kept, lean)
             if not explain:
                 return Matches([match._replace(why=None) for match in found]), chosen
             return Matches(await described(vault, place, query, words, found, now, weight)), chosen
         note = note or QUERY_FAILED
-    matches = await _lexical(vault, place, words, now, limit, kept, half_life)
+    if lean is not None and lean.half_life is None:  # a preferred window alone: two searches by words, merged
+        again = q._replace(chosen="lexical", kept=None, lean=None)
+        found, _ = await preferring(lambda only: _search(vault, place, again._replace(kept=only)), kept, lean, q)
+        return Matches(found, note), "lexical"
+    matches = await _lexical(vault, place, words, now, limit, kept, lean)
     if explain:
         matches = [
             match._replace(why=Explanation("lexical", match.score, rank, None, None, None))
@@ -126,20 +133,20 @@ async def _lexical(
     now: float,
     limit: int,
     kept: Kept | None = None,
-    half_life: float | None = None,
+    lean: Leaning | None = None,
 ) -> list[Match]:
     """BM25 over the store's index (and the 0.1 values' words, analysed here).
 
     With ``kept``, the store is asked for 4 times more hits until ``limit`` of them pass it or it has no more, so
     a filter never loses a match to the cut; past the first round, when the filter kept few of it, those whose
-    facets it leaves out (``admitted``) are not opened. With ``half_life``, the best ``MAX_SEARCH_LIMIT`` by words
-    (those ``kept``) are ranked again with their recency.
+    facets it leaves out (``admitted``) are not opened. With ``lean``, the best ``MAX_SEARCH_LIMIT`` by words
+    (those ``kept``) are ranked again with it.
     """
     if not words:
         return []
     buckets = vault.buckets(place)
     opened: dict[_Doc, Payload] = {}  # unindexed (0.1) documents, opened while analysing them
-    enough = limit if half_life is None else MAX_SEARCH_LIMIT
+    enough = limit if lean is None else MAX_SEARCH_LIMIT
     want = enough
     admits: frozenset[str] | None = None
     # Where the store can, the ranking holds only the values whose facets the filter may keep: no second ranking.
@@ -167,15 +174,7 @@ async def _lexical(
                 admits = found.keys
                 # Its share of the hits by words is about its share of the values: ask for enough of those at once.
                 want = max(want, min(found.documents, -(-2 * enough * found.documents // len(admits))))
-    if half_life is not None and matches:
-        times = [min(now, event_time(match.provenance, match.updated_at)) for match in matches]
-        newest = max(times)
-        matches = [
-            match._replace(score=recency(match.score, at, newest, half_life))
-            for match, at in zip(matches, times, strict=True)
-        ]
-        matches.sort(key=lambda match: (-match.score, -(match.updated_at or 0.0), match.key))
-    return matches[:limit]
+    return (matches if lean is None else lean.ranked(matches, now))[:limit]
 
 
 async def _opened_all(
@@ -206,23 +205,25 @@ async def _by_meaning(
     limit: int,
     quota: Quota | None,
     kept: Kept | None = None,
-    half_life: float | None = None,
+    lean: Leaning | None = None,
 ) -> list[Match]:
     """``semantic`` or ``hybrid`` over every live value of the place (each match with its ``Explanation``).
 
-    From the place's vector shards when they can answer (``by_shards``: only the best values are opened);
-    else every value is opened (their vectors are sealed inside them, a cost in proportion to the place),
-    and the shards are filled from them for the next search. In ``hybrid``, BM25 comes from the store's
-    index as without an embedder, for its best ``MAX_SEARCH_LIMIT``. Only the values that match are returned:
-    by their words (``hybrid``), or by a similarity above the embedder's ``min_similarity``.
-
-    With ``kept`` alone the shards answer too (the ranking without it, of the values it keeps). Else the values are
-    opened: with ``kept``, those whose facets it may keep (``admitted``), else every one; those ``kept`` leaves out
-    are dropped first, BM25 ranks every value its words match, and each score is moved by its ``half_life``.
+    From the place's vector shards when they can answer (``by_shards``: only the best values are opened; with
+    ``kept``, the ranking without it, of the values it keeps; a preferred window, as ``preferring`` says), else every
+    value is opened (their vectors are sealed inside them, a cost in proportion to the place), and the shards are
+    filled for the next search. In ``hybrid``, BM25 comes from the store's index for its best ``MAX_SEARCH_LIMIT``.
+    Only the values that match are returned: by their words (``hybrid``), or by a similarity above the embedder's
+    ``min_similarity``. Where the values are opened (a half-life, or no shards): with ``kept``, those its facets may
+    keep (``admitted``), the rest dropped; BM25 ranks every value its words match; each score moved by ``lean``.
     """
     assert vault.semantic is not None
-    if half_life is None:
+    if lean is None or lean.half_life is None:
         sharded = await by_shards(vault, place, asked, now, limit, kept)
+        if sharded is not None and lean is not None:  # a preferred window: the window's best too, merged
+            inside = lean.within(kept)
+            more = [] if inside is None else await by_shards(vault, place, asked, now, limit, inside)
+            sharded = None if more is None else lean.merged(sharded, more, limit, now)
         if sharded is not None:
             return sharded
     buckets = vault.buckets(place)
@@ -254,10 +255,10 @@ async def _by_meaning(
     threshold = vault.semantic.min_similarity
     matching = lexical.keys() | {doc for doc, similarity in semantic.items() if similarity > threshold}
     scores = fuse(lexical, semantic, weight=asked.weight) if asked.mode == "hybrid" else semantic
-    if half_life is not None:
-        times = {doc: min(now, event_time(opened[doc].provenance, opened[doc].written_at)) for doc in scores}
-        newest = max(times.values(), default=now)
-        scores = {doc: recency(score, times[doc], newest, half_life) for doc, score in scores.items()}
+    if lean is not None:
+        times = {doc: event_time(opened[doc].provenance, opened[doc].written_at) for doc in scores}
+        newest = min(now, max(times.values(), default=now))
+        scores = {doc: lean.scored(score, times[doc], newest) for doc, score in scores.items()}
 
     def order(doc: _Doc) -> tuple[float, float, str]:
         payload = opened[doc]
