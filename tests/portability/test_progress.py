@@ -97,5 +97,5 @@ async def test_the_import_command_draws_its_bar_on_a_terminal(tmp_path: Path) ->
     )
 
     assert done.returncode == 0, shown
-    assert b"imported 600 values" in done.stdout
+    assert b"imported 300 values and 300 change histories" in done.stdout
     assert b"] 100% 600 values" in shown

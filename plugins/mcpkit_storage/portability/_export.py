@@ -28,11 +28,15 @@ class ExportReport:
     secrets given: sealed under a secret that is not in REMEMBER_SECRET, or damaged)."""
 
     exported: int = 0
+    #: Of ``exported``, the keys' change histories (each beside its value, not a value of its own).
+    histories: int = 0
     expired: int = 0
     unreadable: int = 0
 
     def __str__(self) -> str:
-        text = f"exported {self.exported} values"
+        text = f"exported {self.exported - self.histories} values"
+        if self.histories:
+            text += f" and {self.histories} change histories"
         if self.expired:
             text += f", left out {self.expired} past their deadline"
         if self.unreadable:
@@ -112,6 +116,7 @@ async def export_memory(
             continue
         writer.record(line)
         report.exported += 1
+        report.histories += payload.key.startswith(VERSIONS_KEY)
         if progress is not None and report.exported % 512 == 0:
             progress(report.exported)
     writer.end()

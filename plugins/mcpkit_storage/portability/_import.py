@@ -273,6 +273,7 @@ class _Chunks:
             line, item, place = chunk.pending[index]
             if result is True:
                 report.imported += 1
+                report.histories += item.key.startswith(VERSIONS_KEY)
             elif isinstance(result, QuotaExceededError):
                 refused.append(line)
                 refusals.refused(place, item.key, item.value_json, item.updated)
@@ -293,12 +294,14 @@ class _Chunks:
                 refusals.refused(place, item.key, item.value_json, item.updated)
                 continue
             report.count(outcome)
+            report.histories += outcome == "imported" and item.key.startswith(VERSIONS_KEY)
         for index, result in zip(chunk.free, results, strict=True):  # in one call with their values, or before
             if result is True:  # their refusals were known: taken out again below
                 _, item, place = chunk.pending[index]
                 refusals.written(place, item.key, item.value_json)
         gone = await refusals.take_out(self._vault, self._now)
         report.imported -= gone
+        report.histories -= gone
         report.histories_left_out += gone
         report.over_quota.extend(sorted(refused))
 

@@ -19,6 +19,8 @@ class ImportReport:
     shows a key or a value)."""
 
     imported: int = 0
+    #: Of ``imported``, the keys' change histories (each beside its value, not a value of its own).
+    histories: int = 0
     unchanged: int = 0
     kept: int = 0
     over_quota: list[int] = field(default_factory=list)
@@ -37,7 +39,10 @@ class ImportReport:
         self.histories_left_out += outcome == "left out"
 
     def __str__(self) -> str:
-        text = f"imported {self.imported} values, {self.unchanged} already there as in the file"
+        text = f"imported {self.imported - self.histories} values"
+        if self.histories:
+            text += f" and {self.histories} change histories"
+        text += f", {self.unchanged} already there as in the file"
         if self.kept:
             text += f", {self.kept} kept as the store has them (--on-conflict)"
         if self.over_quota:
