@@ -22,6 +22,7 @@ from mcpkit_storage import (
     seal_meta,
     swap_versioned,
     versions_key,
+    write_many_versioned,
     write_versioned,
 )
 
@@ -122,6 +123,16 @@ class CallPlaces:
         event: Event | None = "import" if source == "import" else None
         keep, quota = policy.history, policy.quota
         await write_versioned(policy.vault, place, key, event, text, deadline, now, meta, keep, quota, vector)
+
+    async def _versioned_many(
+        self, place: Place, items: list[tuple[str, str, bytes]], source: object, deadline: float | None, meta: bytes
+    ) -> None:
+        """``_versioned`` of each (key, text, vector), in order, batched (``write_many_versioned``)."""
+        policy = self._policy
+        event: Event | None = "import" if source == "import" else None
+        moment = policy.clock().now
+        vault, keep, quota = policy.vault, policy.history, policy.quota
+        await write_many_versioned(vault, place, items, event, deadline, moment, meta, keep, quota)
 
     async def _swapped(self, value: Swap, now: float) -> bool:
         """The compare-and-set of ``value``; with a change history, with its version added, all or nothing (False:

@@ -126,9 +126,9 @@ class Remember(CallPlaces):
                 quota = self._policy.quota
                 await vault.write_many(place, texts, vectors, deadline, now, quota, lambda: clock().now(), meta)
             return
-        for (key, text), vector in zip(texts.items(), vectors, strict=True):
-            with StorageErrors(key, scope, vault, place, versioned=self._policy.history > 0):
-                await self._versioned(place, key, source, text, deadline, clock().now(), meta, vector)
+        items = [(key, text, vector) for (key, text), vector in zip(texts.items(), vectors, strict=True)]
+        with StorageErrors(scope=scope, versioned=True):  # a partial write names the key that did not fit
+            await self._versioned_many(place, items, source, deadline, meta)
 
     async def get(self, key: str, *, scope: Scope = "session", default: Any = None) -> Any:
         """The value under ``key``, or ``default`` when there is none (or it expired)."""

@@ -87,6 +87,7 @@ from .vault import (
     swap_versioned,
     versions_key,
     versions_of,
+    write_many_versioned,
     write_versioned,
 )
 
@@ -166,5 +167,6 @@ __all__ = [
     "usable",
     "versions_key",
     "versions_of",
+    "write_many_versioned",
     "write_versioned",
 ]

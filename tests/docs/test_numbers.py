@@ -100,6 +100,7 @@ import mcpkit_storage.stores.sqlite._sqlite_index as sqlite_index
 import mcpkit_storage.stores.sqlite._sqlite_schema as sqlite_schema
 import mcpkit_storage.vault._memory_operation as memory_operation
 import mcpkit_storage.vault._rollback as rollback
+import mcpkit_storage.vault._versions as versions_module
 import postgres_fixtures
 import redis_fixtures
 from docs.test_examples import DOCS, README
@@ -393,6 +394,7 @@ STATED = [
     Stated("search.md", "for words of letters of {} to", typos.MIN_TYPO_CHARS),
     Stated("search.md", "scores `PREFERRED_BOOST` ({}) times as much", int(mcpkit_storage.PREFERRED_BOOST)),
     Stated("architecture.md", "a value in the window scores {} times as much", int(mcpkit_storage.PREFERRED_BOOST)),
+    Stated("provenance.md", "histories of up to {} keys in one store call", versions_module.BATCH_KEYS),
     Stated("search.md", "to {} characters (`mcpkit_search.MIN_TYPO_CHARS`", typos.MAX_TYPO_CHARS),
     Stated("search.md", "the first {} such words of a query", typos.MAX_TYPO_WORDS),
     Stated("search.md", "scoring {} what the same match", "half" if typos.TYPO_WEIGHT == 0.5 else typos.TYPO_WEIGHT),

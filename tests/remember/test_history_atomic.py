@@ -78,6 +78,32 @@ async def test_a_set_many_the_quota_refuses_part_way_keeps_each_value_with_its_h
         assert [row[:2] for row in await prov(nour, "history", key="b")] == [["set", 2]]
 
 
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_a_set_many_reads_and_writes_its_values_and_histories_in_one_store_call_each(
+    call_as: CallAs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With histories on (the default) a set_many of 40 keys was 80 store calls, a read and a write per key; now one
+    read of every value and history and one all-or-nothing write (per 128 keys), with the same versions."""
+    from mcpkit_storage.stores.memory._memory_store import MemoryStore
+
+    calls: list[str] = []
+    for method in ("get", "get_many", "put", "swap", "swap_many"):
+        original = getattr(MemoryStore, method)
+
+        def counted(*args: Any, _original: Any = original, _name: str = method, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(MemoryStore, method, counted)
+    nour = call_as("nour")
+    values = {f"k{number:02}": number for number in range(40)}
+    await prov(nour, "set_many", value=values)
+    assert calls == ["get_many", "swap_many"]
+    await prov(nour, "set_many", value={key: number + 1 for key, number in values.items()})
+    assert sorted(await prov(nour, "list")) == sorted(values)
+    assert [row[:2] for row in await prov(nour, "history", key="k07")] == [["set", 7], ["update", 8]]
+
+
 async def test_forget_all_and_purge_take_every_history_with_the_values(
     call_as: CallAs, store_options: dict[str, Any], clock: ManualClock
 ) -> None:

@@ -16,6 +16,7 @@ from ._versions import (
     swap_versioned,
     versions_key,
     versions_of,
+    write_many_versioned,
     write_versioned,
 )
 from ._writer import PartialWriteError, Sealed, Swap
@@ -44,5 +45,6 @@ __all__ = [
     "swap_versioned",
     "versions_key",
     "versions_of",
+    "write_many_versioned",
     "write_versioned",
 ]

@@ -73,6 +73,31 @@ class Reader:
             self._check_replay(other, entry_beside.data, place, began)
         return seen, Observed(value, ((other, entry_beside.data),))
 
+    async def observe_beside_many(
+        self, place: Place, pairs: Sequence[tuple[str, str]], now: float
+    ) -> list[tuple[tuple[Expectation, ...], Observed]] | None:
+        """``observe_beside`` of each (key, beside) pair in one store call; None during a rotation (one address per
+        key is the case this batches: each pair is then observed alone)."""
+        codec = self._codec
+        if not codec.single:
+            return None
+        locate = codec.keyring.locate
+        addresses = [locate(place.identity, place.bucket, name)[0] for pair in pairs for name in pair]
+        began = self._guard.begin()
+        entries = await self._store.get_many(addresses, now)
+        out: list[tuple[tuple[Expectation, ...], Observed]] = []
+        for number in range(0, len(addresses), 2):
+            (address, other), (entry, entry_beside) = addresses[number : number + 2], entries[number : number + 2]
+            seen = ((address, None if entry is None else entry.data),)
+            value = None if entry_beside is None else codec.peeked(other, entry_beside, now)
+            if isinstance(value, Exception):
+                warn_unreadable(self._where, other.owner, place.bucket, value)
+                value = None
+            elif value is not None and entry_beside is not None:
+                self._check_replay(other, entry_beside.data, place, began)
+            out.append((seen, Observed(value, ((other, None if entry_beside is None else entry_beside.data),))))
+        return out
+
     async def look(
         self, place: Place, key: str, now: float, legacy: bool
     ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:

@@ -125,6 +125,14 @@ class Vault:
         seen, observed = await self._reader.observe_beside(place, key, beside, now)
         return Observed(None, seen), observed
 
+    async def observe_beside_many(
+        self, place: Place, pairs: Sequence[tuple[str, str]], now: float
+    ) -> list[tuple[Observed, Observed]] | None:
+        """``observe_beside`` of each (key, beside) pair in one store call; None during a rotation (observe each)."""
+        await self.watched(now)
+        seen = await self._reader.observe_beside_many(place, pairs, now)
+        return None if seen is None else [(Observed(None, value), beside) for value, beside in seen]
+
     async def look(
         self, place: Place, key: str, now: float, legacy: bool
     ) -> tuple[Payload | None, int, tuple[Expectation, ...]]:

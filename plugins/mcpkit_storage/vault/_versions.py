@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 import pydantic_core
 
 from ..base import INTERNAL_KEY, Place, RememberConflictError, backoff
 from ..sealing import Provenance, provenance_of
-from ..stores import Quota, QuotaExceededError
+from ..stores import Quota, QuotaExceededError, StoreUnavailableError
 from ._found import Observed
 from ._vault import Vault
-from ._writer import Swap
+from ._writer import PartialWriteError, Swap
 
 __all__ = [
     "EVENTS",
@@ -28,6 +29,7 @@ __all__ = [
     "swap_versioned",
     "versions_key",
     "versions_of",
+    "write_many_versioned",
     "write_versioned",
 ]
 
@@ -211,6 +213,68 @@ async def write_versioned(
             return
         await backoff(attempt)
     raise RememberConflictError(key, _ATTEMPTS)
+
+
+#: How many keys ``write_many_versioned`` writes in one all-or-nothing store call (each a value and its history).
+BATCH_KEYS = 128
+
+
+async def write_many_versioned(
+    vault: Vault,
+    place: Place,
+    items: Sequence[tuple[str, str, bytes]],
+    event: Event | None,
+    expires_at: float | None,
+    moment: Callable[[], float],
+    meta: bytes,
+    keep: int,
+    quota: Quota | None,
+) -> None:
+    """``write_versioned`` of each (key, value JSON, vector), in order, each at its own ``moment()``: per batch of
+    ``BATCH_KEYS`` keys, one read of their values and histories and one all-or-nothing store call writing them all.
+    A batch the store refuses whole (its quota reached part-way, another writer first) is written again key by key,
+    so the keys before the one that failed are kept and a ``PartialWriteError`` names that one."""
+    for start in range(0, len(items), BATCH_KEYS):
+        batch = items[start : start + BATCH_KEYS]
+        now = moment()
+        try:
+            if await _batched(vault, place, batch, event, expires_at, now, moment, meta, keep, quota):
+                continue
+        except StoreUnavailableError as exc:
+            raise PartialWriteError(batch[0][0], exc, vault.sharded(place)) from None
+        for key, value_json, vector in batch:
+            try:
+                await write_versioned(
+                    vault, place, key, event, value_json, expires_at, moment(), meta, keep, quota, vector
+                )
+            except (StoreUnavailableError, QuotaExceededError) as exc:
+                raise PartialWriteError(key, exc, vault.sharded(place)) from None
+
+
+async def _batched(
+    vault: Vault,
+    place: Place,
+    batch: Sequence[tuple[str, str, bytes]],
+    event: Event | None,
+    expires_at: float | None,
+    now: float,
+    moment: Callable[[], float],
+    meta: bytes,
+    keep: int,
+    quota: Quota | None,
+) -> bool:
+    """The batch's values and versions written in one all-or-nothing store call; False when it wrote none (a
+    rotation under way, a quota refusing one, another writer first)."""
+    seen = await vault.observe_beside_many(place, [(key, versions_key(key)) for key, _, _ in batch], now)
+    if seen is None:
+        return False
+    swaps = []
+    for (key, value_json, vector), (value, history) in zip(batch, seen, strict=True):
+        at = moment()
+        text, deadline = _added(history, event, value_json, expires_at, at, meta, keep)
+        swaps.append(Swap(place, key, value, value_json, expires_at, written_at=at, vector=vector, meta=meta))
+        swaps.append(Swap(place, versions_key(key), history, text, deadline, written_at=at, indexed=False))
+    return all(result is True for result in await vault.swap_many(swaps, now, quota, whole=True))
 
 
 def _text(value_json: str | bytes) -> str:
