@@ -172,7 +172,7 @@ class Remember(CallPlaces):
 
     async def forget(self, key: str, *, scope: Scope = "session", keep_history: bool = False) -> bool:
         """Delete the value now, and its change history (one kept under an earlier ``history=`` setting too); True
-        when there was a value, or only such a history, to forget.
+        when there was a live value (a history left by one that expired goes too, and answers False, as it expired).
 
         ``keep_history=True`` keeps the history, with a ``delete`` event added (when the plugin keeps one).
         """
@@ -180,10 +180,10 @@ class Remember(CallPlaces):
         check_key(key)
         vault, now = self._policy.vault, self._policy.clock().now()
         with StorageErrors(key, scope, vault, place, versioned=self._policy.history > 0):
-            if not keep_history:  # the value and its history in one store call; with history=0 too,
-                # so a history kept under an earlier setting goes with the value
-                return await vault.delete_many(place, [key, versions_key(key)], now) > 0
             gone = await vault.delete(place, key, now)
+            if not keep_history:  # with history=0 too, so a history kept under an earlier setting goes with it
+                await vault.delete(place, versions_key(key), now)
+                return gone
             if self._policy.history:
                 await self._recorded(place, key, "delete", None, None, self._meta(None, None))
             return gone

@@ -78,6 +78,23 @@ async def test_a_set_many_the_quota_refuses_part_way_keeps_each_value_with_its_h
         assert [row[:2] for row in await prov(nour, "history", key="b")] == [["set", 2]]
 
 
+async def test_forget_of_an_expired_value_answers_false_and_takes_its_leftover_history(
+    call_as: CallAs, clock: ManualClock
+) -> None:
+    """Found by review: a history outlives a value that expired (its first version had no ttl), and forget answered
+    True for it, though docs/ttl.md promises False for an expired value."""
+    nour = call_as("nour")
+    await prov(nour, "set", key="k", value=1)
+    await prov(nour, "set", key="k", value=2, ttl=60)
+    clock.advance(61)
+    assert await prov(nour, "info", key="k") is None
+    assert await prov(nour, "history", key="k") != []  # the first version, kept without a ttl
+    assert await prov(nour, "forget", key="k") is False
+    assert await prov(nour, "history", key="k") == []  # gone with it all the same
+    await prov(nour, "set", key="k", value=3)
+    assert await prov(nour, "forget", key="k") is True
+
+
 @pytest.mark.parametrize("store_kind", ["memory"])
 async def test_a_set_many_reads_and_writes_its_values_and_histories_in_one_store_call_each(
     call_as: CallAs, monkeypatch: pytest.MonkeyPatch

@@ -142,8 +142,9 @@ def _added(
     # here too); one holding events alone (after a delete that kept the history) until it is forgotten.
     deadlines = [row[3] for row in rows if row[1] is not None]
     deadline = None if not deadlines or None in deadlines else max(deadlines)
-    # pydantic_core's encoder writes what ``json.dumps(rows, separators=(",", ":"), ensure_ascii=False)`` does, as
-    # UTF-8, in a seventh of the time (every set with a history re-encodes its last versions here).
+    # pydantic_core's encoder writes JSON equivalent to ``json.dumps(rows, separators=(",", ":"), ensure_ascii=False)``
+    # (the same text but for floats under 1e-4, written without an exponent), in a seventh of the time (every set with a
+    # history re-encodes its last versions here); whatever compares versions decodes them first.
     return pydantic_core.to_json(rows), deadline
 
 
