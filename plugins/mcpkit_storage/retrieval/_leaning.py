@@ -5,22 +5,12 @@ higher (docs/search.md "Searching by time")."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from ._kept import Kept, event_time, recency
 from ._match import Match, Matches, SearchMode
 
 __all__ = ["PREFERRED_BOOST", "Leaning", "Window", "preferring"]
-
-
-class _Asked(Protocol):
-    """What ``preferring`` reads of the search asked: its limit and its clock."""
-
-    @property
-    def limit(self) -> int: ...
-
-    @property
-    def now(self) -> float: ...
 
 
 #: A window of event times: since (inclusive) and until (exclusive), seconds since the epoch, None where open.
@@ -101,7 +91,8 @@ async def preferring(
     search: Callable[[Kept | None], Awaitable[tuple[Matches, SearchMode]]],
     kept: Kept | None,
     lean: Leaning,
-    asked: _Asked,
+    limit: int,
+    now: float,
 ) -> tuple[Matches, SearchMode]:
     """The first ``limit`` of the ranking (what ``kept`` keeps) with the preferred window's values boosted: always
     among the first ``limit`` without the boost and the first ``limit`` of the window's values, since the boost keeps
@@ -113,4 +104,4 @@ async def preferring(
     matches, mode = await search(kept)
     inside = lean.within(kept)
     more = [] if inside is None else (await search(inside))[0]
-    return Matches(lean.merged(matches, more, asked.limit, asked.now), matches.note, matches.window), mode
+    return Matches(lean.merged(matches, more, limit, now), matches.note, matches.window), mode

@@ -114,7 +114,7 @@ async def _search(vault: Vault, place: Place, q: _Query) -> tuple[Matches, Searc
         note = note or QUERY_FAILED
     if lean is not None and lean.half_life is None:  # a preferred window alone: two searches by words, merged
         again = q._replace(chosen="lexical", kept=None, lean=None)
-        found, _ = await preferring(lambda only: _search(vault, place, again._replace(kept=only)), kept, lean, q)
+        found, _ = await preferring(lambda k: _search(vault, place, again._replace(kept=k)), kept, lean, limit, now)
         return Matches(found, note), "lexical"
     matches = await _lexical(vault, place, words, now, limit, kept, lean)
     if explain:
