@@ -10,6 +10,7 @@ from mcpkit_storage import (
     TRUST,
     Event,
     Found,
+    Observed,
     Place,
     RememberInvalidError,
     Source,
@@ -134,14 +135,23 @@ class CallPlaces:
         vault, keep, quota = policy.vault, policy.history, policy.quota
         await write_many_versioned(vault, place, items, event, deadline, moment, meta, keep, quota)
 
-    async def _swapped(self, value: Swap, now: float) -> bool:
-        """The compare-and-set of ``value``; with a change history, with its version added, all or nothing (False:
-        another writer came first)."""
+    async def _observed(self, place: Place, key: str, now: float) -> tuple[Observed, Observed | None]:
+        """The value under ``key`` and what its compare-and-set expects, with its change history when one is kept:
+        one store call either way (one address per key)."""
+        vault = self._policy.vault
+        if not self._policy.history:
+            return await vault.observe(place, key, now), None
+        return await vault.observe_beside(place, key, versions_key(key), now, opened=True)
+
+    async def _swapped(self, value: Swap, now: float, history: Observed | None = None) -> bool:
+        """The compare-and-set of ``value``; with a change history (``history``, read beside the value, or read now),
+        with its version added, all or nothing (False: another writer came first)."""
         policy = self._policy
         vault, quota = policy.vault, policy.quota
         if not policy.history:
             return await vault.swap(*value[:5], now, quota, vector=value.vector, meta=value.meta)
-        history = await vault.observe(value.place, versions_key(value.key), now)
+        if history is None:
+            history = await vault.observe(value.place, versions_key(value.key), now)
         event: Event = "set" if value.observed.found is None else "update"
         return await swap_versioned(vault, value, history, event, now, policy.history, quota)
 

@@ -382,7 +382,7 @@ class Remember(CallPlaces):
             try:
                 for attempt in range(_UPDATE_ATTEMPTS):
                     now = self._policy.clock().now()
-                    observed = await vault.observe(place, key, now)
+                    observed, history = await self._observed(place, key, now)
                     found = observed.found
                     new = fn(default if found is None else found.value)
                     if type(new) not in _PLAIN and inspect.isawaitable(new):
@@ -391,8 +391,8 @@ class Remember(CallPlaces):
                     deadline = self._deadline(place, ttl, now, found)
                     if vault.semantic is not None and text not in vectors:
                         vectors[text] = await vault.vector(place, key, text, self._share(place))
-                    vector = vectors.get(text, b"")
-                    if await self._swapped(Swap(place, key, observed, text, deadline, vector=vector, meta=meta), now):
+                    swap = Swap(place, key, observed, text, deadline, vector=vectors.get(text, b""), meta=meta)
+                    if await self._swapped(swap, now, history):
                         return new
                     await backoff(attempt)  # another process wrote first: wait a little, and read again
             finally:

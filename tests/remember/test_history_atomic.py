@@ -95,12 +95,8 @@ async def test_forget_of_an_expired_value_answers_false_and_takes_its_leftover_h
     assert await prov(nour, "forget", key="k") is True
 
 
-@pytest.mark.parametrize("store_kind", ["memory"])
-async def test_a_set_many_reads_and_writes_its_values_and_histories_in_one_store_call_each(
-    call_as: CallAs, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With histories on (the default) a set_many of 40 keys was 80 store calls, a read and a write per key; now one
-    read of every value and history and one all-or-nothing write (per 128 keys), with the same versions."""
+def _store_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the memory store's reads and writes, as they are called."""
     from mcpkit_storage.stores.memory._memory_store import MemoryStore
 
     calls: list[str] = []
@@ -112,6 +108,16 @@ async def test_a_set_many_reads_and_writes_its_values_and_histories_in_one_store
             return _original(*args, **kwargs)
 
         monkeypatch.setattr(MemoryStore, method, counted)
+    return calls
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_a_set_many_reads_and_writes_its_values_and_histories_in_one_store_call_each(
+    call_as: CallAs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With histories on (the default) a set_many of 40 keys was 80 store calls, a read and a write per key; now one
+    read of every value and history and one all-or-nothing write (per 128 keys), with the same versions."""
+    calls = _store_calls(monkeypatch)
     nour = call_as("nour")
     values = {f"k{number:02}": number for number in range(40)}
     await prov(nour, "set_many", value=values)
@@ -119,6 +125,22 @@ async def test_a_set_many_reads_and_writes_its_values_and_histories_in_one_store
     await prov(nour, "set_many", value={key: number + 1 for key, number in values.items()})
     assert sorted(await prov(nour, "list")) == sorted(values)
     assert [row[:2] for row in await prov(nour, "history", key="k07")] == [["set", 7], ["update", 8]]
+
+
+@pytest.mark.parametrize("store_kind", ["memory"])
+async def test_an_update_reads_its_value_and_history_in_one_store_call(
+    call_as: CallAs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An update (an increment too) with a history read the value, then the history, then wrote both: three store
+    calls. The value and its history are now read together, and written together: two."""
+    calls = _store_calls(monkeypatch)
+    nour = call_as("nour")
+    await prov(nour, "update", key="tz", value="CET")  # a new key: its history starts with a "set"
+    assert calls == ["get_many", "swap_many"]
+    calls.clear()
+    await prov(nour, "update", key="tz", value="EST")
+    assert calls == ["get_many", "swap_many"]
+    assert [row[:2] for row in await prov(nour, "history", key="tz")] == [["set", "CET"], ["update", "EST"]]
 
 
 async def test_forget_all_and_purge_take_every_history_with_the_values(

@@ -88,12 +88,15 @@ class ObservedVault(Vault):
             note.keys((key, Observed(None if best is None else found(best.payload), seen)))
         return best
 
-    async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:
+    async def observe_beside(
+        self, place: Place, key: str, beside: str, now: float, *, opened: bool = False
+    ) -> tuple[Observed, Observed]:
         if not (self._always or _current_span().is_recording()):
-            return await super().observe_beside(place, key, beside, now)
+            return await super().observe_beside(place, key, beside, now, opened=opened)
         with self._note("read", "read", place) as note:
-            seen, observed = await super().observe_beside(place, key, beside, now)
-            note.keys((beside, observed))  # the value's bytes are read, not opened: no hit or miss to tell
+            seen, observed = await super().observe_beside(place, key, beside, now, opened=opened)
+            # A value read and not opened (a set's) has no hit or miss to tell.
+            note.keys(*(((key, seen),) if opened else ()), (beside, observed))
         return seen, observed
 
     async def read_many(

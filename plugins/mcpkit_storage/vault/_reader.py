@@ -40,44 +40,47 @@ class Reader:
         address = codec.keyring.locate(place.identity, place.bucket, key)[0]  # ``primary``, one call fewer
         began = self._guard.begin()
         entry = await self._store.get(*address, now)
+        return Observed(self._opened(place, address, entry, now, began), ((address, _data(entry)),))
+
+    def _opened(self, place: Place, address: Address, entry: Entry | None, now: float, began: int) -> Found | None:
+        """``entry`` (read at ``address`` since ``began``) peeked open: None when missing, past its deadline or
+        unreadable (logged once); a replay raises."""
         if entry is None:
-            return Observed(None, ((address, None),))
-        value = codec.peeked(address, entry, now)
+            return None
+        value = self._codec.peeked(address, entry, now)
         if isinstance(value, Exception):
             warn_unreadable(self._where, address.owner, place.bucket, value)
-            value = None
-        elif value is not None:
+            return None
+        if value is not None:
             self._check_replay(address, entry.data, place, began)
-        return Observed(value, ((address, entry.data),))
+        return value
 
     async def observe_beside(
-        self, place: Place, key: str, beside: str, now: float
-    ) -> tuple[tuple[Expectation, ...], Observed]:
-        """The bytes at each of ``key``'s addresses, not opened (what a compare-and-set expects), and ``beside``
-        observed: one store call with one address per key (a value and its change history)."""
+        self, place: Place, key: str, beside: str, now: float, *, opened: bool = False
+    ) -> tuple[Observed, Observed]:
+        """What a compare-and-set of ``key`` expects (its value opened only when asked: ``found`` None otherwise) and
+        ``beside`` observed: one store call with one address per key (a value and its change history)."""
         codec = self._codec
         if not codec.single:
-            return (await self.look(place, key, now, codec.legacy))[2], await self.observe(place, beside, now)
+            if opened:
+                return await self.observe(place, key, now), await self.observe(place, beside, now)
+            seen = (await self.look(place, key, now, codec.legacy))[2]
+            return Observed(None, seen), await self.observe(place, beside, now)
         locate = codec.keyring.locate
         address, other = locate(place.identity, place.bucket, key)[0], locate(place.identity, place.bucket, beside)[0]
         began = self._guard.begin()
         entry, entry_beside = await self._store.get_many([address, other], now)
-        seen = ((address, None if entry is None else entry.data),)
-        if entry_beside is None:
-            return seen, Observed(None, ((other, None),))
-        value = codec.peeked(other, entry_beside, now)
-        if isinstance(value, Exception):
-            warn_unreadable(self._where, other.owner, place.bucket, value)
-            value = None
-        elif value is not None:
-            self._check_replay(other, entry_beside.data, place, began)
-        return seen, Observed(value, ((other, entry_beside.data),))
+        value = self._opened(place, address, entry, now, began) if opened else None
+        return (
+            Observed(value, ((address, _data(entry)),)),
+            Observed(self._opened(place, other, entry_beside, now, began), ((other, _data(entry_beside)),)),
+        )
 
     async def observe_beside_many(
         self, place: Place, pairs: Sequence[tuple[str, str]], now: float
-    ) -> list[tuple[tuple[Expectation, ...], Observed]] | None:
-        """``observe_beside`` of each (key, beside) pair in one store call; None during a rotation (one address per
-        key is the case this batches: each pair is then observed alone)."""
+    ) -> list[tuple[Observed, Observed]] | None:
+        """``observe_beside`` of each (key, beside) pair in one store call (values not opened); None during a rotation
+        (one address per key is the case this batches: each pair is then observed alone)."""
         codec = self._codec
         if not codec.single:
             return None
@@ -85,17 +88,11 @@ class Reader:
         addresses = [locate(place.identity, place.bucket, name)[0] for pair in pairs for name in pair]
         began = self._guard.begin()
         entries = await self._store.get_many(addresses, now)
-        out: list[tuple[tuple[Expectation, ...], Observed]] = []
+        out: list[tuple[Observed, Observed]] = []
         for number in range(0, len(addresses), 2):
             (address, other), (entry, entry_beside) = addresses[number : number + 2], entries[number : number + 2]
-            seen = ((address, None if entry is None else entry.data),)
-            value = None if entry_beside is None else codec.peeked(other, entry_beside, now)
-            if isinstance(value, Exception):
-                warn_unreadable(self._where, other.owner, place.bucket, value)
-                value = None
-            elif value is not None and entry_beside is not None:
-                self._check_replay(other, entry_beside.data, place, began)
-            out.append((seen, Observed(value, ((other, None if entry_beside is None else entry_beside.data),))))
+            beside = Observed(self._opened(place, other, entry_beside, now, began), ((other, _data(entry_beside)),))
+            out.append((Observed(None, ((address, _data(entry)),)), beside))
         return out
 
     async def look(
@@ -202,3 +199,7 @@ class Reader:
 def _seen(addresses: Sequence[Address], entries: Sequence[Entry | None]) -> tuple[Expectation, ...]:
     """The bytes at each address (None: no live entry), what a compare-and-set expects."""
     return tuple((a, None if e is None else e.data) for a, e in zip(addresses, entries, strict=True))
+
+
+def _data(entry: Entry | None) -> bytes | None:
+    return None if entry is None else entry.data

@@ -117,21 +117,21 @@ class Vault:
             await self.watch.look(now)
         return await self._reader.observe(place, key, now)
 
-    async def observe_beside(self, place: Place, key: str, beside: str, now: float) -> tuple[Observed, Observed]:
-        """What a compare-and-set of ``key`` expects (its value not opened: ``found`` None) and ``beside``
-        observed, in one store call with one address per key (a value and its change history)."""
+    async def observe_beside(
+        self, place: Place, key: str, beside: str, now: float, *, opened: bool = False
+    ) -> tuple[Observed, Observed]:
+        """What a compare-and-set of ``key`` expects (its value opened only when asked: ``found`` None otherwise) and
+        ``beside`` observed, in one store call with one address per key (a value and its change history)."""
         if now >= self.watch.due:
             await self.watch.look(now)
-        seen, observed = await self._reader.observe_beside(place, key, beside, now)
-        return Observed(None, seen), observed
+        return await self._reader.observe_beside(place, key, beside, now, opened=opened)
 
     async def observe_beside_many(
         self, place: Place, pairs: Sequence[tuple[str, str]], now: float
     ) -> list[tuple[Observed, Observed]] | None:
         """``observe_beside`` of each (key, beside) pair in one store call; None during a rotation (observe each)."""
         await self.watched(now)
-        seen = await self._reader.observe_beside_many(place, pairs, now)
-        return None if seen is None else [(Observed(None, value), beside) for value, beside in seen]
+        return await self._reader.observe_beside_many(place, pairs, now)
 
     async def look(
         self, place: Place, key: str, now: float, legacy: bool
