@@ -7,6 +7,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Literal, NamedTuple, get_args
 
 from mcpkit_search import Embedder
@@ -15,7 +16,7 @@ from ..base import Place, RememberConflictError, backoff, recorded_quotas
 from ..index import Semantic
 from ..sealing import Keyring, UndecryptableError
 from ..stores import Address, Entry, Quota, QuotaExceededError, Store
-from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history, shifted_json
+from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history
 from ._format import ExportFileError, Item, item_of, scope_of
 from ._histories import Refusals, history_left_out, value_key
 from ._lines import LineReader
@@ -29,7 +30,7 @@ CONFLICTS: tuple[Conflicts, ...] = get_args(Conflicts)
 
 _ATTEMPTS = 16
 #: Values read from the file before they are written, so that one store call can say which keys are free.
-_CHUNK = 256
+_CHUNK = 512
 #: A value of the file waiting to be written: its line, the value, and where it goes.
 _Pending = tuple[int, Item, Place]
 
@@ -111,14 +112,11 @@ async def import_memory(
     try:
         for line, record in reader.records():
             try:
-                item = item_of(record)
-                if item.key.startswith(VERSIONS_KEY):  # its versions' time left, as the entry's, and no longer
-                    until = None if item.ttl is None else now + item.ttl
-                    item = item._replace(value_json=shifted_json(item.value_json, shift, until))
+                item = item_of(record, (shift, now))  # a history's versions' time left, as the entry's, no longer
             except ValueError as exc:
                 raise ExportFileError(line, f"the record is not a value: {exc}") from None
             owner = _mapped(item, users, allow_global, only, line)
-            pending.append((line, item, Place(json.dumps(owner), item.bucket, owner[0] == "s")))
+            pending.append((line, item, _place(tuple(owner), item.bucket)))
             if len(pending) == _CHUNK:
                 await chunks.add(pending)
                 pending = []
@@ -133,6 +131,12 @@ async def import_memory(
     if progress is not None:
         progress(reader.count)
     return report
+
+
+@lru_cache(maxsize=1024)
+def _place(owner: tuple[str, ...], bucket: str) -> Place:
+    """Where a value of ``owner`` (its identity's parts) goes in ``bucket`` (cached: a file's values have a few)."""
+    return Place(json.dumps(list(owner)), bucket, owner[0] == "s")
 
 
 def _quota_of(quotas: Mapping[str, Quota]) -> Callable[[str], Quota | None]:
