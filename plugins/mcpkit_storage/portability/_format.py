@@ -256,6 +256,11 @@ def _provenance_object(provenance: Provenance) -> dict[str, Any]:
     return {"source": provenance.source} | {name: getattr(provenance, name) for name in _ORIGIN}
 
 
+_NO_ORIGIN = (None, None, None, None, None, None)
+#: The sealed provenance of a record with none (a change history's, or a value written before provenance was kept).
+_NO_PROVENANCE = seal_meta("import", None, origin_bytes(*_NO_ORIGIN))
+
+
 def _meta_of(record: dict[str, Any]) -> bytes:
     """The sealed provenance of a record: its own source, event time and origin; ``import`` (and no origin) for a
     record without provenance or whose source was not recorded. ValueError saying which field is wrong."""
@@ -263,7 +268,7 @@ def _meta_of(record: dict[str, Any]) -> bytes:
     if at is not None and not is_event_time(at):
         raise ValueError('its "at" is not a time in seconds since the epoch, from 1970 to the year 9999')
     if provenance is None:
-        return seal_meta("import", at, origin_bytes(None, None, None, None, None, None))
+        return _NO_PROVENANCE if at is None else seal_meta("import", at, origin_bytes(*_NO_ORIGIN))
     if not isinstance(provenance, dict):
         raise ValueError('its "provenance" is not an object')
     source = provenance.get("source")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import time
@@ -126,6 +127,10 @@ async def import_memory(
         await chunks.add(pending)  # those before the bad line, each whole
         await chunks.flush()
         raise ExportFileError(exc.line, exc.problem, report.imported) from None
+    except BaseException:  # the file could not be read on (or the import was cancelled): no write left running
+        with contextlib.suppress(Exception):
+            await chunks.flush(write=False)
+        raise
     await chunks.add(pending)
     await chunks.flush()
     if progress is not None:
@@ -171,10 +176,13 @@ class _Chunks:
         self._vault, self._on_conflict, self._quota_of, self._now = vault, on_conflict, quota_of, now
         self._report = report
         self._ready: _Chunk | None = None  # sealed, not yet written
+        self._writing: tuple[_Chunk, asyncio.Future[list[bool | QuotaExceededError]]] | None = None  # in the store
         self._refusals = Refusals()
 
     async def add(self, pending: list[_Pending]) -> None:
-        """Seal ``pending``'s free values while the chunk before is written (an embedder's vector shards: after)."""
+        """Seal ``pending``'s free values while the chunk before is written, a write that goes on while the file's
+        next chunk is read (an embedder's vector shards: after); the chunk before that is counted first."""
+        await self._written()
         vault, now = self._vault, self._now
         free: list[int] = []
         settled: dict[int, str] = {}
@@ -206,14 +214,22 @@ class _Chunks:
                 swaps.append(await _swap_of(vault, item, place, Observed(None, ((addresses[index], None),)), now))
         if vault.semantic is not None:  # shards are written as values are sealed: never ahead of a failed write
             await self.flush()
-        writing = None if self._ready is None else asyncio.ensure_future(vault.write_sealed(self._ready.sealed, now))
+        if self._ready is not None:
+            ready, self._ready = self._ready, None
+            self._writing = ready, asyncio.ensure_future(vault.write_sealed(ready.sealed, now))
         try:
             sealed = await self._sealed(swaps)
-        finally:
-            if writing is not None and self._ready is not None:
-                ready, self._ready = self._ready, None
-                await self._finish(ready, await writing)
+        except BaseException:
+            await self._written()
+            raise
         self._ready = _Chunk(pending, free, sealed, settled)
+
+    async def _written(self) -> None:
+        """Wait for the chunk in the store, and count it."""
+        if self._writing is not None:
+            chunk, writing = self._writing
+            self._writing = None
+            await self._finish(chunk, await writing)
 
     async def _sealed(self, swaps: list[Swap]) -> Sealed:
         """``swaps`` sealed in file order, each run of one quota's with it (a chunk has one run, or a few)."""
@@ -259,9 +275,10 @@ class _Chunks:
             return "unchanged"
         return "kept" if self._on_conflict == "skip" else None
 
-    async def flush(self) -> None:
-        """Write the chunk sealed last."""
-        if self._ready is not None:
+    async def flush(self, *, write: bool = True) -> None:
+        """Write the chunk sealed last (after the one in the store); ``write`` False: only wait for that one."""
+        await self._written()
+        if self._ready is not None and write:
             ready, self._ready = self._ready, None
             await self._finish(ready, await self._vault.write_sealed(ready.sealed, self._now))
 

@@ -142,7 +142,8 @@ class LineReader:
             if kind == "end":
                 self._check_end(number, record)
                 return
-            self._digest.update(line + b"\n")
+            if self._seal is None:  # a sealed file's lines are checked by their seals, not by the digest
+                self._digest.update(line + b"\n")
             if kind != "value":
                 raise ExportFileError(number, f"a record of unknown type {kind!r}")
             self.count += 1
