@@ -45,6 +45,15 @@ def portability_section(figures: dict[str, Any]) -> list[str]:
         met = "" if target is None else f"≥ {target:,} {'met' if speed >= target else 'NOT met'}"
         without = f"{alone[name]:,.0f}" if name in alone else ""
         lines.append(f"| {what} | {speed:,.0f} | {without} | {met} |")
+    if "import_indexed_loop_cpu_s" in figures:
+        loop, store = figures["import_indexed_loop_cpu_s"], figures["import_indexed_store_thread_cpu_s"]
+        lines += [
+            "",
+            f"The first import's CPU by thread, with histories: {loop:.2f} s on the event loop (reading, opening,"
+            f" checking and sealing records, indexing values) and {store:.2f} s on the SQLite store's worker thread"
+            " (its statements and index merges). The two overlap, so on two free cores the wall time comes near the"
+            " larger.",
+        ]
     lines += [
         "",
         f"A sealed file takes {figures['file_bytes_per_value']:.0f} bytes per value with its history"
