@@ -217,6 +217,8 @@ class _Chunks:
         if self._ready is not None:
             ready, self._ready = self._ready, None
             self._writing = ready, asyncio.ensure_future(vault.write_sealed(ready.sealed, now))
+            await asyncio.sleep(0)  # the task runs to its store call, handed to the worker thread now: sealing
+            # and reading the file never yield to the loop, and would hold the write back until they were done
         try:
             sealed = await self._sealed(swaps)
         except BaseException:
