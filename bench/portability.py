@@ -104,7 +104,7 @@ async def speeds(tmp: Path, count: int, *, histories: bool) -> dict[str, Any]:
         "export_plaintext_values_per_s": count / plain_s,
         "import_indexed_values_per_s": count / first.seconds,
         "import_indexed_values_per_cpu_s": count / first.cpu,
-        # the two threads' shares: on two free cores they overlap, and the wall time comes near the larger
+        # the two threads' shares (both Python under one GIL: the wall time comes near their sum)
         "import_indexed_loop_cpu_s": first.loop_cpu,
         "import_indexed_store_thread_cpu_s": first.cpu - first.loop_cpu,
         "import_again_values_per_s": count / again.seconds,

@@ -51,8 +51,8 @@ def portability_section(figures: dict[str, Any]) -> list[str]:
             "",
             f"The first import's CPU by thread, with histories: {loop:.2f} s on the event loop (reading, opening,"
             f" checking and sealing records, indexing values) and {store:.2f} s on the SQLite store's worker thread"
-            " (its statements and index merges). The two overlap, so on two free cores the wall time comes near the"
-            " larger.",
+            " (its statements and index merges). Both are Python code under one GIL, so on two free cores the wall"
+            " time comes near their sum, not the larger.",
         ]
     lines += [
         "",
