@@ -116,7 +116,7 @@ def _owner(identity: str) -> Any:
 
 def item_of(record: dict[str, Any], shift: tuple[float, float] | None = None) -> Item:
     """The value a ``value`` record holds; ValueError saying which field is wrong. ``shift``: (by, now), a change
-    history's deadlines moved ``by`` seconds, none past the record's own (its ttl from ``now``; ``shifted_json``)."""
+    history's deadlines moved ``by`` seconds, none past the record's own (its ttl from ``now``; ``shifted_rows``)."""
     owner = record.get("owner")
     if not (
         isinstance(owner, list)

@@ -25,7 +25,6 @@ __all__ = [
     "record",
     "same_history",
     "settled_json",
-    "shifted_json",
     "shifted_rows",
     "swap_versioned",
     "versions_key",
@@ -105,17 +104,11 @@ def _untouched(row: object, now: float) -> bool:
     return deadline is None or (isinstance(deadline, int | float) and deadline > now)
 
 
-def shifted_json(value_json: bytes, by: float, until: float | None = None) -> bytes:
-    """A versions entry's JSON with every version's deadline moved ``by`` seconds: an import keeps each version's
-    time left as the file's clock saw it, as it keeps the entry's own (an unmoved deadline can be a false ``expire``).
-    ``until``: no deadline later than it (the entry's own, so no copy outlives the entry that holds it). Event times
-    are when things happened, and stay."""
-    rows = shifted_rows(_decoded(json.loads(value_json)), by, until)
-    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode()
-
-
 def shifted_rows(rows: list[list[Any]], by: float, until: float | None = None) -> list[list[Any]]:
-    """``shifted_json`` of a versions entry's rows already decoded (each a list of five), changed in place."""
+    """A versions entry's rows (decoded, each a list of five) with every version's deadline moved ``by`` seconds, in
+    place: an import keeps each version's time left as the file's clock saw it, as it keeps the entry's own (an
+    unmoved deadline can be a false ``expire``). ``until``: no deadline later than it (the entry's own, so no copy
+    outlives the entry that holds it). Event times are when things happened, and stay."""
     for row in rows:
         if isinstance(row[3], int | float) and not isinstance(row[3], bool):
             row[3] += by
@@ -126,7 +119,7 @@ def shifted_rows(rows: list[list[Any]], by: float, until: float | None = None) -
 
 def same_history(value_json: bytes, other_json: bytes) -> bool:
     """Whether two versions entries hold the same versions, whatever their deadlines' clock: an entry imported twice
-    at different times differs only in where its deadlines were moved (``shifted_json``), and is the same history."""
+    at different times differs only in where its deadlines were moved (``shifted_rows``), and is the same history."""
     return _unshifted(value_json) == _unshifted(other_json)
 
 
