@@ -1,12 +1,15 @@
 """``python -m bench.portability``: ``mcpkit remember export`` and ``import`` speed on SQLite, and the export's memory.
 
-Prints one JSON document:
+Prints one JSON document, for two stores of ``VALUES`` searchable values (100 owners, text of about 100 characters):
+the default shape, each value with its change history (as a default ``RememberPlugin``, ``history=3``, writes it),
+and under ``values_only`` the same values without histories (as a plugin with ``history=0`` writes them):
 
-- export: values per second, a SQLite store of ``VALUES`` searchable values (100 owners, text of about 100
-  characters) written to a sealed file (key file) and to a plaintext one;
+- export: values per second (values only: a history is a record beside its value, counted in ``histories``), the
+  store written to a sealed file (key file) and to a plaintext one;
 - import: values per second of that sealed file into a new SQLite store, each value with its search postings made
   anew (as a ``RememberPlugin(search=True)`` store keeps them), also per second of this process's CPU (what a busy
-  machine moves least), and of the same file again (every value already there), per second and per CPU-second;
+  machine moves least) with its split between the event loop and the store's worker thread, and of the same file
+  again (every value already there), per second and per CPU-second;
 - memory: the peak RSS of a process that exports a store of ``LARGE`` values (``--large``), against the same
   process's RSS before the export: flat means it does not grow with the store.
 """
@@ -17,48 +20,24 @@ import argparse
 import asyncio
 import json
 import os
-import random
 import resource
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from bench.portability_fill import fill, fill_large
 from bench.tokens import REMEMBER_SECRET
-from mcpkit_storage import Keyring, Place, Vault
+from mcpkit_storage import Keyring
 from mcpkit_storage.portability import SealingKey, export_memory, import_memory
-from mcpkit_storage.sealing import pack
 from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 __all__ = ["main"]
 
 VALUES = 20_000
 LARGE = 1_000_000
-OWNERS = 100
-#: Values written per fill transaction batch (``set_many``-like: one ``write_many`` per owner and batch).
-_BATCH = 500
-
-
-async def fill(path: Path, count: int) -> float:
-    """A SQLite store of ``count`` searchable values; the seconds it took."""
-    from bench.search import SEED, sentence  # here: the exporting process measured for memory imports nothing more
-
-    store = SQLiteStore(path)
-    await store.open()
-    vault = Vault(store, Keyring([REMEMBER_SECRET]), search_all=True)
-    rng = random.Random(SEED)
-    started = time.perf_counter()
-    now = time.time()
-    for start in range(0, count, _BATCH):
-        owner = (start // _BATCH) % OWNERS
-        place = Place(json.dumps(["u", f"user-{owner}"]), "user")
-        texts = {f"note-{number}": json.dumps(sentence(rng)) for number in range(start, min(start + _BATCH, count))}
-        await vault.write_many(place, texts, [b""] * len(texts), None, now, None, time.time)
-    await store.close()
-    return time.perf_counter() - started
 
 
 async def export_to(path: Path, out: Path, *, sealed: bool) -> tuple[int, float]:
@@ -73,19 +52,28 @@ async def export_to(path: Path, out: Path, *, sealed: bool) -> tuple[int, float]
     return report.exported, seconds
 
 
-async def import_from(file: Path, path: Path) -> tuple[int, int, float, float]:
-    """Values imported, values already there, and the import's seconds: wall, and CPU (every thread of this process:
-    the event loop's and the SQLite store's worker's)."""
+class Imported(NamedTuple):
+    """Records imported, records already there, and the import's seconds: wall, CPU (every thread of this process),
+    and the event loop's CPU alone (the rest is the SQLite store's worker thread's)."""
+
+    imported: int
+    unchanged: int
+    seconds: float
+    cpu: float
+    loop_cpu: float
+
+
+async def import_from(file: Path, path: Path) -> Imported:
     store = SQLiteStore(path)
     await store.open()
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu, loop = time.perf_counter(), time.process_time(), time.thread_time()
     with file.open("rb") as lines:
         report = await import_memory(
             store, Keyring([REMEMBER_SECRET]), lines, key=SealingKey.key_file(file.with_suffix(".key"))
         )
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    seconds, cpu, loop = time.perf_counter() - started, time.process_time() - cpu, time.thread_time() - loop
     await store.close()
-    return report.imported, report.unchanged, seconds, cpu
+    return Imported(report.imported, report.unchanged, seconds, cpu, loop)
 
 
 def rss_mb() -> float:
@@ -94,51 +82,35 @@ def rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-async def speeds(tmp: Path, count: int) -> dict[str, Any]:
-    source = tmp / "source.db"
-    filled = await fill(source, count)  # through the vault, with postings: as servers write them
-    (tmp / "sealed.key").write_bytes(os.urandom(32))
-    exported, sealed_s = await export_to(source, tmp / "sealed.jsonl", sealed=True)
-    _, plain_s = await export_to(source, tmp / "plain.jsonl", sealed=False)
-    imported, _, import_s, import_cpu = await import_from(tmp / "sealed.jsonl", tmp / "target.db")
-    _, unchanged, again_s, again_cpu = await import_from(tmp / "sealed.jsonl", tmp / "target.db")
-    assert exported == imported == unchanged == count
+async def speeds(tmp: Path, count: int, *, histories: bool) -> dict[str, Any]:
+    """Fill a store (through the vault, with postings: as servers write them), export it sealed and in plaintext,
+    import the sealed file into a new store, then again."""
+    folder = tmp / ("histories" if histories else "values-only")
+    folder.mkdir()
+    source = folder / "source.db"
+    filled = await fill(source, count, histories=histories)
+    (folder / "sealed.key").write_bytes(os.urandom(32))
+    exported, sealed_s = await export_to(source, folder / "sealed.jsonl", sealed=True)
+    _, plain_s = await export_to(source, folder / "plain.jsonl", sealed=False)
+    first = await import_from(folder / "sealed.jsonl", folder / "target.db")
+    again = await import_from(folder / "sealed.jsonl", folder / "target.db")
+    records = count * (2 if histories else 1)
+    assert exported == first.imported == again.unchanged == records, (exported, first, again, records)
     return {
         "values": count,
+        "histories": records - count,
         "fill_values_per_s": count / filled,
         "export_sealed_values_per_s": count / sealed_s,
         "export_plaintext_values_per_s": count / plain_s,
-        "import_indexed_values_per_s": count / import_s,
-        "import_indexed_values_per_cpu_s": count / import_cpu,
-        "import_again_values_per_s": count / again_s,
-        "import_again_values_per_cpu_s": count / again_cpu,
-        "file_bytes_per_value": (tmp / "sealed.jsonl").stat().st_size / count,
+        "import_indexed_values_per_s": count / first.seconds,
+        "import_indexed_values_per_cpu_s": count / first.cpu,
+        # the two threads' shares (both Python under one GIL: the wall time comes near their sum)
+        "import_indexed_loop_cpu_s": first.loop_cpu,
+        "import_indexed_store_thread_cpu_s": first.cpu - first.loop_cpu,
+        "import_again_values_per_s": count / again.seconds,
+        "import_again_values_per_cpu_s": count / again.cpu,
+        "file_bytes_per_value": (folder / "sealed.jsonl").stat().st_size / count,
     }
-
-
-def fill_large(path: Path, count: int) -> float:
-    """A SQLite store of ``count`` sealed values made fast: sealed here, inserted in one transaction (no postings:
-    the export reads none); the seconds it took."""
-    from bench.search import SEED, sentence
-
-    asyncio.run(fill(path, 0))  # the schema, as the store makes it
-    keyring, rng, now = Keyring([REMEMBER_SECRET]), random.Random(SEED), time.time()
-    phrases = [json.dumps(sentence(rng)).encode() for _ in range(1000)]
-    started = time.perf_counter()
-
-    def rows() -> Any:
-        for number in range(count):
-            identity, key = json.dumps(["u", f"user-{number % OWNERS}"]), f"note-{number}"
-            address = keyring.locate(identity, "user", key)[0]
-            yield (*address, keyring.seal(*address, pack(identity, "user", key, phrases[number % 1000], None, now)))
-
-    conn = sqlite3.connect(path)
-    try:
-        with conn:
-            conn.executemany("INSERT INTO remember_entries (owner, bucket, key, data) VALUES (?, ?, ?, ?)", rows())
-    finally:
-        conn.close()  # the last connection: its write-ahead log goes into the file, as a server's does as it runs
-    return time.perf_counter() - started
 
 
 def memory(tmp: Path, count: int) -> dict[str, Any]:
@@ -175,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--large", type=int, default=LARGE, help=f"values of the memory run (default {LARGE:,}; 0: none)"
     )
+    parser.add_argument("--histories-only", action="store_true", help="skip the values-only store")
     parser.add_argument("--export-rss", nargs=2, metavar=("DB", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cpu is not None:
@@ -184,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory(prefix="mcpkit-bench-portability-") as folder:
             tmp = Path(folder)
-            result = asyncio.run(speeds(tmp, VALUES // 10 if args.quick else VALUES))
+            count = VALUES // 10 if args.quick else VALUES
+            result = asyncio.run(speeds(tmp, count, histories=True))
+            if not args.histories_only:
+                result["values_only"] = asyncio.run(speeds(tmp, count, histories=False))
             if not args.quick and args.large:
                 result["memory"] = memory(tmp, args.large)
     json.dump(result, sys.stdout, indent=1)

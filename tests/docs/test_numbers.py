@@ -186,7 +186,7 @@ STATED = [
     Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
     Stated("architecture.md", "The cost is a {}-byte digest kept per refused value", histories.DIGEST_BYTES),
     Stated("portability.md", "empty, longer than {} characters", values.MAX_KEY_LENGTH),
-    Stated("portability.md", "which keys of {} values are free", portability_import._CHUNK),
+    Stated("portability.md", "which keys of {} records (values, and their", portability_import._CHUNK),
     Stated("portability.md", "(plain: every {:,} values)", progress.PLAIN_STEP),
     Stated(
         "observability.md",

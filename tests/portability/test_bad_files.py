@@ -102,6 +102,23 @@ async def test_a_tampered_sealed_line_a_wrong_key_and_a_changed_header_are_told_
     assert "sealed" in str(await refused(data, plaintext=True))
 
 
+async def test_a_sealed_line_rewritten_as_other_json_opens_the_same(store: Store) -> None:
+    """A sealed line as export writes it is read without a JSON parse; one another tool rewrote (its slashes
+    escaped, as JSON may write them) is parsed, and opens the same."""
+    data = await exported(store, KEYRING, time.time())
+    lines = data.splitlines(keepends=True)
+    sealed = [json.loads(line)["sealed"] for line in lines[1:]]
+    rewritten = [b'{"sealed":"' + text.replace("/", "\\/").encode() + b'"}\n' for text in sealed]
+    assert any(b"\\/" in line for line in rewritten)  # at least one line that only a JSON parse reads right
+    as_written, rewritten_into = await fresh(), await fresh()
+
+    await imported(as_written, KEYRING, data, time.time(), allow_global=True)
+    await imported(rewritten_into, KEYRING, b"".join([lines[0], *rewritten]), time.time(), allow_global=True)
+
+    assert await values_in(rewritten_into) == await values_in(as_written) == await values_in(store)
+    assert len(await values_in(store)) == 4
+
+
 async def test_a_corrupted_plaintext_file_and_a_future_version_are_refused(store: Store) -> None:
     data = await exported(store, KEYRING, time.time(), plaintext=True)
     lines = data.splitlines(keepends=True)

@@ -86,23 +86,24 @@ async def export_memory(
             continue
         try:
             payload, _ = vault.open_record(Address(record.owner, record.bucket, record.key), record.entry)
-            bucket, identity = payload.bucket, payload.identity
+            identity, bucket, name = payload.names_text()
         except (UndecryptableError, ValueError):
             report.unreadable += 1
             continue
-        if bucket in _NOT_MEMORY or is_shard_key(payload.key):
+        if bucket in _NOT_MEMORY or is_shard_key(name):
             continue
         if not (record.entry.live(now) and payload.live(now)):
             report.expired += 1
             continue
+        history = name.startswith(VERSIONS_KEY)
         try:
             value_json = payload.value_json
-            if payload.key.startswith(VERSIONS_KEY):  # a change history: without the copies a ttl ended
+            if history:  # a change history: without the copies a ttl ended
                 value_json = settled_json(value_json, now)
             line = record_of(
                 identity,
                 bucket,
-                payload.key,
+                name,
                 value_json,
                 payload.expires_at,
                 payload.written_at,
@@ -116,7 +117,7 @@ async def export_memory(
             continue
         writer.record(line)
         report.exported += 1
-        report.histories += payload.key.startswith(VERSIONS_KEY)
+        report.histories += history
         if progress is not None and report.exported % 512 == 0:
             progress(report.exported)
     writer.end()

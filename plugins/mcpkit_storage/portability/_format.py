@@ -13,6 +13,7 @@ import base64
 import json
 import math
 import unicodedata
+from functools import lru_cache
 from importlib import resources
 from typing import Any, NamedTuple
 
@@ -20,7 +21,7 @@ import pydantic_core
 
 from ..base import MAX_KEY_LENGTH, SCOPES, RememberInvalidError, check_key, is_internal_key
 from ..sealing import SOURCES, Provenance, is_event_time, origin_bytes, provenance_of, seal_meta
-from ..vault import EVENTS, VERSIONS_KEY
+from ..vault import EVENTS, VERSIONS_KEY, shifted_rows
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ExportFileError", "Item", "item_of", "record_of", "schema", "scope_of"]
 
@@ -88,11 +89,10 @@ def record_of(
     """A value's record line (without its newline). ``provenance`` None: not recorded (written before mcpkit kept it,
     or by a plugin that keeps none); its ``at`` is the event time (when written, unless the writer said otherwise).
     ``created``: when the key was first written (the store's ``Entry.created``; None: unknown)."""
-    owner = json.loads(identity)
     namespace, scope = scope_of(bucket)
     record: dict[str, Any] = {
         "type": "value",
-        "owner": owner,
+        "owner": _owner(identity),
         "scope": scope,
         "namespace": namespace,
         "bucket": bucket,
@@ -107,8 +107,16 @@ def record_of(
     return pydantic_core.to_json(record)[:-1] + b',"value":' + value_json + b"}"  # the value's JSON as it was kept
 
 
-def item_of(record: dict[str, Any]) -> Item:
-    """The value a ``value`` record holds; ValueError saying which field is wrong."""
+@lru_cache(maxsize=1024)
+def _owner(identity: str) -> Any:
+    """An identity's parts, as a record's ``owner`` writes them (cached: a store's values have a few owners; the
+    record is encoded at once, and nothing changes it)."""
+    return json.loads(identity)
+
+
+def item_of(record: dict[str, Any], shift: tuple[float, float] | None = None) -> Item:
+    """The value a ``value`` record holds; ValueError saying which field is wrong. ``shift``: (by, now), a change
+    history's deadlines moved ``by`` seconds, none past the record's own (its ttl from ``now``; ``shifted_rows``)."""
     owner = record.get("owner")
     if not (
         isinstance(owner, list)
@@ -136,6 +144,9 @@ def item_of(record: dict[str, Any]) -> Item:
     if key.startswith(VERSIONS_KEY):
         _check_history(record["value"])
         indexed = False  # a key's change history never enters the search index
+        if shift is not None:  # on the rows decoded here: encoded once, below
+            by, now = shift
+            shifted_rows(record["value"], by, None if ttl is None else now + ttl)
     value_json = pydantic_core.to_json(record["value"])
     return Item(owner, bucket, key, value_json, ttl, updated, indexed, _meta_of(record), created)
 
@@ -161,19 +172,24 @@ def _check_key(key: str) -> None:
 def _check_bucket(bucket: str) -> None:
     """A record's bucket is one the API names: a scope (global, user, session, tool or tool.NAME) after a namespace or
     none, and nothing else (a tool's name may hold ``:``, as a resource's bucket does; nothing else may)."""
-    namespace, scope = scope_of(bucket)
-    head = namespace + scope
-    if (
-        scope == "other"
-        or ":" in head
-        or (scope != "tool" and ":" in bucket)
-        or any(unicodedata.category(char) == "Cc" for char in bucket)
-    ):
+    if not _api_bucket(bucket):
         raise ValueError(
             'its "bucket" is not one the API names ([NAMESPACE.]global, user, session, tool or tool.NAME, without '
             "control characters, and ':' only in a tool's name): the file was not written by mcpkit export, or was "
             "changed"
         )
+
+
+@lru_cache(maxsize=1024)
+def _api_bucket(bucket: str) -> bool:
+    """``_check_bucket``'s test (cached: a file's records come from a few buckets)."""
+    namespace, scope = scope_of(bucket)
+    return not (
+        scope == "other"
+        or ":" in namespace + scope
+        or (scope != "tool" and ":" in bucket)
+        or any(unicodedata.category(char) == "Cc" for char in bucket)
+    )
 
 
 def _check_history(rows: object) -> None:
@@ -199,9 +215,7 @@ def _history_row_problem(row: object) -> str | None:
     if value is not None:
         if not isinstance(value, str):
             return "has a value that is not JSON text or null"
-        try:
-            json.loads(value)
-        except ValueError:
+        if not _is_json(value):
             return "has a value that is not JSON text or null"
     for number in (written, deadline) if deadline is not None else (written,):
         if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number):
@@ -210,15 +224,41 @@ def _history_row_problem(row: object) -> str | None:
         return None
     if not isinstance(meta, str):
         return "has a provenance that is not base64 text"
-    try:
-        provenance_of(base64.b64decode(meta, validate=True), written)
-    except ValueError:  # binascii.Error and a bad UTF-8 part are ValueErrors
+    if not _decodes(meta):
         return "has a provenance that does not decode"
     return None
 
 
+def _is_json(text: str) -> bool:
+    """Whether ``text`` is JSON as ``json.loads`` reads it (pydantic_core's parser first: several times faster)."""
+    try:
+        pydantic_core.from_json(text)
+    except ValueError:
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+    return True
+
+
+@lru_cache(maxsize=256)
+def _decodes(meta: str) -> bool:
+    """Whether a version's sealed provenance (base64) decodes (cached: one writer's versions share it, and whether it
+    decodes does not depend on the version's time)."""
+    try:
+        provenance_of(base64.b64decode(meta, validate=True), 0.0)
+    except ValueError:  # binascii.Error and a bad UTF-8 part are ValueErrors
+        return False
+    return True
+
+
 def _provenance_object(provenance: Provenance) -> dict[str, Any]:
     return {"source": provenance.source} | {name: getattr(provenance, name) for name in _ORIGIN}
+
+
+_NO_ORIGIN = (None, None, None, None, None, None)
+#: The sealed provenance of a record with none (a change history's, or a value written before provenance was kept).
+_NO_PROVENANCE = seal_meta("import", None, origin_bytes(*_NO_ORIGIN))
 
 
 def _meta_of(record: dict[str, Any]) -> bytes:
@@ -228,7 +268,7 @@ def _meta_of(record: dict[str, Any]) -> bytes:
     if at is not None and not is_event_time(at):
         raise ValueError('its "at" is not a time in seconds since the epoch, from 1970 to the year 9999')
     if provenance is None:
-        return seal_meta("import", at, origin_bytes(None, None, None, None, None, None))
+        return _NO_PROVENANCE if at is None else seal_meta("import", at, origin_bytes(*_NO_ORIGIN))
     if not isinstance(provenance, dict):
         raise ValueError('its "provenance" is not an object')
     source = provenance.get("source")

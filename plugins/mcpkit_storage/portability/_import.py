@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Literal, NamedTuple, get_args
 
 from mcpkit_search import Embedder
@@ -15,7 +17,7 @@ from ..base import Place, RememberConflictError, backoff, recorded_quotas
 from ..index import Semantic
 from ..sealing import Keyring, UndecryptableError
 from ..stores import Address, Entry, Quota, QuotaExceededError, Store
-from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history, shifted_json
+from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history
 from ._format import ExportFileError, Item, item_of, scope_of
 from ._histories import Refusals, history_left_out, value_key
 from ._lines import LineReader
@@ -29,7 +31,7 @@ CONFLICTS: tuple[Conflicts, ...] = get_args(Conflicts)
 
 _ATTEMPTS = 16
 #: Values read from the file before they are written, so that one store call can say which keys are free.
-_CHUNK = 256
+_CHUNK = 512
 #: A value of the file waiting to be written: its line, the value, and where it goes.
 _Pending = tuple[int, Item, Place]
 
@@ -111,14 +113,11 @@ async def import_memory(
     try:
         for line, record in reader.records():
             try:
-                item = item_of(record)
-                if item.key.startswith(VERSIONS_KEY):  # its versions' time left, as the entry's, and no longer
-                    until = None if item.ttl is None else now + item.ttl
-                    item = item._replace(value_json=shifted_json(item.value_json, shift, until))
+                item = item_of(record, (shift, now))  # a history's versions' time left, as the entry's, no longer
             except ValueError as exc:
                 raise ExportFileError(line, f"the record is not a value: {exc}") from None
             owner = _mapped(item, users, allow_global, only, line)
-            pending.append((line, item, Place(json.dumps(owner), item.bucket, owner[0] == "s")))
+            pending.append((line, item, _place(tuple(owner), item.bucket)))
             if len(pending) == _CHUNK:
                 await chunks.add(pending)
                 pending = []
@@ -128,11 +127,21 @@ async def import_memory(
         await chunks.add(pending)  # those before the bad line, each whole
         await chunks.flush()
         raise ExportFileError(exc.line, exc.problem, report.imported) from None
+    except BaseException:  # the file could not be read on (or the import was cancelled): no write left running
+        with contextlib.suppress(Exception):
+            await chunks.flush(write=False)
+        raise
     await chunks.add(pending)
     await chunks.flush()
     if progress is not None:
         progress(reader.count)
     return report
+
+
+@lru_cache(maxsize=1024)
+def _place(owner: tuple[str, ...], bucket: str) -> Place:
+    """Where a value of ``owner`` (its identity's parts) goes in ``bucket`` (cached: a file's values have a few)."""
+    return Place(json.dumps(list(owner)), bucket, owner[0] == "s")
 
 
 def _quota_of(quotas: Mapping[str, Quota]) -> Callable[[str], Quota | None]:
@@ -167,10 +176,13 @@ class _Chunks:
         self._vault, self._on_conflict, self._quota_of, self._now = vault, on_conflict, quota_of, now
         self._report = report
         self._ready: _Chunk | None = None  # sealed, not yet written
+        self._writing: tuple[_Chunk, asyncio.Future[list[bool | QuotaExceededError]]] | None = None  # in the store
         self._refusals = Refusals()
 
     async def add(self, pending: list[_Pending]) -> None:
-        """Seal ``pending``'s free values while the chunk before is written (an embedder's vector shards: after)."""
+        """Seal ``pending``'s free values while the chunk before is written, a write that goes on while the file's
+        next chunk is read (an embedder's vector shards: after); the chunk before that is counted first."""
+        await self._written()
         vault, now = self._vault, self._now
         free: list[int] = []
         settled: dict[int, str] = {}
@@ -202,14 +214,24 @@ class _Chunks:
                 swaps.append(await _swap_of(vault, item, place, Observed(None, ((addresses[index], None),)), now))
         if vault.semantic is not None:  # shards are written as values are sealed: never ahead of a failed write
             await self.flush()
-        writing = None if self._ready is None else asyncio.ensure_future(vault.write_sealed(self._ready.sealed, now))
+        if self._ready is not None:
+            ready, self._ready = self._ready, None
+            self._writing = ready, asyncio.ensure_future(vault.write_sealed(ready.sealed, now))
+            await asyncio.sleep(0)  # the task runs to its store call, handed to the worker thread now: sealing
+            # and reading the file never yield to the loop, and would hold the write back until they were done
         try:
             sealed = await self._sealed(swaps)
-        finally:
-            if writing is not None and self._ready is not None:
-                ready, self._ready = self._ready, None
-                await self._finish(ready, await writing)
+        except BaseException:
+            await self._written()
+            raise
         self._ready = _Chunk(pending, free, sealed, settled)
+
+    async def _written(self) -> None:
+        """Wait for the chunk in the store, and count it."""
+        if self._writing is not None:
+            chunk, writing = self._writing
+            self._writing = None
+            await self._finish(chunk, await writing)
 
     async def _sealed(self, swaps: list[Swap]) -> Sealed:
         """``swaps`` sealed in file order, each run of one quota's with it (a chunk has one run, or a few)."""
@@ -255,9 +277,10 @@ class _Chunks:
             return "unchanged"
         return "kept" if self._on_conflict == "skip" else None
 
-    async def flush(self) -> None:
-        """Write the chunk sealed last."""
-        if self._ready is not None:
+    async def flush(self, *, write: bool = True) -> None:
+        """Write the chunk sealed last (after the one in the store); ``write`` False: only wait for that one."""
+        await self._written()
+        if self._ready is not None and write:
             ready, self._ready = self._ready, None
             await self._finish(ready, await self._vault.write_sealed(ready.sealed, self._now))
 

@@ -260,9 +260,10 @@ class Keyring:
         return hasher
 
     def _locate(self, identity: str, bucket: str, key: str) -> tuple[Address, ...]:
+        # the bucket's names from ``locate_bucket``'s cache: a place's keys share them (an import, an export's)
         return tuple(
-            Address(owner, secret.name("b", owner, bucket), secret.name("k", owner, bucket, key))
-            for owner, secret in zip(self._owners(identity), self._secrets, strict=True)
+            Address(owner, hashed, secret.name("k", owner, bucket, key))
+            for (owner, hashed), secret in zip(self.locate_bucket(identity, bucket), self._secrets, strict=True)
         )
 
     def _locate_bucket(self, identity: str, bucket: str) -> tuple[tuple[str, str], ...]:

@@ -49,6 +49,10 @@ class Payload(NamedTuple):
     def key(self) -> str:
         return self._names()[2]
 
+    def names_text(self) -> tuple[str, str, str]:
+        """The identity, bucket and key at once (each of their properties decodes all three)."""
+        return self._names()
+
     def _names(self) -> tuple[str, str, str]:
         if len(self.names) < _LENGTHS.size:
             raise ValueError("sealed names are truncated")

@@ -25,7 +25,7 @@ __all__ = [
     "record",
     "same_history",
     "settled_json",
-    "shifted_json",
+    "shifted_rows",
     "swap_versioned",
     "versions_key",
     "versions_of",
@@ -84,28 +84,42 @@ def _settled(rows: list[list[Any]], now: float) -> list[list[Any]]:
 
 def settled_json(value_json: bytes, now: float) -> bytes:
     """A versions entry's JSON as of ``now``: the values past their deadline left out (an export never carries a
-    copy that a ttl ended, though the entry keeps it sealed until the key's next write)."""
-    rows = _settled(_decoded(json.loads(value_json)), now)
+    copy that a ttl ended, though the entry keeps it sealed until the key's next write). An entry with nothing to
+    leave out (every version well formed, none past its deadline) is returned as it is, not encoded again."""
+    try:
+        stored = pydantic_core.from_json(value_json)
+    except ValueError:  # what pydantic_core's parser refuses (a lone surrogate's escape), ``json.loads`` reads
+        stored = json.loads(value_json)
+    if isinstance(stored, list) and all(_untouched(row, now) for row in stored):
+        return value_json
+    rows = _settled(_decoded(stored), now)
     return json.dumps(rows, separators=(",", ":")).encode()
 
 
-def shifted_json(value_json: bytes, by: float, until: float | None = None) -> bytes:
-    """A versions entry's JSON with every version's deadline moved ``by`` seconds: an import keeps each version's
-    time left as the file's clock saw it, as it keeps the entry's own (an unmoved deadline can be a false ``expire``).
-    ``until``: no deadline later than it (the entry's own, so no copy outlives the entry that holds it). Event times
-    are when things happened, and stay."""
-    rows = _decoded(json.loads(value_json))
+def _untouched(row: object, now: float) -> bool:
+    """Whether ``_settled`` leaves a row as it is: a version of five parts whose deadline, if any, is ahead."""
+    if not isinstance(row, list) or len(row) != 5:
+        return False
+    deadline = row[3]
+    return deadline is None or (isinstance(deadline, int | float) and deadline > now)
+
+
+def shifted_rows(rows: list[list[Any]], by: float, until: float | None = None) -> list[list[Any]]:
+    """A versions entry's rows (decoded, each a list of five) with every version's deadline moved ``by`` seconds, in
+    place: an import keeps each version's time left as the file's clock saw it, as it keeps the entry's own (an
+    unmoved deadline can be a false ``expire``). ``until``: no deadline later than it (the entry's own, so no copy
+    outlives the entry that holds it). Event times are when things happened, and stay."""
     for row in rows:
         if isinstance(row[3], int | float) and not isinstance(row[3], bool):
             row[3] += by
             if until is not None:
                 row[3] = min(row[3], until)
-    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode()
+    return rows
 
 
 def same_history(value_json: bytes, other_json: bytes) -> bool:
     """Whether two versions entries hold the same versions, whatever their deadlines' clock: an entry imported twice
-    at different times differs only in where its deadlines were moved (``shifted_json``), and is the same history."""
+    at different times differs only in where its deadlines were moved (``shifted_rows``), and is the same history."""
     return _unshifted(value_json) == _unshifted(other_json)
 
 
