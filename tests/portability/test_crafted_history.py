@@ -104,3 +104,28 @@ async def test_every_bucket_the_api_names_is_imported(bucket: str) -> None:
     assert isinstance(outcome, ImportReport), outcome
     assert outcome.imported == 1
     assert await keys_of(store, owner, bucket) == ["k"]
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        # A lone surrogate in a version's value: pydantic_core's parser raises TypeError on it, json.loads reads it.
+        (history_record(["set", '"\ud800"', 1.7e9, None, SEALED]), "surrogates not allowed"),
+        # A ttl of more digits than a float holds.
+        (value_record(NOUR, "user", "big", 1).replace(b'"ttl": null', b'"ttl": ' + b"9" * 401), "too large"),
+    ],
+)
+async def test_a_record_no_parser_path_reads_is_refused_naming_its_line_after_the_values_before_it(
+    bad: bytes, problem: str
+) -> None:
+    """Review: either escaped the import as a TypeError or an OverflowError, with no line, and took the chunk sealed
+    before it along (512 of 600 values written). More values than a chunk, so one was being written meanwhile."""
+    data = crafted(*(value_record(NOUR, "user", f"k{number:03}", number) for number in range(600)), bad)
+
+    store, outcome = await import_into(data)
+
+    assert isinstance(outcome, ExportFileError), outcome
+    assert outcome.line == 602
+    assert problem in str(outcome)
+    assert "600 values before it were imported" in str(outcome)
+    assert len(await keys_of(store, NOUR, "user")) == 600

@@ -233,7 +233,7 @@ def _is_json(text: str) -> bool:
     """Whether ``text`` is JSON as ``json.loads`` reads it (pydantic_core's parser first: several times faster)."""
     try:
         pydantic_core.from_json(text)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a str holding a lone surrogate (``json.loads`` reads it)
         try:
             json.loads(text)
         except ValueError:

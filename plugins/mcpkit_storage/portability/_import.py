@@ -114,7 +114,7 @@ async def import_memory(
         for line, record in reader.records():
             try:
                 item = item_of(record, (shift, now))  # a history's versions' time left, as the entry's, no longer
-            except ValueError as exc:
+            except (ValueError, OverflowError) as exc:  # OverflowError: a time of more digits than a float holds
                 raise ExportFileError(line, f"the record is not a value: {exc}") from None
             owner = _mapped(item, users, allow_global, only, line)
             pending.append((line, item, _place(tuple(owner), item.bucket)))
@@ -127,7 +127,7 @@ async def import_memory(
         await chunks.add(pending)  # those before the bad line, each whole
         await chunks.flush()
         raise ExportFileError(exc.line, exc.problem, report.imported) from None
-    except BaseException:  # the file could not be read on (or the import was cancelled): no write left running
+    except (Exception, asyncio.CancelledError, KeyboardInterrupt):  # unreadable on, or cancelled: no write left running
         with contextlib.suppress(Exception):
             await chunks.flush(write=False)
         raise
