@@ -5,23 +5,25 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mcpkit_search import K1, B, Stats
 
-from .. import Postings, Ranking
+from .. import Postings, Ranking, Write
 
 __all__ = [
     "MERGE_EVERY",
     "MERGE_STEP",
     "add",
+    "add_many",
     "changes_written",
     "merge",
     "merge_step",
     "one_change",
     "pending",
     "search",
+    "sizes",
 ]
 
 #: Changes (indexed writes, deleted or replaced entries) a store makes before it merges the fresh postings.
@@ -32,10 +34,10 @@ MERGE_EVERY = 256
 MERGE_STEP = 8192
 
 # A document's number comes after every document's and every stale one's, so it never meets stale postings.
-_ADD_DOC = """INSERT INTO remember_docs (doc, owner, bucket, key, length, expires_at, fresh)
-    VALUES (
-        1 + max(coalesce((SELECT max(doc) FROM remember_docs), 0), coalesce((SELECT max(doc) FROM remember_stale), 0)),
-        :owner, :bucket, :key, :length, :expires_at, 1)"""
+_NEXT = "1 + max(coalesce((SELECT max(doc) FROM remember_docs), 0), coalesce((SELECT max(doc) FROM remember_stale), 0))"
+_ADD_DOC = f"""INSERT INTO remember_docs (doc, owner, bucket, key, length, expires_at, fresh)
+    VALUES ({_NEXT}, :owner, :bucket, :key, :length, :expires_at, 1)"""
+_NEXT_DOC = f"SELECT {_NEXT}"
 #: Postings a write adds with one statement (a longer value's, a statement per this many).
 _ADD_AT_ONCE = 32
 _MERGE = (
@@ -135,7 +137,21 @@ def _ranking_sql(terms: int, within: tuple[int, ...] = (), holders: bool = False
     GROUP BY p.doc {"HAVING " + having if having else ""} ORDER BY score DESC, d.key LIMIT :limit"""
 
 
-@functools.lru_cache(maxsize=_ADD_AT_ONCE)
+#: Documents and postings a batch of writes adds with one statement.
+_DOCS_AT_ONCE = 128
+_ADD_MANY_AT_ONCE = 256
+
+
+def sizes(count: int, most: int) -> Iterator[int]:
+    """``count`` rows split into statements of ``most``, then of powers of two (so that a few statement texts serve
+    every count, each kept in the connection's statement cache)."""
+    while count:
+        size = most if count >= most else 1 << (count.bit_length() - 1)
+        yield size
+        count -= size
+
+
+@functools.lru_cache(maxsize=2 * _ADD_AT_ONCE)
 def _add_postings_sql(postings: int) -> str:
     """One statement adding ``postings`` fresh postings: (document, term, count) each."""
     return "INSERT INTO remember_fresh (doc, term, count) VALUES " + ", ".join(["(?, ?, ?)"] * postings)
@@ -148,6 +164,35 @@ def add(db: sqlite3.Connection, params: dict[str, Any], postings: Postings) -> N
     for start in range(0, len(rows), 3 * _ADD_AT_ONCE):
         batch = rows[start : start + 3 * _ADD_AT_ONCE]
         db.execute(_add_postings_sql(len(batch) // 3), batch)
+
+
+def add_many(db: sqlite3.Connection, writes: Sequence[tuple[Write, Postings]]) -> None:
+    """What ``add`` gives each of ``writes`` (just written, each with postings), with a statement per
+    ``WRITE_AT_ONCE`` documents and per ``_ADD_MANY_AT_ONCE`` postings: the same documents, numbered in order."""
+    if not writes:
+        return
+    first: int = db.execute(_NEXT_DOC).fetchone()[0]
+    docs: list[Any] = []
+    rows: list[int] = []
+    for doc, ((owner, bucket, key, _, _, expires_at, *_), postings) in enumerate(writes, start=first):
+        docs.extend((doc, owner, bucket, key, postings.length, expires_at))
+        rows.extend(value for term, count in postings.terms.items() for value in (doc, term, count))
+    start = 0
+    for size in sizes(len(writes), _DOCS_AT_ONCE):
+        db.execute(_add_docs_sql(size), docs[6 * start : 6 * (start + size)])
+        start += size
+    start = 0
+    for size in sizes(len(rows) // 3, _ADD_MANY_AT_ONCE):
+        db.execute(_add_postings_sql(size), rows[3 * start : 3 * (start + size)])
+        start += size
+
+
+@functools.lru_cache(maxsize=8)
+def _add_docs_sql(docs: int) -> str:
+    """One statement adding ``docs`` fresh documents: (document, owner, bucket, key, length, expires_at) each."""
+    return "INSERT INTO remember_docs (doc, owner, bucket, key, length, expires_at, fresh) VALUES " + ", ".join(
+        ["(?, ?, ?, ?, ?, ?, 1)"] * docs
+    )
 
 
 def pending(db: sqlite3.Connection) -> bool:

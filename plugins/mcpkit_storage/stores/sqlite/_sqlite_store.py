@@ -30,6 +30,7 @@ from .. import (
     Write,
     first_written,
 )
+from . import _sqlite_batch as batch
 from . import _sqlite_index as index_sql
 from . import _sqlite_sql as statements
 from ._merge_watch import MergeWatch
@@ -283,12 +284,8 @@ class SQLiteStore:
         return self._transaction(self._read_many, addresses, now, begin="BEGIN")
 
     def _read_many(self, addresses: list[Address], now: float) -> list[Entry | None]:
-        found: dict[Address, Entry] = {}
-        for address in dict.fromkeys(addresses):
-            row = self._fetchone(statements.GET, {**address._asdict(), "now": now})
-            if row is not None:
-                found[address] = Entry(*row)
-        return [found.get(address) for address in addresses]
+        found = batch.read_live(self._db(), list(dict.fromkeys(addresses)), now)
+        return [None if (row := found.get(address)) is None else Entry(*row) for address in addresses]
 
     def _delete_within(self, addresses: list[Address], now: float) -> int:
         gone = 0
@@ -351,9 +348,20 @@ class SQLiteStore:
         return deleted
 
     def _swap_within(
-        self, params: dict[str, Any], also: list[Expectation], quota: Quota | None, index: Postings | None
+        self,
+        params: dict[str, Any],
+        also: list[Expectation],
+        quota: Quota | None,
+        index: Postings | None,
+        read: dict[Address, Any] | None = None,
     ) -> bool:
-        row = self._fetchone(statements.GET, params)
+        """One compare-and-set; ``read``: the live rows read already in this transaction (by a batch), of addresses
+        no write of the batch has touched since."""
+        row = (
+            self._fetchone(statements.GET, params)
+            if read is None
+            else read.get(Address(params["owner"], params["bucket"], params["key"]))
+        )
         current = None if row is None else bytes(row[0])
         if current == params["data"]:
             return True  # this very swap, resent (its postings are there already)
@@ -376,17 +384,7 @@ class SQLiteStore:
         return True
 
     def _swaps_within(self, writes: list[Write], now: float, whole: bool) -> list[bool | QuotaExceededError]:
-        results: list[bool | QuotaExceededError] = []
-        for owner, bucket, key, expected, data, expires_at, also, quota, postings, created in writes:
-            params: dict[str, Any] = {"owner": owner, "bucket": bucket, "key": key, "expected": expected}
-            params.update(data=data, expires_at=expires_at, now=now, created=created, given=created is not None)
-            try:  # a refusal comes before the write's first change (a trim of expired rows aside)
-                results.append(self._swap_within(params, list(also), quota, postings))
-            except QuotaExceededError as exc:
-                results.append(exc)
-            if whole and results[-1] is not True:
-                raise NotWholeError(results, len(writes))  # the transaction is rolled back
-        return results
+        return batch.swaps_within(self._db(), writes, now, whole, self._swap_within)
 
     async def _run(self, call: Callable[..., _T], *args: Any) -> _T:
         """Run ``call(*args)`` on the worker thread; SQLite failures become StoreUnavailableError."""
