@@ -96,6 +96,7 @@ import mcpkit_storage.stores.redis._redis_cluster_store as cluster_store
 import mcpkit_storage.stores.redis._redis_scripts as redis_scripts
 import mcpkit_storage.stores.redis._redis_store as redis_store
 import mcpkit_storage.stores.redis._redis_wire as redis_wire
+import mcpkit_storage.stores.sqlite._sqlite_batch as sqlite_batch
 import mcpkit_storage.stores.sqlite._sqlite_index as sqlite_index
 import mcpkit_storage.stores.sqlite._sqlite_schema as sqlite_schema
 import mcpkit_storage.vault._memory_operation as memory_operation
@@ -185,6 +186,9 @@ ANONYMOUS_SHARE = {2: "half"}[SessionLimits().max_sessions // SessionLimits(sign
 STATED = [
     Stated("portability.md", "of at least {} bytes", portability_sealing.MIN_KEY_FILE_BYTES),
     Stated("architecture.md", "The cost is a {}-byte digest kept per refused value", histories.DIGEST_BYTES),
+    Stated("architecture.md", "read their addresses with a statement per {} (a", sqlite_batch.READ_AT_ONCE),
+    Stated("architecture.md", "with one multi-row upsert per {}, then", sqlite_batch.WRITE_AT_ONCE),
+    Stated("architecture.md", "then their postings, {} per statement", sqlite_index._ADD_MANY_AT_ONCE),
     Stated("portability.md", "empty, longer than {} characters", values.MAX_KEY_LENGTH),
     Stated("portability.md", "which keys of {} records (values, and their", portability_import._CHUNK),
     Stated("portability.md", "(plain: every {:,} values)", progress.PLAIN_STEP),
