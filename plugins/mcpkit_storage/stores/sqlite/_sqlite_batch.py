@@ -56,8 +56,8 @@ def read_live(db: sqlite3.Connection, addresses: Sequence[Address], now: float) 
         params: list[Any] = [part for address in addresses[start : start + size] for part in address]
         params.append(now)
         start += size
-        for owner, bucket, key, *row in db.execute(_read_sql(size), params):
-            found[Address(owner, bucket, key)] = row
+        for owner, bucket, key, data, expires_at, created in db.execute(_read_sql(size), params):
+            found[Address(owner, bucket, key)] = (data, expires_at, created)
     return found
 
 
