@@ -1,6 +1,7 @@
 """The SQLite store's batched path: a ``swap_many`` writes the rows it expects and finds missing with multi-row
 statements, and ``get_many`` reads its addresses a statement per few hundred. Both leave and read exactly what the
-same calls one at a time do: the same rows, first-write times, documents (numbered alike), postings and usage."""
+same calls one at a time do: the same rows, first-write times, documents, postings and usage. (Document numbers may
+differ where a row replaces an expired, unmerged document of the highest number; this mix has none.)"""
 
 from __future__ import annotations
 

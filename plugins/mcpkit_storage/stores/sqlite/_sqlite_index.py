@@ -168,7 +168,8 @@ def add(db: sqlite3.Connection, params: dict[str, Any], postings: Postings) -> N
 
 def add_many(db: sqlite3.Connection, writes: Sequence[tuple[Write, Postings]]) -> None:
     """What ``add`` gives each of ``writes`` (just written, each with postings), with a statement per
-    ``WRITE_AT_ONCE`` documents and per ``_ADD_MANY_AT_ONCE`` postings: the same documents, numbered in order."""
+    ``_DOCS_AT_ONCE`` documents and per ``_ADD_MANY_AT_ONCE`` postings: the same documents, numbered in order past
+    every live and stale one (a replaced, unmerged document's number may be taken again: its postings went with it)."""
     if not writes:
         return
     first: int = db.execute(_NEXT_DOC).fetchone()[0]
