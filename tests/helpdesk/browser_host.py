@@ -127,6 +127,10 @@ class BrowserHost:
         await page.evaluate(
             "([url, tool, args]) => window.showView(url, tool, args)", [self._base + path, tool, dict(arguments)]
         )
+        # showView returns once it set the frame's src: wait for the view's own document, or a test's first
+        # evaluate in the frame can run in the blank one the navigation then destroys (seen under load in CI).
+        frame = await (await page.query_selector("#view")).content_frame()
+        await frame.wait_for_url(self._base + path)
         return ShownInBrowser(page, errors)
 
 

@@ -85,7 +85,9 @@ WAITS: dict[tuple[str, str, str], str] = {
         "async with self._lock",
     ): STORE,
     # an import's store call for the chunk before, written while the next is sealed
-    ("plugins/mcpkit_storage/portability/_import.py", "_Chunks.add", "await writing"): STORE,
+    ("plugins/mcpkit_storage/portability/_import.py", "_Chunks._written", "await writing"): STORE,
+    # a yield (sleep(0)) that hands that chunk's write to the store's thread before the next chunk is sealed
+    ("plugins/mcpkit_storage/portability/_import.py", "_Chunks.add", "sleep"): COMMAND,
     # retries, a fixed number of them, each bounded by the store's own timeouts
     ("framework/mcpkit/tasks/_ledger.py", "Ledger.change", "sleep"): RETRIES,
     ("plugins/mcpkit_storage/base/_backoff.py", "backoff", "sleep"): RETRIES,
