@@ -27,10 +27,15 @@ JSON = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
     max_leaves=12,
 )
+#: The characters ``str.isprintable`` takes: no control, format, surrogate, private or unassigned ones, and of the
+#: separators the space alone.
+PRINTABLE = st.characters(exclude_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs")) | st.just(" ")
 ENTRY = st.tuples(
     st.sampled_from([["u", "nour"], ["u", "sam:🌲"], ["s", "session-1"], ["g"]]),
     st.sampled_from(["user", "tool.mem", "history.user", "context.user.notes"]),
-    st.text(min_size=1, max_size=20).filter(str.isprintable),  # a key a tool could write (check_key's)
+    # a key a tool could write (check_key's): printable, made so (filtering any text threw most away, and
+    # Hypothesis's health check then failed the test for some seeds)
+    st.text(PRINTABLE, min_size=1, max_size=20).filter(str.isprintable),
     JSON,
     st.none() | st.floats(min_value=0.001, max_value=10 * 365 * 86400.0),
 )

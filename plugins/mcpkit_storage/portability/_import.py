@@ -16,7 +16,7 @@ from mcpkit_search import Embedder
 from ..base import Place, RememberConflictError, backoff, recorded_quotas
 from ..index import Semantic
 from ..sealing import Keyring, UndecryptableError
-from ..stores import Address, Entry, Quota, QuotaExceededError, Store
+from ..stores import Address, Entry, Quota, QuotaExceededError, Store, bulk_writes
 from ..vault import VERSIONS_KEY, Found, Observed, Sealed, Swap, Vault, found, same_history
 from ._format import ExportFileError, Item, item_of, scope_of
 from ._histories import Refusals, history_left_out, value_key
@@ -109,32 +109,34 @@ async def import_memory(
     now = time.time() if now is None else now
     shift = _clock_shift(reader.header, now)
     chunks = _Chunks(vault, on_conflict, quota_of, now, report)
-    pending: list[_Pending] = []
-    try:
-        for line, record in reader.records():
-            try:
-                item = item_of(record, (shift, now))  # a history's versions' time left, as the entry's, no longer
-            except (ValueError, OverflowError) as exc:  # OverflowError: a time of more digits than a float holds
-                raise ExportFileError(line, f"the record is not a value: {exc}") from None
-            owner = _mapped(item, users, allow_global, only, line)
-            pending.append((line, item, _place(tuple(owner), item.bucket)))
-            if len(pending) == _CHUNK:
-                await chunks.add(pending)
-                pending = []
-                if progress is not None:
-                    progress(reader.count)
-    except ExportFileError as exc:
-        await chunks.add(pending)  # those before the bad line, each whole
+    async with bulk_writes(store):  # a store with a cheaper way to take a long run of writes takes it
+        pending: list[_Pending] = []
+        try:
+            for line, record in reader.records():
+                try:
+                    # a history's versions' time left, as the entry's, no longer
+                    item = item_of(record, (shift, now))
+                except (ValueError, OverflowError) as exc:  # OverflowError: a time of more digits than a float holds
+                    raise ExportFileError(line, f"the record is not a value: {exc}") from None
+                owner = _mapped(item, users, allow_global, only, line)
+                pending.append((line, item, _place(tuple(owner), item.bucket)))
+                if len(pending) == _CHUNK:
+                    await chunks.add(pending)
+                    pending = []
+                    if progress is not None:
+                        progress(reader.count)
+        except ExportFileError as exc:
+            await chunks.add(pending)  # those before the bad line, each whole
+            await chunks.flush()
+            raise ExportFileError(exc.line, exc.problem, report.imported) from None
+        except (Exception, asyncio.CancelledError, KeyboardInterrupt):  # unreadable on, or cancelled: no write left
+            with contextlib.suppress(Exception):
+                await chunks.flush(write=False)
+            raise
+        await chunks.add(pending)
         await chunks.flush()
-        raise ExportFileError(exc.line, exc.problem, report.imported) from None
-    except (Exception, asyncio.CancelledError, KeyboardInterrupt):  # unreadable on, or cancelled: no write left running
-        with contextlib.suppress(Exception):
-            await chunks.flush(write=False)
-        raise
-    await chunks.add(pending)
-    await chunks.flush()
-    if progress is not None:
-        progress(reader.count)
+        if progress is not None:
+            progress(reader.count)
     return report
 
 

@@ -2,6 +2,7 @@
 ``Store`` interface that every backend (``stores.memory``, ``sqlite``, ``redis``, ``postgres``) implements and
 registers as a ``StoreKind``."""
 
+from ._bulk import BulkStore, bulk_writes
 from ._kinds import StoreKind, StoreMaker, kind_for_url, register_store, store_kind, store_kinds
 from ._redacted import without_password
 from ._store import (
@@ -28,6 +29,7 @@ from ._store import (
 __all__ = [
     "INDEX_BYTES_PER_WORD",
     "Address",
+    "BulkStore",
     "Entry",
     "Expectation",
     "NarrowingStore",
@@ -42,6 +44,7 @@ __all__ = [
     "StoreMaker",
     "StoreUnavailableError",
     "Write",
+    "bulk_writes",
     "charged",
     "first_written",
     "kind_for_url",

@@ -13,6 +13,8 @@ from mcpkit_search import K1, B, Stats
 from .. import Postings, Ranking, Write
 
 __all__ = [
+    "BULK_MERGE_EVERY",
+    "BULK_MERGE_STEP",
     "MERGE_EVERY",
     "MERGE_STEP",
     "add",
@@ -32,6 +34,12 @@ MERGE_EVERY = 256
 #: a merge on its one worker thread, so a merge goes in steps, one after each change until nothing is left: a whole
 #: merge of 256 dense values (5 million postings) held every other call for 8 seconds.
 MERGE_STEP = 8192
+#: The same two while a run of writes is told of (``SQLiteStore.bulk``: an import). Every merge step rewrites the
+#: term table's pages its postings fall in, nearly all of them once the step has more postings than the table has
+#: pages: an import of 20,000 values and their histories (300,000 postings) merged a step per 512 writes and wrote
+#: 614 MB for a file of 37 MB; a step per 8,192 writes, of up to 131,072 postings, wrote 175 MB (docs/benchmarks.md).
+BULK_MERGE_EVERY = 8192
+BULK_MERGE_STEP = 131072
 
 # A document's number comes after every document's and every stale one's, so it never meets stale postings.
 _NEXT = "1 + max(coalesce((SELECT max(doc) FROM remember_docs), 0), coalesce((SELECT max(doc) FROM remember_stale), 0))"

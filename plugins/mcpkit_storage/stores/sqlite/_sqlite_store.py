@@ -5,10 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
 import os
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,13 +31,11 @@ from .. import (
 from . import _sqlite_batch as batch
 from . import _sqlite_index as index_sql
 from . import _sqlite_sql as statements
-from ._merge_watch import MergeWatch
+from ._merge_schedule import MergeSchedule
 from ._sqlite_connect import connect
 from ._sqlite_index import changes_written, one_change
 
 __all__ = ["SQLiteStore"]
-
-logger = logging.getLogger("mcpkit.remember")
 
 _T = TypeVar("_T")
 _Params = Mapping[str, object]
@@ -62,9 +58,7 @@ class SQLiteStore:
         self._create = create
         self._executor: ThreadPoolExecutor | None = None
         self._conn: sqlite3.Connection | None = None
-        self._merge_every = merge_every
-        self._changes = 0  # since this instance last merged
-        self._merges = MergeWatch()  # an observed vault's merge spans (``watch_merges``)
+        self._merging = MergeSchedule(self, merge_every, self._transaction, self._db)
         self.legacy = False
         self.placed = False
         self.narrows = True
@@ -74,7 +68,7 @@ class SQLiteStore:
 
     def watch_merges(self, watch: Callable[[int, int, bool], None], wanted: Callable[[], bool]) -> None:
         """Tell ``watch`` of each merge step a call's change makes, in its context, while ``wanted()``."""
-        self._merges.set(watch, wanted)
+        self._merging.watch.set(watch, wanted)
 
     async def open(self) -> None:
         """Open the file on the worker thread, switch to WAL and create or migrate the schema."""
@@ -306,45 +300,38 @@ class SQLiteStore:
             index_sql.add(self._db(), params, index)
 
     def _changing(self, changes: Callable[[_T], int], call: Callable[..., _T], *args: Any) -> _T:
-        """``call(*args)``, then count the changes to the index it made (``changes`` of its result), and past
-        ``merge_every`` since the last merge, merge: in the same job on the worker thread, after the call's
-        commit. A merge that fails is not the call's failure (its change stands): it is logged, and tried
-        again ``merge_every`` changes later."""
+        """``call(*args)``, then count the changes to the index it made (``changes`` of its result), merging when
+        due (``MergeSchedule``): in the same job on the worker thread, after the call's commit."""
         result = call(*args)
-        self._changes += changes(result)
-        if self._changes >= self._merge_every:
-            self._merge_quietly(step=True)
+        self._merging.changed(changes(result))
         return result
 
-    def _merge_quietly(self, *, step: bool = False) -> None:
-        """Merge the index's fresh and stale postings, if there are any: one bounded step (``step``; while more is
-        left, the next change takes the next step), or all of them; a failure is logged."""
-        self._changes = 0
+    @contextlib.asynccontextmanager
+    async def bulk(self) -> AsyncIterator[None]:
+        """While in it, this instance merges the search index's fresh postings in larger steps, less often
+        (``BULK_MERGE_EVERY`` changes, ``BULK_MERGE_STEP`` postings): a long run of writes (an import) costs a
+        fraction of the disk writes, and a search meanwhile reads more fresh postings. Leaving it takes one
+        such step, so the run's postings are merged as it ends."""
+        self._merging.bulk += 1
         try:
-            if not index_sql.pending(self._db()):
-                return
-            started, more = time.time_ns(), False
-            if not step:
-                self._transaction(index_sql.merge, self._db())
-            elif more := self._transaction(index_sql.merge_step, self._db()):
-                self._changes = self._merge_every  # more to merge: the next change takes another step
-        except sqlite3.Error as exc:
-            logger.warning("The search index of %s was not merged (tried again later): %s", self, exc)
-            return
-        self._merges.told(self, started, time.time_ns(), more)
+            yield
+        finally:
+            self._merging.bulk -= 1
+            if not self._merging.bulk and self._executor is not None and self._merging.changes:
+                await self._run(self._merging.merge, True, index_sql.BULK_MERGE_STEP)
 
     def _close_connection(self, conn: sqlite3.Connection) -> None:
         """Merge what this instance left unmerged, then close: the file is left with its index merged."""
         try:
-            if self._changes:
-                self._merge_quietly()
+            if self._merging.changes:
+                self._merging.merge()
         finally:
             conn.close()
 
     def _delete_owner_within(self, owner: str) -> int:
         deleted = self._rowcount(statements.DELETE_OWNER, {"owner": owner})
         index_sql.merge(self._db())
-        self._changes = 0
+        self._merging.changes = 0
         return deleted
 
     def _swap_within(
@@ -391,7 +378,7 @@ class SQLiteStore:
         if self._executor is None:
             raise RuntimeError(f"{self!r} is not open; call open() first")
         try:
-            job, given = self._merges.job(call, args)  # a merge is told of in the call's context
+            job, given = self._merging.watch.job(call, args)  # a merge is told of in the call's context
             return await asyncio.get_running_loop().run_in_executor(self._executor, job, *given)
         except sqlite3.OperationalError as exc:
             raise StoreUnavailableError(f"The SQLite remember store at {str(self._path)!r} failed: {exc}") from exc
