@@ -192,6 +192,11 @@ STATED = [
     Stated("portability.md", "empty, longer than {} characters", values.MAX_KEY_LENGTH),
     Stated("portability.md", "which keys of {} records (values, and their", portability_import._CHUNK),
     Stated("portability.md", "(plain: every {:,} values)", progress.PLAIN_STEP),
+    Stated("portability.md", "in a small step every {} changes", sqlite_index.MERGE_EVERY),
+    Stated("portability.md", "a step of up to {:,} postings", sqlite_index.BULK_MERGE_STEP),
+    Stated("portability.md", "postings every {:,} changes, and one more", sqlite_index.BULK_MERGE_EVERY),
+    Stated("architecture.md", "`BULK_MERGE_STEP` ({:,}) postings", sqlite_index.BULK_MERGE_STEP),
+    Stated("architecture.md", "`BULK_MERGE_EVERY` ({:,}) changes", sqlite_index.BULK_MERGE_EVERY),
     Stated(
         "observability.md",
         "under a key derived from `REMEMBER_SECRET`, {} hex digits",
@@ -795,7 +800,11 @@ NOT_CONSTANTS = {
     "tasks.md": ["(about 150 bytes more a task)"],  # measured: the sealing of one task record
     "tools.md": ["arrives as the one character it is"],  # prose
     "ttl.md": ["the count at 60 minutes would have been 5"],  # the page's worked example
-    "portability.md": ["a value with an hour left has an hour left"],  # an example of time left, not a setting
+    "portability.md": [
+        "a value with an hour left has an hour left",  # an example of time left, not a setting
+        "(p99 5 to 8 ms against 2 alone)",  # bench.import_neighbours, measured
+        "at worst about half a second",  # bench.import_neighbours, measured
+    ],
 }
 
 _QUANTITY = re.compile(
