@@ -5,6 +5,7 @@ importing the file again changes nothing."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -48,6 +49,8 @@ async def test_an_import_of_several_chunks_keeps_quotas_file_order_and_changes_n
         index = Vault(target, KEYRING).index
         ranking = await target.search(owner, bucket, index.terms(0, owner, bucket, index.words("oat")), now, limit=0)
         assert ranking.stats.frequencies == (500,)  # postings made with each value
+        with sqlite3.connect(tmp_path / "target.db") as db:  # the run's last postings merged as it ended
+            assert db.execute("SELECT count(*) FROM remember_fresh").fetchone() == (0,)
 
         again = await imported(target, KEYRING, data, now, plaintext=True, quota=quota)
         assert (again.imported, again.over_quota) == (0, nours[500:])
