@@ -1,9 +1,10 @@
 """``python -m bench.import_neighbours``: what an import into a SQLite store costs the store's other callers.
 
-A server in another process keeps serving a caller of its own on the same SQLite file: a search of that caller's
-values, then a write of one (searchable), over and over. Its latencies are measured alone, then while
-``mcpkit remember import`` writes the bench's export (``bench.portability``'s default shape: 20,000 values, each with
-its change history) into that file. Prints one JSON document: each phase's p50, p99 and worst, in milliseconds, per
+A server in another process keeps serving on the same SQLite file: a search of its own caller's values, a write of
+one (searchable), and a search of a caller whose values the import brings (``user-0``'s, empty before it), pausing
+5 ms after each round. Its latencies are measured alone, then while ``import_memory`` (what ``mcpkit remember
+import`` runs) writes the bench's export (``bench.portability``'s default shape: 20,000 values, each with its change
+history) into that file. Prints one JSON document: each phase's p50, p99 and worst, in milliseconds, per
 operation, the calls that failed, and the import's values per second.
 
 The other caller runs in an interpreter of its own (``--neighbour``: its own event loop and store instance, as
@@ -28,6 +29,7 @@ from typing import Any
 
 from bench.portability import export_to, import_from
 from bench.portability_fill import fill
+from bench.search import WEIGHTS, WORDS
 from bench.tokens import REMEMBER_SECRET
 from mcpkit_storage import Keyring, Place, StoreUnavailableError, Vault, search
 from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
@@ -39,6 +41,8 @@ VALUES = 20_000
 OWN = 500
 #: Seconds the other caller is measured alone, before the import.
 ALONE_S = 5.0
+#: Seconds the other caller's process may take to start, or to report once told to stop.
+_STARTED_S = 120.0
 _WORDS = ["oat", "milk", "invoice", "refund", "printer", "ticket", "banner", "signature", "draft", "laptop", "badge"]
 
 
@@ -53,9 +57,10 @@ async def neighbour(path: Path) -> dict[str, Any]:
     await store.open()
     vault = Vault(store, Keyring([REMEMBER_SECRET]), search_all=True)
     place, rng = Place(json.dumps(["u", "other-caller"]), "user"), random.Random(7)
+    imported = Place(json.dumps(["u", "user-0"]), "user")  # a caller of the import's (bench.portability_fill)
     for number in range(OWN):
         await vault.write(place, f"own-{number}", json.dumps(_text(rng)), None, time.time(), None)
-    phases: list[dict[str, list[float]]] = [{"search": [], "write": []}]
+    phases: list[dict[str, list[float]]] = [{"search": [], "write": [], "search_imported": []}]
     failed: list[int] = [0]
     lines: asyncio.Queue[bytes] = asyncio.Queue()
     loop = asyncio.get_running_loop()
@@ -68,7 +73,7 @@ async def neighbour(path: Path) -> dict[str, Any]:
                 loop.remove_reader(sys.stdin.fileno())
                 await store.close()
                 return {"phases": phases, "failed": failed}
-            phases.append({"search": [], "write": []})
+            phases.append({"search": [], "write": [], "search_imported": []})
             failed.append(0)
         try:
             started = time.perf_counter()
@@ -77,6 +82,10 @@ async def neighbour(path: Path) -> dict[str, Any]:
             started = time.perf_counter()
             await vault.write(place, f"own-{number % OWN}", json.dumps(_text(rng)), None, time.time(), None)
             phases[-1]["write"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            words = " ".join(rng.choices(WORDS, WEIGHTS, k=2))  # as the fill's text is drawn
+            await search(vault, imported, words, time.time(), 5)
+            phases[-1]["search_imported"].append(time.perf_counter() - started)
         except StoreUnavailableError:
             failed[-1] += 1
         number += 1
@@ -109,14 +118,14 @@ async def measure(tmp: Path) -> dict[str, Any]:
     assert other.stdin is not None
     assert other.stdout is not None
     try:
-        if (await other.stdout.readline()).strip() != b"ready":
+        if (await asyncio.wait_for(other.stdout.readline(), _STARTED_S)).strip() != b"ready":
             raise RuntimeError("the other caller's process did not start")
         await asyncio.sleep(ALONE_S)
         other.stdin.write(b"import\n")
         await other.stdin.drain()
         imported = await import_from(tmp / "sealed.jsonl", target)
         other.stdin.close()
-        report = json.loads(await other.stdout.read())
+        report = json.loads(await asyncio.wait_for(other.stdout.read(), _STARTED_S))
         await other.wait()
     finally:
         if other.returncode is None:  # this process failed first: end the other caller's

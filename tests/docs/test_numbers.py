@@ -194,7 +194,7 @@ STATED = [
     Stated("portability.md", "(plain: every {:,} values)", progress.PLAIN_STEP),
     Stated("portability.md", "in a small step every {} changes", sqlite_index.MERGE_EVERY),
     Stated("portability.md", "a step of up to {:,} postings", sqlite_index.BULK_MERGE_STEP),
-    Stated("portability.md", "postings every {:,} changes, and one more", sqlite_index.BULK_MERGE_EVERY),
+    Stated("portability.md", "postings every {:,} changes, and as the import ends", sqlite_index.BULK_MERGE_EVERY),
     Stated("architecture.md", "`BULK_MERGE_STEP` ({:,}) postings", sqlite_index.BULK_MERGE_STEP),
     Stated("architecture.md", "`BULK_MERGE_EVERY` ({:,}) changes", sqlite_index.BULK_MERGE_EVERY),
     Stated(

@@ -20,14 +20,15 @@ from stores.conftest import OWNER
 SHARED = (7, 8)
 
 
-def batch(start: int, count: int) -> list[Write]:
+def batch(start: int, count: int, *, again: bool = False) -> list[Write]:
+    """Values with 3 postings each; ``again``: each replacing the value ``batch`` wrote first at its key."""
     return [
         Write(
             OWNER,
             "user",
             f"k{n:04}",
-            None,
-            b"v%d" % n,
+            b"v%d" % n if again else None,
+            b"w%d" % n if again else b"v%d" % n,
             None,
             postings=Postings({1000 + n: 1, **dict.fromkeys(SHARED, 1)}, 3),
         )
@@ -39,6 +40,12 @@ def fresh(path: Path) -> int:
     """The postings not merged yet."""
     with sqlite3.connect(path) as db:
         return int(db.execute("SELECT count(*) FROM remember_fresh").fetchone()[0])
+
+
+def stale(path: Path) -> int:
+    """The replaced documents whose merged postings are not deleted yet."""
+    with sqlite3.connect(path) as db:
+        return int(db.execute("SELECT count(*) FROM remember_stale").fetchone()[0])
 
 
 async def test_a_run_of_writes_merges_less_often_searches_the_same_and_is_merged_as_it_ends(tmp_path: Path) -> None:
@@ -90,3 +97,59 @@ async def test_a_store_without_a_cheaper_way_takes_the_run_unchanged() -> None:
     async with bulk_writes(store):
         assert await store.swap_many(batch(0, 5), now) == [True] * 5
     assert [key for key, _ in (await store.search(OWNER, "user", [1003], now, limit=5)).hits] == ["k0003"]
+
+
+async def test_the_end_of_a_run_merges_all_it_left_in_bounded_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_sqlite_index, "BULK_MERGE_EVERY", 10_000)  # none during the run
+    monkeypatch.setattr(_sqlite_index, "BULK_MERGE_STEP", 90)  # 600 postings left: 7 steps
+    path, now = tmp_path / "remember.db", time.time()
+    store = SQLiteStore(path)
+    await store.open()
+    try:
+        async with bulk_writes(store):
+            await store.swap_many(batch(0, 200), now)
+            assert fresh(path) == 600
+        assert fresh(path) == 0  # with the store still open: not left to its close
+    finally:
+        await store.close()
+
+
+async def test_a_larger_step_deletes_as_many_more_replaced_documents_postings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, now = tmp_path / "remember.db", time.time()
+    store = SQLiteStore(path, merge_every=1)
+    await store.open()
+    try:
+        await store.swap_many(batch(0, 300), now)  # merged at once
+        assert (fresh(path), stale(path)) == (0, 0)
+        monkeypatch.setattr(_sqlite_index, "BULK_MERGE_EVERY", 100)
+        monkeypatch.setattr(_sqlite_index, "BULK_MERGE_STEP", 4 * _sqlite_index.MERGE_STEP)  # 4 x 64 stale a step
+        async with bulk_writes(store):
+            assert await store.swap_many(batch(0, 300, again=True), now) == [True] * 300
+            assert stale(path) == 300 - 4 * 64  # one step, after the call's 300 changes
+        assert (fresh(path), stale(path)) == (0, 0)
+    finally:
+        await store.close()
+
+
+async def failing_run(store: SQLiteStore, now: float) -> None:
+    async with bulk_writes(store):
+        await store.swap_many(batch(0, 10), now)
+        raise RuntimeError("the file went bad")
+
+
+async def test_a_run_that_fails_ends_all_the_same(tmp_path: Path) -> None:
+    path, now = tmp_path / "remember.db", time.time()
+    store = SQLiteStore(path, merge_every=1)
+    await store.open()
+    try:
+        with pytest.raises(RuntimeError, match="the file went bad"):
+            await failing_run(store, now)
+        assert fresh(path) == 0
+        await store.swap_many(batch(10, 1), now)
+        assert fresh(path) == 0  # no longer in the run: merged at the change, as merge_every says
+    finally:
+        await store.close()

@@ -44,16 +44,16 @@ class MergeSchedule:
     def _due(self) -> int:
         return index_sql.BULK_MERGE_EVERY if self.bulk else self._merge_every
 
-    def merge(self, step: bool = False, budget: int | None = None) -> None:
+    def merge(self, step: bool = False, budget: int | None = None) -> bool:
         """Merge the fresh and stale postings, if there are any: one bounded step (``step``, of about ``budget``
-        postings; while more is left, the next change takes the next step), or all of them; a failure is logged
-        (the change that called it stands) and tried again when the next merge is due."""
+        postings; while more is left, the next change takes the next step), or all of them; whether more is left. A
+        failure is logged (the change that called it stands) and tried again when the next merge is due."""
         self.changes = 0
         if budget is None:
             budget = index_sql.BULK_MERGE_STEP if self.bulk else index_sql.MERGE_STEP
         try:
             if not index_sql.pending(self._db()):
-                return
+                return False
             started, more = time.time_ns(), False
             if not step:
                 self._transaction(index_sql.merge, self._db())
@@ -61,5 +61,6 @@ class MergeSchedule:
                 self.changes = self._due()  # more to merge: the next change takes another step
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self._where, exc)
-            return
+            return False
         self.watch.told(self._where, started, time.time_ns(), more)
+        return more

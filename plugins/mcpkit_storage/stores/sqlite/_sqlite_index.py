@@ -216,9 +216,14 @@ def merge(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+#: Stale documents a merge step of ``MERGE_STEP`` postings deletes the postings of, at most (a larger step, more).
+_STALE_PER_STEP = 64
+
+
 def merge_step(db: sqlite3.Connection, budget: int | None = None) -> bool:
-    """Merge about ``budget`` fresh postings (the oldest documents', whole) and delete about ``budget`` stale ones,
-    inside the caller's transaction; whether more is left to merge."""
+    """Merge about ``budget`` fresh postings (the oldest documents', whole) and delete the postings of up to
+    ``_STALE_PER_STEP`` stale documents per ``MERGE_STEP`` of the budget (about ``budget`` postings), inside the
+    caller's transaction; whether more is left to merge."""
     budget = MERGE_STEP if budget is None else budget
     first = db.execute("SELECT min(doc) FROM remember_fresh").fetchone()[0]
     edge = None if first is None else db.execute(_FRESH_EDGE, {"budget": budget}).fetchone()
@@ -229,7 +234,8 @@ def merge_step(db: sqlite3.Connection, budget: int | None = None) -> bool:
         for statement in _MERGE_UPTO:  # the documents below the edge move, each whole (at least the first)
             db.execute(statement, {"upto": max(first + 1, edge[0])})
     left = budget
-    for (doc,) in db.execute("SELECT doc FROM remember_stale ORDER BY doc LIMIT 64").fetchall():
+    stale = max(1, _STALE_PER_STEP * budget // MERGE_STEP)  # a larger step takes as many more of them
+    for (doc,) in db.execute("SELECT doc FROM remember_stale ORDER BY doc LIMIT ?", (stale,)).fetchall():
         if left <= 0:
             break
         left -= db.execute("DELETE FROM remember_terms WHERE doc = ?", (doc,)).rowcount

@@ -41,6 +41,9 @@ _T = TypeVar("_T")
 _Params = Mapping[str, object]
 
 SCAN_PAGE = 500
+#: Merge steps the end of a run of writes (``bulk``) takes at most; past them (other processes writing as fast as
+#: they merge), the ordinary schedule merges the rest.
+RUN_END_STEPS = 64
 
 
 class SQLiteStore:
@@ -310,15 +313,17 @@ class SQLiteStore:
     async def bulk(self) -> AsyncIterator[None]:
         """While in it, this instance merges the search index's fresh postings in larger steps, less often
         (``BULK_MERGE_EVERY`` changes, ``BULK_MERGE_STEP`` postings): a long run of writes (an import) costs a
-        fraction of the disk writes, and a search meanwhile reads more fresh postings. Leaving it takes one
-        such step, so the run's postings are merged as it ends."""
+        fraction of the disk writes, and a search meanwhile reads more fresh postings. Leaving it merges what is
+        left in such steps, a job each (other calls take their turns between them), at most ``RUN_END_STEPS``."""
         self._merging.bulk += 1
         try:
             yield
         finally:
             self._merging.bulk -= 1
             if not self._merging.bulk and self._executor is not None and self._merging.changes:
-                await self._run(self._merging.merge, True, index_sql.BULK_MERGE_STEP)
+                for _ in range(RUN_END_STEPS):  # more is left after one step only of a run of dense values
+                    if not await self._run(self._merging.merge, True, index_sql.BULK_MERGE_STEP):
+                        break
 
     def _close_connection(self, conn: sqlite3.Connection) -> None:
         """Merge what this instance left unmerged, then close: the file is left with its index merged."""
