@@ -4,8 +4,10 @@ the merge. Another store takes the same run unchanged."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,16 @@ def batch(start: int, count: int, *, again: bool = False) -> list[Write]:
     ]
 
 
+@contextlib.asynccontextmanager
+async def opened(path: Path, merge_every: int = _sqlite_index.MERGE_EVERY) -> AsyncIterator[SQLiteStore]:
+    store = SQLiteStore(path, merge_every=merge_every)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
 def fresh(path: Path) -> int:
     """The postings not merged yet."""
     with sqlite3.connect(path) as db:
@@ -50,9 +62,7 @@ def stale(path: Path) -> int:
 
 async def test_a_run_of_writes_merges_less_often_searches_the_same_and_is_merged_as_it_ends(tmp_path: Path) -> None:
     path, now = tmp_path / "remember.db", time.time()
-    store = SQLiteStore(path, merge_every=1)  # outside a run: a merge step after every change
-    await store.open()
-    try:
+    async with opened(path, merge_every=1) as store:  # outside a run: a merge step after every change
         async with bulk_writes(store):
             async with bulk_writes(store):  # runs may nest: the outer one's end merges
                 assert await store.swap_many(batch(0, 100), now) == [True] * 100
@@ -67,8 +77,6 @@ async def test_a_run_of_writes_merges_less_often_searches_the_same_and_is_merged
         assert during.hits[0][0] == "k0150"
         assert await store.swap_many(batch(200, 10), now) == [True] * 10
         assert fresh(path) == 0  # outside the run: merged at once again
-    finally:
-        await store.close()
 
 
 async def test_a_run_longer_than_a_merge_waits_for_is_merged_in_steps_as_it_goes(
@@ -77,19 +85,14 @@ async def test_a_run_longer_than_a_merge_waits_for_is_merged_in_steps_as_it_goes
     monkeypatch.setattr(_sqlite_index, "BULK_MERGE_EVERY", 150)
     monkeypatch.setattr(_sqlite_index, "BULK_MERGE_STEP", 90)  # about 30 values' postings a step
     path, now = tmp_path / "remember.db", time.time()
-    store = SQLiteStore(path)
-    await store.open()
-    try:
-        async with bulk_writes(store):
-            await store.swap_many(batch(0, 100), now)
-            assert fresh(path) == 300
-            await store.swap_many(batch(100, 100), now)  # 200 changes: one step, of about 90 postings
-            assert 600 - 90 - 3 <= fresh(path) <= 600 - 90
-            await store.swap_many(batch(200, 1), now)  # more was left: the next change takes the next step
-            assert 603 - 180 - 6 <= fresh(path) <= 603 - 180
-    finally:
-        await store.close()
-    assert fresh(path) == 0  # what is left, merged as the store closes
+    async with opened(path) as store, bulk_writes(store):
+        await store.swap_many(batch(0, 100), now)
+        assert fresh(path) == 300
+        await store.swap_many(batch(100, 100), now)  # 200 changes: one step, of about 90 postings
+        assert 600 - 90 - 3 <= fresh(path) <= 600 - 90
+        await store.swap_many(batch(200, 1), now)  # more was left: the next change takes the next step
+        assert 603 - 180 - 6 <= fresh(path) <= 603 - 180
+    assert fresh(path) == 0  # what is left, merged as the run ends
 
 
 async def test_a_store_without_a_cheaper_way_takes_the_run_unchanged() -> None:
@@ -105,24 +108,18 @@ async def test_the_end_of_a_run_merges_all_it_left_in_bounded_steps(
     monkeypatch.setattr(_sqlite_index, "BULK_MERGE_EVERY", 10_000)  # none during the run
     monkeypatch.setattr(_sqlite_index, "BULK_MERGE_STEP", 90)  # 600 postings left: 7 steps
     path, now = tmp_path / "remember.db", time.time()
-    store = SQLiteStore(path)
-    await store.open()
-    try:
+    async with opened(path) as store:
         async with bulk_writes(store):
             await store.swap_many(batch(0, 200), now)
             assert fresh(path) == 600
         assert fresh(path) == 0  # with the store still open: not left to its close
-    finally:
-        await store.close()
 
 
 async def test_a_larger_step_deletes_as_many_more_replaced_documents_postings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, now = tmp_path / "remember.db", time.time()
-    store = SQLiteStore(path, merge_every=1)
-    await store.open()
-    try:
+    async with opened(path, merge_every=1) as store:
         await store.swap_many(batch(0, 300), now)  # merged at once
         assert (fresh(path), stale(path)) == (0, 0)
         monkeypatch.setattr(_sqlite_index, "BULK_MERGE_EVERY", 100)
@@ -131,8 +128,6 @@ async def test_a_larger_step_deletes_as_many_more_replaced_documents_postings(
             assert await store.swap_many(batch(0, 300, again=True), now) == [True] * 300
             assert stale(path) == 300 - 4 * 64  # one step, after the call's 300 changes
         assert (fresh(path), stale(path)) == (0, 0)
-    finally:
-        await store.close()
 
 
 async def failing_run(store: SQLiteStore, now: float) -> None:
@@ -143,13 +138,9 @@ async def failing_run(store: SQLiteStore, now: float) -> None:
 
 async def test_a_run_that_fails_ends_all_the_same(tmp_path: Path) -> None:
     path, now = tmp_path / "remember.db", time.time()
-    store = SQLiteStore(path, merge_every=1)
-    await store.open()
-    try:
+    async with opened(path, merge_every=1) as store:
         with pytest.raises(RuntimeError, match="the file went bad"):
             await failing_run(store, now)
         assert fresh(path) == 0
         await store.swap_many(batch(10, 1), now)
         assert fresh(path) == 0  # no longer in the run: merged at the change, as merge_every says
-    finally:
-        await store.close()
