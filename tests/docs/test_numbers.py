@@ -802,8 +802,7 @@ NOT_CONSTANTS = {
     "ttl.md": ["the count at 60 minutes would have been 5"],  # the page's worked example
     "portability.md": [
         "a value with an hour left has an hour left",  # an example of time left, not a setting
-        "(p99 5 to 8 ms against 2 alone)",  # bench.import_neighbours, measured
-        "at worst about half a second",  # bench.import_neighbours, measured
+        "about 10 to 20 ms at the median, up to a second at worst",  # bench.import_neighbours, measured
     ],
 }
 
