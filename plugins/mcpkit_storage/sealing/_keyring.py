@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
 
 from ..stores import Address
+from ._nonces import Nonces
 from ._payload import utf8
 
 __all__ = ["Keyring", "Opened", "UndecryptableError"]
@@ -103,22 +104,28 @@ class _Secret:
     owner_key: bytes
     address_key: bytes
     term_key: bytes
+    #: HMAC-SHA256 keyed with ``address_key``, fed nothing: copied for each name. A copy fed a short name keeps the
+    #: GIL, where ``hmac.digest`` gives it up (and, beside a busy thread, waits up to 5 ms to get it back).
+    address_mac: stdlib_hmac.HMAC
 
     @classmethod
     def derive(cls, secret: bytes) -> _Secret:
         prk = _hmac(_SALT, secret)  # HKDF-Extract (RFC 5869) with a fixed application salt.
+        address_key = _expand(prk, _INFO_ADDRESS, 32)
         return cls(
             prk=prk,
             key_id=_expand(prk, _INFO_KEY_ID, KEY_ID_BYTES),
             owner_key=_expand(prk, _INFO_OWNER_HASH, 32),
-            address_key=_expand(prk, _INFO_ADDRESS, 32),
+            address_key=address_key,
             term_key=_expand(prk, _INFO_TERMS, 32),
+            address_mac=stdlib_hmac.new(address_key, digestmod="sha256"),
         )
 
     def name(self, *parts: str) -> str:
         """A keyed hash of the parts (length-prefixed), as hex: how buckets and keys appear in a store."""
-        message = b"".join(len(encoded).to_bytes(4, "big") + encoded for encoded in map(utf8, parts))
-        return stdlib_hmac.digest(self.address_key, message, "sha256")[: NAME_HEX_CHARS // 2].hex()
+        mac = self.address_mac.copy()
+        mac.update(b"".join(len(encoded).to_bytes(4, "big") + encoded for encoded in map(utf8, parts)))
+        return mac.digest()[: NAME_HEX_CHARS // 2].hex()
 
 
 class Keyring:
@@ -151,6 +158,7 @@ class Keyring:
         if len(self._by_header) != 2 * len(self._secrets):
             raise ValueError("two secrets share a key id; replace one of them")
         self._header = bytes([VERSION]) + self._secrets[0].key_id
+        self._nonces = Nonces(NONCE_BYTES)
         self._placed = placed
         self._owners = lru_cache(maxsize=cache_size)(self._hash_identity)
         self._aeads = lru_cache(maxsize=cache_size)(self._derive_aead)
@@ -220,7 +228,7 @@ class Keyring:
     def seal(self, owner: str, bucket: str, key: str, plaintext: bytes) -> bytes:
         """Encrypt ``plaintext`` for this address under the primary secret, with a fresh nonce."""
         header = self._header
-        nonce = os.urandom(NONCE_BYTES)
+        nonce = self._nonces()
         sealed = self._aeads(0, owner).encrypt(nonce, plaintext, header + _address(owner, bucket, key))
         return header + nonce + sealed
 
