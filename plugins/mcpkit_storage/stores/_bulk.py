@@ -16,7 +16,8 @@ class BulkStore(Store, Protocol):
     its search index in larger steps, less often, while in it."""
 
     def bulk(self) -> AbstractAsyncContextManager[None]:
-        """A context in which the run of writes goes; leaving it settles what the run left (a merge step)."""
+        """A context in which the run of writes goes; leaving it settles what the run left (the SQLite store merges
+        it)."""
 
 
 def bulk_writes(store: Store) -> AbstractAsyncContextManager[None]:
