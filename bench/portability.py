@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from bench.portability_fill import fill, fill_large
 from bench.tokens import REMEMBER_SECRET
 from mcpkit_storage import Keyring
-from mcpkit_storage.portability import SealingKey, export_memory, import_memory
+from mcpkit_storage.portability import SealingKey, export_memory, frozen_heap, import_memory
 from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 
 __all__ = ["main"]
@@ -44,7 +44,7 @@ async def export_to(path: Path, out: Path, *, sealed: bool) -> tuple[int, float]
     await store.open()
     key = SealingKey.key_file(out.with_suffix(".key")) if sealed else None
     started = time.perf_counter()
-    with out.open("wb") as file:
+    with out.open("wb") as file, frozen_heap():  # as the command runs it
         report = await export_memory(store, Keyring([REMEMBER_SECRET]), file, key=key, plaintext=not sealed)
     seconds = time.perf_counter() - started
     await store.close()
@@ -66,7 +66,7 @@ async def import_from(file: Path, path: Path) -> Imported:
     store = SQLiteStore(path)
     await store.open()
     started, cpu, loop = time.perf_counter(), time.process_time(), time.thread_time()
-    with file.open("rb") as lines:
+    with file.open("rb") as lines, frozen_heap():  # as the command runs it
         report = await import_memory(
             store, Keyring([REMEMBER_SECRET]), lines, key=SealingKey.key_file(file.with_suffix(".key"))
         )

@@ -31,6 +31,7 @@ from .admin import (
 from .backing import STORE_URLS, StoreConfig, keyring_from, make_store, parse_store_url, secret_from_env
 from .base import RememberConflictError, RememberError, RememberStoreUnavailableError, is_internal_key
 from .index import EmbedderFailedError, Semantic, is_shard_key
+from .portability import frozen_heap
 from .sealing import LEGACY_VERSION, ROTATED_TO, Keyring, Payload, UndecryptableError
 from .stores import Address, Store, StoreUnavailableError
 from .vault import Vault
@@ -356,7 +357,8 @@ def _execute(
             await store.close()
 
     try:
-        report = anyio.run(go)
+        with frozen_heap():  # a process of its own: its modules are never garbage
+            report = anyio.run(go)
     except ConfigurationError as exc:
         print(f"mcpkit remember: {exc}", file=sys.stderr)
         return 2

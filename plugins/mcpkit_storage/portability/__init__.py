@@ -3,6 +3,7 @@ back into any store, streaming both ways (docs/portability.md)."""
 
 from ._export import ExportReport, export_memory
 from ._format import FORMAT, FORMAT_VERSION, ExportFileError, schema
+from ._heap import frozen_heap
 from ._import import CONFLICTS, Conflicts, ImportReport, import_memory
 from ._sealing import FileSeal, SealingKey
 
@@ -17,6 +18,7 @@ __all__ = [
     "ImportReport",
     "SealingKey",
     "export_memory",
+    "frozen_heap",
     "import_memory",
     "schema",
 ]
