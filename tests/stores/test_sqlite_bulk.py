@@ -17,6 +17,7 @@ from mcpkit_storage.stores.memory._memory_store import MemoryStore
 from mcpkit_storage.stores.sqlite import _sqlite_index
 from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
 from stores.conftest import OWNER
+from stores.test_sqlite_index import failing_step
 
 #: Terms every value holds, and one of its own.
 SHARED = (7, 8)
@@ -144,3 +145,16 @@ async def test_a_run_that_fails_ends_all_the_same(tmp_path: Path) -> None:
         assert fresh(path) == 0
         await store.swap_many(batch(10, 1), now)
         assert fresh(path) == 0  # no longer in the run: merged at the change, as merge_every says
+
+
+async def test_the_end_of_a_run_merges_what_a_failed_step_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_sqlite_index, "BULK_MERGE_EVERY", 100)
+    path, now = tmp_path / "remember.db", time.time()
+    merge_step = _sqlite_index.merge_step
+    async with opened(path) as store:
+        async with bulk_writes(store):
+            monkeypatch.setattr(_sqlite_index, "merge_step", failing_step("database is locked"))
+            await store.swap_many(batch(0, 100), now)  # its step fails: another process held the write lock
+            monkeypatch.setattr(_sqlite_index, "merge_step", merge_step)
+            assert fresh(path) == 300
+        assert fresh(path) == 0  # at the run's end, with no change after the failure

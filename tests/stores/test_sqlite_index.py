@@ -10,6 +10,7 @@ import logging
 import random
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,15 @@ def counts(path: Path) -> dict[str, int]:
         counted = {table: db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in tables}
         counted["fresh docs"] = db.execute("SELECT count(*) FROM remember_docs WHERE fresh IS NOT NULL").fetchone()[0]
     return counted
+
+
+def failing_step(problem: str) -> Callable[[sqlite3.Connection, int | None], bool]:
+    """A merge step that fails as SQLite does with ``problem``."""
+
+    def failing(db: sqlite3.Connection, budget: int | None = None) -> bool:
+        raise sqlite3.OperationalError(problem)
+
+    return failing
 
 
 async def reopened(store: SQLiteStore) -> None:
@@ -160,11 +170,7 @@ async def test_a_failed_merge_fails_no_write_and_is_tried_again(
     store = SQLiteStore(path, merge_every=2)
     await store.open()
     merge_step = sqlite_index.merge_step
-
-    def failing(db: sqlite3.Connection, budget: int | None = None) -> bool:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    monkeypatch.setattr(sqlite_index, "merge_step", failing)
+    monkeypatch.setattr(sqlite_index, "merge_step", failing_step("disk I/O error"))
     with caplog.at_level(logging.WARNING, logger="mcpkit.remember"):
         for key in ("a", "b"):  # the second write's merge fails; the write itself stands
             await store.put(OWNER, BUCKET, key, b"1", None, now, index=Postings({100: 1}, 1))
@@ -177,6 +183,22 @@ async def test_a_failed_merge_fails_no_write_and_is_tried_again(
     await store.put(OWNER, BUCKET, "d", b"1", None, now, index=Postings({100: 1}, 1))
     assert counts(path) == {"remember_terms": 4, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
     await store.close()
+
+
+async def test_what_a_failed_merge_left_is_merged_on_closing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No change comes after the failure: closing merges what it left, as it merges changes not merged yet."""
+    now, path = time.time(), tmp_path / "remember.db"
+    store = SQLiteStore(path, merge_every=2)
+    await store.open()
+    merge_step = sqlite_index.merge_step
+    monkeypatch.setattr(sqlite_index, "merge_step", failing_step("database is locked"))
+    for key in ("a", "b"):  # the second write's merge fails
+        await store.put(OWNER, BUCKET, key, b"1", None, now, index=Postings({100: 1}, 1))
+    monkeypatch.setattr(sqlite_index, "merge_step", merge_step)
+    assert counts(path)["remember_fresh"] == 2
+    await store.close()
+
+    assert counts(path) == {"remember_terms": 2, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
 
 
 async def test_a_schema_2_file_is_searched_and_rewritten_after_its_migration(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ class MergeSchedule:
     ) -> None:
         self._where, self._merge_every, self._transaction, self._db = where, merge_every, transaction, db
         self.changes = 0  # since the last merge
+        self.failed = False  # the last merge failed: what it left is merged at the end of a run, or on closing
         self.bulk = 0  # runs of writes told of, not ended yet
         self.watch = MergeWatch()  # an observed vault's merge spans
 
@@ -41,18 +42,29 @@ class MergeSchedule:
         if self.changes >= self._due():
             self.merge(step=True)
 
+    @property
+    def owed(self) -> bool:
+        """Whether changes since the last merge, or a merge that failed, left postings to merge."""
+        return bool(self.changes) or self.failed
+
+    def merged(self) -> None:
+        """Note that the caller merged everything itself (inside its own transaction)."""
+        self.changes, self.failed = 0, False
+
     def _due(self) -> int:
         return index_sql.BULK_MERGE_EVERY if self.bulk else self._merge_every
 
     def merge(self, step: bool = False, budget: int | None = None) -> bool:
         """Merge the fresh and stale postings, if there are any: one bounded step (``step``, of about ``budget``
         postings; while more is left, the next change takes the next step), or all of them; whether more is left. A
-        failure is logged (the change that called it stands) and tried again when the next merge is due."""
+        failure is logged (the change that called it stands) and tried again when the next merge is due, or at the
+        end of a run of writes, or on closing, whichever comes first."""
         self.changes = 0
         if budget is None:
             budget = index_sql.BULK_MERGE_STEP if self.bulk else index_sql.MERGE_STEP
         try:
             if not index_sql.pending(self._db()):
+                self.failed = False
                 return False
             started, more = time.time_ns(), False
             if not step:
@@ -61,6 +73,8 @@ class MergeSchedule:
                 self.changes = self._due()  # more to merge: the next change takes another step
         except sqlite3.Error as exc:
             logger.warning("The search index of %s was not merged (tried again later): %s", self._where, exc)
+            self.failed = True
             return False
+        self.failed = False
         self.watch.told(self._where, started, time.time_ns(), more)
         return more

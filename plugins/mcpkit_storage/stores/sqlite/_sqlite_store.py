@@ -320,7 +320,7 @@ class SQLiteStore:
             yield
         finally:
             self._merging.bulk -= 1
-            if not self._merging.bulk and self._executor is not None and self._merging.changes:
+            if not self._merging.bulk and self._executor is not None and self._merging.owed:
                 for _ in range(RUN_END_STEPS):  # more is left after one step only of a run of dense values
                     if not await self._run(self._merging.merge, True, index_sql.BULK_MERGE_STEP):
                         break
@@ -328,7 +328,7 @@ class SQLiteStore:
     def _close_connection(self, conn: sqlite3.Connection) -> None:
         """Merge what this instance left unmerged, then close: the file is left with its index merged."""
         try:
-            if self._merging.changes:
+            if self._merging.owed:
                 self._merging.merge()
         finally:
             conn.close()
@@ -336,7 +336,7 @@ class SQLiteStore:
     def _delete_owner_within(self, owner: str) -> int:
         deleted = self._rowcount(statements.DELETE_OWNER, {"owner": owner})
         index_sql.merge(self._db())
-        self._merging.changes = 0
+        self._merging.merged()
         return deleted
 
     def _swap_within(
