@@ -358,7 +358,8 @@ def write_docs(results: dict[str, Any]) -> list[str]:
         ROOT / "docs" / "img" / "benchmarks.png",
         f"mcpkit benchmarks, {meta['date']} ({meta['mode']}), one uvicorn worker on one core",
     )
-    (ROOT / "docs" / "benchmarks.md").write_text(render(results, findings))
+    page = ROOT / "docs" / "benchmarks.md"
+    page.write_text(render(results, findings, page.read_text() if page.exists() else None))
     capacity = results.get("capacity")
     if capacity and "error" not in capacity:
         from bench.scaling import PAGE, rewrite

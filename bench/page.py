@@ -6,12 +6,12 @@ from typing import Any
 
 from bench.cases import CASES
 from bench.history_report import history_section
-from bench.portability_report import portability_section
+from bench.regions import Region, merged
 from bench.report import load_table, targets_table
 from bench.retrieval_report import saved_section
 from bench.search_report import search_section
 
-__all__ = ["render"]
+__all__ = ["regions", "render"]
 
 
 def _pairs(micro: dict[str, Any]) -> list[str]:
@@ -230,36 +230,15 @@ def _tasks(cost: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def _set_cost(cost: dict[str, Any] | None) -> list[str]:
-    """What provenance and the change history cost one ``self.remember.set`` (``bench.set_cost``)."""
-    if not cost:
-        return []
-    few, many = cost["calls"]
-    counted, ratios = cost["instructions_per_set"], cost["ratios"]
-    history = cost.get("history", 3)
-    return [
-        "## Provenance and history",
-        "",
-        'One `await remember.set("note", v, scope="user")` of a 100-character string (memory store, encryption'
-        f" on) at commit {cost['base']} (before) and at {cost['head']}: with the defaults (provenance alone, sealed"
-        f" with every value) and with a change history asked for (`history={history}`), counted by callgrind over"
-        f" {many - few} sets after a warm-up (`python -m bench.set_cost --base {cost['base']}`). Target: provenance"
-        " costs a plain set at most 5 % more.",
-        "",
-        "| set | instructions per set | x before |",
-        "|---|---:|---:|",
-        f"| before | {counted['before']:,.0f} | 1.000 |",
-        f"| provenance (default) | {counted['provenance']:,.0f} | {ratios['provenance']:.3f} |",
-        f"| provenance and history (`history={history}`, opt-in) | {counted['provenance+history']:,.0f}"
-        f" | {ratios['provenance+history']:.3f} |",
-        "",
-        "The history is a read-modify-write of one more sealed entry per write (its last versions, values included);"
-        " on a network store it is also two more round trips. That is why it is off by default.",
-        "",
-    ]
+def render(results: dict[str, Any], findings: list[str], page: str | None = None) -> str:
+    """The page for ``results``: ``page`` (the one there now) with its generated regions made anew and the rest of
+    it as written (``bench.regions``), or the generated regions alone."""
+    return merged(page, regions(results, findings))
 
 
-def render(results: dict[str, Any], findings: list[str]) -> str:
+def regions(results: dict[str, Any], findings: list[str]) -> list[Region]:
+    """The page's generated regions, in order: the run and its targets, the micro-benchmarks, search, history,
+    a profile (when one was taken) and the notes."""
     meta = results["meta"]
     micro = results.get("micro", {})
     imports = results.get("imports", {})
@@ -269,7 +248,8 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         "",
         "mcpkit side by side with a no-library floor, the bare MCP SDK and FastMCP, all in one run, plus",
         "in-process micro-benchmarks of `self.remember`. Produced by the harness in `bench/`"
-        " (see `bench/README.md`); this page is rewritten by every run.",
+        " (see `bench/README.md`); every run rewrites this page's generated parts (between `generated` comments)"
+        " and leaves the sections between them, written by hand from the benches they name, as they are.",
         "",
         f"- **Run:** {meta['date']}, {meta['mode']} mode, {meta['elapsed_s'] / 60:.1f} minutes",
         f"- **Command:** `{meta['command']}` (from the repository root, in a venv with"
@@ -324,7 +304,9 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         *_instructions(results.get("instructions", {})),
         *_revisions(results.get("revisions")),
         *_tasks(results.get("tasks")),
-        *_set_cost(results.get("set_cost")),
+    ]
+    run = lines
+    lines = [
         "## Micro-benchmarks (in-process, one core)",
         "",
         '`set+get` is one `await remember.set("note", v, scope="user")` plus one `get` of a 100-character'
@@ -395,13 +377,8 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
             " key, dict slots, per-owner cipher cache).",
             "",
         ]
-    lines += search_section(results.get("search", {}))
-    lines += saved_section()  # python -m bench.retrieval's figures, carried over
-    lines += history_section(results.get("history", {}))
-    lines += portability_section(results.get("portability", {}))
-    lines += _profile(results.get("profiles", {}))
-    lines += [
-        "",
+    search = [*search_section(results.get("search", {})), *saved_section()]  # bench.retrieval's, carried over
+    notes = [
         "## Notes",
         "",
         "- Absolute numbers drift between machines and runs (and this machine may be shared): compare rows"
@@ -410,6 +387,12 @@ def render(results: dict[str, Any], findings: list[str]) -> str:
         " Redis case and is not part of the server CPU figure.",
         "- The SQLite store runs each statement on its own worker thread; that thread's CPU is included"
         " (utime+stime cover every thread of the server process).",
-        "",
     ]
-    return "\n".join(lines)
+    return [
+        ("run", run),
+        ("micro", lines),
+        ("search", search),
+        ("history", history_section(results.get("history", {}))),
+        ("profile", _profile(results.get("profiles", {}))),
+        ("notes", notes),
+    ]
