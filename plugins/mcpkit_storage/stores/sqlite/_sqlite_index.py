@@ -120,29 +120,58 @@ _HOLDERS_POSTINGS = """SELECT t.doc, w.idf, t.count FROM hold CROSS JOIN w
             AND f.term = w.term"""
 
 
+#: A group of at most this many terms is looked up term by term in a ranked document; a larger one (a window's
+#: dozens) is found among the document's own postings, read in order (its words and its seven facets).
+_SEEKS_UPTO = 4
+
+
+def _holds(group: int, size: int) -> str:
+    """SQL true when the ranked document ``r`` holds one of the ``size`` terms of ``within``'s group ``group``, in
+    the postings its flag says it has (a merge moves a document's postings and clears its flag together)."""
+    held = ", ".join(f":within{group}_{number}" for number in range(size))
+    if size <= _SEEKS_UPTO:
+        merged = f"remember_terms h WHERE h.term IN ({held}) AND h.doc = r.doc"
+        fresh = f"remember_fresh h WHERE h.doc = r.doc AND h.term IN ({held})"
+    else:  # the unary + keeps SQLite from seeking each of the group's terms instead
+        merged = f"remember_terms h INDEXED BY remember_terms_doc WHERE h.doc = r.doc AND +h.term IN ({held})"
+        fresh = f"remember_fresh h WHERE h.doc = r.doc AND +h.term IN ({held})"
+    return f"CASE WHEN r.fresh IS NULL THEN EXISTS (SELECT 1 FROM {merged}) ELSE EXISTS (SELECT 1 FROM {fresh}) END"
+
+
 @functools.lru_cache(maxsize=64)
-def _ranking_sql(terms: int, within: tuple[int, ...] = (), holders: bool = False) -> str:
+def _ranking_sql(terms: int, within: tuple[int, ...] = (), holders: bool = False, after: tuple[int, ...] = ()) -> str:
     """BM25 in SQL (``mcpkit_search.weight`` summed per document) over ``terms`` (term, idf) pairs; with
     ``within`` (each group's size), only over the documents holding a term of every group: ``holders``, from the
     first group's holders (few of them), else from the terms' postings, each document looked up in the groups.
+    ``after`` (groups of ``within``, by number): those groups are not looked up in the ranking; it is cut at
+    ``:over`` instead of ``:limit``, each row followed by whether its document holds a term of each (tested as the
+    rows are read, in the ranking's order: a caller reads only as far as it needs).
 
     Merged and fresh postings are ranked by the one expression, so a document scores the same before and
     after a merge.
     """
-    tested = within[1:] if holders else within
     start = 1 if holders else 0
     having = " AND ".join(
-        f"p.doc IN ({_held(group, size, 'UNION ALL')})" for group, size in enumerate(tested, start=start)
+        f"p.doc IN ({_held(group, size, 'UNION ALL')})"
+        for group, size in enumerate(within[start:], start=start)
+        if group not in after
     )
     weights = ", ".join(f"(:term{number}, :idf{number})" for number in range(terms))
     hold = f"hold(doc) AS ({_held(0, within[0])})," if holders else ""
-    return f"""WITH w(term, idf) AS (VALUES {weights}), {hold}
+    cut = ":over" if after else ":limit"
+    ranking = f"""WITH w(term, idf) AS (VALUES {weights}), {hold}
     p(doc, idf, count) AS ({_HOLDERS_POSTINGS if holders else _POSTINGS})
     SELECT d.key, sum(p.idf * p.count * {K1 + 1!r} / (p.count + {K1!r} * (1 - {B!r} + {B!r} * d.length / :average)))
-        AS score
+        AS score{", p.doc, d.fresh" if after else ""}
     FROM p CROSS JOIN remember_docs d ON d.doc = p.doc
     WHERE +d.owner = :owner AND +d.bucket = :bucket AND {_LIVE}
-    GROUP BY p.doc {"HAVING " + having if having else ""} ORDER BY score DESC, d.key LIMIT :limit"""
+    GROUP BY p.doc {"HAVING " + having if having else ""} ORDER BY score DESC, d.key LIMIT {cut}"""
+    if not after:
+        return ranking
+    # Each row tested as it is read: no ORDER BY outside (the ranking's sort feeds this query row by row, in its
+    # order), which would test every row before the first is read.
+    tests = ", ".join(_holds(group, within[group]) for group in after)
+    return f"SELECT r.key, r.score, {tests} FROM ({ranking}) r"
 
 
 #: Documents and postings a batch of writes adds with one statement.
@@ -252,6 +281,15 @@ def _frequencies(db: sqlite3.Connection, params: dict[str, Any], terms: list[int
     return tuple(counted.get(term, 0) for term in terms)
 
 
+#: A group held by at least one in this many of the bucket's documents is tested on the ranking's best rather than
+#: listed for the ranking (docs/architecture.md).
+AFTER_SHARE = 4
+#: How many times further than ``limit`` that ranking reaches, for each such group: about one row in ``AFTER_SHARE``
+#: passes it, so about 1.5 times the rows needed (at 10,000 values, 8 times cost more in sorting than the rare
+#: shortfalls of 4 times cost in ranking again).
+AFTER_REACH = 6
+
+
 def search(
     db: sqlite3.Connection,
     params: dict[str, Any],
@@ -278,15 +316,60 @@ def search(
     for group, held in enumerate(within):
         arguments.update((f"within{group}_{number}", term) for number, term in enumerate(held))
     holders = False
+    after: tuple[int, ...] = ()
     if within:
         # From the first group's holders when looking up each one's query terms (a lookup costs about 4 reads of
         # a posting in order) costs less than reading the terms' postings.
         bound = sum(frequencies) // (4 * len(terms)) + 1
-        first = ", ".join(f":within0_{number}" for number in range(len(within[0])))
-        counted = db.execute(_HOLDERS.format(held=first), {**arguments, "bound": bound}).fetchone()[0]
+        broad = own.documents // AFTER_SHARE + 1
+        counted = _holders(db, arguments, 0, len(within[0]), max(bound, broad))
         holders = counted < bound
+        if not holders:  # the groups a large share of the bucket holds: tested on the ranking's best instead
+            after = tuple(
+                group
+                for group, held in enumerate(within)
+                if (counted if group == 0 else _holders(db, arguments, group, len(held), broad)) >= broad
+            )
+    if after:
+        found = _after(db, _ranking_sql(len(terms), tuple(map(len, within)), False, after), arguments, limit, after)
+        if found is not None:
+            return Ranking(own, found)
     rows = db.execute(_ranking_sql(len(terms), tuple(map(len, within)), holders), arguments).fetchall()
     return Ranking(own, [(key, score) for key, score in rows])
+
+
+def _holders(db: sqlite3.Connection, arguments: dict[str, Any], group: int, size: int, bound: int) -> int:
+    """How many merged postings hold a term of ``within``'s group ``group`` (``size`` terms), counted up to
+    ``bound``."""
+    held = ", ".join(f":within{group}_{number}" for number in range(size))
+    counted: int = db.execute(_HOLDERS.format(held=held), {**arguments, "bound": bound}).fetchone()[0]
+    return counted
+
+
+def _after(
+    db: sqlite3.Connection, sql: str, arguments: dict[str, Any], limit: int, after: Sequence[int]
+) -> list[tuple[str, float]] | None:
+    """The ``limit`` best rows of ``sql`` (a ranking cut further, each row with whether it passes each group of
+    ``after``) that pass every group, read in the ranking's order only as far as needed; None when the rows read
+    were not all there were and too few passed (the caller then ranks with the groups looked up)."""
+    over = limit * AFTER_REACH ** len(after)
+    found: list[tuple[str, float]] = []
+    read = 0
+    last: tuple[float, str] | None = None
+    cursor = db.execute(sql, {**arguments, "over": over})
+    try:
+        for key, score, *passes in cursor:
+            read += 1
+            if last is not None and (-score, key) < last:
+                return None  # not in the ranking's order (no SQLite this was measured on does that): rank as before
+            last = (-score, key)
+            if all(passes):
+                found.append((key, score))
+                if len(found) == limit:
+                    return found
+    finally:
+        cursor.close()
+    return found if read < over else None
 
 
 def one_change(_: object) -> int:
