@@ -11,7 +11,7 @@ __all__ = ["Region", "merged", "wrapped"]
 Region = tuple[str, list[str]]
 
 _START, _END = "<!-- generated: {} -->", "<!-- /generated: {} -->"
-_MARKED = re.compile(r"<!-- generated: ([\w-]+) -->\n.*?<!-- /generated: \1 -->\n", re.DOTALL)
+_MARKED = re.compile(r"<!-- generated: ([\w-]+) -->\n.*?<!-- /generated: \1 -->(?:\n|\Z)", re.DOTALL)
 
 
 def wrapped(region: Region) -> str:

@@ -243,13 +243,18 @@ def saved_section() -> list[str]:
 
 
 def write_page(results: dict[str, Any], page: Path = PAGE) -> None:
-    """Put the section into the page: in place of the one between the markers, else before its Notes."""
+    """Put the section into the page: in place of the one between the markers (the rest of the page as it was, to the
+    blank line), else before its Notes (their generated region, where the page has one: ``bench.regions``)."""
     text = page.read_text()
     section = "\n".join(retrieval_section(results))
+    notes = "<!-- generated: notes -->\n"
     if START in text and END in text:
         head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
+        tail = rest.split(END, 1)[1].removeprefix("\n")  # the marker's own line end: the section ends with one
         text = head + section + tail
+    elif notes in text:
+        head, tail = text.split(notes, 1)
+        text = head + section + "\n" + notes + tail
     elif "\n## Notes\n" in text:
         head, tail = text.split("\n## Notes\n", 1)
         text = head + "\n" + section + "## Notes\n" + tail

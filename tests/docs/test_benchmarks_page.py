@@ -9,6 +9,7 @@ from pathlib import Path
 from bench.__main__ import findings_for, targets_for
 from bench.page import render
 from bench.regions import merged, wrapped
+from bench.retrieval_report import END, RESULTS, START, write_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE, LATEST = ROOT / "docs" / "benchmarks.md", ROOT / "bench" / "results" / "latest.json"
@@ -58,3 +59,30 @@ def test_an_empty_region_keeps_its_place_and_a_new_page_is_the_regions_alone() -
     filled = merged(page, [("run", ["# Run"]), ("profile", ["## Profile"]), ("notes", ["## Notes"])])
     assert "<!-- generated: profile -->\n## Profile\n<!-- /generated: profile -->\n" in filled
     assert filled.index("## Profile") < filled.index("## Notes")
+    # a page whose last line has no line end: its last region is replaced, not made twice
+    assert merged(filled.rstrip("\n"), [("run", ["# Run"]), ("profile", ["## Profile"]), ("notes", ["## Notes"])]) == (
+        filled
+    )
+
+
+def test_a_retrieval_run_leaves_the_page_as_a_full_run_makes_it(tmp_path: Path) -> None:
+    results = json.loads(LATEST.read_text())
+    results["targets"] = targets_for(results)
+    page = tmp_path / "benchmarks.md"
+    page.write_text(PAGE.read_text())
+
+    write_page(json.loads(RESULTS.read_text()), page)  # python -m bench.retrieval, with the committed figures
+
+    assert page.read_text() == PAGE.read_text()
+    assert render(results, findings_for(results), page.read_text()) == page.read_text()
+
+
+def test_a_retrieval_section_new_to_the_page_goes_before_the_generated_notes(tmp_path: Path) -> None:
+    page = tmp_path / "benchmarks.md"
+    page.write_text("# Benchmarks\n\n" + wrapped(("notes", ["## Notes", "- below"])))
+
+    write_page(json.loads(RESULTS.read_text()), page)
+
+    text = page.read_text()
+    assert text.index(START) < text.index(END) < text.index("<!-- generated: notes -->")
+    assert merged(text, [("notes", ["## Notes", "- new"])]).count(START) == 1  # a full run keeps it

@@ -134,3 +134,26 @@ async def test_too_few_of_the_best_passing_ranks_again_narrowed(
         assert new.hits == old.hits == _filtered(whole, held, [SOURCES[:1]])[:limit]
     assert answered == [False, False, False]
     await store.close()
+
+
+async def test_ties_at_the_limit_and_at_the_reach_rank_by_key_as_the_narrowed_ranking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every entry scores the same: which pass within the limit, and where the reach cuts, is the keys' order."""
+    now = time.time()
+    store = SQLiteStore(tmp_path / "remember.db", merge_every=100)  # merged at 100, the rest fresh
+    await store.open()
+    held: dict[str, set[int]] = {}
+    for number in range(250):
+        terms = {WORDS[0]: 2, DAYS[number % len(DAYS)]: 1, SOURCES[number % 3]: 1}
+        await store.put(OWNER, BUCKET, f"k{249 - number:03}", b"v", None, now, index=Postings(terms, 10))
+        held[f"k{249 - number:03}"] = set(terms)
+    answered = spied(monkeypatch)
+    whole = await store.search(OWNER, BUCKET, [WORDS[0]], now, limit=1000)
+    assert len({score for _, score in whole.hits}) == 1
+    for groups in ([SOURCES[:1]], [SOURCES[1:]], [DAYS[: len(DAYS) // 2]], [SOURCES[:2], DAYS[::2]]):
+        for limit in (1, 7, 40):
+            new, old = await _both(store, monkeypatch, now, [WORDS[0]], groups, limit)
+            assert new.hits == old.hits == _filtered(whole, held, groups)[:limit], (groups, limit)
+    assert any(answered)
+    await store.close()

@@ -20,6 +20,7 @@ from mcpkit_storage.stores._store import Postings, Ranking, StoreUnavailableErro
 from mcpkit_storage.stores.sqlite import _sqlite_index as sqlite_index
 from mcpkit_storage.stores.sqlite._sqlite_schema import _SCHEMA_1, _SCHEMA_2
 from mcpkit_storage.stores.sqlite._sqlite_store import SQLiteStore
+from stores.test_sqlite_store import CommitFailsOnce
 
 OWNER, OTHER, BUCKET = "0f3.aaaa", "0f3.bbbb", "b" * 32
 TERMS = list(range(100, 130))
@@ -185,16 +186,39 @@ async def test_a_failed_merge_fails_no_write_and_is_tried_again(
     await store.close()
 
 
-async def test_what_a_failed_merge_left_is_merged_on_closing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No change comes after the failure: closing merges what it left, as it merges changes not merged yet."""
-    now, path = time.time(), tmp_path / "remember.db"
+async def with_a_failed_merge(path: Path, monkeypatch: pytest.MonkeyPatch) -> SQLiteStore:
+    """A store at ``path`` whose merge after its second write failed (another process held the write lock)."""
     store = SQLiteStore(path, merge_every=2)
     await store.open()
     merge_step = sqlite_index.merge_step
     monkeypatch.setattr(sqlite_index, "merge_step", failing_step("database is locked"))
-    for key in ("a", "b"):  # the second write's merge fails
-        await store.put(OWNER, BUCKET, key, b"1", None, now, index=Postings({100: 1}, 1))
+    for key in ("a", "b"):
+        await store.put(OWNER, BUCKET, key, b"1", None, time.time(), index=Postings({100: 1}, 1))
     monkeypatch.setattr(sqlite_index, "merge_step", merge_step)
+    return store
+
+
+async def test_what_a_failed_merge_left_is_merged_on_closing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No change comes after the failure: closing merges what it left, as it merges changes not merged yet."""
+    path = tmp_path / "remember.db"
+    store = await with_a_failed_merge(path, monkeypatch)
+    assert counts(path)["remember_fresh"] == 2
+    await store.close()
+
+    assert counts(path) == {"remember_terms": 2, "remember_fresh": 0, "remember_stale": 0, "fresh docs": 0}
+
+
+async def test_a_purge_whose_commit_fails_leaves_the_failed_merge_owed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A purge merges inside its transaction; rolled back by its failed commit, what was owed is merged on closing."""
+    path = tmp_path / "remember.db"
+    store = await with_a_failed_merge(path, monkeypatch)
+    failing = CommitFailsOnce(store._conn)  # type: ignore[arg-type]
+    store._conn = failing  # type: ignore[assignment]
+    with pytest.raises(StoreUnavailableError, match="disk is full"):
+        await store.delete_owner(OTHER)  # nothing of its own, but it merges the bucket's postings: rolled back
+    store._conn = failing._connection
     assert counts(path)["remember_fresh"] == 2
     await store.close()
 

@@ -168,7 +168,7 @@ class SQLiteStore:
     async def delete_owner(self, owner: str) -> int:
         """Delete every entry of ``owner`` and, in the same transaction, a merge takes their postings out of the
         file: if it cannot, nothing is deleted and the call fails (``purge --user`` can be run again)."""
-        return await self._run(self._transaction, self._delete_owner_within, owner)
+        return await self._run(self._delete_owner_merged, owner)
 
     async def swap(
         self,
@@ -333,10 +333,14 @@ class SQLiteStore:
         finally:
             conn.close()
 
+    def _delete_owner_merged(self, owner: str) -> int:
+        deleted = self._transaction(self._delete_owner_within, owner)
+        self._merging.merged()  # once committed: a merge rolled back with its commit is still owed
+        return deleted
+
     def _delete_owner_within(self, owner: str) -> int:
         deleted = self._rowcount(statements.DELETE_OWNER, {"owner": owner})
         index_sql.merge(self._db())
-        self._merging.merged()
         return deleted
 
     def _swap_within(
