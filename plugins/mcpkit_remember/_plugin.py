@@ -93,14 +93,12 @@ class RememberPlugin(BackedPlugin):
 
     def remember_for(self, ctx: Context) -> Remember:
         """The ``self.remember`` of one call (of a tool, a resource or a prompt)."""
-        return Remember(self._started(), ctx.caller, bucket_name(ctx), origin=lambda: origin_of(ctx))
+        return Remember(self._started(), ctx.caller, bucket_name(ctx), origin=origin_of(ctx))
 
     def notes_for(self, ctx: ToolContext) -> Remember:
         """What the model-facing memory tools use: buckets of their own, so the model never
         overwrites a value the server's tools keep (and the four tools share one tool scope)."""
-        return Remember(
-            self._started(), ctx.caller, None, NOTES_NAMESPACE, source="model", origin=lambda: origin_of(ctx)
-        )
+        return Remember(self._started(), ctx.caller, None, NOTES_NAMESPACE, source="model", origin=origin_of(ctx))
 
     def _started(self) -> RememberPolicy:
         if self._policy is None:

@@ -694,6 +694,7 @@ NOT_CONSTANTS = {
         "(75 terms for that window): 1.5 to 1.8 times the unfiltered CPU",
         "up to 2,500 postings read in order, 0.1 to 0.2 ms",
         "for a source, 2.65, 2.66, 2.72 and 2.81 ms at a reach of 4, 6, 8 and 12 times",  # bench.search_window
+        "collections came three times as often",  # gc.callbacks over 3,000 calls of bench.asgi_driver, measured
         "waits up to the interpreter's 5 ms switch",  # CPython's default sys.getswitchinterval()
         # measured beside a spinning thread and alone
         "94 µs for `os.urandom(12)` and 494 µs for `hmac.digest` of a short name, against 0.3 and 1.4 µs alone",
